@@ -1,0 +1,17 @@
+import { HttpApi, OpenApi } from "@effect/platform"
+import { AdminApi } from "./AdminApi.ts"
+import { ApiErrorWire } from "./Errors.ts"
+import { ModelsApi } from "./ModelsApi.ts"
+import { OpsApi } from "./OpsApi.ts"
+import { TaskCreateApi, TaskReadApi } from "./TasksApi.ts"
+
+/** The whole HTTP contract; handlers live in `src/http/`, so clients can import this alone. */
+export class GatewayApi extends HttpApi.make("gateway")
+  .add(OpsApi)
+  .add(ModelsApi)
+  .add(TaskCreateApi)
+  .add(TaskReadApi)
+  .add(AdminApi)
+  .addError(ApiErrorWire)
+  .annotate(OpenApi.Title, "Media task gateway")
+{}

@@ -1,0 +1,93 @@
+import { Schema } from "effect"
+
+/**
+ * Shapes of the JSON files in `config/`. Unknown keys are errors, so a typo
+ * in an operator's file stops the start instead of being silently ignored.
+ */
+
+const PositiveInt = Schema.Int.pipe(Schema.positive())
+const NonNegative = Schema.Number.pipe(Schema.nonNegative())
+
+export const RateLimit = Schema.Struct({
+  /** Tokens refilled per second. */
+  per_second: Schema.Number.pipe(Schema.positive()),
+  /** Bucket size: requests allowed at once after a quiet period. */
+  burst: PositiveInt
+})
+export type RateLimit = typeof RateLimit.Type
+
+export const RateClass = Schema.Literal("create", "read", "upload")
+export type RateClass = typeof RateClass.Type
+
+export const LimitsFile = Schema.Struct({
+  body: Schema.Struct({
+    /** Largest JSON request body, in bytes. */
+    json_bytes: PositiveInt
+  }),
+  rate_limits: Schema.Struct({
+    create: RateLimit,
+    read: RateLimit,
+    upload: RateLimit
+  }),
+  /** Seconds a caller is told to wait between polls of a task. */
+  poll_interval_s: PositiveInt
+})
+export type LimitsFile = typeof LimitsFile.Type
+
+const GroupName = Schema.String.pipe(Schema.pattern(/^[a-z0-9][a-z0-9_-]{0,63}$/))
+
+export const PlainGroup = Schema.Struct({
+  multiplier: NonNegative,
+  description: Schema.optional(Schema.String)
+})
+
+/** A group that stands for others: its multiplier is resolved from its members. */
+export const AggregateGroup = Schema.Struct({
+  members: Schema.NonEmptyArray(GroupName),
+  description: Schema.optional(Schema.String)
+})
+
+export const GroupsFile = Schema.Struct({
+  default_group: GroupName,
+  groups: Schema.Record({ key: GroupName, value: Schema.Union(PlainGroup, AggregateGroup) })
+}).pipe(
+  Schema.filter((file) => {
+    if (!(file.default_group in file.groups)) {
+      return { path: ["default_group"], message: `"${file.default_group}" is not a key of "groups"` }
+    }
+    for (const [name, group] of Object.entries(file.groups)) {
+      if ("members" in group) {
+        const missing = group.members.find((m) => !(m in file.groups) || "members" in file.groups[m]!)
+        if (missing !== undefined) {
+          return { path: ["groups", name, "members"], message: `"${missing}" is not a plain group of "groups"` }
+        }
+      }
+    }
+    return undefined
+  })
+)
+export type GroupsFile = typeof GroupsFile.Type
+
+const PluginName = Schema.String.pipe(Schema.pattern(/^[A-Za-z0-9_-]{1,64}$/))
+
+export const ModelSettings = Schema.Struct({
+  /** Off hides the model from `/v1/models` and refuses it with `unsupported_*_model`. */
+  enabled: Schema.optionalWith(Schema.Boolean, { default: () => true }),
+  /** Credits per second of requested video, before the group multiplier. */
+  price_per_second: NonNegative,
+  /** Pricing policy: whether the subscription balance may pay; otherwise only the wallet. */
+  subscription: Schema.Boolean,
+  /**
+   * Where generation runs. `sandbox` renders media locally and accepts the
+   * `provider_options.sandbox` test switch; upstream channels come later.
+   */
+  generator: Schema.optionalWith(Schema.Literal("sandbox"), { default: () => "sandbox" as const })
+})
+export type ModelSettings = typeof ModelSettings.Type
+
+export const ModelsFile = Schema.Struct({
+  /** Folders of `plugins/` to load. */
+  plugins: Schema.Array(PluginName),
+  models: Schema.Record({ key: Schema.String, value: ModelSettings })
+})
+export type ModelsFile = typeof ModelsFile.Type

@@ -1,0 +1,24 @@
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect, Layer } from "effect"
+import { GatewayApi } from "../api/Api.ts"
+import { CreateAccountRequest, CreateKeyRequest, CreditsRequest, WebhookRequest } from "../domain/Account.ts"
+import { Accounts } from "../services/Accounts.ts"
+import { AdminAuthLive } from "./Auth.ts"
+import { readJson } from "./Body.ts"
+
+export const AdminLive = HttpApiBuilder.group(GatewayApi, "admin", (handlers) =>
+  Effect.gen(function*() {
+    const accounts = yield* Accounts
+    return handlers
+      .handle("createAccount", () => Effect.flatMap(readJson(CreateAccountRequest), accounts.create))
+      .handle("getAccount", ({ path }) => accounts.detail(path.id))
+      .handle("createKey", ({ path }) =>
+        Effect.flatMap(readJson(CreateKeyRequest), (req) => accounts.issueKey(path.id, req)))
+      .handle("disableKey", ({ path }) => accounts.disableKey(path.key_id))
+      .handle("addCredits", ({ path }) =>
+        Effect.flatMap(readJson(CreditsRequest), (req) => accounts.addCredits(path.id, req)))
+      .handle("setWebhook", ({ path }) =>
+        Effect.flatMap(readJson(WebhookRequest), (req) => accounts.setWebhook(path.id, req)))
+      .handle("rotateWebhookKey", ({ path }) => accounts.rotateWebhookKey(path.id))
+      .handle("testWebhook", ({ path }) => accounts.queueWebhookTest(path.id))
+  })).pipe(Layer.provide(AdminAuthLive))

@@ -1,0 +1,76 @@
+import { HttpServerRequest } from "@effect/platform"
+import { Effect, ParseResult, Schema, Stream } from "effect"
+import * as Errors from "../api/Errors.ts"
+import { AppConfig } from "../services/AppConfig.ts"
+
+/**
+ * A body over the limit is drained up to this many times the limit so the
+ * client still reads a clean 413 on its connection; past that the connection
+ * is dropped instead of reading an unbounded upload.
+ */
+const DRAIN_FACTOR = 8
+
+/**
+ * Reads the raw request body, refusing more than `limit` bytes with 413. A
+ * declared Content-Length over the limit is refused before any byte is read.
+ */
+export const readBytes = (limit: number) =>
+  Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const declared = Number(request.headers["content-length"] ?? NaN)
+    if (declared > limit) return yield* Errors.payloadTooLarge(limit)
+    const chunks: Array<Uint8Array> = []
+    let size = 0
+    yield* request.stream.pipe(
+      Stream.mapError(() => Errors.badRequest("invalid_request", "The request body could not be read.")),
+      Stream.runForEachWhile((chunk) => {
+        size += chunk.length
+        if (size <= limit) chunks.push(chunk)
+        return Effect.succeed(size <= limit * DRAIN_FACTOR)
+      })
+    )
+    if (size > limit) return yield* Errors.payloadTooLarge(limit)
+    const body = new Uint8Array(size)
+    let offset = 0
+    for (const chunk of chunks) {
+      body.set(chunk, offset)
+      offset += chunk.length
+    }
+    return body
+  })
+
+const isJsonContentType = (value: string | undefined) =>
+  value !== undefined && /^application\/json\s*(;|$)/i.test(value.trim())
+
+/** A schema failure as one readable line: `input.prompt: Expected string, actual 1`. */
+export const formatParseError = (error: ParseResult.ParseError): string =>
+  ParseResult.ArrayFormatter.formatErrorSync(error)
+    .map((issue) => (issue.path.length ? `${issue.path.join(".")}: ${issue.message}` : issue.message))
+    .join("; ")
+
+/**
+ * Reads a JSON body and decodes it strictly (unknown fields are errors).
+ * Every failure is a spec error body: 415 for another Content-Type, 413 over
+ * the size limit, 400 `invalid_request` for bad JSON or a schema mismatch.
+ */
+export const readJson = <A, I>(schema: Schema.Schema<A, I>) =>
+  Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const { limits } = yield* AppConfig
+    if (!isJsonContentType(request.headers["content-type"])) {
+      return yield* new Errors.ApiError({
+        status: 415,
+        type: "invalid_request_error",
+        code: "unsupported_media_type",
+        message: "The request body must be JSON with Content-Type: application/json."
+      })
+    }
+    const bytes = yield* readBytes(limits.body.json_bytes)
+    const json = yield* Effect.try({
+      try: () => JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes)) as unknown,
+      catch: (e) => Errors.badRequest("invalid_request", `The request body is not valid JSON: ${(e as Error).message}`)
+    })
+    return yield* Schema.decodeUnknown(schema, { onExcessProperty: "error", errors: "all" })(json).pipe(
+      Effect.mapError((e) => Errors.badRequest("invalid_request", `Invalid request body: ${formatParseError(e)}`))
+    )
+  })

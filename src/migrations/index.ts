@@ -1,0 +1,13 @@
+import accounts from "./0001_accounts.ts"
+import tasks from "./0002_tasks.ts"
+import taskCreation from "./0003_task_creation.ts"
+
+/**
+ * Forward-only migrations, in order. Each is a list of PostgreSQL statements
+ * run in one transaction; a migration is never edited once released.
+ */
+export const migrations: ReadonlyArray<readonly [id: number, name: string, statements: ReadonlyArray<string>]> = [
+  [1, "accounts", accounts],
+  [2, "tasks", tasks],
+  [3, "task_creation", taskCreation]
+]

@@ -1,0 +1,76 @@
+import { FileSystem, Path } from "@effect/platform"
+import { SqlClient } from "@effect/sql"
+import * as PgClient from "@effect/sql-pg/PgClient"
+import { Effect, Layer, Option } from "effect"
+import Pg from "pg"
+import { migrations } from "../migrations/index.ts"
+import { AppConfig } from "./AppConfig.ts"
+import * as PgliteClient from "./PgliteClient.ts"
+
+/**
+ * `bigint` columns come back as numbers on both backends (PGlite already does
+ * this; `pg` returns strings by default). Every id and amount stored here fits
+ * in a double.
+ */
+const INT8_OID = 20
+const pgTypes = {
+  getTypeParser: (oid: number, format?: any) =>
+    oid === INT8_OID ? (value: string) => Number(value) : (Pg.types.getTypeParser as any)(oid, format)
+}
+
+/** PostgreSQL when `DATABASE_URL` is set, otherwise PGlite under `DATA_DIR`. */
+export const SqlLive = Layer.unwrapEffect(
+  Effect.gen(function*() {
+    const config = yield* AppConfig
+    if (Option.isSome(config.databaseUrl)) {
+      return PgClient.layer({
+        url: config.databaseUrl.value,
+        types: pgTypes,
+        maxConnections: 10,
+        applicationName: "media-task-gateway"
+      })
+    }
+    const fs = yield* FileSystem.FileSystem
+    const path = yield* Path.Path
+    const dataDir = path.join(config.dataDir, "pglite")
+    yield* fs.makeDirectory(dataDir, { recursive: true }).pipe(Effect.orDie)
+    return PgliteClient.layer({ dataDir })
+  })
+)
+
+/** An arbitrary constant that names this service's migration lock. */
+const MIGRATION_LOCK = 7_130_412_001
+
+/**
+ * Applies pending migrations. Effect's Migrator creates its bookkeeping table
+ * before taking its lock, so two replicas starting together can collide on
+ * that CREATE; here one transaction-scoped advisory lock covers the whole run,
+ * and the second replica finds everything applied once it gets the lock.
+ */
+export const migrate = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const applied = yield* sql.withTransaction(Effect.gen(function*() {
+    yield* sql`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`
+    yield* sql`CREATE TABLE IF NOT EXISTS schema_migrations (
+      id integer PRIMARY KEY,
+      name text NOT NULL,
+      applied_at timestamptz NOT NULL DEFAULT now()
+    )`
+    const done = new Set((yield* sql<{ id: number }>`SELECT id FROM schema_migrations`).map((r) => r.id))
+    const pending = migrations.filter(([id]) => !done.has(id))
+    for (const [id, name, statements] of pending) {
+      for (const statement of statements) yield* sql.unsafe(statement)
+      yield* sql`INSERT INTO schema_migrations (id, name) VALUES (${id}, ${name})`
+      yield* Effect.logInfo("migration applied").pipe(Effect.annotateLogs({ migration: `${id}_${name}` }))
+    }
+    return pending.length
+  }))
+  return applied
+}).pipe(Effect.withSpan("Database.migrate"))
+
+/** Whether the database answers and every migration this code knows is applied. */
+export const isReady = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const rows = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM schema_migrations`
+  return rows[0]!.n >= migrations.length
+}).pipe(Effect.timeout("2 seconds"), Effect.orElseSucceed(() => false))

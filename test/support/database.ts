@@ -1,0 +1,37 @@
+import pg from "pg"
+
+/**
+ * The suite runs on the embedded PGlite by default and on a real PostgreSQL
+ * when `DATABASE_URL` is set. On PostgreSQL every test file gets a database of
+ * its own, created here and dropped afterwards, so files run in parallel.
+ */
+export const serverUrl = process.env.DATABASE_URL
+
+export const backend = serverUrl ? "postgresql" : "pglite"
+
+const withDatabase = (url: string, database: string) => {
+  const u = new URL(url)
+  u.pathname = `/${database}`
+  return u.toString()
+}
+
+const admin = async <A>(f: (client: pg.Client) => Promise<A>): Promise<A> => {
+  const client = new pg.Client({ connectionString: serverUrl })
+  await client.connect()
+  try {
+    return await f(client)
+  } finally {
+    await client.end()
+  }
+}
+
+/** A fresh, empty database URL, or undefined on PGlite. */
+export const createDatabase = async (): Promise<{ url: string | undefined; drop: () => Promise<void> }> => {
+  if (!serverUrl) return { url: undefined, drop: async () => {} }
+  const name = `gw_test_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`
+  await admin((c) => c.query(`CREATE DATABASE ${name}`))
+  return {
+    url: withDatabase(serverUrl, name),
+    drop: () => admin((c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => undefined)
+  }
+}

@@ -1,0 +1,61 @@
+import { HttpServer } from "@effect/platform"
+import { NodeContext, NodeHttpServer } from "@effect/platform-node"
+import { ConfigProvider, Effect, Layer, Logger, LogLevel, ManagedRuntime } from "effect"
+import { mkdtempSync, rmSync } from "node:fs"
+import { createServer } from "node:http"
+import { tmpdir } from "node:os"
+import { join, resolve } from "node:path"
+import { gateway } from "../../src/Gateway.ts"
+import { createDatabase } from "./database.ts"
+
+export const ADMIN_TOKEN = "adm_test_0123456789abcdefghijklmnop"
+
+export interface TestGateway {
+  readonly url: string
+  readonly dataDir: string
+  readonly databaseUrl: string | undefined
+  readonly runtime: ManagedRuntime.ManagedRuntime<any, any>
+  readonly close: () => Promise<void>
+}
+
+/**
+ * Boots the whole gateway in this process on a free loopback port, with its
+ * own data directory and database, and the repository's `config/` unless a
+ * test passes another `CONFIG_DIR`. Tests talk to it with `fetch`.
+ */
+export const startGateway = async (env: Record<string, string> = {}, extra?: Layer.Layer<never, unknown>): Promise<TestGateway> => {
+  const dataDir = mkdtempSync(join(tmpdir(), "gw-test-"))
+  const db = await createDatabase()
+  const config = new Map<string, string>([
+    ["DATA_DIR", dataDir],
+    ["CONFIG_DIR", resolve("config")],
+    ["ADMIN_TOKEN", ADMIN_TOKEN],
+    ["ALLOW_PRIVATE_TARGETS", "true"],
+    ...(db.url ? [["DATABASE_URL", db.url] as const] : []),
+    ...Object.entries(env)
+  ])
+  // One layer value used twice is built once (layers are memoised by reference),
+  // so the address read below is the gateway's own server.
+  const server = NodeHttpServer.layer(createServer, { host: "127.0.0.1", port: 0 })
+  const layer = Layer.merge(gateway(server), server).pipe(
+    Layer.provide(NodeContext.layer),
+    Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(config))),
+    Layer.provide(extra ?? Layer.empty),
+    // Request logs are the server's business; a test shows only warnings and errors.
+    Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))
+  )
+  const runtime = ManagedRuntime.make(layer)
+  const address = await runtime.runPromise(Effect.map(HttpServer.HttpServer, (s) => s.address))
+  if (address._tag !== "TcpAddress") throw new Error("expected a TCP address")
+  return {
+    url: `http://127.0.0.1:${address.port}`,
+    dataDir,
+    databaseUrl: db.url,
+    runtime,
+    close: async () => {
+      await runtime.dispose()
+      await db.drop()
+      rmSync(dataDir, { recursive: true, force: true })
+    }
+  }
+}
