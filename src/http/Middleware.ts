@@ -30,7 +30,7 @@ const routeMiss = (request: HttpServerRequest.HttpServerRequest): Errors.ApiErro
   if (allowed.length === 0) {
     return Errors.notFound("not_found", `No route for ${request.method} ${pathOf(request)}.`)
   }
-  const allow = [...new Set(allowed)].join(", ")
+  const allow = [...new Set(allowed)].sort().join(", ")
   return new Errors.ApiError({
     status: 405,
     type: "invalid_request_error",
