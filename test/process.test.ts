@@ -1,0 +1,172 @@
+import { type ChildProcess, spawn } from "node:child_process"
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { connect, createServer } from "node:net"
+import { tmpdir } from "node:os"
+import { join, resolve } from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { backend, createDatabase } from "./support/database.ts"
+
+/**
+ * The service as an operator runs it: `npm start` in a real process with the
+ * repository's defaults, stopped by a signal. Nothing here runs in-process.
+ */
+
+const ROOT = resolve(".")
+
+const freePort = () =>
+  new Promise<number>((done, fail) => {
+    const server = createServer()
+    server.once("error", fail)
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address()
+      server.close(() => done(typeof address === "object" && address ? address.port : 0))
+    })
+  })
+
+interface Service {
+  readonly child: ChildProcess
+  readonly port: number
+  readonly output: () => string
+  readonly exited: Promise<number | null>
+}
+
+/** Starts the service with `npm start`, or with tsx directly when the exit code of the process itself matters. */
+const start = (env: Record<string, string>, port: number, via: "npm" | "tsx" = "tsx"): Service => {
+  const [command, args] = via === "npm"
+    ? ["npm", ["start", "--silent"]]
+    : [process.execPath, [join(ROOT, "node_modules/tsx/dist/cli.mjs"), "src/main.ts"]]
+  const clean = Object.fromEntries(
+    Object.entries(process.env).filter(([k]) => !["DATABASE_URL", "ADMIN_TOKEN", "CONFIG_DIR", "DATA_DIR"].includes(k))
+  )
+  const child = spawn(command, args as Array<string>, {
+    cwd: ROOT,
+    env: { ...clean, HOST: "127.0.0.1", PORT: String(port), ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: via === "npm"
+  })
+  let output = ""
+  child.stdout!.on("data", (chunk) => (output += chunk))
+  child.stderr!.on("data", (chunk) => (output += chunk))
+  const exited = new Promise<number | null>((done) => child.once("exit", (code) => done(code)))
+  return { child, port, output: () => output, exited }
+}
+
+/** Polls until the service answers or the deadline passes; returns whether it answered. */
+const waitForHealth = async (service: Service, deadlineMs: number) => {
+  const until = Date.now() + deadlineMs
+  while (Date.now() < until) {
+    if (service.child.exitCode !== null) return false
+    const ok = await fetch(`http://127.0.0.1:${service.port}/healthz`).then((r) => r.status === 200, () => false)
+    if (ok) return true
+    await new Promise((r) => setTimeout(r, 100))
+  }
+  return false
+}
+
+const stop = async (service: Service) => {
+  if (service.child.exitCode !== null) return
+  if (service.child.pid !== undefined && service.child.spawnargs[0] === "npm") process.kill(-service.child.pid, "SIGTERM")
+  else service.child.kill("SIGTERM")
+  await service.exited
+}
+
+describe(`the service as a process (${backend})`, () => {
+  let dataDir: string
+  let db: Awaited<ReturnType<typeof createDatabase>>
+  const dbEnv = () => (db.url ? { DATABASE_URL: db.url } : {})
+
+  beforeAll(async () => {
+    dataDir = mkdtempSync(join(tmpdir(), "gw-process-"))
+    db = await createDatabase()
+  })
+  afterAll(async () => {
+    await db.drop()
+    rmSync(dataDir, { recursive: true, force: true })
+  })
+
+  it("npm start answers /healthz within 10 s on a fresh data directory and prints the generated admin token once", async () => {
+    const port = await freePort()
+    const service = start({ DATA_DIR: dataDir, ...dbEnv() }, port, "npm")
+    try {
+      expect(await waitForHealth(service, 10_000), service.output()).toBe(true)
+      const ready = await fetch(`http://127.0.0.1:${port}/readyz`)
+      expect(ready.status).toBe(200)
+
+      const token = readFileSync(join(dataDir, "admin-token"), "utf8").trim()
+      expect(token).toMatch(/^adm_[A-Za-z0-9]{20,}$/)
+      expect(service.output().split(token).length - 1).toBe(1)
+
+      const created = await fetch(`http://127.0.0.1:${port}/admin/v1/accounts`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+        body: JSON.stringify({ name: "first" })
+      })
+      expect(created.status).toBe(201)
+      const lines = service.output().split("\n").filter((l) => l.startsWith("{"))
+      const access = lines.map((l) => JSON.parse(l)).find((l) => l.message === "request" && l.annotations?.path === "/admin/v1/accounts")
+      expect(access?.annotations?.status).toBe(201)
+      expect(access?.annotations?.request_id).toBe(created.headers.get("x-request-id"))
+    } finally {
+      await stop(service)
+    }
+
+    // A second start reuses the stored token and does not print it again.
+    const again = start({ DATA_DIR: dataDir, ...dbEnv() }, await freePort())
+    try {
+      expect(await waitForHealth(again, 10_000), again.output()).toBe(true)
+      expect(again.output()).not.toContain(readFileSync(join(dataDir, "admin-token"), "utf8").trim())
+    } finally {
+      await stop(again)
+    }
+  })
+
+  it("SIGTERM during a slow request: the request completes, new connections are refused, the process exits 0", async () => {
+    const port = await freePort()
+    const service = start({ DATA_DIR: dataDir, ADMIN_TOKEN: "adm_process_test_token_0123456789", ...dbEnv() }, port)
+    expect(await waitForHealth(service, 15_000), service.output()).toBe(true)
+
+    const body = JSON.stringify({ name: "slow-client" })
+    const socket = connect(port, "127.0.0.1")
+    await new Promise((r) => socket.once("connect", r))
+    let reply = ""
+    socket.on("data", (chunk) => (reply += chunk))
+    const closed = new Promise((r) => socket.once("close", r))
+    socket.write(
+      `POST /admin/v1/accounts HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer adm_process_test_token_0123456789\r\n` +
+        `Content-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n` + body.slice(0, 5)
+    )
+    // The request is in flight (headers read, body half sent) when the signal arrives.
+    await new Promise((r) => setTimeout(r, 300))
+    const signalled = Date.now()
+    service.child.kill("SIGTERM")
+    await new Promise((r) => setTimeout(r, 500))
+
+    const refused = await fetch(`http://127.0.0.1:${port}/healthz`).then(() => false, () => true)
+    expect(refused).toBe(true)
+
+    socket.write(body.slice(5))
+    await closed
+    expect(reply).toMatch(/^HTTP\/1\.1 201/)
+    expect(reply).toContain("\"slow-client\"")
+
+    expect(await service.exited).toBe(0)
+    // The stop budget of the operating contract, not a speed measurement.
+    expect(Date.now() - signalled).toBeLessThan(10_000)
+  })
+
+  it("a bad config file stops the start with a message naming the file, the field and the problem", async () => {
+    const configDir = mkdtempSync(join(tmpdir(), "gw-config-"))
+    cpSync(join(ROOT, "config"), configDir, { recursive: true })
+    const file = join(configDir, "models.json")
+    writeFileSync(file, readFileSync(file, "utf8").replace(/"price_per_second"\s*:\s*[0-9.]+/, "\"price_per_second\": \"cheap\""))
+    expect(readFileSync(file, "utf8")).toContain("\"cheap\"")
+
+    const service = start({ DATA_DIR: dataDir, CONFIG_DIR: configDir, ...dbEnv() }, await freePort())
+    const code = await service.exited
+    rmSync(configDir, { recursive: true, force: true })
+    expect(code).not.toBe(0)
+    expect(service.output()).toContain(file)
+    expect(service.output()).toContain("price_per_second")
+    expect(service.output()).toMatch(/Expected number/i)
+  })
+})
