@@ -1,26 +1,25 @@
 import { HttpServer } from "@effect/platform"
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import { Effect, Layer, Logger } from "effect"
-import { gateway, MigratedServicesLive } from "./Gateway.ts"
+import { gateway } from "./Gateway.ts"
+import { MediaToolsLive } from "./runtime/MediaTools.ts"
 import * as NodeServer from "./runtime/NodeServer.ts"
 import { TracingLive } from "./runtime/Tracing.ts"
 import { environmentConfig } from "./services/AppConfig.ts"
 
 /**
  * Entry point on Node: reads the environment, then serves the API (ROLE=api
- * or all) and runs the workers (ROLE=worker or all). SIGTERM and SIGINT
+ * or all) and runs the task engine (ROLE=worker or all). SIGTERM and SIGINT
  * interrupt the main fiber; layers close in reverse order, so the server
- * drains before the database closes.
+ * drains and running tasks go back to the queue before the database closes.
  */
 const Main = Layer.unwrapEffect(
   Effect.map(environmentConfig, (env) =>
-    env.role === "worker"
-      // Workers arrive with the task engine; a worker-only process keeps the schema current.
-      ? MigratedServicesLive
-      : gateway(NodeServer.layer({ host: env.host, port: env.port }).pipe(HttpServer.withLogAddress)))
+    gateway(NodeServer.layer({ host: env.host, port: env.port }).pipe(HttpServer.withLogAddress)))
 )
 
 Main.pipe(
+  Layer.provide(MediaToolsLive),
   Layer.provide(TracingLive),
   Layer.provide(NodeContext.layer),
   Layer.provide(Logger.json),

@@ -1,8 +1,10 @@
 import { HttpApi, OpenApi } from "@effect/platform"
 import { AdminApi } from "./AdminApi.ts"
+import { AssetsApi } from "./AssetsApi.ts"
 import { ApiErrorWire } from "./Errors.ts"
 import { ModelsApi } from "./ModelsApi.ts"
 import { OpsApi } from "./OpsApi.ts"
+import { StorageApi } from "./StorageApi.ts"
 import { TaskCreateApi, TaskReadApi } from "./TasksApi.ts"
 
 /** The whole HTTP contract; handlers live in `src/http/`, so clients can import this alone. */
@@ -11,7 +13,9 @@ export class GatewayApi extends HttpApi.make("gateway")
   .add(ModelsApi)
   .add(TaskCreateApi)
   .add(TaskReadApi)
+  .add(AssetsApi)
   .add(AdminApi)
+  .add(StorageApi)
   .addError(ApiErrorWire)
   .annotate(OpenApi.Title, "Media task gateway")
 {}

@@ -22,6 +22,7 @@ export const newId = (prefix: string): string => `${prefix}_${randomBase62()}`
 
 export const IdPrefix = {
   account: "acct",
+  asset: "asset",
   key: "key",
   ledger: "led",
   event: "evt",

@@ -19,6 +19,25 @@ export type RateLimit = typeof RateLimit.Type
 export const RateClass = Schema.Literal("create", "read", "upload")
 export type RateClass = typeof RateClass.Type
 
+/** The task engine's timing (DESIGN.md, Task engine). */
+export const EngineSettings = Schema.Struct({
+  /** How long a claim holds a task without a heartbeat before the reaper takes it back. */
+  lease_s: Schema.optionalWith(Schema.Number.pipe(Schema.positive()), { default: () => 30 }),
+  /** How often a worker extends the leases of the tasks it runs. */
+  heartbeat_s: Schema.optionalWith(Schema.Number.pipe(Schema.positive()), { default: () => 10 }),
+  /** Idle workers look for queued tasks at least this often, NOTIFY or not. */
+  poll_interval_ms: Schema.optionalWith(PositiveInt, { default: () => 1000 }),
+  /** How often expired leases are looked for. */
+  reaper_interval_s: Schema.optionalWith(Schema.Number.pipe(Schema.positive()), { default: () => 5 }),
+  /** Claims a task may use (crashes included) before it fails with its refund. */
+  max_attempts: Schema.optionalWith(PositiveInt, { default: () => 3 }),
+  /** Retries of a generator's transient failure within one claim. */
+  generate_retries: Schema.optionalWith(Schema.Int.pipe(Schema.nonNegative()), { default: () => 2 }),
+  /** First retry delay; later ones double. */
+  retry_base_ms: Schema.optionalWith(PositiveInt, { default: () => 500 })
+}).pipe(Schema.filter((e) => e.heartbeat_s < e.lease_s || { path: ["heartbeat_s"], message: "must be shorter than lease_s" }))
+export type EngineSettings = typeof EngineSettings.Type
+
 export const LimitsFile = Schema.Struct({
   body: Schema.Struct({
     /** Largest JSON request body, in bytes. */
@@ -30,7 +49,8 @@ export const LimitsFile = Schema.Struct({
     upload: RateLimit
   }),
   /** Seconds a caller is told to wait between polls of a task. */
-  poll_interval_s: PositiveInt
+  poll_interval_s: PositiveInt,
+  engine: Schema.optionalWith(EngineSettings, { default: () => Schema.decodeSync(EngineSettings)({}) })
 })
 export type LimitsFile = typeof LimitsFile.Type
 
@@ -85,9 +105,26 @@ export const ModelSettings = Schema.Struct({
 })
 export type ModelSettings = typeof ModelSettings.Type
 
+/** Where generation runs, named by a model's `generator`. */
+export const ChannelSettings = Schema.Struct({
+  /** Tasks of this channel one worker process runs at once. */
+  concurrency: Schema.optionalWith(PositiveInt, { default: () => 2 }),
+  /**
+   * How results are downloaded: `none` gives a signed, expiring URL;
+   * `resource_api_key` a stable URL that needs the owning account's `ak_` key.
+   */
+  url_auth: Schema.optionalWith(Schema.Literal("none", "resource_api_key"), { default: () => "none" as const }),
+  /** Lifetime of a signed result URL. */
+  result_url_ttl_s: Schema.optionalWith(PositiveInt, { default: () => 86_400 })
+})
+export type ChannelSettings = typeof ChannelSettings.Type
+
 export const ModelsFile = Schema.Struct({
   /** Folders of `plugins/` to load. */
   plugins: Schema.Array(PluginName),
+  channels: Schema.optionalWith(Schema.Record({ key: Schema.Literal("sandbox"), value: ChannelSettings }), {
+    default: () => ({ sandbox: Schema.decodeSync(ChannelSettings)({}) })
+  }),
   models: Schema.Record({ key: Schema.String, value: ModelSettings })
 })
 export type ModelsFile = typeof ModelsFile.Type

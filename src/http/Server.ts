@@ -2,13 +2,15 @@ import { HttpApiBuilder, HttpApiScalar } from "@effect/platform"
 import { Layer } from "effect"
 import { GatewayApi } from "../api/Api.ts"
 import { AdminLive } from "./Admin.ts"
+import { AssetsLive } from "./Assets.ts"
 import { gatewayMiddleware } from "./Middleware.ts"
 import { ModelsLive } from "./Models.ts"
 import { OpsLive } from "./Ops.ts"
+import { StorageLive } from "./Storage.ts"
 import { TaskCreateLive, TaskReadLive } from "./Tasks.ts"
 
 export const ApiLive = HttpApiBuilder.api(GatewayApi).pipe(
-  Layer.provide([OpsLive, AdminLive, ModelsLive, TaskReadLive, TaskCreateLive])
+  Layer.provide([OpsLive, AdminLive, ModelsLive, TaskReadLive, TaskCreateLive, StorageLive, AssetsLive])
 )
 
 /** The HTTP application: the contract's handlers, `/openapi.json`, `/docs`, wrapped by the gateway middleware. */

@@ -6,6 +6,7 @@ import * as Errors from "../api/Errors.ts"
 import { CurrentPrincipal } from "../api/Security.ts"
 import { canonicalJson, sha256Hex } from "../domain/Digest.ts"
 import { groupMultiplier, videoChargeMicros } from "../domain/Pricing.ts"
+import { formatTraceparent } from "../domain/TraceContext.ts"
 import type { ImageTask, TaskKind, VideoTask } from "../domain/Task.ts"
 import { validateVideoRequest } from "../plugin/VideoRequest.ts"
 import { AppConfig } from "../services/AppConfig.ts"
@@ -81,6 +82,11 @@ const accepted = (kind: TaskKind, task: VideoTask | ImageTask, replayed: boolean
     }
   })
 
+const currentTraceparent = Effect.currentSpan.pipe(
+  Effect.map(formatTraceparent),
+  Effect.orElseSucceed(() => null)
+)
+
 const createVideo = Effect.gen(function*() {
   const principal = yield* CurrentPrincipal
   const registry = yield* Registry
@@ -105,7 +111,9 @@ const createVideo = Effect.gen(function*() {
       request.duration,
       groupMultiplier(groups, principal.group)
     ),
-    subscriptionAllowed: served.settings.subscription
+    subscriptionAllowed: served.settings.subscription,
+    channel: served.settings.generator,
+    traceparent: yield* currentTraceparent
   })
   yield* Effect.annotateCurrentSpan({ "task.id": task.id, "task.model": task.model, "task.replayed": replayed })
   return accepted("video", task, replayed, limits.poll_interval_s)

@@ -1,6 +1,7 @@
 import accounts from "./0001_accounts.ts"
 import tasks from "./0002_tasks.ts"
 import taskCreation from "./0003_task_creation.ts"
+import engine from "./0004_engine.ts"
 
 /**
  * Forward-only migrations, in order. Each is a list of PostgreSQL statements
@@ -9,5 +10,6 @@ import taskCreation from "./0003_task_creation.ts"
 export const migrations: ReadonlyArray<readonly [id: number, name: string, statements: ReadonlyArray<string>]> = [
   [1, "accounts", accounts],
   [2, "tasks", tasks],
-  [3, "task_creation", taskCreation]
+  [3, "task_creation", taskCreation],
+  [4, "engine", engine]
 ]

@@ -16,6 +16,7 @@ export interface Environment {
   readonly databaseUrl: Option.Option<Redacted.Redacted>
   readonly adminToken: Option.Option<Redacted.Redacted>
   readonly encryptionKey: Option.Option<Redacted.Redacted>
+  readonly storageSigningKey: Option.Option<Redacted.Redacted>
   readonly role: Role
   readonly allowPrivateTargets: boolean
   readonly otlpEndpoint: Option.Option<string>
@@ -39,6 +40,7 @@ export const environmentConfig: Config.Config<Environment> = Config.all({
   databaseUrl: Config.option(Config.redacted("DATABASE_URL")),
   adminToken: Config.option(Config.redacted("ADMIN_TOKEN")),
   encryptionKey: Config.option(Config.redacted("ENCRYPTION_KEY")),
+  storageSigningKey: Config.option(Config.redacted("STORAGE_SIGNING_KEY")),
   role: Config.withDefault(Config.literal("api", "worker", "all")("ROLE"), "all" as const),
   allowPrivateTargets: Config.withDefault(Config.boolean("ALLOW_PRIVATE_TARGETS"), false),
   otlpEndpoint: Config.option(Config.string("OTEL_EXPORTER_OTLP_ENDPOINT")),

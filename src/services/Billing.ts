@@ -27,6 +27,8 @@ export class Billing extends Context.Tag("Billing")<Billing, {
     micros: number,
     subscriptionAllowed: boolean
   ) => Effect.Effect<ChargeSplit, Errors.ApiError>
+  /** Gives back exactly what `charge` took for the task, to the balances it came from. */
+  readonly refund: (accountId: string, taskId: string, split: ChargeSplit) => Effect.Effect<void>
 }>() {
   static readonly layer = Layer.effect(
     Billing,
@@ -59,7 +61,20 @@ export class Billing extends Context.Tag("Billing")<Billing, {
               INSERT INTO ledger (id, account_id, task_id, kind, wallet_micros, subscription_micros, created_at)
               VALUES (${newId(IdPrefix.ledger)}, ${accountId}, ${taskId}, 'charge', ${-walletMicros}, ${-subscriptionMicros}, ${now})`
             return { walletMicros, subscriptionMicros }
-          }).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("Billing.charge"))
+          }).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("Billing.charge")),
+        refund: (accountId, taskId, split) =>
+          Effect.gen(function*() {
+            const now = yield* nowSeconds
+            yield* sql`
+              UPDATE accounts
+              SET wallet_micros = wallet_micros + ${split.walletMicros},
+                  subscription_micros = subscription_micros + ${split.subscriptionMicros},
+                  updated_at = ${now}
+              WHERE id = ${accountId}`
+            yield* sql`
+              INSERT INTO ledger (id, account_id, task_id, kind, wallet_micros, subscription_micros, created_at)
+              VALUES (${newId(IdPrefix.ledger)}, ${accountId}, ${taskId}, 'refund', ${split.walletMicros}, ${split.subscriptionMicros}, ${now})`
+          }).pipe(Effect.orDie, Effect.withSpan("Billing.refund", { attributes: { "task.id": taskId } }))
       }
     })
   )

@@ -5,8 +5,9 @@ import { constantTimeEqual } from "../domain/Keys.ts"
 import { AppConfig } from "./AppConfig.ts"
 
 /**
- * Process-wide secrets: the admin bearer token and the key that encrypts
- * webhook keys at rest (the service must send those, so they cannot be hashed).
+ * Process-wide secrets: the admin bearer token, the key that encrypts
+ * webhook keys at rest (the service must send those, so they cannot be hashed)
+ * and the key that signs the local object store's URLs.
  * Each comes from the environment or, failing that, from a file under
  * `DATA_DIR` created at first start; replicas that share a database must be
  * given the same values through the environment.
@@ -15,6 +16,8 @@ export interface SecretsService {
   readonly checkAdminToken: (token: string) => boolean
   readonly encrypt: (plaintext: string) => Effect.Effect<string>
   readonly decrypt: (ciphertext: string) => Effect.Effect<string>
+  /** Base64url HMAC-SHA256 of `message` under the storage signing key. */
+  readonly signStorageUrl: (message: string) => Effect.Effect<string>
 }
 
 export class Secrets extends Context.Tag("Secrets")<Secrets, SecretsService>() {
@@ -58,6 +61,20 @@ export class Secrets extends Context.Tag("Secrets")<Secrets, SecretsService>() {
         )
       )
 
+      const storageKeyMaterial = yield* Option.match(config.storageSigningKey, {
+        onSome: (k) => Effect.succeed(Redacted.value(k)),
+        onNone: () => fromFileOrCreate("storage-signing-key", () => randomBase62(32), () => Effect.void)
+      })
+      const hmacKey = yield* Effect.promise(() =>
+        crypto.subtle.importKey(
+          "raw",
+          new TextEncoder().encode(storageKeyMaterial),
+          { name: "HMAC", hash: "SHA-256" },
+          false,
+          ["sign"]
+        )
+      )
+
       return {
         checkAdminToken: (token) => token.length > 0 && constantTimeEqual(token, adminToken),
         encrypt: (plaintext) =>
@@ -73,7 +90,13 @@ export class Secrets extends Context.Tag("Secrets")<Secrets, SecretsService>() {
             )
             const opened = await crypto.subtle.decrypt({ name: "AES-GCM", iv: iv! }, aesKey, sealed!)
             return new TextDecoder().decode(opened)
-          })
+          }),
+        signStorageUrl: (message) =>
+          Effect.promise(async () =>
+            Encoding.encodeBase64Url(
+              new Uint8Array(await crypto.subtle.sign("HMAC", hmacKey, new TextEncoder().encode(message)))
+            )
+          )
       }
     })
   )

@@ -5,8 +5,9 @@ import { IdPrefix, newId } from "../domain/Ids.ts"
 import type { ImageTask, TaskKind, TaskStatus, VideoTask } from "../domain/Task.ts"
 import { nowSeconds } from "../domain/Time.ts"
 import { Billing } from "./Billing.ts"
+import { Queue } from "./Queue.ts"
 
-interface TaskRow {
+export interface TaskRow {
   readonly id: string
   readonly kind: TaskKind
   readonly model: string
@@ -68,6 +69,10 @@ export interface NewTask {
   readonly digest: string
   readonly chargeMicros: number
   readonly subscriptionAllowed: boolean
+  /** The provider channel whose workers run it. */
+  readonly channel: string
+  /** W3C trace context of the create request, so the engine's spans join its trace. */
+  readonly traceparent: string | null
 }
 
 export interface ListFilter {
@@ -88,6 +93,7 @@ export interface TaskPage {
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const billing = yield* Billing
+  const queue = yield* Queue
 
   const replayOrConflict = (task: NewTask) =>
     Effect.gen(function*() {
@@ -116,11 +122,12 @@ const make = Effect.gen(function*() {
       const now = yield* nowSeconds
       const inserted = yield* sql<TaskRow>`
         INSERT INTO tasks (id, account_id, kind, model, operation, status, progress, request,
-          client_reference_id, metadata, idempotency_key, request_digest, created_at, updated_at)
+          client_reference_id, metadata, idempotency_key, request_digest, created_at, updated_at, channel, trace_context)
         VALUES (${id}, ${task.accountId}, ${task.kind}, ${task.model}, ${task.operation}, 'queued', 0,
           ${JSON.stringify(task.request)}::jsonb, ${task.clientReferenceId},
           ${task.metadata === null ? null : JSON.stringify(task.metadata)}::jsonb,
-          ${task.idempotencyKey}, ${task.digest}, ${now}, ${now})
+          ${task.idempotencyKey}, ${task.digest}, ${now}, ${now}, ${task.channel},
+          ${task.traceparent === null ? null : JSON.stringify({ traceparent: task.traceparent })}::jsonb)
         ON CONFLICT (account_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
         RETURNING *`
       if (inserted.length === 0) return yield* replayOrConflict(task)
@@ -129,6 +136,7 @@ const make = Effect.gen(function*() {
         UPDATE tasks SET charged_wallet_micros = ${split.walletMicros},
           charged_subscription_micros = ${split.subscriptionMicros}
         WHERE id = ${id}`
+      yield* queue.notify(task.channel)
       return { task: toTaskObject(inserted[0]!), replayed: false }
     }).pipe(
       sql.withTransaction,

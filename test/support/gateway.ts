@@ -3,10 +3,22 @@ import { NodeContext, NodeHttpServer } from "@effect/platform-node"
 import { ConfigProvider, Effect, Layer, Logger, LogLevel, ManagedRuntime } from "effect"
 import { mkdtempSync, rmSync } from "node:fs"
 import { createServer } from "node:http"
+import { type AddressInfo, createServer as createNetServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { gateway } from "../../src/Gateway.ts"
+import { MediaToolsLive } from "../../src/runtime/MediaTools.ts"
 import { createDatabase } from "./database.ts"
+
+export const freePort = () =>
+  new Promise<number>((done, fail) => {
+    const probe = createNetServer()
+    probe.once("error", fail)
+    probe.listen(0, "127.0.0.1", () => {
+      const address = probe.address() as AddressInfo
+      probe.close(() => done(address.port))
+    })
+  })
 
 export const ADMIN_TOKEN = "adm_test_0123456789abcdefghijklmnop"
 
@@ -25,19 +37,25 @@ export interface TestGateway {
  */
 export const startGateway = async (env: Record<string, string> = {}, extra?: Layer.Layer<never, unknown>): Promise<TestGateway> => {
   const dataDir = mkdtempSync(join(tmpdir(), "gw-test-"))
+  // The port is chosen first so the gateway's own URLs (PUBLIC_BASE_URL) point at it.
+  const port = await freePort()
   const db = await createDatabase()
   const config = new Map<string, string>([
     ["DATA_DIR", dataDir],
     ["CONFIG_DIR", resolve("config")],
     ["ADMIN_TOKEN", ADMIN_TOKEN],
+    ["PUBLIC_BASE_URL", `http://127.0.0.1:${port}`],
     ["ALLOW_PRIVATE_TARGETS", "true"],
+    // The API alone unless a test asks for the engine (ROLE=all), so tasks stay where a test put them.
+    ["ROLE", "api"],
     ...(db.url ? [["DATABASE_URL", db.url] as const] : []),
     ...Object.entries(env)
   ])
   // One layer value used twice is built once (layers are memoised by reference),
   // so the address read below is the gateway's own server.
-  const server = NodeHttpServer.layer(createServer, { host: "127.0.0.1", port: 0 })
+  const server = NodeHttpServer.layer(createServer, { host: "127.0.0.1", port })
   const layer = Layer.merge(gateway(server), server).pipe(
+    Layer.provide(MediaToolsLive),
     Layer.provide(NodeContext.layer),
     Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(config))),
     Layer.provide(extra ?? Layer.empty),

@@ -1,0 +1,28 @@
+/** The `api_version` every event carries (spec: Versioning). */
+export const API_VERSION = "2026-07-17"
+
+export type EventType =
+  | "video.task.succeeded"
+  | "video.task.failed"
+  | "image.task.succeeded"
+  | "image.task.failed"
+  | "webhook.test"
+
+/** The event object of the spec; `id` stays the same on every delivery attempt. */
+export interface EventObject {
+  readonly id: string
+  readonly object: "event"
+  readonly api_version: typeof API_VERSION
+  readonly type: EventType
+  readonly created_at: number
+  readonly data: { readonly object: unknown }
+}
+
+export const makeEvent = (id: string, type: EventType, createdAt: number, object: unknown): EventObject => ({
+  id,
+  object: "event",
+  api_version: API_VERSION,
+  type,
+  created_at: createdAt,
+  data: { object }
+})

@@ -1,0 +1,180 @@
+import { Cause, Clock, Data, Effect, Schedule, Stream, Tracer } from "effect"
+import { IdPrefix, newId } from "../domain/Ids.ts"
+import type { ChannelSettings, EngineSettings } from "../domain/Settings.ts"
+import { parseTraceparent } from "../domain/TraceContext.ts"
+import type { GenerationEvent, VideoGenerator } from "../plugin/Generator.ts"
+import { GenerationError } from "../plugin/Generator.ts"
+import { AppConfig } from "../services/AppConfig.ts"
+import { ObjectStorage } from "../services/ObjectStorage.ts"
+import { type Claim, Queue } from "../services/Queue.ts"
+import { Registry } from "../services/Registry.ts"
+import { type NewAsset, type TaskFailure, TaskOutcomes } from "../services/TaskOutcomes.ts"
+
+/** The heartbeat found the claim taken back: another attempt owns the task now. */
+class LeaseLost extends Data.TaggedError("LeaseLost")<{ readonly taskId: string }> {}
+
+type Output = Extract<GenerationEvent, { _tag: "Output" }>
+
+/** Progress is written in steps of this many percent, so a task costs a bounded number of writes. */
+const PROGRESS_STEP = 5
+/** The share of the bar generation fills; storing the result fills the rest. */
+const GENERATION_SHARE = 95
+
+const internalFailure: TaskFailure = {
+  code: "video_task_failed",
+  message: "The video could not be generated.",
+  retryable: true
+}
+
+const parentSpan = (claim: Claim) => {
+  const context = claim.traceContext?.traceparent ? parseTraceparent(claim.traceContext.traceparent) : undefined
+  return context === undefined ? undefined : Tracer.externalSpan(context)
+}
+
+/**
+ * Runs one claimed task to its terminal state: generate (retrying transient
+ * failures on the engine's schedule), store the outputs as assets, and write
+ * the outcome. A heartbeat extends the lease meanwhile; if the claim is taken
+ * back, the work stops and writes nothing. Interrupted (the process stops),
+ * the task goes back to the queue for another worker.
+ */
+export const runTask = (
+  claim: Claim,
+  workerId: string,
+  generators: Readonly<Record<string, VideoGenerator>>,
+  channel: ChannelSettings
+) =>
+  Effect.gen(function*() {
+    const queue = yield* Queue
+    const outcomes = yield* TaskOutcomes
+    const registry = yield* Registry
+    const storage = yield* ObjectStorage
+    const config = yield* AppConfig
+    const engine: EngineSettings = config.limits.engine
+
+    yield* Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      yield* Effect.annotateCurrentSpan({ "task.queue_wait_ms": now - claim.createdAt * 1000, "worker.id": workerId })
+    }).pipe(Effect.withSpan("task.claim", { attributes: { "task.id": claim.id, "task.attempt": claim.attempt } }))
+
+    const served = registry.video(claim.model)
+    const generator = served === undefined ? undefined : generators[served.settings.generator]
+    if (served === undefined || generator === undefined) {
+      return yield* outcomes.fail(claim, {
+        code: "video_task_failed",
+        message: `Model "${claim.model}" is no longer available.`,
+        retryable: false
+      })
+    }
+
+    let written = 0
+    const report = (percent: number) => {
+      const step = Math.floor(percent / PROGRESS_STEP) * PROGRESS_STEP
+      if (step <= written) return Effect.void
+      written = step
+      return queue.progress(claim, step)
+    }
+
+    const generate = Effect.suspend(() => {
+      const outputs: Array<Output> = []
+      return generator.generate({ taskId: claim.id, capability: served.capability, request: claim.request }).pipe(
+        Stream.runForEach((event) => {
+          if (event._tag === "Progress") return report((event.percent * GENERATION_SHARE) / 100)
+          outputs.push(event)
+          return Effect.void
+        }),
+        Effect.as(outputs),
+        Effect.withSpan("task.generate", { attributes: { "task.id": claim.id, "task.model": claim.model } })
+      )
+    }).pipe(
+      Effect.retry({
+        schedule: Schedule.exponential(engine.retry_base_ms).pipe(Schedule.intersect(Schedule.recurs(engine.generate_retries))),
+        while: (e) => e.transient
+      })
+    )
+
+    const store = (outputs: ReadonlyArray<Output>) =>
+      Effect.forEach(outputs, (output, index) =>
+        Effect.gen(function*() {
+          const id = newId(IdPrefix.asset)
+          const filename = `${id}.${output.extension}`
+          const storageKey = `results/${claim.id}/${filename}`
+          yield* storage.put(storageKey, output.bytes, output.mimeType)
+          const link = channel.url_auth === "none"
+            ? { url: (yield* storage.presignGet(storageKey, { expiresInS: channel.result_url_ttl_s })).url, temporary: true }
+            : { url: `${config.publicBaseUrl}/v1/assets/${id}/content`, temporary: false }
+          const asset: NewAsset = {
+            id,
+            storageKey,
+            mimeType: output.mimeType,
+            filename,
+            sizeBytes: output.bytes.byteLength,
+            width: output.width ?? null,
+            height: output.height ?? null,
+            durationMs: output.durationMs ?? null
+          }
+          const item = {
+            asset_id: id,
+            index,
+            url: link.url,
+            mime_type: output.mimeType,
+            filename,
+            ...(output.width !== undefined ? { width: output.width } : {}),
+            ...(output.height !== undefined ? { height: output.height } : {}),
+            // The spec: duration_ms echoes the validated requested duration, never a probe.
+            duration_ms: claim.request.duration * 1000,
+            temporary: link.temporary,
+            url_auth: channel.url_auth
+          }
+          return { asset, item }
+        })).pipe(
+        Effect.retry(Schedule.exponential(engine.retry_base_ms).pipe(Schedule.intersect(Schedule.recurs(engine.generate_retries)))),
+        Effect.withSpan("task.store", { attributes: { "task.id": claim.id, "task.outputs": outputs.length } })
+      )
+
+    const work = Effect.gen(function*() {
+      const outputs = yield* generate
+      const stored = yield* store(outputs).pipe(
+        Effect.tapError((e) => Effect.logError("storing a result failed", e)),
+        Effect.mapError(() => new GenerationError({ ...internalFailure, transient: false }))
+      )
+      return yield* outcomes.succeed(claim, stored.map((s) => s.asset), { videos: stored.map((s) => s.item) })
+    })
+
+    const heartbeat = queue.heartbeat(claim).pipe(
+      // A database blip must not end the work; an expired lease shows on the next beat.
+      Effect.catchAllDefect((defect) => Effect.as(Effect.logWarning("heartbeat failed", Cause.die(defect)), true)),
+      Effect.filterOrFail((held) => held, () => new LeaseLost({ taskId: claim.id })),
+      Effect.repeat(Schedule.spaced(`${engine.heartbeat_s} seconds`)),
+      Effect.zipRight(Effect.never)
+    )
+
+    return yield* Effect.raceFirst(work, Effect.delay(heartbeat, `${engine.heartbeat_s} seconds`)).pipe(
+      Effect.catchTag("GenerationError", (e) =>
+        outcomes.fail(claim, { code: e.code, message: e.message, retryable: e.retryable })),
+      Effect.catchTags({
+        LeaseLost: () => Effect.logWarning("lease lost; another attempt owns the task"),
+        StaleClaim: () => Effect.logWarning("stale claim; the outcome of this attempt was refused")
+      }),
+      Effect.catchAllDefect((defect) =>
+        Effect.logError("task run died", Cause.die(defect)).pipe(
+          Effect.zipRight(outcomes.fail(claim, internalFailure)),
+          Effect.catchAllCause(() => Effect.void)
+        )
+      ),
+      Effect.onInterrupt(() => queue.release(claim)),
+      Effect.asVoid
+    )
+  }).pipe(
+    Effect.annotateLogs({ task_id: claim.id, attempt: claim.attempt }),
+    Effect.withSpan("task.run", {
+      parent: parentSpan(claim),
+      attributes: {
+        "task.id": claim.id,
+        "task.model": claim.model,
+        "task.kind": claim.kind,
+        "task.attempt": claim.attempt,
+        "account.id": claim.accountId
+      }
+    })
+  )

@@ -1,0 +1,134 @@
+import { Effect, Either } from "effect"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { type Claim, Queue } from "../src/services/Queue.ts"
+import { TaskOutcomes } from "../src/services/TaskOutcomes.ts"
+import { configWith } from "./support/config.ts"
+import { backend } from "./support/database.ts"
+import { startGateway, type TestGateway } from "./support/gateway.ts"
+import { call, createAccount } from "./support/http.ts"
+import { eventsOf, ledgerOf, query, videoRequest } from "./support/tasks.ts"
+
+/**
+ * The queue's guarantees, driven step by step: this gateway runs no engine
+ * (ROLE=api), so the test itself plays the workers through the Queue and
+ * TaskOutcomes services, with a one-second lease it can outwait.
+ */
+
+let gw: TestGateway
+beforeAll(async () => {
+  const config = configWith("limits.json", (limits) => {
+    limits.engine = { lease_s: 1, heartbeat_s: 0.5, max_attempts: 2 }
+    for (const rate of Object.values(limits.rate_limits) as Array<any>) rate.burst = rate.per_second = 10_000
+  })
+  gw = await startGateway({ CONFIG_DIR: config })
+})
+afterAll(() => gw?.close())
+
+const run = <A, E>(effect: Effect.Effect<A, E, Queue | TaskOutcomes>) => gw.runtime.runPromise(effect as Effect.Effect<A, E, never>)
+const claim = (worker: string, limit = 1) => run(Effect.flatMap(Queue, (q) => q.claim("sandbox", worker, limit)))
+const expireLeases = () => new Promise((r) => setTimeout(r, 1100))
+const reap = () => run(Effect.flatMap(Queue, (q) => q.reapExpired))
+const statusOf = async (id: string) =>
+  (await query<{ status: string; attempt: number; progress: number }>(gw, (sql) =>
+    sql`SELECT status, attempt, progress FROM tasks WHERE id = ${id}`))[0]!
+
+const newTasks = async (n: number) => {
+  const acct = await createAccount(gw, { name: "claims", wallet_credits: 1000 })
+  const ids: Array<string> = []
+  for (let i = 0; i < n; i++) {
+    const reply = await call(gw, "POST", "/v1/video/tasks", { key: acct.model.key, json: videoRequest() })
+    ids.push(reply.body.id)
+  }
+  return { acct, ids }
+}
+
+const finish = (claims: ReadonlyArray<Claim>) =>
+  run(Effect.forEach(claims, (c) => Effect.flatMap(TaskOutcomes, (o) => o.succeed(c, [], { videos: [] }))))
+
+/** Leaves no queued task behind, so each test claims only its own. */
+const drain = async () => {
+  for (let batch = await claim("drain", 100); batch.length > 0; batch = await claim("drain", 100)) await finish(batch)
+}
+
+describe(`queue claims (${backend})`, () => {
+  it("concurrent claims never hand one task to two workers", async () => {
+    await drain()
+    const { ids } = await newTasks(20)
+    const batches = await Promise.all(Array.from({ length: 8 }, (_, i) => claim(`w${i}`, 3)))
+    const claimed = batches.flat().map((c) => c.id)
+    expect(new Set(claimed).size).toBe(claimed.length)
+    expect(claimed.length).toBe(20)
+    expect(new Set(claimed)).toEqual(new Set(ids))
+    for (const id of ids) expect((await statusOf(id)).status).toBe("in_progress")
+    await finish(batches.flat())
+  })
+
+  it("a stale worker whose lease was taken over can write nothing; one terminal state, no refund", async () => {
+    await drain()
+    const { ids: [id] } = await newTasks(1)
+    const [stale] = await claim("worker-a")
+    expect(stale!.id).toBe(id)
+    expect(stale!.attempt).toBe(1)
+
+    await expireLeases()
+    const reaped = await reap()
+    expect(reaped.requeued.map((r) => r.id)).toEqual([id])
+    expect((await statusOf(id!)).status).toBe("queued")
+
+    const [fresh] = await claim("worker-b")
+    expect(fresh).toMatchObject({ id, attempt: 2 })
+    await run(Effect.flatMap(Queue, (q) => q.progress(fresh!, 40)))
+
+    // Worker A wakes up and tries everything it would do.
+    const heartbeat = await run(Effect.flatMap(Queue, (q) => q.heartbeat(stale!)))
+    expect(heartbeat).toBe(false)
+    await run(Effect.flatMap(Queue, (q) => q.progress(stale!, 90)))
+    expect((await statusOf(id!)).progress).toBe(40)
+    const staleSucceed = await run(Effect.either(Effect.flatMap(TaskOutcomes, (o) => o.succeed(stale!, [], { videos: [] }))))
+    expect(Either.isLeft(staleSucceed) && staleSucceed.left._tag).toBe("StaleClaim")
+    const staleFail = await run(Effect.either(Effect.flatMap(TaskOutcomes, (o) =>
+      o.fail(stale!, { code: "video_task_failed", message: "stale", retryable: true }))))
+    expect(Either.isLeft(staleFail) && staleFail.left._tag).toBe("StaleClaim")
+
+    await run(Effect.flatMap(TaskOutcomes, (o) => o.succeed(fresh!, [], { videos: [] })))
+    expect(await statusOf(id!)).toMatchObject({ status: "succeeded", attempt: 2, progress: 100 })
+    expect((await ledgerOf(gw, id!)).map((l) => l.kind)).toEqual(["charge"])
+    expect((await eventsOf(gw, id!)).map((e) => e.type)).toEqual(["video.task.succeeded"])
+  })
+
+  it("a task that exhausts its attempts fails once with one refund, however often the reaper runs", async () => {
+    await drain()
+    const { ids: [id] } = await newTasks(1)
+    const first = await claim("crashing-1")
+    expect(first[0]!.attempt).toBe(1)
+    await expireLeases()
+    await reap()
+    const second = await claim("crashing-2")
+    expect(second[0]!.attempt).toBe(2)
+    await expireLeases()
+
+    const sweeps = await Promise.all([reap(), reap(), reap()])
+    const exhausted = sweeps.flatMap((s) => s.exhausted.map((c: Claim) => c.id))
+    expect(new Set(exhausted)).toEqual(new Set([id]))
+    for (const c of sweeps.flatMap((s) => s.exhausted)) {
+      await run(Effect.either(Effect.flatMap(TaskOutcomes, (o) =>
+        o.fail(c, { code: "video_task_failed", message: "The task could not be completed.", retryable: true }))))
+    }
+    expect((await statusOf(id!)).status).toBe("failed")
+    const ledger = await ledgerOf(gw, id!)
+    expect(ledger.map((l) => l.kind)).toEqual(["charge", "refund"])
+    expect(ledger[0]!.wallet_micros + ledger[1]!.wallet_micros).toBe(0)
+    expect((await eventsOf(gw, id!)).map((e) => e.type)).toEqual(["video.task.failed"])
+  })
+
+  it("releasing a claim puts the task back in the queue as it was", async () => {
+    await drain()
+    const { ids: [id] } = await newTasks(1)
+    const [held] = await claim("stopping")
+    await run(Effect.flatMap(Queue, (q) => q.progress(held!, 30)))
+    await run(Effect.flatMap(Queue, (q) => q.release(held!)))
+    const row = await query<{ status: string; progress: number; started_at: number | null }>(gw, (sql) =>
+      sql`SELECT status, progress, started_at FROM tasks WHERE id = ${id}`)
+    expect(row[0]).toEqual({ status: "queued", progress: 0, started_at: null })
+  })
+})

@@ -1,0 +1,32 @@
+import { mkdtempSync, rmSync } from "node:fs"
+import { createRequire } from "node:module"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+
+/**
+ * An S3-compatible server in this process (`@20minutes/s3rver`, which checks
+ * SigV4 signatures, expiry included) on a free loopback port, with one empty
+ * bucket. Its only credentials are `S3RVER` / `S3RVER`. It declares node >= 24
+ * but runs on node 20. It answers unsigned requests too (it has no bucket
+ * policies), so tests here can prove refusal of bad signatures, not of none.
+ */
+export const startS3rver = async (bucket: string) => {
+  const S3rver = createRequire(import.meta.url)("@20minutes/s3rver")
+  const directory = mkdtempSync(join(tmpdir(), "gw-s3rver-"))
+  const server = new S3rver({ address: "127.0.0.1", port: 0, silent: true, directory, configureBuckets: [{ name: bucket }] })
+  const { port } = await server.run() as { port: number }
+  return {
+    endpoint: `http://127.0.0.1:${port}`,
+    env: {
+      S3_ENDPOINT: `http://127.0.0.1:${port}`,
+      S3_BUCKET: bucket,
+      S3_REGION: "us-east-1",
+      S3_ACCESS_KEY_ID: "S3RVER",
+      S3_SECRET_ACCESS_KEY: "S3RVER"
+    },
+    close: async () => {
+      await server.close()
+      rmSync(directory, { recursive: true, force: true })
+    }
+  }
+}

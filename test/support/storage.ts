@@ -1,0 +1,47 @@
+import { Clock, Effect } from "effect"
+import { ObjectStorage, type ObjectStorageService } from "../../src/services/ObjectStorage.ts"
+import type { TestGateway } from "./gateway.ts"
+import type { Reply } from "./http.ts"
+
+/** Runs `f` with the gateway's own ObjectStorage service. */
+export const withStorage = <A, E>(gw: TestGateway, f: (storage: ObjectStorageService) => Effect.Effect<A, E>) =>
+  gw.runtime.runPromise(Effect.flatMap(ObjectStorage, f)) as Promise<A>
+
+/** A clock `offsetS` seconds off the real one: URLs signed under it are already expired, without waiting. */
+export const shiftedClock = (offsetS: number): Clock.Clock => {
+  const real = Clock.make()
+  const millis = () => real.unsafeCurrentTimeMillis() + offsetS * 1000
+  return {
+    [Clock.ClockTypeId]: Clock.ClockTypeId,
+    unsafeCurrentTimeMillis: millis,
+    currentTimeMillis: Effect.sync(millis),
+    unsafeCurrentTimeNanos: () => BigInt(millis()) * 1_000_000n,
+    currentTimeNanos: Effect.sync(() => BigInt(millis()) * 1_000_000n),
+    sleep: (duration) => real.sleep(duration)
+  }
+}
+
+/** `size` random bytes (getRandomValues fills at most 64 KiB per call). */
+export const randomBytes = (size: number): Uint8Array<ArrayBuffer> => {
+  const out = new Uint8Array(size)
+  for (let offset = 0; offset < size; offset += 65536) {
+    crypto.getRandomValues(out.subarray(offset, Math.min(size, offset + 65536)))
+  }
+  return out
+}
+
+/** One request to an absolute URL; JSON bodies are parsed, others kept as bytes. */
+export const send = async (url: string, init: RequestInit = {}): Promise<Reply> => {
+  const res = await fetch(url, init)
+  const bytes = new Uint8Array(await res.arrayBuffer())
+  const json = bytes.length > 0 && (res.headers.get("content-type") ?? "").includes("application/json")
+  return { status: res.status, headers: res.headers, body: json ? JSON.parse(new TextDecoder().decode(bytes)) : bytes }
+}
+
+/** A URL with one query parameter replaced (or removed when `value` is undefined). */
+export const withParam = (url: string, name: string, value: string | undefined): string => {
+  const u = new URL(url)
+  if (value === undefined) u.searchParams.delete(name)
+  else u.searchParams.set(name, value)
+  return u.toString()
+}

@@ -1,0 +1,44 @@
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+import type { TestGateway } from "./gateway.ts"
+import { call } from "./http.ts"
+
+export const videoRequest = (over: Record<string, unknown> = {}) => ({
+  model: "provy-famS-2.0-480p",
+  operation: "generation",
+  input: { prompt: "a red fox running through snow" },
+  output: { duration: 4 },
+  ...over
+})
+
+/** Polls a task until `done` holds; returns every state seen, the last one satisfying `done`. */
+export const pollTask = async (
+  gw: TestGateway,
+  key: string,
+  id: string,
+  done: (task: any) => boolean = (t) => t.status === "succeeded" || t.status === "failed",
+  { intervalMs = 100, deadlineMs = 90_000 } = {}
+): Promise<Array<any>> => {
+  const seen: Array<any> = []
+  const until = Date.now() + deadlineMs
+  while (Date.now() < until) {
+    const reply = await call(gw, "GET", `/v1/video/tasks/${id}`, { key })
+    if (reply.status !== 200) throw new Error(`GET task: ${reply.status} ${JSON.stringify(reply.body)}`)
+    seen.push(reply.body)
+    if (done(reply.body)) return seen
+    await new Promise((r) => setTimeout(r, intervalMs))
+  }
+  throw new Error(`task ${id} never reached the awaited state; last: ${JSON.stringify(seen.at(-1))}`)
+}
+
+/** Runs SQL against the gateway's own database. */
+export const query = <A extends object>(gw: TestGateway, f: (sql: SqlClient.SqlClient) => Effect.Effect<ReadonlyArray<A>, unknown>) =>
+  gw.runtime.runPromise(Effect.flatMap(SqlClient.SqlClient, f)) as Promise<ReadonlyArray<A>>
+
+export const ledgerOf = (gw: TestGateway, taskId: string) =>
+  query<{ kind: string; wallet_micros: number; subscription_micros: number }>(gw, (sql) =>
+    sql`SELECT kind, wallet_micros, subscription_micros FROM ledger WHERE task_id = ${taskId} ORDER BY created_at, CASE kind WHEN 'charge' THEN 0 ELSE 1 END`)
+
+export const eventsOf = (gw: TestGateway, taskId: string) =>
+  query<{ id: string; type: string; status: string; payload: any }>(gw, (sql) =>
+    sql`SELECT id, type, status, payload FROM webhook_events WHERE task_id = ${taskId}`)
