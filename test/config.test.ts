@@ -1,10 +1,10 @@
 import { NodeContext } from "@effect/platform-node"
-import { Effect, Exit } from "effect"
+import { ConfigProvider, Effect, Exit } from "effect"
 import { cpSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { describe, expect, it } from "vitest"
-import { loadSettings } from "../src/services/AppConfig.ts"
+import { environmentConfig, loadSettings } from "../src/services/AppConfig.ts"
 
 const copyConfig = (edit: (dir: string) => void) => {
   const dir = mkdtempSync(join(tmpdir(), "gw-config-"))
@@ -58,5 +58,32 @@ describe("config/ files", () => {
     expect(await failure(broken)).toMatch(/groups\.json: not valid JSON/)
     const empty = mkdtempSync(join(tmpdir(), "gw-config-"))
     expect(await failure(empty)).toMatch(/limits\.json: cannot be read/)
+  })
+
+  it("engine timing: the heartbeat must come before the lease runs out", async () => {
+    const dir = copyConfig((d) => editJson(d, "limits.json", (j) => (j.engine = { lease_s: 5, heartbeat_s: 5 })))
+    expect(await failure(dir)).toMatch(/engine\.heartbeat_s.*shorter than lease_s/s)
+  })
+})
+
+describe("environment", () => {
+  const read = (env: Record<string, string>) =>
+    Effect.runPromiseExit(
+      Effect.withConfigProvider(environmentConfig, ConfigProvider.fromMap(new Map(Object.entries(env))))
+    )
+
+  it("S3_ENDPOINT without S3_BUCKET is refused instead of silently using the local store", async () => {
+    const exit = await read({ S3_ENDPOINT: "http://127.0.0.1:9000" })
+    expect(Exit.isFailure(exit)).toBe(true)
+    expect(String(Exit.isFailure(exit) && exit.cause)).toMatch(/S3_BUCKET/)
+    const withBucket = await read({ S3_ENDPOINT: "http://127.0.0.1:9000", S3_BUCKET: "media" })
+    expect(Exit.isSuccess(withBucket)).toBe(true)
+  })
+
+  it("defaults of the operating contract", async () => {
+    const exit = await read({})
+    expect(Exit.isSuccess(exit) && exit.value).toMatchObject({
+      host: "127.0.0.1", port: 8080, dataDir: "./data", role: "all", publicBaseUrl: "http://127.0.0.1:8080"
+    })
   })
 })

@@ -41,7 +41,9 @@ export type EngineSettings = typeof EngineSettings.Type
 export const LimitsFile = Schema.Struct({
   body: Schema.Struct({
     /** Largest JSON request body, in bytes. */
-    json_bytes: PositiveInt
+    json_bytes: PositiveInt,
+    /** Time allowed to receive a body the service reads itself (408 after it). */
+    read_timeout_s: Schema.optionalWith(Schema.Number.pipe(Schema.positive()), { default: () => 30 })
   }),
   rate_limits: Schema.Struct({
     create: RateLimit,

@@ -10,6 +10,7 @@ import { AppConfig } from "../services/AppConfig.ts"
  */
 const DRAIN_FACTOR = 8
 
+
 /**
  * Reads the raw request body, refusing more than `limit` bytes with 413. A
  * declared Content-Length over the limit is refused before any byte is read.
@@ -17,6 +18,7 @@ const DRAIN_FACTOR = 8
 export const readBytes = (limit: number) =>
   Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
+    const { limits } = yield* AppConfig
     const declared = Number(request.headers["content-length"] ?? NaN)
     if (declared > limit) return yield* Errors.payloadTooLarge(limit)
     const chunks: Array<Uint8Array> = []
@@ -27,6 +29,18 @@ export const readBytes = (limit: number) =>
         size += chunk.length
         if (size <= limit) chunks.push(chunk)
         return Effect.succeed(size <= limit * DRAIN_FACTOR)
+      }),
+      // The server's own request timeout is long (direct uploads stream large files); a small body gets less.
+      Effect.timeoutFail({
+        duration: `${limits.body.read_timeout_s} seconds`,
+        onTimeout: () =>
+          new Errors.ApiError({
+            status: 408,
+            type: "invalid_request_error",
+            code: "request_timeout",
+            message: "The request body was not received in time.",
+            headers: { connection: "close" }
+          })
       })
     )
     if (size > limit) return yield* Errors.payloadTooLarge(limit)

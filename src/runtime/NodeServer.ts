@@ -13,7 +13,8 @@ export const layer = (options: { readonly host: string; readonly port: number; r
     Layer.scoped(
       HttpServer.HttpServer,
       Effect.gen(function*() {
-        const server = createServer({ requestTimeout: 60_000, headersTimeout: 15_000, keepAliveTimeout: 5_000 })
+        // Long enough for a large direct upload to the local store; bodies read by handlers have their own limits.
+        const server = createServer({ requestTimeout: 30 * 60_000, headersTimeout: 15_000, keepAliveTimeout: 5_000 })
         const http = yield* NodeHttpServer.make(() => server, { host: options.host, port: options.port })
         // Added after the server's own finalizer, so it runs first, while close() waits.
         yield* Effect.addFinalizer(() =>

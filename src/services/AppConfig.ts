@@ -1,5 +1,5 @@
 import { FileSystem, Path } from "@effect/platform"
-import { Config, Context, Data, Effect, Layer, Option, ParseResult, Redacted, Schema } from "effect"
+import { Config, ConfigError, Context, Data, Effect, Either, Layer, Option, ParseResult, Redacted, Schema } from "effect"
 import { GroupsFile, LimitsFile, ModelsFile } from "../domain/Settings.ts"
 
 /** A start-up failure an operator can act on: names the file, field and problem. */
@@ -61,15 +61,21 @@ export const environmentConfig: Config.Config<Environment> = Config.all({
     region: Config.withDefault(Config.string("S3_REGION"), "us-east-1"),
     accessKeyId: Config.option(Config.string("S3_ACCESS_KEY_ID")),
     secretAccessKey: Config.option(Config.redacted("S3_SECRET_ACCESS_KEY"))
-  }))
+  })),
+  s3Endpoint: Config.option(Config.string("S3_ENDPOINT"))
 }).pipe(
-  Config.map((env) => ({
-    ...env,
-    publicBaseUrl: Option.getOrElse(
-      env.publicBaseUrl,
-      () => `http://${env.host.includes(":") ? `[${env.host}]` : env.host}:${env.port}`
-    ).replace(/\/+$/, "")
-  }))
+  Config.mapOrFail(({ s3Endpoint, ...env }) =>
+    // Without a bucket the S3 block is absent and the local store would be used silently.
+    Option.isSome(s3Endpoint) && Option.isNone(env.s3)
+      ? Either.left(ConfigError.InvalidData(["S3_BUCKET"], "S3_ENDPOINT is set but S3_BUCKET is not"))
+      : Either.right({
+        ...env,
+        publicBaseUrl: Option.getOrElse(
+          env.publicBaseUrl,
+          () => `http://${env.host.includes(":") ? `[${env.host}]` : env.host}:${env.port}`
+        ).replace(/\/+$/, "")
+      })
+  )
 )
 
 export interface Settings {

@@ -55,6 +55,7 @@ export const runTask = (
     yield* Effect.gen(function*() {
       const now = yield* Clock.currentTimeMillis
       yield* Effect.annotateCurrentSpan({ "task.queue_wait_ms": now - claim.createdAt * 1000, "worker.id": workerId })
+      yield* Effect.logInfo("task claimed").pipe(Effect.annotateLogs({ worker_id: workerId, model: claim.model }))
     }).pipe(Effect.withSpan("task.claim", { attributes: { "task.id": claim.id, "task.attempt": claim.attempt } }))
 
     const served = registry.video(claim.model)
@@ -152,6 +153,7 @@ export const runTask = (
     return yield* Effect.raceFirst(work, Effect.delay(heartbeat, `${engine.heartbeat_s} seconds`)).pipe(
       Effect.catchTag("GenerationError", (e) =>
         outcomes.fail(claim, { code: e.code, message: e.message, retryable: e.retryable })),
+      Effect.tap((task) => Effect.logInfo("task finished").pipe(Effect.annotateLogs({ status: task.status }))),
       Effect.catchTags({
         LeaseLost: () => Effect.logWarning("lease lost; another attempt owns the task"),
         StaleClaim: () => Effect.logWarning("stale claim; the outcome of this attempt was refused")
