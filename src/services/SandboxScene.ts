@@ -52,48 +52,59 @@ export const sandboxScene = (digest: Uint8Array, spec: SceneSpec): Scene => {
   const short = Math.min(W, H)
   const even = (x: number) => 2 * Math.max(1, Math.round(x / 2))
 
-  // Cellular patterns are computed on a coarse grid and scaled up with hard edges: cheap and legible.
-  const grid = (cellPx: number) => `${Math.ceil(W / cellPx)}x${Math.ceil(H / cellPx)}`
-  const base = (() => {
+  // Cellular patterns run on a coarse grid, blown up by a whole factor and cropped: cells stay
+  // square blocks, so the encoder sees plain translations instead of resampled noise.
+  const grid = (cellPx: number) => {
+    const [gw, gh] = [Math.ceil(W / cellPx), Math.ceil(H / cellPx)]
+    return { size: `${gw}x${gh}`, blowUp: `,scale=${gw * cellPx}:${gh * cellPx}:flags=neighbor,crop=${W}:${H}:0:0` }
+  }
+  // Colour work happens before the blow-up, on the small grid. 4:4:4 there, or the
+  // 2×2 chroma subsampling would smear colour across neighbouring cells.
+  const base: { readonly source: string; readonly blowUp: string } = (() => {
     switch (r.byte() % 3) {
       case 0:
-        return `testsrc2=s=${W}x${H}:r=${FPS}${r.byte() % 2 ? ",hflip" : ""}`
+        return { source: `testsrc2=s=${W}x${H}:r=${FPS}${r.byte() % 2 ? ",hflip" : ""}`, blowUp: "" }
       case 1: {
+        const g = grid(Math.max(4, Math.round(short / 90)))
         const opts = [
-          `s=${grid(Math.max(4, Math.round(short / 90)))}`,
+          `s=${g.size}`,
           "r=12",
           `rule=${r.pick(LIFE_RULES)}`,
-          `ratio=${fixed(r.range(0.15, 0.5))}`,
+          `ratio=${fixed(r.range(0.3, 0.6))}`,
           `seed=${r.uint32()}`,
           `mold=${8 + (r.byte() % 24)}`,
           `life_color=${r.colour()}`,
           `death_color=${r.colour()}`,
           `mold_color=${r.colour()}`
         ]
-        return `life=${opts.join(":")},fps=${FPS},scale=${W}:${H}:flags=neighbor`
+        return { source: `life=${opts.join(":")},fps=${FPS},format=yuv444p`, blowUp: g.blowUp }
       }
       default: {
         const [on, off] = [[r.byte(), r.byte(), r.byte()], [r.byte(), r.byte(), r.byte()]] as const
         const channel = (i: 0 | 1 | 2) => `${off[i]}+val/255*${on[i] - off[i]}`
+        const g = grid(Math.max(4, Math.round(short / 48)))
         const opts = [
-          `s=${grid(Math.max(4, Math.round(short / 48)))}`,
-          `r=${FPS}`,
+          `s=${g.size}`,
+          "r=12",
           `rule=${r.pick(CELLAUTO_RULES)}`,
           `random_fill_ratio=${fixed(r.range(0.2, 0.8))}`,
           `random_seed=${r.uint32()}`,
           "scroll=1"
         ]
-        return `cellauto=${opts.join(":")},format=rgb24,lutrgb=r='${channel(0)}':g='${channel(1)}':b='${channel(2)}',scale=${W}:${H}:flags=neighbor`
+        const colour = `format=rgb24,lutrgb=r='${channel(0)}':g='${channel(1)}':b='${channel(2)}',format=yuv444p`
+        return { source: `cellauto=${opts.join(":")},fps=${FPS},${colour}`, blowUp: g.blowUp }
       }
     }
   })()
 
-  const hue = `hue=h=${Math.round(r.range(0, 359))}+${fixed(r.range(-30, 30))}*t:s=${fixed(r.range(1, 1.5))}`
+  // A fixed hue per prompt: a hue that drifts over time changes every pixel of every frame and
+  // nearly doubles the encoder's work.
+  const hue = `hue=h=${Math.round(r.range(0, 359))}:s=${fixed(r.range(1, 1.5))}`
   const box = even(short * r.range(0.12, 0.24))
   const path = (axis: "W" | "H") =>
     `(${axis}-${axis === "W" ? "w" : "h"})*(0.5+0.45*sin(t*${fixed(r.range(0.3, 1.8))}+${fixed(r.range(0, 6.283))}))`
   const video = [
-    `${base},${hue}[bg]`,
+    `${base.source},${hue}${base.blowUp}[bg]`,
     `color=c=${r.colour()}:s=${box}x${box}:r=${FPS}[box]`,
     `[bg][box]overlay=x='${path("W")}':y='${path("H")}',trim=end_frame=${spec.frames},setsar=1,format=yuv420p[v]`
   ]
@@ -101,12 +112,12 @@ export const sandboxScene = (digest: Uint8Array, spec: SceneSpec): Scene => {
 
   // A two-note chord with a slow tremolo; the root's pitch is the prompt's "voice".
   const root = Math.round(r.range(160, 720))
-  const fifth = root * r.pick(INTERVALS)
+  const upper = root * r.pick(INTERVALS)
   const wobble = fixed(r.range(0.5, 4))
   const seconds = spec.samples / SAMPLE_RATE
   const fade = Math.min(0.05, seconds / 4)
   const left = `0.25*sin(2*PI*${root}*t)*(0.6+0.4*sin(2*PI*${wobble}*t))`
-  const right = `0.25*sin(2*PI*${fixed(fifth)}*t)*(0.6+0.4*cos(2*PI*${wobble}*t))`
+  const right = `0.25*sin(2*PI*${fixed(upper)}*t)*(0.6+0.4*cos(2*PI*${wobble}*t))`
   const audio =
     `aevalsrc=exprs='${left}|${right}':s=${SAMPLE_RATE}:c=stereo,atrim=end_sample=${spec.samples},` +
     `afade=t=in:d=${fade},afade=t=out:st=${fixed(seconds - fade)}:d=${fade}[a]`

@@ -21,16 +21,16 @@ const KILL_GRACE = Duration.seconds(1)
 /**
  * The platform's own release sends SIGTERM and then waits for the exit with
  * no limit, so a tool that ignores SIGTERM would hang the scope; this
- * finalizer runs first and escalates.
+ * finalizer runs first and escalates. Finalizers run uninterruptibly, and a
+ * timeout cannot cut an uninterruptible wait: hence `interruptible`.
  */
 const stop = (proc: CommandExecutor.Process) =>
   Effect.gen(function*() {
     if (!(yield* proc.isRunning)) return
-    yield* proc.kill("SIGTERM").pipe(
-      Effect.timeout(KILL_GRACE),
-      Effect.catchAll(() => proc.kill("SIGKILL"))
-    )
-  }).pipe(Effect.timeout(Duration.seconds(5)), Effect.ignore)
+    const killAndWait = (signal: "SIGTERM" | "SIGKILL") =>
+      proc.kill(signal).pipe(Effect.interruptible, Effect.timeout(KILL_GRACE))
+    yield* killAndWait("SIGTERM").pipe(Effect.catchAll(() => killAndWait("SIGKILL")))
+  }).pipe(Effect.ignore)
 
 /**
  * Runs a tool to completion, reading stdout and stderr concurrently so

@@ -1,9 +1,7 @@
-import ffprobe from "@ffprobe-installer/ffprobe"
-import { execFile } from "node:child_process"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { promisify } from "node:util"
+import { rawProbe } from "./sandboxMedia.ts"
 
 export interface Probed {
   readonly formatName: string
@@ -14,20 +12,18 @@ export interface Probed {
 }
 
 /**
- * Parses media bytes with ffprobe, independently of the service under test,
- * so a test checks the file itself and not the fields the service reports.
+ * Parses downloaded media bytes with the test's own ffprobe, independently of
+ * the service under test, so a test checks the file and not the fields the
+ * service reports.
  */
 export const probeBytes = async (bytes: Uint8Array): Promise<Probed> => {
   const dir = mkdtempSync(join(tmpdir(), "gw-probe-"))
   const file = join(dir, "media")
   writeFileSync(file, bytes)
   try {
-    const { stdout } = await promisify(execFile)(ffprobe.path, [
-      "-v", "error", "-print_format", "json", "-show_format", "-show_streams", file
-    ])
-    const json = JSON.parse(stdout)
-    const video = json.streams.find((s: any) => s.codec_type === "video")
-    const audio = json.streams.find((s: any) => s.codec_type === "audio")
+    const json = await rawProbe(file)
+    const video = json.streams.find((s) => s.codec_type === "video")
+    const audio = json.streams.find((s) => s.codec_type === "audio")
     return {
       formatName: json.format.format_name,
       majorBrand: json.format.tags?.major_brand,
