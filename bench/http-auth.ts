@@ -20,6 +20,7 @@ import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { Worker } from "node:worker_threads"
 import pg from "pg"
+import { addRows } from "./markdown.ts"
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..")
 const RESULTS_DIR = join(ROOT, "bench", "results")
@@ -483,7 +484,8 @@ const main = async () => {
       const machineText = `${m.cpu}, ${m.cores} cores, ${m.memoryGiB} GiB, node ${m.node}, ${m.platform}`
       const row = `| ${day} | ${machineText} | ${backend} | ${expected} | ${gwRun.requestsPerSecMean} | ${gwRun.latencyMs.p50} / ${gwRun.latencyMs.p99} | ${bareRun.requestsPerSecMean} | ${bareRun.latencyMs.p50} / ${bareRun.latencyMs.p99} | ${ratios.throughput} | ${ratios.latencyP50} |\n`
       const existing = existsSync(RESULTS_MD) ? readFileSync(RESULTS_MD, "utf8") : RESULTS_HEADER
-      writeFileSync(RESULTS_MD, (existing.endsWith("\n") ? existing : existing + "\n") + row)
+      // Into this benchmark's own table: other sections may follow it.
+      writeFileSync(RESULTS_MD, addRows(existing, "http-auth", RESULTS_HEADER, [row.trimEnd()]))
     }
 
     console.log(JSON.stringify(entry, null, 2))

@@ -4,6 +4,8 @@ import { environmentConfig } from "./services/AppConfig.ts"
 import { migrate } from "./services/Database.ts"
 import { ServicesLive } from "./services/index.ts"
 import { SandboxGenerator } from "./services/SandboxGenerator.ts"
+import { SandboxImageGenerator } from "./services/SandboxImageGenerator.ts"
+import { SandboxImageRenderer } from "./services/SandboxImageRenderer.ts"
 import { SandboxRenderer } from "./services/SandboxRenderer.ts"
 import { WorkersLive } from "./workers/index.ts"
 
@@ -14,8 +16,8 @@ export const MigratedServicesLive = Layer.effectDiscard(
 
 /** The task engine's fibers with the generators they drive. Needs MediaTools from the runtime. */
 export const EngineLive = WorkersLive.pipe(
-  Layer.provide(SandboxGenerator.layer),
-  Layer.provide(SandboxRenderer.layer)
+  Layer.provide([SandboxGenerator.layer, SandboxImageGenerator.layer]),
+  Layer.provide([SandboxRenderer.layer, SandboxImageRenderer.layer])
 )
 
 /**

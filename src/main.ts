@@ -4,6 +4,7 @@ import { Effect, Layer, Logger } from "effect"
 import { gateway } from "./Gateway.ts"
 import { MediaToolsLive } from "./runtime/MediaTools.ts"
 import * as NodeServer from "./runtime/NodeServer.ts"
+import { TargetHttpClientLive } from "./runtime/TargetHttpClient.ts"
 import { TracingLive } from "./runtime/Tracing.ts"
 import { environmentConfig } from "./services/AppConfig.ts"
 
@@ -20,6 +21,7 @@ const Main = Layer.unwrapEffect(
 
 Main.pipe(
   Layer.provide(MediaToolsLive),
+  Layer.provide(TargetHttpClientLive),
   Layer.provide(TracingLive),
   Layer.provide(NodeContext.layer),
   Layer.provide(Logger.json),

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import famK from "../plugins/famK/index.ts"
 import famS from "../plugins/famS/index.ts"
 import famV from "../plugins/famV/index.ts"
+import image from "../plugins/image/index.ts"
 import { backend } from "./support/database.ts"
 import { startGateway, type TestGateway } from "./support/gateway.ts"
 import { admin, call, createAccount, expectError } from "./support/http.ts"
@@ -12,7 +13,7 @@ beforeAll(async () => {
 })
 afterAll(() => gw?.close())
 
-const allIds = [...famS.models, ...famV.models, ...famK.models].map((m) => m.id).sort()
+const allIds = [...famS.models, ...famV.models, ...famK.models, ...image.models].map((m) => m.id).sort()
 
 describe(`/v1/models (${backend})`, () => {
   it("lists every enabled model with its capabilities and pricing, for either key kind", async () => {
@@ -42,6 +43,15 @@ describe(`/v1/models (${backend})`, () => {
     const s25 = byModelKey.body.data.find((m: any) => m.id === "provy-famS-2.5-720p")
     expect(s25.capabilities.durations).toEqual({ min: 4, max: 30 })
     expect(s25.capabilities.media.video.max_total_duration_s).toBe(30.2)
+
+    const img = byModelKey.body.data.find((m: any) => m.id === "provx-image-1")
+    expect(img).toMatchObject({
+      object: "model",
+      type: "image",
+      family: "image",
+      capabilities: { operations: ["generation", "edit"], formats: ["png", "jpeg", "webp"], count: { min: 1, max: 4 }, mask: true },
+      pricing: { unit: "image", currency: "credit", price: 0.04, effective_price: 0.04 }
+    })
   })
 
   it("prices with the caller's group: the key's own group first, then the account's", async () => {

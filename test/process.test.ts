@@ -1,65 +1,16 @@
-import { type ChildProcess, spawn } from "node:child_process"
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { connect } from "node:net"
 import { tmpdir } from "node:os"
-import { join, resolve } from "node:path"
+import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { backend, createDatabase } from "./support/database.ts"
 import { freePort } from "./support/gateway.ts"
+import { ROOT, start, stop, waitForHealth } from "./support/process.ts"
 
 /**
  * The service as an operator runs it: `npm start` in a real process with the
  * repository's defaults, stopped by a signal. Nothing here runs in-process.
  */
-
-const ROOT = resolve(".")
-
-interface Service {
-  readonly child: ChildProcess
-  readonly port: number
-  readonly output: () => string
-  readonly exited: Promise<number | null>
-}
-
-/** Starts the service with `npm start`, or with tsx directly when the exit code of the process itself matters. */
-const start = (env: Record<string, string>, port: number, via: "npm" | "tsx" = "tsx"): Service => {
-  const [command, args] = via === "npm"
-    ? ["npm", ["start", "--silent"]]
-    : [process.execPath, [join(ROOT, "node_modules/tsx/dist/cli.mjs"), "src/main.ts"]]
-  const clean = Object.fromEntries(
-    Object.entries(process.env).filter(([k]) => !["DATABASE_URL", "ADMIN_TOKEN", "CONFIG_DIR", "DATA_DIR"].includes(k))
-  )
-  const child = spawn(command, args as Array<string>, {
-    cwd: ROOT,
-    env: { ...clean, HOST: "127.0.0.1", PORT: String(port), ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-    detached: via === "npm"
-  })
-  let output = ""
-  child.stdout!.on("data", (chunk) => (output += chunk))
-  child.stderr!.on("data", (chunk) => (output += chunk))
-  const exited = new Promise<number | null>((done) => child.once("exit", (code) => done(code)))
-  return { child, port, output: () => output, exited }
-}
-
-/** Polls until the service answers or the deadline passes; returns whether it answered. */
-const waitForHealth = async (service: Service, deadlineMs: number) => {
-  const until = Date.now() + deadlineMs
-  while (Date.now() < until) {
-    if (service.child.exitCode !== null) return false
-    const ok = await fetch(`http://127.0.0.1:${service.port}/healthz`).then((r) => r.status === 200, () => false)
-    if (ok) return true
-    await new Promise((r) => setTimeout(r, 100))
-  }
-  return false
-}
-
-const stop = async (service: Service) => {
-  if (service.child.exitCode !== null) return
-  if (service.child.pid !== undefined && service.child.spawnargs[0] === "npm") process.kill(-service.child.pid, "SIGTERM")
-  else service.child.kill("SIGTERM")
-  await service.exited
-}
 
 describe(`the service as a process (${backend})`, { timeout: 120_000 }, () => {
   let dataDir: string
@@ -79,7 +30,7 @@ describe(`the service as a process (${backend})`, { timeout: 120_000 }, () => {
     const port = await freePort()
     const service = start({ DATA_DIR: dataDir, ...dbEnv() }, port, "npm")
     try {
-      // A deadline, not a speed measurement: start-up time is measured in bench/startup.ts.
+      // A deadline, not a speed measurement: start-up time is measured in bench/engine.ts.
       expect(await waitForHealth(service, 45_000), service.output()).toBe(true)
       const ready = await fetch(`http://127.0.0.1:${port}/readyz`)
       expect(ready.status).toBe(200)

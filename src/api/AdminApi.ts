@@ -11,6 +11,7 @@ import {
   WebhookRequest,
   WebhookSettings
 } from "../domain/Account.ts"
+import { WebhookEventList } from "../domain/Webhook.ts"
 import { jsonBody } from "./OpenApiBody.ts"
 import { AdminAuth } from "./Security.ts"
 
@@ -61,6 +62,11 @@ export class AdminApi extends HttpApiGroup.make("admin")
       .addSuccess(Schema.Struct({ object: Schema.Literal("webhook.test.queued"), event_id: Schema.String }), {
         status: 202
       })
+  )
+  .add(
+    HttpApiEndpoint.get("listWebhookEvents", "/admin/v1/accounts/:id/webhook/events").setPath(accountPath)
+      .addSuccess(WebhookEventList)
+      .annotate(OpenApi.Description, "Recent events, newest first, with every delivery attempt; ?status=&limit=&after=")
   )
   .middleware(AdminAuth)
   .annotate(OpenApi.Title, "Admin")

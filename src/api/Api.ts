@@ -6,6 +6,7 @@ import { ModelsApi } from "./ModelsApi.ts"
 import { OpsApi } from "./OpsApi.ts"
 import { StorageApi } from "./StorageApi.ts"
 import { TaskCreateApi, TaskReadApi } from "./TasksApi.ts"
+import { UploadsApi } from "./UploadsApi.ts"
 
 /** The whole HTTP contract; handlers live in `src/http/`, so clients can import this alone. */
 export class GatewayApi extends HttpApi.make("gateway")
@@ -16,6 +17,7 @@ export class GatewayApi extends HttpApi.make("gateway")
   .add(AssetsApi)
   .add(AdminApi)
   .add(StorageApi)
+  .add(UploadsApi)
   .addError(ApiErrorWire)
   .annotate(OpenApi.Title, "Media task gateway")
 {}

@@ -1,9 +1,11 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { VideoModelCapability } from "../plugin/Capabilities.ts"
+import { ImageModelCapability } from "../plugin/ImageCapabilities.ts"
 import { AnyKeyAuth } from "./Security.ts"
 
-const { id: _id, ...capabilityFields } = VideoModelCapability.fields
+const { id: _id, ...videoFields } = VideoModelCapability.fields
+const { id: _imageId, ...imageFields } = ImageModelCapability.from.fields
 
 export const Model = Schema.Struct({
   id: Schema.String,
@@ -11,7 +13,7 @@ export const Model = Schema.Struct({
   type: Schema.Literal("video", "image"),
   family: Schema.String,
   owned_by: Schema.String,
-  capabilities: Schema.Struct(capabilityFields),
+  capabilities: Schema.Union(Schema.Struct(videoFields), Schema.Struct(imageFields)),
   pricing: Schema.Struct({
     unit: Schema.Literal("second", "image"),
     currency: Schema.Literal("credit"),

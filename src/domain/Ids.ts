@@ -27,5 +27,6 @@ export const IdPrefix = {
   ledger: "led",
   event: "evt",
   request: "req",
-  task: "task"
+  task: "task",
+  upload: "upl"
 } as const

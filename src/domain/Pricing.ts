@@ -14,9 +14,10 @@ export const groupMultiplier = (groups: GroupsFile, name: string): number => {
 }
 
 /**
- * Credits for a video task, in micro-credits: price per second × requested
- * seconds × group multiplier (spec, Billing). References, modes and
- * resolution never change it; resolutions are separate models.
+ * Credits for a task, in micro-credits: price per unit × units × group
+ * multiplier. For video the unit is a requested second (spec, Billing):
+ * references, modes and resolution never change it, resolutions being
+ * separate models. For images it is an output image.
  */
-export const videoChargeMicros = (pricePerSecond: number, durationS: number, multiplier: number): number =>
-  Math.round(pricePerSecond * MICROS_PER_CREDIT * durationS * multiplier)
+export const chargeMicros = (pricePerUnit: number, units: number, multiplier: number): number =>
+  Math.round(pricePerUnit * MICROS_PER_CREDIT * units * multiplier)

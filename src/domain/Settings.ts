@@ -1,4 +1,5 @@
 import { Schema } from "effect"
+import { UploadSettings } from "./Upload.ts"
 
 /**
  * Shapes of the JSON files in `config/`. Unknown keys are errors, so a typo
@@ -52,7 +53,9 @@ export const LimitsFile = Schema.Struct({
   }),
   /** Seconds a caller is told to wait between polls of a task. */
   poll_interval_s: PositiveInt,
-  engine: Schema.optionalWith(EngineSettings, { default: () => Schema.decodeSync(EngineSettings)({}) })
+  engine: Schema.optionalWith(EngineSettings, { default: () => Schema.decodeSync(EngineSettings)({}) }),
+  /** Upload URL lifetimes and reference fetching (src/domain/Upload.ts). */
+  uploads: Schema.optionalWith(UploadSettings, { default: () => Schema.decodeSync(UploadSettings)({}) })
 })
 export type LimitsFile = typeof LimitsFile.Type
 
@@ -95,8 +98,10 @@ const PluginName = Schema.String.pipe(Schema.pattern(/^[A-Za-z0-9_-]{1,64}$/))
 export const ModelSettings = Schema.Struct({
   /** Off hides the model from `/v1/models` and refuses it with `unsupported_*_model`. */
   enabled: Schema.optionalWith(Schema.Boolean, { default: () => true }),
-  /** Credits per second of requested video, before the group multiplier. */
-  price_per_second: NonNegative,
+  /** Credits per second of requested video, before the group multiplier (video models). */
+  price_per_second: Schema.optional(NonNegative),
+  /** Credits per output image, before the group multiplier (image models). */
+  price_per_image: Schema.optional(NonNegative),
   /** Pricing policy: whether the subscription balance may pay; otherwise only the wallet. */
   subscription: Schema.Boolean,
   /**

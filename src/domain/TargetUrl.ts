@@ -32,7 +32,8 @@ export const checkTargetUrl = (raw: string, allowPrivate: boolean) =>
     if (url.protocol !== "http:" && url.protocol !== "https:") return yield* invalid("only http and https are allowed")
     if (url.username || url.password) return yield* invalid("credentials in the URL are not allowed")
     if (allowPrivate) return url
-    const host = url.hostname.replace(/^\[|\]$/g, "")
+    // A trailing dot is the same name, fully qualified ("localhost." is localhost).
+    const host = url.hostname.replace(/^\[|\]$/g, "").replace(/\.$/, "")
     if (ipaddr.isValid(host) ? !isPublicAddress(host) : LOCAL_NAMES.test(host) || !host.includes(".")) {
       return yield* invalid("private, loopback and local addresses are not allowed")
     }

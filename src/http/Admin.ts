@@ -3,12 +3,15 @@ import { Effect, Layer } from "effect"
 import { GatewayApi } from "../api/Api.ts"
 import { CreateAccountRequest, CreateKeyRequest, CreditsRequest, WebhookRequest } from "../domain/Account.ts"
 import { Accounts } from "../services/Accounts.ts"
+import { Webhooks } from "../services/Webhooks.ts"
 import { AdminAuthLive } from "./Auth.ts"
 import { readJson } from "./Body.ts"
+import { readEventFilter } from "./WebhookEvents.ts"
 
 export const AdminLive = HttpApiBuilder.group(GatewayApi, "admin", (handlers) =>
   Effect.gen(function*() {
     const accounts = yield* Accounts
+    const webhooks = yield* Webhooks
     return handlers
       .handle("createAccount", () => Effect.flatMap(readJson(CreateAccountRequest), accounts.create))
       .handle("getAccount", ({ path }) => accounts.detail(path.id))
@@ -21,4 +24,5 @@ export const AdminLive = HttpApiBuilder.group(GatewayApi, "admin", (handlers) =>
         Effect.flatMap(readJson(WebhookRequest), (req) => accounts.setWebhook(path.id, req)))
       .handle("rotateWebhookKey", ({ path }) => accounts.rotateWebhookKey(path.id))
       .handle("testWebhook", ({ path }) => accounts.queueWebhookTest(path.id))
+      .handle("listWebhookEvents", ({ path }) => Effect.flatMap(readEventFilter, (f) => webhooks.listEvents(path.id, f)))
   })).pipe(Layer.provide(AdminAuthLive))

@@ -65,9 +65,10 @@ export const formatParseError = (error: ParseResult.ParseError): string =>
 /**
  * Reads a JSON body and decodes it strictly (unknown fields are errors).
  * Every failure is a spec error body: 415 for another Content-Type, 413 over
- * the size limit, 400 `invalid_request` for bad JSON or a schema mismatch.
+ * the size limit (`body.json_bytes` unless `maxBytes` is given), 400
+ * `invalid_request` for bad JSON or a schema mismatch.
  */
-export const readJson = <A, I>(schema: Schema.Schema<A, I>) =>
+export const readJson = <A, I>(schema: Schema.Schema<A, I>, maxBytes?: number) =>
   Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
     const { limits } = yield* AppConfig
@@ -79,7 +80,7 @@ export const readJson = <A, I>(schema: Schema.Schema<A, I>) =>
         message: "The request body must be JSON with Content-Type: application/json."
       })
     }
-    const bytes = yield* readBytes(limits.body.json_bytes)
+    const bytes = yield* readBytes(maxBytes ?? limits.body.json_bytes)
     const json = yield* Effect.try({
       try: () => JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes)) as unknown,
       catch: (e) => Errors.badRequest("invalid_request", `The request body is not valid JSON: ${(e as Error).message}`)

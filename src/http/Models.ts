@@ -3,7 +3,7 @@ import { Effect, Layer } from "effect"
 import { GatewayApi } from "../api/Api.ts"
 import { CurrentPrincipal } from "../api/Security.ts"
 import { groupMultiplier } from "../domain/Pricing.ts"
-import { Registry } from "../services/Registry.ts"
+import { Registry, type ServedModel } from "../services/Registry.ts"
 import { AppConfig } from "../services/AppConfig.ts"
 import { AnyKeyAuthLive } from "./Auth.ts"
 
@@ -14,25 +14,27 @@ export const ModelsLive = HttpApiBuilder.group(GatewayApi, "models", (handlers) 
     return handlers.handle("listModels", () =>
       Effect.map(CurrentPrincipal, (principal) => {
         const multiplier = groupMultiplier(groups, principal.group)
-        return {
-          object: "list" as const,
-          data: registry.videoModels.map(({ capability: { id, ...capabilities }, family, ownedBy, settings }) => ({
+        const listed = <C extends { readonly id: string }>(type: "video" | "image", models: ReadonlyArray<ServedModel<C>>) =>
+          models.map(({ capability: { id, ...capabilities }, family, ownedBy, settings, price }) => ({
             id,
             object: "model" as const,
-            type: "video" as const,
+            type,
             family,
             owned_by: ownedBy,
             capabilities,
             pricing: {
-              unit: "second" as const,
+              unit: type === "video" ? "second" as const : "image" as const,
               currency: "credit" as const,
-              price: settings.price_per_second,
-              effective_price: Math.round(settings.price_per_second * multiplier * 1e6) / 1e6,
+              price,
+              effective_price: Math.round(price * multiplier * 1e6) / 1e6,
               group: principal.group,
               group_multiplier: multiplier,
               subscription_allowed: settings.subscription
             }
           }))
+        return {
+          object: "list" as const,
+          data: [...listed("video", registry.videoModels), ...listed("image", registry.imageModels)]
         }
       }))
   })).pipe(Layer.provide(AnyKeyAuthLive))

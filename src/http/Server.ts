@@ -8,9 +8,10 @@ import { ModelsLive } from "./Models.ts"
 import { OpsLive } from "./Ops.ts"
 import { StorageLive } from "./Storage.ts"
 import { TaskCreateLive, TaskReadLive } from "./Tasks.ts"
+import { UploadsLive } from "./Uploads.ts"
 
 export const ApiLive = HttpApiBuilder.api(GatewayApi).pipe(
-  Layer.provide([OpsLive, AdminLive, ModelsLive, TaskReadLive, TaskCreateLive, StorageLive, AssetsLive])
+  Layer.provide([OpsLive, AdminLive, ModelsLive, TaskReadLive, TaskCreateLive, StorageLive, AssetsLive, UploadsLive])
 )
 
 /** The HTTP application: the contract's handlers, `/openapi.json`, `/docs`, wrapped by the gateway middleware. */

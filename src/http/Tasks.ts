@@ -1,33 +1,22 @@
-import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { HttpApiBuilder } from "@effect/platform"
 import { Effect, Layer, Option, Schema } from "effect"
 import { GatewayApi } from "../api/Api.ts"
 import { BatchQuery } from "../api/TasksApi.ts"
 import * as Errors from "../api/Errors.ts"
 import { CurrentPrincipal } from "../api/Security.ts"
 import { canonicalJson, sha256Hex } from "../domain/Digest.ts"
-import { groupMultiplier, videoChargeMicros } from "../domain/Pricing.ts"
-import { formatTraceparent } from "../domain/TraceContext.ts"
+import { chargeMicros, groupMultiplier } from "../domain/Pricing.ts"
 import type { ImageTask, TaskKind, VideoTask } from "../domain/Task.ts"
 import { validateVideoRequest } from "../plugin/VideoRequest.ts"
 import { AppConfig } from "../services/AppConfig.ts"
+import { ReferenceMedia } from "../services/ReferenceMedia.ts"
 import { Registry } from "../services/Registry.ts"
 import { TaskStore } from "../services/TaskStore.ts"
 import { ModelKeyAuthLive, ResourceKeyAuthLive } from "./Auth.ts"
 import { readJson } from "./Body.ts"
+import { createImage } from "./ImageTasks.ts"
+import { accepted, currentTraceparent, idempotencyKey } from "./TaskCreation.ts"
 import { readListFilter } from "./TaskQuery.ts"
-
-const MAX_IDEMPOTENCY_KEY = 128
-
-const idempotencyKey = Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
-  const key = request.headers["idempotency-key"]
-  if (key === undefined) return Effect.succeed(null)
-  if (key.length === 0 || key.length > MAX_IDEMPOTENCY_KEY) {
-    return Effect.fail(
-      Errors.badRequest("invalid_request", `Idempotency-Key must be 1 to ${MAX_IDEMPOTENCY_KEY} characters.`)
-    )
-  }
-  return Effect.succeed(key)
-})
 
 const findOwn = <T extends VideoTask | ImageTask>(kind: TaskKind, id: string) =>
   Effect.gen(function*() {
@@ -67,25 +56,11 @@ export const TaskReadLive = HttpApiBuilder.group(GatewayApi, "taskRead", (handle
     .handle("listVideoTasks", () => listOwn<VideoTask>("video", ["generation"]))
     .handle("queryVideoTasks", () => queryOwn<VideoTask>("video"))
     .handle("getVideoTask", ({ path }) => findOwn<VideoTask>("video", path.task_id))
+    .handle("listImageTasks", () => listOwn<ImageTask>("image", ["generation", "edit"]))
+    .handle("queryImageTasks", () => queryOwn<ImageTask>("image"))
     .handle("getImageTask", ({ path }) => findOwn<ImageTask>("image", path.task_id))).pipe(
     Layer.provide(ResourceKeyAuthLive)
   )
-
-/** 202 with `Location` and `Retry-After`; a replay also says `Idempotent-Replayed: true`. */
-const accepted = (kind: TaskKind, task: VideoTask | ImageTask, replayed: boolean, pollSeconds: number) =>
-  HttpServerResponse.unsafeJson(task, {
-    status: 202,
-    headers: {
-      location: `/v1/${kind}/tasks/${task.id}`,
-      "retry-after": String(pollSeconds),
-      ...(replayed ? { "idempotent-replayed": "true" } : {})
-    }
-  })
-
-const currentTraceparent = Effect.currentSpan.pipe(
-  Effect.map(formatTraceparent),
-  Effect.orElseSucceed(() => null)
-)
 
 const createVideo = Effect.gen(function*() {
   const principal = yield* CurrentPrincipal
@@ -94,6 +69,8 @@ const createVideo = Effect.gen(function*() {
   const { groups, limits } = yield* AppConfig
   const body = yield* readJson(Schema.Unknown)
   const request = yield* validateVideoRequest((id) => registry.video(id)?.capability, body)
+  // Confirmed uploads are checked against the model's media table before idempotency and charge.
+  yield* Effect.flatMap(ReferenceMedia, (r) => r.checkAtCreation(registry.video(request.model)!.capability, request))
   const key = yield* idempotencyKey
   const served = registry.video(request.model)!
   const { task, replayed } = yield* store.create({
@@ -106,8 +83,8 @@ const createVideo = Effect.gen(function*() {
     metadata: request.metadata,
     idempotencyKey: key,
     digest: yield* Effect.promise(() => sha256Hex(canonicalJson(body))),
-    chargeMicros: videoChargeMicros(
-      served.settings.price_per_second,
+    chargeMicros: chargeMicros(
+      served.price,
       request.duration,
       groupMultiplier(groups, principal.group)
     ),
@@ -119,16 +96,9 @@ const createVideo = Effect.gen(function*() {
   return accepted("video", task, replayed, limits.poll_interval_s)
 })
 
-/** Image models arrive with the image plugins; until then every image model is unknown. */
-const ImageModelOnly = Schema.Struct({ model: Schema.String }).pipe(
-  Schema.extend(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
-)
-
 export const TaskCreateLive = HttpApiBuilder.group(GatewayApi, "taskCreate", (handlers) =>
   handlers
     .handle("createVideoTask", () => createVideo)
-    .handle("createImageTask", () =>
-      Effect.flatMap(readJson(ImageModelOnly), (req) =>
-        Errors.badRequest("unsupported_image_model", `Model "${req.model}" is not available.`)))).pipe(
+    .handle("createImageTask", () => createImage)).pipe(
     Layer.provide(ModelKeyAuthLive)
   )

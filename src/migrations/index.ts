@@ -2,6 +2,8 @@ import accounts from "./0001_accounts.ts"
 import tasks from "./0002_tasks.ts"
 import taskCreation from "./0003_task_creation.ts"
 import engine from "./0004_engine.ts"
+import webhooks from "./0005_webhooks.ts"
+import uploads from "./0006_uploads.ts"
 
 /**
  * Forward-only migrations, in order. Each is a list of PostgreSQL statements
@@ -11,5 +13,7 @@ export const migrations: ReadonlyArray<readonly [id: number, name: string, state
   [1, "accounts", accounts],
   [2, "tasks", tasks],
   [3, "task_creation", taskCreation],
-  [4, "engine", engine]
+  [4, "engine", engine],
+  [5, "webhooks", webhooks],
+  [6, "uploads", uploads]
 ]

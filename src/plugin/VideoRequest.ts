@@ -1,8 +1,8 @@
 import { Either } from "effect"
 import type { ApiError } from "../api/Errors.ts"
-import * as Errors from "../api/Errors.ts"
 import { ReferenceSource, VideoCreateRequest, VideoInput, VideoOutput } from "../domain/VideoRequest.ts"
 import type { AspectRatio, ModeCapability, ReferenceMode, VideoModelCapability } from "./Capabilities.ts"
+import { checkDeclaredOptions, checkFields, fail, invalid, isHttpUrl, isObject, own, runChecks } from "./RequestChecks.ts"
 
 /**
  * Validation of `POST /v1/video/tasks`, derived from a model's capability
@@ -61,36 +61,6 @@ const MOVED_OPTIONS: Record<string, string> = {
   reference_mode: "input.reference_mode"
 }
 
-class Invalid {
-  constructor(readonly error: ApiError) {}
-}
-
-const fail = (code: string, message: string): never => {
-  throw new Invalid(Errors.badRequest(code, message))
-}
-const invalid = (message: string): never => fail("invalid_request", message)
-
-/** Own keys only: a request key such as "constructor" or "__proto__" must not reach the prototype. */
-const own = <T>(record: Readonly<Record<string, T>>, key: string): T | undefined =>
-  Object.hasOwn(record, key) ? record[key] : undefined
-
-const isObject = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
-
-const checkFields = (where: string, value: Record<string, unknown>, allowed: ReadonlySet<string>) => {
-  for (const key of Object.keys(value)) {
-    if (!allowed.has(key)) invalid(`Unknown field "${where}${key}".`)
-  }
-}
-
-const isHttpUrl = (raw: string) => {
-  try {
-    const url = new URL(raw)
-    return (url.protocol === "http:" || url.protocol === "https:") && url.hostname.length > 0
-  } catch {
-    return false
-  }
-}
-
 const reference = (where: string, value: unknown): Reference => {
   if (!isObject(value)) return invalid(`"${where}" must be an object with a "url".`)
   checkFields(`${where}.`, value, REFERENCE_FIELDS)
@@ -137,33 +107,7 @@ const checkProviderOptions = (model: VideoModelCapability | undefined, value: un
       }
     }
     if (model === undefined) continue
-    const declared = own(model.provider_options, namespace)
-    if (declared === undefined) {
-      const known = Object.keys(model.provider_options)
-      return fail(
-        "invalid_provider_options",
-        `Unknown provider_options namespace "${namespace}" for ${model.id}${
-          known.length ? `; accepted: ${known.join(", ")}` : "; this model accepts none"
-        }.`
-      )
-    }
-    for (const [key, v] of Object.entries(options)) {
-      const field = own(declared, key)
-      if (field === undefined) fail("invalid_provider_options", `Unknown field "provider_options.${namespace}.${key}".`)
-      const ok = field!.type === "string"
-        ? typeof v === "string"
-        : field!.type === "boolean"
-        ? typeof v === "boolean"
-        : field!.type === "integer"
-        ? Number.isInteger(v)
-        : typeof v === "number" && Number.isFinite(v)
-      const inRange = ok && (field!.enum === undefined || field!.enum.includes(v as string | number)) &&
-        (field!.min === undefined || (v as number) >= field!.min) &&
-        (field!.max === undefined || (v as number) <= field!.max)
-      if (!inRange) {
-        fail("invalid_provider_options", `"provider_options.${namespace}.${key}" must be a valid ${field!.type}.`)
-      }
-    }
+    checkDeclaredOptions(model.id, model.provider_options, namespace, options)
     out[namespace] = options
   }
   return out
@@ -334,11 +278,4 @@ const validate = (lookup: (id: string) => VideoModelCapability | undefined, body
 export const validateVideoRequest = (
   lookup: (id: string) => VideoModelCapability | undefined,
   body: unknown
-): Either.Either<ValidVideoRequest, ApiError> => {
-  try {
-    return Either.right(validate(lookup, body))
-  } catch (e) {
-    if (e instanceof Invalid) return Either.left(e.error)
-    throw e
-  }
-}
+): Either.Either<ValidVideoRequest, ApiError> => runChecks(() => validate(lookup, body))

@@ -16,6 +16,7 @@ import { toCredits, toMicros } from "../domain/Money.ts"
 import { nowSeconds } from "../domain/Time.ts"
 import { checkTargetUrl } from "../domain/TargetUrl.ts"
 import { AppConfig } from "./AppConfig.ts"
+import { Outbox } from "./Outbox.ts"
 import { Secrets } from "./Secrets.ts"
 
 interface AccountRow {
@@ -58,6 +59,7 @@ const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const config = yield* AppConfig
   const secrets = yield* Secrets
+  const outbox = yield* Outbox
 
   const checkGroup = (group: string | undefined) =>
     group === undefined || group in config.groups.groups
@@ -256,28 +258,22 @@ const make = Effect.gen(function*() {
       return { key }
     }).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("Accounts.rotateWebhookKey"))
 
-  /** Queues a `webhook.test` event in the outbox that the delivery worker reads. */
+  /**
+   * Queues a `webhook.test` event (payload of DESIGN.md) in the outbox, delivered
+   * like any other event. It goes out whenever a URL is set, enabled or not, so
+   * an operator can check the receiver before enabling it.
+   */
   const queueWebhookTest = (accountId: string) =>
     Effect.gen(function*() {
       const row = yield* getRow(accountId)
       if (row.webhook_url === null) {
         return yield* Errors.badRequest("webhook_not_configured", "Set a webhook URL before sending a test event.")
       }
-      const now = yield* nowSeconds
-      const id = newId(IdPrefix.event)
-      const event = {
-        id,
-        object: "event",
-        api_version: "2026-07-17",
-        type: "webhook.test",
-        created_at: now,
-        data: { object: { object: "webhook.test", account_id: accountId } }
-      }
-      yield* sql`
-        INSERT INTO webhook_events (id, account_id, type, payload, next_attempt_at, created_at)
-        VALUES (${id}, ${accountId}, 'webhook.test', ${JSON.stringify(event)}::jsonb, ${now}, ${now})`
+      const id = yield* outbox.record(accountId, "webhook.test", { object: "webhook.test", account_id: accountId }, null, {
+        always: true
+      })
       return { object: "webhook.test.queued" as const, event_id: id }
-    }).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("Accounts.queueWebhookTest"))
+    }).pipe(Effect.withSpan("Accounts.queueWebhookTest"))
 
   return {
     create,

@@ -37,8 +37,11 @@ export class Billing extends Context.Tag("Billing")<Billing, {
       return {
         charge: (accountId, taskId, micros, subscriptionAllowed) =>
           Effect.gen(function*() {
+            // NO KEY UPDATE, not UPDATE: the caller's INSERT of the task row already holds a
+            // KEY SHARE lock on this account (the foreign key), and so do concurrent creates of the
+            // same account; FOR UPDATE conflicts with those and two creates deadlock.
             const [account] = yield* sql<{ wallet_micros: number; subscription_micros: number }>`
-              SELECT wallet_micros, subscription_micros FROM accounts WHERE id = ${accountId} FOR UPDATE`
+              SELECT wallet_micros, subscription_micros FROM accounts WHERE id = ${accountId} FOR NO KEY UPDATE`
             const subscriptionMicros = subscriptionAllowed ? Math.min(account!.subscription_micros, micros) : 0
             const walletMicros = micros - subscriptionMicros
             if (walletMicros > account!.wallet_micros) {

@@ -1,6 +1,8 @@
 import { Context, Effect, Layer, ParseResult, Schema } from "effect"
 import type { ModelSettings } from "../domain/Settings.ts"
 import { VideoFamily, type VideoModelCapability } from "../plugin/Capabilities.ts"
+import { ImageFamily, type ImageModelCapability } from "../plugin/ImageCapabilities.ts"
+import type { ImageModelRules } from "../plugin/ImageRequest.ts"
 import { AppConfig, ConfigurationError } from "./AppConfig.ts"
 
 /**
@@ -14,19 +16,35 @@ const SANDBOX_OPTIONS: VideoModelCapability["provider_options"] = {
   }
 }
 
-/** A model as the gateway serves it: the plugin's capabilities with the operator's settings. */
-export interface ServedVideoModel {
-  readonly family: string
-  readonly ownedBy: string
-  readonly capability: VideoModelCapability
-  readonly settings: ModelSettings
+/** Images may also rehearse a temporarily unavailable service (a failed task with code 524). */
+const SANDBOX_IMAGE_OPTIONS: VideoModelCapability["provider_options"] = {
+  sandbox: {
+    outcome: { type: "string", enum: ["succeed", "fail", "unavailable"] },
+    delay_ms: { type: "integer", min: 0, max: 600_000 }
+  }
 }
 
+/** A model as the gateway serves it: the plugin's capabilities with the operator's settings. */
+export interface ServedModel<C> {
+  readonly family: string
+  readonly ownedBy: string
+  readonly capability: C
+  readonly settings: ModelSettings
+  /** Credits per unit (second of video, or image) before the group multiplier. */
+  readonly price: number
+}
+export type ServedVideoModel = ServedModel<VideoModelCapability>
+/** Image tables carry no `provider_options`; the channel adds what it accepts (the sandbox's switch). */
+export type ServedImageModel = ServedModel<ImageModelCapability> & ImageModelRules
+
 export interface RegistryService {
-  readonly families: ReadonlyArray<VideoFamily>
+  readonly families: ReadonlyArray<VideoFamily | ImageFamily>
   /** An enabled video model by public ID. */
   readonly video: (id: string) => ServedVideoModel | undefined
   readonly videoModels: ReadonlyArray<ServedVideoModel>
+  /** An enabled image model by public ID. */
+  readonly image: (id: string) => ServedImageModel | undefined
+  readonly imageModels: ReadonlyArray<ServedImageModel>
 }
 
 /**
@@ -39,7 +57,11 @@ const loadPlugin = (name: string) =>
       try: () => import(new URL(`../../plugins/${name}/index.ts`, import.meta.url).href),
       catch: (e) => new ConfigurationError({ message: `plugin "${name}": cannot be loaded (${(e as Error).message})` })
     })
-    return yield* Schema.decodeUnknown(VideoFamily, { onExcessProperty: "error", errors: "all" })(module.default).pipe(
+    const schema = (module.default as { type?: unknown })?.type === "image" ? ImageFamily : VideoFamily
+    return yield* Schema.decodeUnknown(schema as Schema.Schema<VideoFamily | ImageFamily, unknown>, {
+      onExcessProperty: "error",
+      errors: "all"
+    })(module.default).pipe(
       Effect.mapError((e) =>
         new ConfigurationError({
           message: `plugin "${name}": invalid capability table\n${ParseResult.TreeFormatter.formatErrorSync(e)}`
@@ -55,6 +77,7 @@ export class Registry extends Context.Tag("Registry")<Registry, RegistryService>
       const { models } = yield* AppConfig
       const families = yield* Effect.forEach(models.plugins, loadPlugin)
       const served = new Map<string, ServedVideoModel>()
+      const servedImages = new Map<string, ServedImageModel>()
       const declared = new Set<string>()
       for (const family of families) {
         for (const capability of family.models) {
@@ -63,11 +86,27 @@ export class Registry extends Context.Tag("Registry")<Registry, RegistryService>
           }
           declared.add(capability.id)
           const settings = models.models[capability.id]
-          if (settings?.enabled) {
+          if (!settings?.enabled) continue
+          const priceField = family.type === "video" ? "price_per_second" : "price_per_image"
+          const price = settings[priceField]
+          if (price === undefined) {
+            return yield* new ConfigurationError({
+              message: `config models.json: at models.${capability.id}: ${family.type} model needs "${priceField}"`
+            })
+          }
+          const common = { family: family.family, ownedBy: family.owned_by, settings, price }
+          if (family.type === "image") {
+            servedImages.set(capability.id, {
+              ...common,
+              capability: capability as ImageModelCapability,
+              providerOptions: settings.generator === "sandbox" ? SANDBOX_IMAGE_OPTIONS : {}
+            })
+          } else {
+            const video = capability as VideoModelCapability
             const routed = settings.generator === "sandbox"
-              ? { ...capability, provider_options: { ...capability.provider_options, ...SANDBOX_OPTIONS } }
-              : capability
-            served.set(capability.id, { family: family.family, ownedBy: family.owned_by, capability: routed, settings })
+              ? { ...video, provider_options: { ...video.provider_options, ...SANDBOX_OPTIONS } }
+              : video
+            served.set(capability.id, { ...common, capability: routed })
           }
         }
       }
@@ -80,7 +119,9 @@ export class Registry extends Context.Tag("Registry")<Registry, RegistryService>
       return {
         families,
         video: (id) => served.get(id),
-        videoModels: [...served.values()]
+        videoModels: [...served.values()],
+        image: (id) => servedImages.get(id),
+        imageModels: [...servedImages.values()]
       }
     })
   )

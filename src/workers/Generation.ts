@@ -1,9 +1,9 @@
 import { Duration, Effect, Queue as Mailbox, Ref, Schedule, Stream } from "effect"
 import { randomBase62 } from "../domain/Ids.ts"
 import type { ChannelSettings } from "../domain/Settings.ts"
-import type { VideoGenerator } from "../plugin/Generator.ts"
 import { AppConfig } from "../services/AppConfig.ts"
 import { Queue } from "../services/Queue.ts"
+import type { Generators } from "./Plans.ts"
 import { runTask } from "./RunTask.ts"
 
 /**
@@ -11,11 +11,7 @@ import { runTask } from "./RunTask.ts"
  * more when a slot frees, when a NOTIFY says work arrived, or when the poll
  * interval passes (NOTIFY is a hint; polling is the guarantee).
  */
-export const channelWorker = (
-  channelName: string,
-  channel: ChannelSettings,
-  generators: Readonly<Record<string, VideoGenerator>>
-) =>
+export const channelWorker = (channelName: string, channel: ChannelSettings, generators: Generators) =>
   Effect.gen(function*() {
     const queue = yield* Queue
     const { limits } = yield* AppConfig
@@ -37,7 +33,7 @@ export const channelWorker = (
       const claims = yield* queue.claim(channelName, workerId, free)
       for (const claim of claims) {
         yield* Ref.update(running, (n) => n + 1)
-        yield* runTask(claim, workerId, generators, channel).pipe(
+        yield* runTask(claim, workerId, generators).pipe(
           Effect.ensuring(Ref.update(running, (n) => n - 1).pipe(Effect.zipRight(wake.offer(undefined)))),
           Effect.forkScoped
         )

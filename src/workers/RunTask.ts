@@ -1,30 +1,24 @@
 import { Cause, Clock, Data, Effect, Schedule, Stream, Tracer } from "effect"
 import { IdPrefix, newId } from "../domain/Ids.ts"
-import type { ChannelSettings, EngineSettings } from "../domain/Settings.ts"
+import type { EngineSettings } from "../domain/Settings.ts"
 import { parseTraceparent } from "../domain/TraceContext.ts"
-import type { GenerationEvent, VideoGenerator } from "../plugin/Generator.ts"
 import { GenerationError } from "../plugin/Generator.ts"
 import { AppConfig } from "../services/AppConfig.ts"
 import { ObjectStorage } from "../services/ObjectStorage.ts"
 import { type Claim, Queue } from "../services/Queue.ts"
-import { Registry } from "../services/Registry.ts"
-import { type NewAsset, type TaskFailure, TaskOutcomes } from "../services/TaskOutcomes.ts"
+import { ReferenceMedia } from "../services/ReferenceMedia.ts"
+import { type NewAsset, TaskOutcomes } from "../services/TaskOutcomes.ts"
+import { type Generators, internalFailureOf, type Output, type Plan, planFor } from "./Plans.ts"
 
 /** The heartbeat found the claim taken back: another attempt owns the task now. */
 class LeaseLost extends Data.TaggedError("LeaseLost")<{ readonly taskId: string }> {}
-
-type Output = Extract<GenerationEvent, { _tag: "Output" }>
 
 /** Progress is written in steps of this many percent, so a task costs a bounded number of writes. */
 const PROGRESS_STEP = 5
 /** The share of the bar generation fills; storing the result fills the rest. */
 const GENERATION_SHARE = 95
 
-const internalFailure: TaskFailure = {
-  code: "video_task_failed",
-  message: "The video could not be generated.",
-  retryable: true
-}
+
 
 const parentSpan = (claim: Claim) => {
   const context = claim.traceContext?.traceparent ? parseTraceparent(claim.traceContext.traceparent) : undefined
@@ -38,16 +32,10 @@ const parentSpan = (claim: Claim) => {
  * back, the work stops and writes nothing. Interrupted (the process stops),
  * the task goes back to the queue for another worker.
  */
-export const runTask = (
-  claim: Claim,
-  workerId: string,
-  generators: Readonly<Record<string, VideoGenerator>>,
-  channel: ChannelSettings
-) =>
+export const runTask = (claim: Claim, workerId: string, generators: Generators) =>
   Effect.gen(function*() {
     const queue = yield* Queue
     const outcomes = yield* TaskOutcomes
-    const registry = yield* Registry
     const storage = yield* ObjectStorage
     const config = yield* AppConfig
     const engine: EngineSettings = config.limits.engine
@@ -58,15 +46,9 @@ export const runTask = (
       yield* Effect.logInfo("task claimed").pipe(Effect.annotateLogs({ worker_id: workerId, model: claim.model }))
     }).pipe(Effect.withSpan("task.claim", { attributes: { "task.id": claim.id, "task.attempt": claim.attempt } }))
 
-    const served = registry.video(claim.model)
-    const generator = served === undefined ? undefined : generators[served.settings.generator]
-    if (served === undefined || generator === undefined) {
-      return yield* outcomes.fail(claim, {
-        code: "video_task_failed",
-        message: `Model "${claim.model}" is no longer available.`,
-        retryable: false
-      })
-    }
+    const planned = yield* planFor(claim, generators)
+    if (!("generate" in planned)) return yield* outcomes.fail(claim, planned)
+    const plan: Plan = planned
 
     let written = 0
     const report = (percent: number) => {
@@ -75,10 +57,11 @@ export const runTask = (
       written = step
       return queue.progress(claim, step)
     }
+    const retrySchedule = Schedule.exponential(engine.retry_base_ms).pipe(Schedule.intersect(Schedule.recurs(engine.generate_retries)))
 
     const generate = Effect.suspend(() => {
       const outputs: Array<Output> = []
-      return generator.generate({ taskId: claim.id, capability: served.capability, request: claim.request }).pipe(
+      return plan.generate.pipe(
         Stream.runForEach((event) => {
           if (event._tag === "Progress") return report((event.percent * GENERATION_SHARE) / 100)
           outputs.push(event)
@@ -88,10 +71,8 @@ export const runTask = (
         Effect.withSpan("task.generate", { attributes: { "task.id": claim.id, "task.model": claim.model } })
       )
     }).pipe(
-      Effect.retry({
-        schedule: Schedule.exponential(engine.retry_base_ms).pipe(Schedule.intersect(Schedule.recurs(engine.generate_retries))),
-        while: (e) => e.transient
-      })
+      Effect.retry({ schedule: retrySchedule, while: (e) => e.transient }),
+      Effect.mapError((e) => (e.transient ? new GenerationError({ ...plan.exhaustedFailure(e), transient: false }) : e))
     )
 
     const store = (outputs: ReadonlyArray<Output>) =>
@@ -101,8 +82,8 @@ export const runTask = (
           const filename = `${id}.${output.extension}`
           const storageKey = `results/${claim.id}/${filename}`
           yield* storage.put(storageKey, output.bytes, output.mimeType)
-          const link = channel.url_auth === "none"
-            ? { url: (yield* storage.presignGet(storageKey, { expiresInS: channel.result_url_ttl_s })).url, temporary: true }
+          const link = plan.channel.url_auth === "none"
+            ? { url: (yield* storage.presignGet(storageKey, { expiresInS: plan.channel.result_url_ttl_s })).url, temporary: true }
             : { url: `${config.publicBaseUrl}/v1/assets/${id}/content`, temporary: false }
           const asset: NewAsset = {
             id,
@@ -114,32 +95,21 @@ export const runTask = (
             height: output.height ?? null,
             durationMs: output.durationMs ?? null
           }
-          const item = {
-            asset_id: id,
-            index,
-            url: link.url,
-            mime_type: output.mimeType,
-            filename,
-            ...(output.width !== undefined ? { width: output.width } : {}),
-            ...(output.height !== undefined ? { height: output.height } : {}),
-            // The spec: duration_ms echoes the validated requested duration, never a probe.
-            duration_ms: claim.request.duration * 1000,
-            temporary: link.temporary,
-            url_auth: channel.url_auth
-          }
-          return { asset, item }
+          return { asset, item: plan.item(output, { id, filename, ...link }, index) }
         })).pipe(
-        Effect.retry(Schedule.exponential(engine.retry_base_ms).pipe(Schedule.intersect(Schedule.recurs(engine.generate_retries)))),
+        Effect.retry(retrySchedule),
         Effect.withSpan("task.store", { attributes: { "task.id": claim.id, "task.outputs": outputs.length } })
       )
 
     const work = Effect.gen(function*() {
+      // External reference URLs are fetched and probed first; a broken rule fails (and refunds) the task.
+      if (claim.kind === "video") yield* Effect.flatMap(ReferenceMedia, (r) => r.checkBeforeRun(claim.model, claim.request))
       const outputs = yield* generate
       const stored = yield* store(outputs).pipe(
         Effect.tapError((e) => Effect.logError("storing a result failed", e)),
-        Effect.mapError(() => new GenerationError({ ...internalFailure, transient: false }))
+        Effect.mapError(() => new GenerationError({ ...plan.internalFailure, transient: false }))
       )
-      return yield* outcomes.succeed(claim, stored.map((s) => s.asset), { videos: stored.map((s) => s.item) })
+      return yield* outcomes.succeed(claim, stored.map((s) => s.asset), { [plan.resultKey]: stored.map((s) => s.item) })
     })
 
     const heartbeat = queue.heartbeat(claim).pipe(
@@ -160,7 +130,7 @@ export const runTask = (
       }),
       Effect.catchAllDefect((defect) =>
         Effect.logError("task run died", Cause.die(defect)).pipe(
-          Effect.zipRight(outcomes.fail(claim, internalFailure)),
+          Effect.zipRight(outcomes.fail(claim, internalFailureOf(claim.kind))),
           Effect.catchAllCause(() => Effect.void)
         )
       ),

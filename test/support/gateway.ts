@@ -8,6 +8,7 @@ import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { gateway } from "../../src/Gateway.ts"
 import { MediaToolsLive } from "../../src/runtime/MediaTools.ts"
+import { TargetHttpClientLive } from "../../src/runtime/TargetHttpClient.ts"
 import { createDatabase } from "./database.ts"
 
 export const freePort = () =>
@@ -56,6 +57,7 @@ export const startGateway = async (env: Record<string, string> = {}, extra?: Lay
   const server = NodeHttpServer.layer(createServer, { host: "127.0.0.1", port })
   const layer = Layer.merge(gateway(server), server).pipe(
     Layer.provide(MediaToolsLive),
+    Layer.provide(TargetHttpClientLive),
     Layer.provide(NodeContext.layer),
     Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(config))),
     Layer.provide(extra ?? Layer.empty),

@@ -1,5 +1,8 @@
 import { ADMIN_TOKEN, type TestGateway } from "./gateway.ts"
 
+/** Where requests go: an in-process gateway or a service running as a process. */
+export type Target = Pick<TestGateway, "url">
+
 export interface Reply {
   readonly status: number
   readonly headers: Headers
@@ -8,7 +11,7 @@ export interface Reply {
 
 /** One request over real HTTP; the body is parsed as JSON when it is JSON. */
 export const call = async (
-  gw: TestGateway,
+  gw: Target,
   method: string,
   path: string,
   options: { readonly key?: string; readonly json?: unknown; readonly body?: BodyInit; readonly headers?: Record<string, string> } = {}
@@ -27,11 +30,11 @@ export const call = async (
   return { status: res.status, headers: res.headers, body: parsed }
 }
 
-export const admin = (gw: TestGateway, method: string, path: string, json?: unknown) =>
+export const admin = (gw: Target, method: string, path: string, json?: unknown) =>
   call(gw, method, path, { key: ADMIN_TOKEN, ...(json === undefined ? {} : { json }) })
 
 /** An account with one key of each kind, through the admin API. */
-export const createAccount = async (gw: TestGateway, body: Record<string, unknown> = { name: "acme" }) => {
+export const createAccount = async (gw: Target, body: Record<string, unknown> = { name: "acme" }) => {
   const account = await admin(gw, "POST", "/admin/v1/accounts", body)
   if (account.status !== 201) throw new Error(`account: ${account.status} ${JSON.stringify(account.body)}`)
   const model = await admin(gw, "POST", `/admin/v1/accounts/${account.body.id}/keys`, { kind: "model" })

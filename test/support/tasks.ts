@@ -17,12 +17,12 @@ export const pollTask = async (
   key: string,
   id: string,
   done: (task: any) => boolean = (t) => t.status === "succeeded" || t.status === "failed",
-  { intervalMs = 100, deadlineMs = 90_000 } = {}
+  { intervalMs = 100, deadlineMs = 90_000, kind = "video" as "video" | "image" } = {}
 ): Promise<Array<any>> => {
   const seen: Array<any> = []
   const until = Date.now() + deadlineMs
   while (Date.now() < until) {
-    const reply = await call(gw, "GET", `/v1/video/tasks/${id}`, { key })
+    const reply = await call(gw, "GET", `/v1/${kind}/tasks/${id}`, { key })
     if (reply.status !== 200) throw new Error(`GET task: ${reply.status} ${JSON.stringify(reply.body)}`)
     seen.push(reply.body)
     if (done(reply.body)) return seen

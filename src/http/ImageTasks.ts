@@ -1,0 +1,144 @@
+import { HttpServerRequest } from "@effect/platform"
+import { Effect, Schema } from "effect"
+import { fileTypeFromBuffer } from "file-type"
+import * as Errors from "../api/Errors.ts"
+import { CurrentPrincipal } from "../api/Security.ts"
+import { canonicalJson, sha256Hex } from "../domain/Digest.ts"
+import { chargeMicros, groupMultiplier } from "../domain/Pricing.ts"
+import { type ImageSource, validateImageRequest, type ValidImageRequest } from "../plugin/ImageRequest.ts"
+import { AppConfig } from "../services/AppConfig.ts"
+import { ObjectStorage } from "../services/ObjectStorage.ts"
+import { Registry } from "../services/Registry.ts"
+import { TaskStore } from "../services/TaskStore.ts"
+import { readJson } from "./Body.ts"
+import { type FormFile, readForm } from "./ImageForm.ts"
+import { accepted, currentTraceparent, idempotencyKey } from "./TaskCreation.ts"
+
+/** The form fields of the multipart edit, mapped to the JSON form they stand for. */
+const FORM_FIELDS = new Set(["model", "operation", "prompt", "size", "quality", "output_format"])
+const FORM_FILES = new Set(["image", "mask"])
+/** Upper bounds of a multipart body before the model is known; the model's own limits are checked after. */
+const MAX_FORM_FILES = 16
+const MAX_FORM_FILE_BYTES = 50 * 1024 * 1024
+
+const IMAGE_TYPES: Record<string, string> = { "image/png": "png", "image/jpeg": "jpg", "image/webp": "webp" }
+
+/** The image type read from the bytes themselves; names and declared types are not trusted. */
+const sniffImage = (bytes: Uint8Array) =>
+  Effect.promise(() => fileTypeFromBuffer(bytes)).pipe(
+    Effect.map((type) =>
+      type !== undefined && Object.hasOwn(IMAGE_TYPES, type.mime)
+        ? { mimeType: type.mime, extension: IMAGE_TYPES[type.mime]! }
+        : undefined
+    ),
+    Effect.orElseSucceed(() => undefined)
+  )
+
+const bytesDigest = (bytes: Uint8Array) =>
+  Effect.promise(async () =>
+    Array.from(new Uint8Array(await crypto.subtle.digest("SHA-256", bytes.slice())), (b) => b.toString(16).padStart(2, "0"))
+      .join("")
+  )
+
+const storedFile = (accountId: string, file: FormFile, maxBytes: number) =>
+  Effect.gen(function*() {
+    const where = `${file.field}[${file.index}]`
+    if (file.bytes.byteLength > maxBytes) {
+      return yield* Errors.badRequest("invalid_image_parameter", `${where} is over ${maxBytes} bytes.`)
+    }
+    const type = yield* sniffImage(file.bytes)
+    if (type === undefined) {
+      return yield* Errors.badRequest("invalid_request", `${where} is not a PNG, JPEG or WebP image.`)
+    }
+    const digest = yield* bytesDigest(file.bytes)
+    // Content-addressed, so a replayed request stores nothing new.
+    const storageKey = `inputs/${accountId}/${digest}.${type.extension}`
+    return { storageKey, mimeType: type.mimeType, digest, bytes: file.bytes }
+  })
+
+/** The multipart form (edit only): files stored, fields turned into the JSON shape the validator reads. */
+const fromForm = (accountId: string) =>
+  Effect.gen(function*() {
+    const registry = yield* Registry
+    const storage = yield* ObjectStorage
+    const form = yield* readForm({ maxFileBytes: MAX_FORM_FILE_BYTES, maxFiles: MAX_FORM_FILES })
+    for (const name of form.fields.keys()) {
+      if (!FORM_FIELDS.has(name)) return yield* Errors.badRequest("invalid_request", `Unknown form field "${name}".`)
+    }
+    for (const file of form.files) {
+      if (!FORM_FILES.has(file.field)) return yield* Errors.badRequest("invalid_request", `Unknown file field "${file.field}".`)
+    }
+    if (form.fields.get("operation") !== "edit") {
+      return yield* Errors.badRequest("invalid_request", `The multipart form is only for "operation" = "edit".`)
+    }
+    const masks = form.files.filter((f) => f.field === "mask")
+    if (masks.length > 1) return yield* Errors.badRequest("invalid_request", `At most one "mask" file is accepted.`)
+    const model = registry.image(form.fields.get("model") ?? "")
+    const maxBytes = model?.capability.input_images.max_bytes ?? MAX_FORM_FILE_BYTES
+    const images = yield* Effect.forEach(form.files.filter((f) => f.field === "image"), (f) => storedFile(accountId, f, maxBytes))
+    const mask = masks.length === 1 ? yield* storedFile(accountId, masks[0]!, maxBytes) : null
+    const output = Object.fromEntries(
+      [["size", "size"], ["quality", "quality"], ["output_format", "format"]]
+        .flatMap(([field, key]) => (form.fields.has(field!) ? [[key, form.fields.get(field!)]] : []))
+    )
+    const body = {
+      ...(form.fields.has("model") ? { model: form.fields.get("model") } : {}),
+      operation: "edit",
+      input: { ...(form.fields.has("prompt") ? { prompt: form.fields.get("prompt") } : {}) },
+      ...(Object.keys(output).length ? { output } : {})
+    }
+    const source = (f: { storageKey: string; mimeType: string }): ImageSource => ({ storageKey: f.storageKey, mimeType: f.mimeType })
+    const files = { images: images.map(source), mask: mask === null ? null : source(mask) }
+    // What the digest covers: the fields and the bytes of every file, not where they were stored.
+    const content = { ...body, files: { images: images.map((i) => i.digest), mask: mask?.digest ?? null } }
+    const store = Effect.forEach([...images, ...(mask ? [mask] : [])], (f) => storage.put(f.storageKey, f.bytes, f.mimeType), {
+      discard: true
+    })
+    return { body, files, content, store }
+  })
+
+/**
+ * `POST /v1/image/tasks` in either form: JSON, or multipart for `edit` with
+ * the image files in the request. Validated against the model's table, then
+ * created and pre-charged (price per image × count × group multiplier) with
+ * the Idempotency-Key semantics of video tasks.
+ */
+export const createImage = Effect.gen(function*() {
+  const principal = yield* CurrentPrincipal
+  const registry = yield* Registry
+  const taskStore = yield* TaskStore
+  const { groups, limits } = yield* AppConfig
+  const request = yield* HttpServerRequest.HttpServerRequest
+  const multipart = /^multipart\//i.test(request.headers["content-type"] ?? "")
+  const submitted = multipart
+    ? yield* fromForm(principal.accountId)
+    : yield* Effect.map(readJson(Schema.Unknown), (body) => ({ body, files: undefined, content: body, store: Effect.void }))
+  const valid: ValidImageRequest = yield* validateImageRequest(
+    (id) => registry.image(id),
+    submitted.files === undefined ? { body: submitted.body } : { body: submitted.body, files: submitted.files }
+  )
+  const key = yield* idempotencyKey
+  const served = registry.image(valid.model)!
+  const storeInputs: Effect.Effect<void, unknown> = submitted.store
+  yield* storeInputs.pipe(
+    Effect.tapError((e) => Effect.logError("storing image inputs failed", e)),
+    Effect.mapError(() => Errors.internalError())
+  )
+  const { task, replayed } = yield* taskStore.create({
+    accountId: principal.accountId,
+    kind: "image",
+    model: valid.model,
+    operation: valid.operation,
+    request: valid,
+    clientReferenceId: valid.clientReferenceId,
+    metadata: valid.metadata,
+    idempotencyKey: key,
+    digest: yield* Effect.promise(() => sha256Hex(canonicalJson(submitted.content))),
+    chargeMicros: chargeMicros(served.price, valid.count, groupMultiplier(groups, principal.group)),
+    subscriptionAllowed: served.settings.subscription,
+    channel: served.settings.generator,
+    traceparent: yield* currentTraceparent
+  })
+  yield* Effect.annotateCurrentSpan({ "task.id": task.id, "task.model": task.model, "task.replayed": replayed })
+  return accepted("image", task, replayed, limits.poll_interval_s)
+})

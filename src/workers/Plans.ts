@@ -1,0 +1,185 @@
+import { HttpClientRequest } from "@effect/platform"
+import { Chunk, Effect, Option, Stream } from "effect"
+import { checkTargetUrl } from "../domain/TargetUrl.ts"
+import type { ChannelSettings } from "../domain/Settings.ts"
+import {
+  GenerationError,
+  type GenerationEvent,
+  type ImageGenerator,
+  type VideoGenerator
+} from "../plugin/Generator.ts"
+import type { ImageSource, ValidImageRequest } from "../plugin/ImageRequest.ts"
+import type { ValidVideoRequest } from "../plugin/VideoRequest.ts"
+import { AppConfig } from "../services/AppConfig.ts"
+import { ObjectStorage } from "../services/ObjectStorage.ts"
+import type { Claim } from "../services/Queue.ts"
+import { Registry } from "../services/Registry.ts"
+import { TargetHttpClient } from "../services/TargetHttpClient.ts"
+import type { TaskFailure } from "../services/TaskOutcomes.ts"
+
+export type Output = Extract<GenerationEvent, { _tag: "Output" }>
+
+/** Where a stored output can be read: its asset id, file name and URL. */
+export interface StoredOutput {
+  readonly id: string
+  readonly filename: string
+  readonly url: string
+  readonly temporary: boolean
+}
+
+/** How the engine runs one kind of task; everything else about a run is shared. */
+export interface Plan {
+  readonly generate: Stream.Stream<GenerationEvent, GenerationError>
+  readonly channel: ChannelSettings
+  /** The result item of the spec for one stored output. */
+  readonly item: (output: Output, stored: StoredOutput, index: number) => Record<string, unknown>
+  readonly resultKey: "videos" | "images"
+  /** What a failure the caller should not see the details of becomes. */
+  readonly internalFailure: TaskFailure
+  /** What transient failures become once retries are spent. */
+  readonly exhaustedFailure: (last: GenerationError) => TaskFailure
+}
+
+export interface Generators {
+  readonly video: Readonly<Record<string, VideoGenerator>>
+  readonly image: Readonly<Record<string, ImageGenerator>>
+}
+
+/** What a failure the caller should not see the details of becomes, per kind. */
+export const internalFailureOf = (kind: Claim["kind"]): TaskFailure => (kind === "video" ? VIDEO_FAILURE : IMAGE_FAILURE)
+
+const VIDEO_FAILURE: TaskFailure = { code: "video_task_failed", message: "The video could not be generated.", retryable: true }
+const IMAGE_FAILURE: TaskFailure = { code: "image_task_failed", message: "The image could not be generated.", retryable: true }
+/** The spec's business code for a temporarily unavailable image service; no internal detail is given. */
+const IMAGE_UNAVAILABLE: TaskFailure = {
+  code: "524",
+  message: "The image service is temporarily unavailable. Create a new task to try again.",
+  retryable: true
+}
+
+const INPUT_TIMEOUT = "30 seconds"
+
+const inputFailure = (message: string) =>
+  new GenerationError({ code: "image_task_failed", message, retryable: false, transient: false })
+
+/**
+ * The bytes of an input image: a stored multipart file, or a caller's URL
+ * fetched through the SSRF-guarded client (no redirects, no private
+ * addresses unless allowed), bounded in size and time.
+ */
+const readSource = (source: ImageSource, where: string, maxBytes: number) =>
+  Effect.gen(function*() {
+    if ("storageKey" in source) {
+      const storage = yield* ObjectStorage
+      const content = yield* storage.read(source.storageKey).pipe(Effect.mapError(() => inputFailure(`${where} could not be read.`)))
+      if (Option.isNone(content)) return yield* inputFailure(`${where} is no longer stored.`)
+      return yield* Stream.runCollect(content.value.body).pipe(
+        Effect.map((chunks) => concat(Chunk.toReadonlyArray(chunks))),
+        Effect.mapError(() => inputFailure(`${where} could not be read.`))
+      )
+    }
+    const { allowPrivateTargets } = yield* AppConfig
+    yield* checkTargetUrl(source.url, allowPrivateTargets).pipe(Effect.mapError((e) => inputFailure(`${where}: ${e.message}`)))
+    const client = yield* TargetHttpClient
+    const response = yield* client.execute(HttpClientRequest.get(source.url)).pipe(
+      Effect.timeout(INPUT_TIMEOUT),
+      Effect.mapError(() => inputFailure(`${where} could not be fetched.`))
+    )
+    if (response.status !== 200) return yield* inputFailure(`${where} answered HTTP ${response.status}.`)
+    const chunks: Array<Uint8Array> = []
+    let size = 0
+    yield* response.stream.pipe(
+      Stream.runForEachWhile((chunk) => {
+        size += chunk.length
+        chunks.push(chunk)
+        return Effect.succeed(size <= maxBytes)
+      }),
+      Effect.timeout(INPUT_TIMEOUT),
+      Effect.mapError(() => inputFailure(`${where} could not be fetched.`))
+    )
+    if (size > maxBytes) return yield* inputFailure(`${where} is over ${maxBytes} bytes.`)
+    return concat(chunks)
+  })
+
+const concat = (chunks: ReadonlyArray<Uint8Array>) => {
+  const out = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0))
+  let at = 0
+  for (const chunk of chunks) {
+    out.set(chunk, at)
+    at += chunk.length
+  }
+  return out
+}
+
+const modelGone = (claim: Claim, failure: TaskFailure): TaskFailure => ({
+  ...failure,
+  message: `Model "${claim.model}" is no longer available.`,
+  retryable: false
+})
+
+/** The plan for a claimed task, or the failure to end it with when its model or generator is gone. */
+export const planFor = (claim: Claim, generators: Generators) =>
+  Effect.gen(function*() {
+    const registry = yield* Registry
+    const { models } = yield* AppConfig
+    const channelOf = (generator: string) => models.channels[generator as keyof typeof models.channels]!
+
+    if (claim.kind === "video") {
+      const served = registry.video(claim.model)
+      const generator = served && generators.video[served.settings.generator]
+      if (served === undefined || generator === undefined) return modelGone(claim, VIDEO_FAILURE)
+      const request = claim.request as ValidVideoRequest
+      const plan: Plan = {
+        generate: generator.generate({ taskId: claim.id, capability: served.capability, request }),
+        channel: channelOf(served.settings.generator),
+        resultKey: "videos",
+        internalFailure: VIDEO_FAILURE,
+        exhaustedFailure: (last) => ({ code: last.code, message: last.message, retryable: last.retryable }),
+        item: (output, stored, index) => ({
+          asset_id: stored.id,
+          index,
+          url: stored.url,
+          mime_type: output.mimeType,
+          filename: stored.filename,
+          ...(output.width !== undefined ? { width: output.width } : {}),
+          ...(output.height !== undefined ? { height: output.height } : {}),
+          // The spec: duration_ms echoes the validated requested duration, never a probe.
+          duration_ms: request.duration * 1000,
+          temporary: stored.temporary,
+          url_auth: channelOf(served.settings.generator).url_auth
+        })
+      }
+      return plan
+    }
+
+    const served = registry.image(claim.model)
+    const generator = served && generators.image[served.settings.generator]
+    if (served === undefined || generator === undefined) return modelGone(claim, IMAGE_FAILURE)
+    const request = claim.request as ValidImageRequest
+    const maxBytes = served.capability.input_images.max_bytes
+    const inputs = Effect.all({
+      images: Effect.forEach(request.images, (source, i) => readSource(source, `input.images[${i}]`, maxBytes)),
+      mask: request.mask === null ? Effect.succeed(null) : readSource(request.mask, "input.mask", maxBytes)
+    })
+    const plan: Plan = {
+      generate: Stream.unwrap(
+        Effect.map(inputs, (fetched) =>
+          generator.generate({ taskId: claim.id, capability: served.capability, request, inputs: fetched }))
+      ).pipe(Stream.provideSomeContext(yield* Effect.context<ObjectStorage | AppConfig | TargetHttpClient>())),
+      channel: channelOf(served.settings.generator),
+      resultKey: "images",
+      internalFailure: IMAGE_FAILURE,
+      exhaustedFailure: (last) => (last.transient ? IMAGE_UNAVAILABLE : { code: last.code, message: last.message, retryable: last.retryable }),
+      item: (output, stored) => ({
+        asset_id: stored.id,
+        url: stored.url,
+        mime_type: output.mimeType,
+        format: output.format ?? output.extension,
+        width: output.width ?? 0,
+        height: output.height ?? 0,
+        size_bytes: output.bytes.byteLength,
+        filename: stored.filename
+      })
+    }
+    return plan
+  })

@@ -1,0 +1,437 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import pg from "pg"
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
+import { configWith } from "./support/config.ts"
+import { backend, createDatabase } from "./support/database.ts"
+import { ADMIN_TOKEN, freePort } from "./support/gateway.ts"
+import { call, createAccount, type Target } from "./support/http.ts"
+import { kill, type LogLine, type Service, start, stop, waitForHealth, waitForLog } from "./support/process.ts"
+import { videoRequest } from "./support/tasks.ts"
+
+/**
+ * The task engine's promises with real processes and real signals: a worker
+ * SIGKILLed with 20 tasks in flight loses none of them and bills each once;
+ * two workers never run one task twice; a worker frozen past its lease is
+ * refused when it wakes; a worker whose LISTEN connection is killed still
+ * picks up work and listens again. Nothing here runs the engine in-process.
+ */
+
+const PG = backend === "postgresql"
+const DEADLINE_MS = 90_000
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+// ---------------------------------------------------------------------------
+// Processes, configuration and the database, per test
+
+const running: Array<Service> = []
+/** Every process a test can see, so a failing test can show what each one logged. */
+const visible: Array<{ readonly role: string; readonly service: Service; readonly shared: boolean }> = []
+afterEach(async (context) => {
+  if (context.task.result?.state === "fail") {
+    for (const { role, service } of visible) {
+      const notable = service.output().split("\n").filter((l) => !l.includes("\"message\":\"request\"")).slice(-30)
+      console.error(`--- ${role} (pid ${service.child.pid}) ---\n${notable.join("\n")}`)
+    }
+  }
+  visible.splice(0, visible.length, ...visible.filter((v) => v.shared))
+  // Whatever a test left running (it failed half-way) is killed; a stopped process is killed too.
+  await Promise.all(running.splice(0).map(kill))
+})
+
+const configDirs: Array<string> = []
+afterAll(() => {
+  for (const dir of configDirs) rmSync(dir, { recursive: true, force: true })
+})
+
+/** A copy of `config/` with the engine's timing and the sandbox channel's settings replaced. */
+const engineConfig = (engine: Record<string, number>, concurrency: number): string => {
+  const dir = configWith("limits.json", (limits) => {
+    limits.engine = engine
+    for (const rate of Object.values(limits.rate_limits) as Array<any>) rate.per_second = rate.burst = 100_000
+  })
+  const models = JSON.parse(readFileSync(join(dir, "models.json"), "utf8"))
+  models.channels = { ...models.channels, sandbox: { ...models.channels?.sandbox, concurrency } }
+  writeFileSync(join(dir, "models.json"), JSON.stringify(models))
+  configDirs.push(dir)
+  return dir
+}
+
+/** One installation: a data directory (the local object store, or PGlite) and, on PostgreSQL, a fresh database. */
+const installation = async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), "gw-engine-process-"))
+  const db = await createDatabase()
+  const port = await freePort()
+  const url = `http://127.0.0.1:${port}`
+  // Every replica shares the secrets, the store and the public URL (the API's: workers serve nothing).
+  const mine: Array<Service> = []
+  const env = (role: "api" | "worker" | "all", configDir: string): Record<string, string> => ({
+    ROLE: role,
+    DATA_DIR: dataDir,
+    CONFIG_DIR: configDir,
+    ADMIN_TOKEN,
+    ENCRYPTION_KEY: "engine-process-test-encryption-key",
+    STORAGE_SIGNING_KEY: "engine-process-test-storage-signing-key",
+    PUBLIC_BASE_URL: url,
+    ...(db.url ? { DATABASE_URL: db.url } : {})
+  })
+  /** Starts a process; unless `shared`, it is killed after the test that started it. */
+  const launch = (role: "api" | "worker" | "all", configDir: string, shared = false) => {
+    // The service is the spawned process itself, so SIGKILL and SIGSTOP reach it.
+    const service = start(env(role, configDir), port, "node")
+    if (!shared) running.push(service)
+    visible.push({ role, service, shared })
+    mine.push(service)
+    return service
+  }
+  /** A serving process (ROLE=api or all), once /healthz answers. */
+  const serve = async (role: "api" | "all", configDir: string) => {
+    const service = launch(role, configDir)
+    expect(await waitForHealth(service, 60_000), service.output()).toBe(true)
+    return service
+  }
+  /** A ROLE=worker process, once its channel worker runs; its worker id. */
+  const worker = async (configDir: string) => {
+    const service = launch("worker", configDir)
+    const started = await waitForLog(service, (l) => l.message === "worker started", 60_000)
+    return { service, workerId: started.annotations.worker_id as string }
+  }
+  /** Kills what is still running of this installation, then drops its database and files. */
+  const close = async () => {
+    await Promise.all(mine.map(kill))
+    await db.drop()
+    rmSync(dataDir, { recursive: true, force: true })
+  }
+  return { dataDir, db, url, target: { url } as Target, launch, serve, worker, close }
+}
+
+type Rows = (text: string, params?: ReadonlyArray<unknown>) => Promise<Array<any>>
+
+/** The database, from outside every process: a client of its own on PostgreSQL, the files themselves on PGlite. */
+const withDatabase = async <A>(where: { dbUrl: string | undefined; dataDir: string }, f: (rows: Rows) => Promise<A>) => {
+  if (where.dbUrl !== undefined) {
+    const client = new pg.Client({ connectionString: where.dbUrl })
+    await client.connect()
+    try {
+      return await f((text, params) => client.query(text, params as Array<unknown>).then((r) => r.rows))
+    } finally {
+      await client.end()
+    }
+  }
+  // PGlite is single-process: its files are opened only after the service has stopped.
+  const { PGlite } = await import("@electric-sql/pglite")
+  const db = new PGlite(join(where.dataDir, "pglite"))
+  await db.waitReady
+  try {
+    return await f((text, params) => db.query<any>(text, params as Array<unknown>).then((r) => r.rows))
+  } finally {
+    await db.close()
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Tasks over HTTP
+
+const createTask = async (target: Target, key: string, sandbox: Record<string, unknown> = {}) => {
+  const reply = await call(target, "POST", "/v1/video/tasks", {
+    key,
+    json: videoRequest({ provider_options: { sandbox } })
+  })
+  if (reply.status !== 202) throw new Error(`create: ${reply.status} ${JSON.stringify(reply.body)}`)
+  return reply.body.id as string
+}
+
+const statuses = async (target: Target, key: string, ids: ReadonlyArray<string>) =>
+  Promise.all(ids.map(async (id) => {
+    const reply = await call(target, "GET", `/v1/video/tasks/${id}`, { key })
+    if (reply.status !== 200) throw new Error(`GET ${id}: ${reply.status} ${JSON.stringify(reply.body)}`)
+    return reply.body.status as string
+  }))
+
+/** Polls the tasks over HTTP until `done` holds for their statuses; a deadline, not a speed measurement. */
+const until = async (target: Target, key: string, ids: ReadonlyArray<string>, done: (s: Array<string>) => boolean) => {
+  const deadline = Date.now() + DEADLINE_MS
+  let last: Array<string> = []
+  while (Date.now() < deadline) {
+    last = await statuses(target, key, ids)
+    if (done(last)) return last
+    await sleep(200)
+  }
+  throw new Error(`tasks never reached the awaited state: ${JSON.stringify(count(last))}`)
+}
+
+const count = (values: ReadonlyArray<string>) =>
+  values.reduce<Record<string, number>>((acc, v) => ({ ...acc, [v]: (acc[v] ?? 0) + 1 }), {})
+const terminal = (s: string) => s === "succeeded" || s === "failed"
+
+const claimsIn = (service: Service): Array<LogLine> => service.logs().filter((l) => l.message === "task claimed")
+
+// ---------------------------------------------------------------------------
+// The books: what the database holds for an account's tasks
+
+/**
+ * Per task: one charge; one refund exactly when it failed, giving the charge
+ * back; one outbox event of the task's terminal type; one asset when it
+ * succeeded, none when it failed. Per account: the balances are the credits
+ * granted minus the charges plus the refunds.
+ */
+const checkBooks = async (
+  rows: Rows,
+  accountId: string,
+  granted: { wallet: number; subscription: number },
+  expected: ReadonlyMap<string, "succeeded" | "failed">
+) => {
+  const tasks = await rows(`SELECT id, status, attempt FROM tasks WHERE account_id = $1`, [accountId])
+  const ledger = await rows(
+    `SELECT task_id, kind, wallet_micros::float8 AS wallet, subscription_micros::float8 AS subscription
+     FROM ledger WHERE account_id = $1 AND kind <> 'credit'`,
+    [accountId]
+  )
+  const events = await rows(`SELECT task_id, type FROM webhook_events WHERE account_id = $1`, [accountId])
+  const assets = await rows(`SELECT task_id FROM assets WHERE account_id = $1`, [accountId])
+  const [account] = await rows(
+    `SELECT wallet_micros::float8 AS wallet, subscription_micros::float8 AS subscription FROM accounts WHERE id = $1`,
+    [accountId]
+  )
+
+  expect(new Set(tasks.map((t) => t.id))).toEqual(new Set(expected.keys()))
+  for (const task of tasks) {
+    const status = expected.get(task.id)!
+    expect(task.status, task.id).toBe(status)
+    const charges = ledger.filter((l) => l.task_id === task.id && l.kind === "charge")
+    const refunds = ledger.filter((l) => l.task_id === task.id && l.kind === "refund")
+    expect(charges, task.id).toHaveLength(1)
+    expect(charges[0].wallet + charges[0].subscription, task.id).toBeLessThan(0)
+    expect(refunds, task.id).toHaveLength(status === "failed" ? 1 : 0)
+    for (const refund of refunds) {
+      expect(refund.wallet + charges[0].wallet, task.id).toBe(0)
+      expect(refund.subscription + charges[0].subscription, task.id).toBe(0)
+    }
+    expect(events.filter((e) => e.task_id === task.id).map((e) => e.type), task.id).toEqual([`video.task.${status}`])
+    expect(assets.filter((a) => a.task_id === task.id), task.id).toHaveLength(status === "succeeded" ? 1 : 0)
+  }
+  expect(ledger.every((l) => expected.has(l.task_id))).toBe(true)
+  const sum = (key: "wallet" | "subscription") => ledger.reduce((acc, l) => acc + l[key], 0)
+  expect(account.wallet).toBe(granted.wallet * 1_000_000 + sum("wallet"))
+  expect(account.subscription).toBe(granted.subscription * 1_000_000 + sum("subscription"))
+  return tasks
+}
+
+// ---------------------------------------------------------------------------
+// a) A crash with every task in flight
+
+/** Short leases, so the crash is noticed within seconds; room for all 20 tasks at once. */
+const CRASH_ENGINE = { lease_s: 3, heartbeat_s: 1, poll_interval_ms: 200, reaper_interval_s: 1 }
+const CRASH_TASKS = 20
+/** Every fifth task fails by request, so refunds cross the crash too. */
+const failsOnPurpose = (i: number) => i % 5 === 4
+/** Long enough that all 20 are still running when the kill comes. */
+const IN_FLIGHT_DELAY_MS = 6_000
+const GRANTED = { wallet: 100, subscription: 0.5 }
+
+/** Creates the 20 tasks and waits until every one is in_progress; returns their ids and expected outcomes. */
+const twentyInFlight = async (target: Target, keys: { model: { key: string }; resource: { key: string } }) => {
+  const ids: Array<string> = []
+  const expected = new Map<string, "succeeded" | "failed">()
+  for (let i = 0; i < CRASH_TASKS; i++) {
+    const id = await createTask(target, keys.model.key, {
+      delay_ms: IN_FLIGHT_DELAY_MS,
+      ...(failsOnPurpose(i) ? { outcome: "fail" } : {})
+    })
+    ids.push(id)
+    expected.set(id, failsOnPurpose(i) ? "failed" : "succeeded")
+  }
+  await until(target, keys.resource.key, ids, (s) => s.every((x) => x === "in_progress"))
+  return { ids, expected }
+}
+
+if (PG) {
+  describe("task engine processes (postgresql)", { timeout: 120_000 }, () => {
+    it("a) SIGKILL of the worker with 20 tasks in flight: a new worker finishes all, each billed and announced once", async () => {
+      const site = await installation()
+      try {
+        const config = engineConfig(CRASH_ENGINE, 24)
+        const [api, first] = await Promise.all([site.serve("api", config), site.worker(config)])
+        const acct = await createAccount(site.target, { name: "crash", wallet_credits: GRANTED.wallet, subscription_credits: GRANTED.subscription })
+        const { ids, expected } = await twentyInFlight(site.target, acct)
+        expect(new Set(claimsIn(first.service).map((l) => l.annotations.task_id))).toEqual(new Set(ids))
+
+        await kill(first.service)
+        expect(first.service.child.signalCode).toBe("SIGKILL")
+        const second = await site.worker(config)
+        const final = await until(site.target, acct.resource.key, ids, (s) => s.every(terminal))
+        expect(count(final)).toEqual({ succeeded: 16, failed: 4 })
+
+        // The new worker ran every task again, as a later attempt of the same task.
+        const retaken = claimsIn(second.service)
+        expect(new Set(retaken.map((l) => l.annotations.task_id))).toEqual(new Set(ids))
+        expect(retaken.every((l) => l.annotations.attempt >= 2)).toBe(true)
+
+        const tasks = await withDatabase({ dbUrl: site.db.url, dataDir: site.dataDir }, (rows) =>
+          checkBooks(rows, acct.id, GRANTED, expected))
+        expect(tasks.every((t) => t.attempt >= 2)).toBe(true)
+        await Promise.all([stop(api), stop(second.service)])
+      } finally {
+        await site.close()
+      }
+    })
+
+    describe("replicas on one database", () => {
+      // One API process and one database for b–d; each test brings its own workers and account.
+      let site: Awaited<ReturnType<typeof installation>>
+      let api: Service
+      beforeAll(async () => {
+        site = await installation()
+        api = site.launch("api", engineConfig({}, 2), true)
+        expect(await waitForHealth(api, 60_000), api.output()).toBe(true)
+      }, 90_000)
+      afterAll(() => site?.close())
+
+      it("b) two workers share 30 tasks: each is claimed once, by one worker, at attempt 1, and succeeds", async () => {
+        const config = engineConfig({ lease_s: 10, heartbeat_s: 1, poll_interval_ms: 200, reaper_interval_s: 1 }, 2)
+        const workers = await Promise.all([site.worker(config), site.worker(config)])
+        expect(workers[0].workerId).not.toBe(workers[1].workerId)
+        const acct = await createAccount(site.target, { name: "two-workers", wallet_credits: GRANTED.wallet })
+        const ids = await Promise.all(Array.from({ length: 30 }, () => createTask(site.target, acct.model.key)))
+        const final = await until(site.target, acct.resource.key, ids, (s) => s.every(terminal))
+        expect(count(final)).toEqual({ succeeded: 30 })
+
+        const claimedBy = workers.map((w) => claimsIn(w.service))
+        for (const [i, lines] of claimedBy.entries()) {
+          expect(lines.every((l) => l.annotations.worker_id === workers[i]!.workerId)).toBe(true)
+        }
+        for (const id of ids) {
+          const lines = claimedBy.flat().filter((l) => l.annotations.task_id === id)
+          expect(lines, id).toHaveLength(1)
+          expect(lines[0]!.annotations.attempt, id).toBe(1)
+        }
+        // Both took part: each had work while the other was busy.
+        expect(claimedBy.every((lines) => lines.length > 0)).toBe(true)
+
+        const tasks = await withDatabase({ dbUrl: site.db.url, dataDir: site.dataDir }, (rows) =>
+          checkBooks(rows, acct.id, { wallet: GRANTED.wallet, subscription: 0 }, new Map(ids.map((id) => [id, "succeeded"]))))
+        expect(tasks.map((t) => t.attempt)).toEqual(ids.map(() => 1))
+        await Promise.all(workers.map((w) => stop(w.service)))
+      })
+
+      it("c) a worker frozen (SIGSTOP) past its lease is refused when it wakes; the task ends once, by the other worker", async () => {
+        const config = engineConfig({ lease_s: 2, heartbeat_s: 0.5, poll_interval_ms: 200, reaper_interval_s: 1 }, 2)
+        const db = { dbUrl: site.db.url, dataDir: site.dataDir }
+        const a = await site.worker(config)
+        const acct = await createAccount(site.target, { name: "stale", wallet_credits: GRANTED.wallet })
+        const id = await createTask(site.target, acct.model.key, { delay_ms: 6_000 })
+        await waitForLog(a.service, (l) => l.message === "task claimed" && l.annotations.task_id === id, 30_000)
+        a.service.child.kill("SIGSTOP")
+
+        let b: Awaited<ReturnType<typeof site.worker>>
+        try {
+          // B's reaper finds A's lease expired and requeues the task; B claims it as attempt 2.
+          b = await site.worker(config)
+          const claimed = await waitForLog(b.service, (l) => l.message === "task claimed" && l.annotations.task_id === id, 30_000)
+          expect(claimed.annotations.attempt).toBe(2)
+          const [row] = await withDatabase(db, (rows) => rows(`SELECT status, attempt, lease_owner FROM tasks WHERE id = $1`, [id]))
+          expect(row).toMatchObject({ attempt: 2, lease_owner: b.workerId })
+        } finally {
+          // A wakes while B still runs the task (its 6 s delay has just begun), so only the attempt
+          // guard stands between A's attempt-1 writes and the task.
+          a.service.child.kill("SIGCONT")
+        }
+
+        // A's heartbeat (or, had its generation won the race, its outcome write) is refused; its run ends there.
+        const refused = await waitForLog(a.service, (l) =>
+          l.annotations.task_id === id && typeof l.message === "string" &&
+          (l.message.startsWith("lease lost") || l.message.startsWith("stale claim")), 30_000)
+        expect(refused.annotations.attempt).toBe(1)
+
+        // B finishes it.
+        await until(site.target, acct.resource.key, [id], (s) => s.every(terminal))
+        const finished = await waitForLog(b.service, (l) => l.message === "task finished" && l.annotations.task_id === id, 10_000)
+        expect(finished.annotations).toMatchObject({ attempt: 2, status: "succeeded" })
+        await Promise.all([stop(a.service), stop(b.service)])
+        expect(a.service.logs().some((l) => l.message === "task finished" && l.annotations.task_id === id)).toBe(false)
+        expect(claimsIn(b.service).filter((l) => l.annotations.task_id === id)).toHaveLength(1)
+
+        const tasks = await withDatabase(db, (rows) =>
+          checkBooks(rows, acct.id, { wallet: GRANTED.wallet, subscription: 0 }, new Map([[id, "succeeded"]])))
+        expect(tasks[0].attempt).toBe(2)
+      })
+
+      it("d) the worker's LISTEN connection killed: new tasks are still picked up (polling), and the listener comes back", async () => {
+        const config = engineConfig({ lease_s: 10, heartbeat_s: 1, poll_interval_ms: 500, reaper_interval_s: 1 }, 2)
+        const listeners = (rows: Rows) =>
+          rows(`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND query ILIKE 'LISTEN%'`)
+            .then((r) => r.map((x) => x.pid as number))
+        const db = { dbUrl: site.db.url, dataDir: site.dataDir }
+        const eventually = async <A>(f: () => Promise<A | undefined>, what: string) => {
+          const deadline = Date.now() + 30_000
+          while (Date.now() < deadline) {
+            const found = await f()
+            if (found !== undefined) return found
+            await sleep(200)
+          }
+          throw new Error(`never: ${what}`)
+        }
+
+        const w = await site.worker(config)
+        const acct = await createAccount(site.target, { name: "listener", wallet_credits: GRANTED.wallet })
+        const [before] = await eventually(
+          () => withDatabase(db, listeners).then((pids) => (pids.length === 1 ? pids : undefined)),
+          "one LISTEN backend (the worker's)"
+        )
+        const terminated = await withDatabase(db, (rows) =>
+          rows(`SELECT pg_terminate_backend(pid) AS done FROM pg_stat_activity
+                WHERE datname = current_database() AND query ILIKE 'LISTEN%'`))
+        expect(terminated).toEqual([{ done: true }])
+
+        const id = await createTask(site.target, acct.model.key)
+        expect(await until(site.target, acct.resource.key, [id], (s) => s.every(terminal))).toEqual(["succeeded"])
+
+        // The worker noticed and listens again, on a new connection.
+        await waitForLog(w.service, (l) => l.message === "task listener lost; polling until it is back", 30_000)
+        const [after] = await eventually(
+          () => withDatabase(db, listeners).then((pids) => (pids.length === 1 && pids[0] !== before ? pids : undefined)),
+          "a new LISTEN backend"
+        )
+        expect(after).not.toBe(before)
+        const next = await createTask(site.target, acct.model.key)
+        expect(await until(site.target, acct.resource.key, [next], (s) => s.every(terminal))).toEqual(["succeeded"])
+        await stop(w.service)
+      })
+    })
+  })
+} else {
+  // PGlite is one process's embedded database: a second process cannot open it, so
+  // the multi-replica stories (b: two workers, c: a stale worker beside a live one,
+  // d: a LISTEN backend to terminate) exist only on PostgreSQL. The crash story
+  // does exist: one ROLE=all process, SIGKILLed and restarted on the same DATA_DIR.
+  describe("task engine processes (pglite)", { timeout: 120_000 }, () => {
+    it("a) SIGKILL of the process with 20 tasks in flight: restarted on its DATA_DIR, it finishes all, each billed and announced once", async () => {
+      const site = await installation()
+      try {
+        const config = engineConfig(CRASH_ENGINE, 24)
+        const first = await site.serve("all", config)
+        const acct = await createAccount(site.target, { name: "crash", wallet_credits: GRANTED.wallet, subscription_credits: GRANTED.subscription })
+        const { ids, expected } = await twentyInFlight(site.target, acct)
+        expect(new Set(claimsIn(first).map((l) => l.annotations.task_id))).toEqual(new Set(ids))
+
+        await kill(first)
+        expect(first.child.signalCode).toBe("SIGKILL")
+        const second = await site.serve("all", config)
+        const final = await until(site.target, acct.resource.key, ids, (s) => s.every(terminal))
+        expect(count(final)).toEqual({ succeeded: 16, failed: 4 })
+        const retaken = claimsIn(second)
+        expect(new Set(retaken.map((l) => l.annotations.task_id))).toEqual(new Set(ids))
+        expect(retaken.every((l) => l.annotations.attempt >= 2)).toBe(true)
+
+        await stop(second)
+        expect(await second.exited).toBe(0)
+        const tasks = await withDatabase({ dbUrl: undefined, dataDir: site.dataDir }, (rows) =>
+          checkBooks(rows, acct.id, GRANTED, expected))
+        expect(tasks.every((t) => t.attempt >= 2)).toBe(true)
+      } finally {
+        await site.close()
+      }
+    })
+  })
+}

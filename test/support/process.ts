@@ -1,0 +1,123 @@
+import { type ChildProcess, spawn } from "node:child_process"
+import { join, resolve } from "node:path"
+
+/**
+ * The service as real child processes: `npm start` or `tsx src/main.ts` with
+ * an environment of the test's choosing, its output captured, stopped by
+ * signals. Shared by the process-level tests.
+ */
+
+export const ROOT = resolve(".")
+
+/** One line of the service's JSON log (`Logger.json`). */
+export interface LogLine {
+  readonly message: unknown
+  readonly logLevel: string
+  readonly timestamp: string
+  readonly annotations: Record<string, any>
+}
+
+export interface Service {
+  readonly child: ChildProcess
+  /** How it was started (see `start`). */
+  readonly via: "npm" | "tsx" | "node"
+  readonly port: number
+  /** Everything written to stdout and stderr so far. */
+  readonly output: () => string
+  /** The JSON log lines written so far (other output is skipped). */
+  readonly logs: () => Array<LogLine>
+  readonly exited: Promise<number | null>
+}
+
+/** Variables of the test runner's own environment that must not leak into a child. */
+const PRIVATE = ["DATABASE_URL", "ADMIN_TOKEN", "CONFIG_DIR", "DATA_DIR", "ROLE", "PUBLIC_BASE_URL"]
+
+/**
+ * Starts the service: with `npm start` as an operator would; with tsx's CLI
+ * (`tsx`) when the exit code matters; or as `node --import tsx src/main.ts`
+ * (`node`) when signals must reach the service itself. tsx's CLI runs the
+ * service in a child process of its own and relays only SIGINT and SIGTERM
+ * (`kill` below kills the whole group; a SIGSTOP would have to be sent to the group).
+ */
+export const start = (env: Record<string, string>, port: number, via: "npm" | "tsx" | "node" = "tsx"): Service => {
+  const [command, args] = via === "npm"
+    ? ["npm", ["start", "--silent"]]
+    : via === "tsx"
+    ? [process.execPath, [join(ROOT, "node_modules/tsx/dist/cli.mjs"), "src/main.ts"]]
+    : [process.execPath, ["--import", "tsx", "src/main.ts"]]
+  const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => !PRIVATE.includes(k)))
+  const child = spawn(command, args as Array<string>, {
+    cwd: ROOT,
+    env: { ...clean, HOST: "127.0.0.1", PORT: String(port), ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+    // npm and tsx's CLI run the service in a child: a process group of their own lets `kill` reach it.
+    detached: via !== "node"
+  })
+  let output = ""
+  child.stdout!.on("data", (chunk) => (output += chunk))
+  child.stderr!.on("data", (chunk) => (output += chunk))
+  const exited = new Promise<number | null>((done) => child.once("exit", (code) => done(code)))
+  const logs = () =>
+    output.split("\n").flatMap((line) => {
+      if (!line.startsWith("{")) return []
+      try {
+        return [JSON.parse(line) as LogLine]
+      } catch {
+        return []
+      }
+    })
+  return { child, via, port, output: () => output, logs, exited }
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+/** Polls until the service answers or the deadline passes; returns whether it answered. */
+export const waitForHealth = async (service: Service, deadlineMs: number) => {
+  const until = Date.now() + deadlineMs
+  while (Date.now() < until) {
+    if (service.child.exitCode !== null || service.child.signalCode !== null) return false
+    const ok = await fetch(`http://127.0.0.1:${service.port}/healthz`).then((r) => r.status === 200, () => false)
+    if (ok) return true
+    await sleep(100)
+  }
+  return false
+}
+
+/** Waits for a log line that satisfies `match`; throws with the output when the deadline passes or the process exits. */
+export const waitForLog = async (service: Service, match: (line: LogLine) => boolean, deadlineMs: number) => {
+  const until = Date.now() + deadlineMs
+  while (Date.now() < until) {
+    const found = service.logs().find(match)
+    if (found !== undefined) return found
+    if (service.child.exitCode !== null || service.child.signalCode !== null) break
+    await sleep(100)
+  }
+  throw new Error(`no matching log line (exit ${service.child.exitCode}/${service.child.signalCode}); output:\n${service.output().slice(-4000)}`)
+}
+
+/**
+ * SIGTERM and wait for the exit. tsx's CLI relays the signal to the service and exits with its code;
+ * npm does not relay, so its whole group is signalled. A stopped process is continued first, or it
+ * would never see the signal.
+ */
+export const stop = async (service: Service) => {
+  if (service.child.exitCode !== null || service.child.signalCode !== null) return
+  if (service.via === "npm") process.kill(-service.child.pid!, "SIGTERM")
+  else {
+    service.child.kill("SIGCONT")
+    service.child.kill("SIGTERM")
+  }
+  await service.exited
+}
+
+/**
+ * SIGKILL: the service gets no chance to release its claims or close its database. Started through
+ * npm or tsx's CLI, the whole process group is killed, the service with its parents; signalling the
+ * parent alone would leave the service running, orphaned.
+ */
+export const kill = async (service: Service) => {
+  if (service.child.exitCode !== null || service.child.signalCode !== null) return
+  if (service.via === "node") service.child.kill("SIGKILL")
+  else process.kill(-service.child.pid!, "SIGKILL")
+  await service.exited
+}
