@@ -186,11 +186,14 @@ export class Uploads extends Context.Tag("Uploads")<Uploads, {
           const file = path.join(dir, "media")
           const first: Array<Uint8Array> = []
           let size = 0
+          const mismatch = () =>
+            itemError(id, "upload_size_mismatch", `Upload ${id} holds more than the declared ${row.declared_size_bytes} bytes.`)
           yield* content.value.body.pipe(
-            Stream.tap((chunk) => {
+            // Replaced since the size was read: never read more than was declared.
+            Stream.mapEffect((chunk) => {
               if (size < SNIFF_BYTES) first.push(chunk)
               size += chunk.length
-              return Effect.void
+              return size > row.declared_size_bytes ? Effect.fail(mismatch()) : Effect.succeed(chunk)
             }),
             Stream.run(fs.sink(file))
           )

@@ -1,6 +1,5 @@
-import { HttpClientRequest } from "@effect/platform"
+import { FileSystem } from "@effect/platform"
 import { Chunk, Effect, Option, Stream } from "effect"
-import { checkTargetUrl } from "../domain/TargetUrl.ts"
 import type { ChannelSettings } from "../domain/Settings.ts"
 import {
   GenerationError,
@@ -14,7 +13,7 @@ import { AppConfig } from "../services/AppConfig.ts"
 import { ObjectStorage } from "../services/ObjectStorage.ts"
 import type { Claim } from "../services/Queue.ts"
 import { Registry } from "../services/Registry.ts"
-import { TargetHttpClient } from "../services/TargetHttpClient.ts"
+import { RemoteMedia } from "../services/RemoteMedia.ts"
 import type { TaskFailure } from "../services/TaskOutcomes.ts"
 
 export type Output = Extract<GenerationEvent, { _tag: "Output" }>
@@ -57,15 +56,13 @@ const IMAGE_UNAVAILABLE: TaskFailure = {
   retryable: true
 }
 
-const INPUT_TIMEOUT = "30 seconds"
-
 const inputFailure = (message: string) =>
   new GenerationError({ code: "image_task_failed", message, retryable: false, transient: false })
 
 /**
  * The bytes of an input image: a stored multipart file, or a caller's URL
- * fetched through the SSRF-guarded client (no redirects, no private
- * addresses unless allowed), bounded in size and time.
+ * fetched like reference media (checked redirects, no private addresses
+ * unless allowed, bounded in size and time).
  */
 const readSource = (source: ImageSource, where: string, maxBytes: number) =>
   Effect.gen(function*() {
@@ -78,28 +75,20 @@ const readSource = (source: ImageSource, where: string, maxBytes: number) =>
         Effect.mapError(() => inputFailure(`${where} could not be read.`))
       )
     }
-    const { allowPrivateTargets } = yield* AppConfig
-    yield* checkTargetUrl(source.url, allowPrivateTargets).pipe(Effect.mapError((e) => inputFailure(`${where}: ${e.message}`)))
-    const client = yield* TargetHttpClient
-    const response = yield* client.execute(HttpClientRequest.get(source.url)).pipe(
-      Effect.timeout(INPUT_TIMEOUT),
-      Effect.mapError(() => inputFailure(`${where} could not be fetched.`))
+    // Caller URLs go through the same fetcher as reference media: checked hops, guarded DNS, size and time caps.
+    const remote = yield* RemoteMedia
+    const fs = yield* FileSystem.FileSystem
+    const dir = yield* fs.makeTempDirectoryScoped({ prefix: "image-input-" }).pipe(
+      Effect.mapError(() => new GenerationError({ ...IMAGE_FAILURE, transient: true }))
     )
-    if (response.status !== 200) return yield* inputFailure(`${where} answered HTTP ${response.status}.`)
-    const chunks: Array<Uint8Array> = []
-    let size = 0
-    yield* response.stream.pipe(
-      Stream.runForEachWhile((chunk) => {
-        size += chunk.length
-        chunks.push(chunk)
-        return Effect.succeed(size <= maxBytes)
-      }),
-      Effect.timeout(INPUT_TIMEOUT),
-      Effect.mapError(() => inputFailure(`${where} could not be fetched.`))
+    const file = `${dir}/input`
+    yield* remote.fetchToFile(source.url, { maxBytes, file }).pipe(
+      Effect.mapError((e) =>
+        new GenerationError({ code: "image_task_failed", message: `${where} could not be fetched: ${e.message}.`, retryable: e.transient, transient: e.transient })
+      )
     )
-    if (size > maxBytes) return yield* inputFailure(`${where} is over ${maxBytes} bytes.`)
-    return concat(chunks)
-  })
+    return yield* fs.readFile(file).pipe(Effect.mapError(() => inputFailure(`${where} could not be read.`)))
+  }).pipe(Effect.scoped)
 
 const concat = (chunks: ReadonlyArray<Uint8Array>) => {
   const out = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0))
@@ -165,7 +154,7 @@ export const planFor = (claim: Claim, generators: Generators) =>
       generate: Stream.unwrap(
         Effect.map(inputs, (fetched) =>
           generator.generate({ taskId: claim.id, capability: served.capability, request, inputs: fetched }))
-      ).pipe(Stream.provideSomeContext(yield* Effect.context<ObjectStorage | AppConfig | TargetHttpClient>())),
+      ).pipe(Stream.provideSomeContext(yield* Effect.context<ObjectStorage | RemoteMedia | FileSystem.FileSystem>())),
       channel: channelOf(served.settings.generator),
       resultKey: "images",
       internalFailure: IMAGE_FAILURE,
