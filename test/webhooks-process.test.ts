@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { afterEach, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { configWith } from "./support/config.ts"
 import { backend, createDatabase } from "./support/database.ts"
 import { ADMIN_TOKEN, freePort } from "./support/gateway.ts"
@@ -24,15 +24,15 @@ import { eventually, type Receiver, sleep, startReceiver, verifyStandardWebhook 
  */
 
 const PG = backend === "postgresql"
-const running: Array<Service> = []
-const receivers: Array<Receiver> = []
-afterEach(async () => {
-  await Promise.all(running.splice(0).map(kill))
-  await Promise.all(receivers.splice(0).map((r) => r.close()))
-})
 
-/** One installation: data directory, database (PostgreSQL: a fresh one) and the environment every process shares. */
-const installation = async (webhook: Record<string, string>) => {
+/**
+ * One installation: data directory, database (PostgreSQL: a fresh one), the
+ * environment every process shares and a receiver. Each test has its own, so
+ * the tests run concurrently; `close` kills whatever is still running.
+ */
+const installation = async (webhook: Record<string, string>, ...answer: Parameters<typeof startReceiver>) => {
+  const running: Array<Service> = []
+  const hook = await startReceiver(...answer)
   const dataDir = mkdtempSync(join(tmpdir(), "gw-webhooks-process-"))
   const db = await createDatabase()
   const config = configWith("limits.json", (limits) => {
@@ -54,22 +54,21 @@ const installation = async (webhook: Record<string, string>) => {
   })
   /** A ROLE=all process on `port`, once it answers. */
   const serve = async (port: number, extra: Record<string, string> = {}) => {
-    const service = start(env(port, extra), port)
+    // Nothing may answer on the port before this process does (a survivor of a kill would).
+    expect(await fetch(`http://127.0.0.1:${port}/healthz`).then(() => "answered", () => "free")).toBe("free")
+    // `node --import tsx`: the service is the child itself, so SIGKILL reaches it (tsx's CLI would survive as an orphan).
+    const service = start(env(port, extra), port, "node")
     running.push(service)
     expect(await waitForHealth(service, 60_000), service.output()).toBe(true)
     return service
   }
   const close = async () => {
+    await Promise.all(running.map(kill))
+    await hook.close()
     await db.drop()
     rmSync(dataDir, { recursive: true, force: true })
   }
-  return { serve, close }
-}
-
-const receiver = async (...args: Parameters<typeof startReceiver>) => {
-  const r = await startReceiver(...args)
-  receivers.push(r)
-  return r
+  return { hook, serve, close }
 }
 
 const eventOf = async (target: Target, accountId: string, eventId: string) => {
@@ -96,14 +95,17 @@ const testEvent = async (target: Target, hook: Receiver) => {
   return { accountId: acct.id, key: set.body.key as string, eventId: sent.body.event_id as string }
 }
 
-describe(`webhook delivery across crashes (${backend})`, { timeout: 120_000 }, () => {
+describe.concurrent(`webhook delivery across crashes and replicas (${backend})`, { timeout: 120_000 }, () => {
   it("SIGKILL between two attempts: the restarted service finishes the schedule (500, 500, 200), one event id", async () => {
     const INTERVAL_S = 2
-    const site = await installation({ WEBHOOK_MAX_ATTEMPTS: "3", WEBHOOK_RETRY_INTERVAL_S: String(INTERVAL_S), WEBHOOK_TIMEOUT_S: "2" })
+    const site = await installation(
+      { WEBHOOK_MAX_ATTEMPTS: "3", WEBHOOK_RETRY_INTERVAL_S: String(INTERVAL_S), WEBHOOK_TIMEOUT_S: "2" },
+      (_, i) => (i < 2 ? 500 : 200)
+    )
+    const hook = site.hook
     try {
       const port = await freePort()
       const target = { url: `http://127.0.0.1:${port}` }
-      const hook = await receiver((_, i) => (i < 2 ? 500 : 200))
       const first = await site.serve(port)
       const { accountId, eventId, key } = await testEvent(target, hook)
 
@@ -145,11 +147,11 @@ describe(`webhook delivery across crashes (${backend})`, { timeout: 120_000 }, (
 
   it("SIGKILL after the receiver's 2xx, before the outcome is recorded: redelivered with the same event id and body", async () => {
     const RECORD_DELAY_MS = 5_000
-    const site = await installation({ WEBHOOK_MAX_ATTEMPTS: "3", WEBHOOK_RETRY_INTERVAL_S: "1", WEBHOOK_TIMEOUT_S: "1" })
+    const site = await installation({ WEBHOOK_MAX_ATTEMPTS: "3", WEBHOOK_RETRY_INTERVAL_S: "1", WEBHOOK_TIMEOUT_S: "1" }, () => 200)
+    const hook = site.hook
     try {
       const port = await freePort()
       const target = { url: `http://127.0.0.1:${port}` }
-      const hook = await receiver(() => 200)
       const first = await site.serve(port, { WEBHOOK_TEST_RECORD_DELAY_MS: String(RECORD_DELAY_MS) })
       const { accountId, eventId, key } = await testEvent(target, hook)
 
@@ -181,60 +183,56 @@ describe(`webhook delivery across crashes (${backend})`, { timeout: 120_000 }, (
       await site.close()
     }
   })
-})
 
-// Replicas exist only on PostgreSQL: PGlite is an embedded, single-process
-// database under one DATA_DIR, which a second process cannot open.
-if (PG) {
-  describe("webhook delivery with two replicas (postgresql)", { timeout: 120_000 }, () => {
-    it("two processes share 40 events, each failing once then delivered: every attempt is sent exactly once", async () => {
-      const EVENTS = 40
-      const site = await installation({ WEBHOOK_MAX_ATTEMPTS: "3", WEBHOOK_RETRY_INTERVAL_S: "1", WEBHOOK_TIMEOUT_S: "2" })
-      try {
-        const ports = [await freePort(), await freePort()]
-        const targets = ports.map((port) => ({ url: `http://127.0.0.1:${port}` }))
-        // Each event id: 500 the first time, 200 after; slow enough that the replicas' attempts overlap.
-        const seen = new Map<string, number>()
-        const hook = await receiver(async (r) => {
-          const id = String(r.headers["webhook-id"])
-          seen.set(id, (seen.get(id) ?? 0) + 1)
-          await sleep(150)
-          return seen.get(id) === 1 ? 500 : 200
-        })
-        const replicas = await Promise.all(ports.map((port) => site.serve(port)))
-        const acct = await createAccount(targets[0]!, { name: "replicas" })
-        const set = await admin(targets[0]!, "PUT", `/admin/v1/accounts/${acct.id}/webhook`, { url: hook.url })
-        expect(set.status).toBe(200)
-        const ids = await Promise.all(Array.from({ length: EVENTS }, async (_, i) => {
-          const reply = await admin(targets[i % 2]!, "POST", `/admin/v1/accounts/${acct.id}/webhook/test`)
-          expect(reply.status).toBe(202)
-          return reply.body.event_id as string
-        }))
-
-        await hook.waitFor(2 * EVENTS, 60_000)
-        const delivered = await eventually(async () => {
-          const reply = await admin(targets[1]!, "GET", `/admin/v1/accounts/${acct.id}/webhook/events?limit=100&status=delivered`)
-          return reply.body.data.length === EVENTS ? reply.body.data : undefined
-        }, "every event delivered", 30_000)
-        await sleep(1_500)
-
-        // The receiver's view: each event exactly twice (the 500, then the 200), nothing else.
-        expect(hook.receipts).toHaveLength(2 * EVENTS)
-        expect(new Map([...seen].sort())).toEqual(new Map(ids.map((id) => [id, 2] as const).sort()))
-        // The database's view: attempts 1 (failed) and 2 (delivered) for each, no interrupted ones.
-        for (const e of delivered) {
-          expect(e.attempts.map((a: any) => [a.attempt, a.outcome, a.status_code]), e.id).toEqual([[1, "failed", 500], [2, "delivered", 200]])
-        }
-        // The processes' view: every (event, attempt) sent by exactly one of them, and both took part.
-        const lines = replicas.map(attemptLogs)
-        const sent = lines.flat().map((l) => `${l.annotations.event_id}#${l.annotations.attempt}`)
-        expect(sent).toHaveLength(2 * EVENTS)
-        expect(new Set(sent).size).toBe(2 * EVENTS)
-        expect(lines.every((l) => l.length > 0), `attempts per replica: ${lines.map((l) => l.length)}`).toBe(true)
-        await Promise.all(replicas.map(stop))
-      } finally {
-        await site.close()
-      }
+  // Replicas exist only on PostgreSQL: PGlite is an embedded, single-process
+  // database under one DATA_DIR, which a second process cannot open.
+  it.skipIf(!PG)("two replicas share 40 events, each failing once then delivered: every attempt is sent exactly once", async () => {
+    const EVENTS = 40
+    // Each event id: 500 the first time, 200 after; slow enough that the replicas' attempts overlap.
+    const seen = new Map<string, number>()
+    const site = await installation({ WEBHOOK_MAX_ATTEMPTS: "3", WEBHOOK_RETRY_INTERVAL_S: "1", WEBHOOK_TIMEOUT_S: "2" }, async (r) => {
+      const id = String(r.headers["webhook-id"])
+      seen.set(id, (seen.get(id) ?? 0) + 1)
+      await sleep(150)
+      return seen.get(id) === 1 ? 500 : 200
     })
+    const hook = site.hook
+    try {
+      const ports = [await freePort(), await freePort()]
+      const targets = ports.map((port) => ({ url: `http://127.0.0.1:${port}` }))
+      const replicas = await Promise.all(ports.map((port) => site.serve(port)))
+      const acct = await createAccount(targets[0]!, { name: "replicas" })
+      const set = await admin(targets[0]!, "PUT", `/admin/v1/accounts/${acct.id}/webhook`, { url: hook.url })
+      expect(set.status).toBe(200)
+      const ids = await Promise.all(Array.from({ length: EVENTS }, async (_, i) => {
+        const reply = await admin(targets[i % 2]!, "POST", `/admin/v1/accounts/${acct.id}/webhook/test`)
+        expect(reply.status).toBe(202)
+        return reply.body.event_id as string
+      }))
+
+      await hook.waitFor(2 * EVENTS, 60_000)
+      const delivered = await eventually(async () => {
+        const reply = await admin(targets[1]!, "GET", `/admin/v1/accounts/${acct.id}/webhook/events?limit=100&status=delivered`)
+        return reply.body.data.length === EVENTS ? reply.body.data : undefined
+      }, "every event delivered", 30_000)
+      await sleep(1_500)
+
+      // The receiver's view: each event exactly twice (the 500, then the 200), nothing else.
+      expect(hook.receipts).toHaveLength(2 * EVENTS)
+      expect(new Map([...seen].sort())).toEqual(new Map(ids.map((id) => [id, 2] as const).sort()))
+      // The database's view: attempts 1 (failed) and 2 (delivered) for each, no interrupted ones.
+      for (const e of delivered) {
+        expect(e.attempts.map((a: any) => [a.attempt, a.outcome, a.status_code]), e.id).toEqual([[1, "failed", 500], [2, "delivered", 200]])
+      }
+      // The processes' view: every (event, attempt) sent by exactly one of them, and both took part.
+      const lines = replicas.map(attemptLogs)
+      const sent = lines.flat().map((l) => `${l.annotations.event_id}#${l.annotations.attempt}`)
+      expect(sent).toHaveLength(2 * EVENTS)
+      expect(new Set(sent).size).toBe(2 * EVENTS)
+      expect(lines.every((l) => l.length > 0), `attempts per replica: ${lines.map((l) => l.length)}`).toBe(true)
+      await Promise.all(replicas.map(stop))
+    } finally {
+      await site.close()
+    }
   })
-}
+})

@@ -1,7 +1,8 @@
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
 import { HttpClientRequest } from "@effect/platform"
 import type { LookupAddress } from "node:dns"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { nextAttemptAt, retryPolicy } from "../src/domain/Webhook.ts"
 import { guardedLookup, makeTargetHttpClient, PRIVATE_TARGET } from "../src/runtime/TargetHttpClient.ts"
 import { configWith } from "./support/config.ts"
 import { backend } from "./support/database.ts"
@@ -199,6 +200,19 @@ describe(`webhook delivery (${backend})`, { timeout: 60_000 }, () => {
     expect(hook.receipts).toHaveLength(MAX_ATTEMPTS)
   })
 
+  it("a redirect is not followed: each 302 is a failed attempt and its target gets nothing", async () => {
+    const elsewhere = await receiver()
+    const hook = await receiver(() => ({ status: 302, headers: { location: elsewhere.url } }))
+    const acct = await withWebhook(hook.url)
+    const eventId = await sendTest(acct.id)
+    const e = await eventWhen(acct.id, eventId, (x) => x.status === "failed")
+    expect(e.attempts.map((a: any) => [a.outcome, a.status_code, a.error])).toEqual(
+      Array.from({ length: MAX_ATTEMPTS }, () => ["failed", 302, "HTTP 302"])
+    )
+    expect(hook.receipts).toHaveLength(MAX_ATTEMPTS)
+    expect(elsewhere.receipts).toHaveLength(0)
+  })
+
   it("a key rotated while a retry is scheduled: the retry carries the new key, and the old one verifies nothing", async () => {
     const hook = await receiver((_, i) => (i === 0 ? 500 : 200))
     const acct = await withWebhook(hook.url)
@@ -241,6 +255,19 @@ describe(`webhook delivery (${backend})`, { timeout: 60_000 }, () => {
     expectError(await admin(gw, "GET", `/admin/v1/accounts/${acct.id}/webhook/events?colour=red`), 400, "invalid_request")
     expectError(await admin(gw, "GET", `/admin/v1/accounts/acct_nope/webhook/events`), 404, "account_not_found")
     expectError(await call(gw, "GET", `/admin/v1/accounts/${acct.id}/webhook/events`), 401, "invalid_api_key")
+  })
+})
+
+describe("the retry policy (an Effect Schedule, replayed from the stored failure count)", () => {
+  it("3 attempts 30 s apart: due 30 s after the first and the second failure, none after the third", async () => {
+    const policy = retryPolicy({ maxAttempts: 3, retryIntervalS: 30 })
+    const now = 1_800_000_000_000
+    const next = (failures: number) => Effect.runPromise(nextAttemptAt(policy, failures, now))
+    expect(await next(1)).toEqual(Option.some(now + 30_000))
+    expect(await next(2)).toEqual(Option.some(now + 30_000))
+    expect(await next(3)).toEqual(Option.none())
+    expect(await Effect.runPromise(nextAttemptAt(retryPolicy({ maxAttempts: 1, retryIntervalS: 30 }), 1, now))).toEqual(Option.none())
+    expect(await Effect.runPromise(nextAttemptAt(retryPolicy({ maxAttempts: 2, retryIntervalS: 0.25 }), 1, now))).toEqual(Option.some(now + 250))
   })
 })
 

@@ -53,7 +53,7 @@ export const ownedBy = (sql: SqlClient.SqlClient, claim: Pick<Claim, "id" | "att
  * @effect/sql-pg swallows its listening connection's errors: once the backend
  * is terminated or the network drops, its stream stays open and silent forever.)
  */
-const listenOn = (url: Redacted.Redacted, channel: string) =>
+export const listenOn = (url: Redacted.Redacted, channel: string) =>
   Stream.asyncPush<string, SqlError>((emit) =>
     Effect.acquireRelease(
       Effect.tryPromise({

@@ -5,6 +5,7 @@ import * as Errors from "../api/Errors.ts"
 import { nextAttemptAt, retryPolicy } from "../domain/Webhook.ts"
 import { AppConfig } from "./AppConfig.ts"
 import { EVENTS_CHANNEL } from "./Outbox.ts"
+import { listenOn } from "./Queue.ts"
 import { Secrets } from "./Secrets.ts"
 
 /**
@@ -236,8 +237,14 @@ const make = Effect.gen(function*() {
     return Option.fromNullable(row?.due === null || row?.due === undefined ? null : Number(row.due))
   }).pipe(Effect.orDie)
 
-  /** NOTIFY wake-ups on new events. A hint only: the worker also polls. */
-  const wakeups = pg.listen(EVENTS_CHANNEL)
+  /**
+   * NOTIFY wake-ups on new events. A hint only: the worker also polls. On
+   * PostgreSQL the stream fails when its connection is lost (the worker listens again).
+   */
+  const wakeups = Option.match(config.databaseUrl, {
+    onNone: () => pg.listen(EVENTS_CHANNEL),
+    onSome: (url) => listenOn(url, EVENTS_CHANNEL)
+  })
 
   /** An account's events, newest first, each with its attempts (admin API). */
   const listEvents = (accountId: string, filter: EventFilter) =>

@@ -4,8 +4,8 @@ import { Webhook } from "standardwebhooks"
 
 /**
  * A real webhook receiver on loopback: records every request it gets (time of
- * arrival, headers, raw body) and answers as the test says: a status code, or
- * "hang" to never answer (the sender's time-out decides).
+ * arrival, headers, raw body) and answers as the test says: a status code
+ * (with headers), or "hang" to never answer (the sender's time-out decides).
  */
 export interface Receipt {
   /** Milliseconds since the epoch when the request's body had arrived. */
@@ -16,7 +16,7 @@ export interface Receipt {
   readonly json: any
 }
 
-export type Answer = number | "hang"
+export type Answer = number | "hang" | { readonly status: number; readonly headers: Record<string, string> }
 
 export interface Receiver {
   readonly url: string
@@ -49,7 +49,8 @@ export const startReceiver = async (
         hanging.add(res)
         return
       }
-      res.writeHead(reply, { "content-type": "text/plain" }).end(`answer ${reply}`)
+      const [status, headers] = typeof reply === "number" ? [reply, {}] : [reply.status, reply.headers]
+      res.writeHead(status, { "content-type": "text/plain", ...headers }).end(`answer ${status}`)
     })
   })
   await new Promise<void>((done) => server.listen(0, "127.0.0.1", done))
