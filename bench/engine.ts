@@ -11,8 +11,9 @@
  *  2. create-to-claim latency on an idle system, one task at a time, from the
  *     client's POST response to the worker's "task claimed" log timestamp;
  *  3. resident memory (VmRSS) of the API and of a worker before and after
- *     1,000 queued tasks (a worker with channel concurrency 1, busy with a
- *     task that sleeps 10 minutes, so the other 999 stay queued);
+ *     1,000 queued tasks, and after 1,000 more (a worker with channel
+ *     concurrency 1, busy with a task that sleeps 10 minutes, so they stay
+ *     queued);
  *  4. the fresh-start time of `npm start` to the first 200 from /healthz on
  *     the embedded PGlite (fresh DATA_DIR each run), which tests must not time.
  *
@@ -150,12 +151,18 @@ interface Proc {
 const KEPT = new Set(["task claimed", "task finished", "worker started", "lease lost; another attempt owns the task"])
 const waiters = new Set<() => void>()
 
+/**
+ * Bench-only preload: a full garbage collection on SIGUSR2, so a reading can tell the memory a
+ * process retains from garbage V8 has not collected yet. The service itself is unchanged.
+ */
+const GC_ON_SIGNAL = "data:text/javascript,process.on('SIGUSR2',()=>{globalThis.gc();globalThis.gc()})"
+
 /** `node --import tsx src/main.ts`: the spawned process is the service itself (its pid is the one measured). */
 const startService = (name: string, env: Record<string, string>): Proc => {
   const inherited = Object.fromEntries(
     Object.entries(process.env).filter(([k]) => !["DATABASE_URL", "ADMIN_TOKEN", "CONFIG_DIR", "DATA_DIR", "ROLE"].includes(k))
   )
-  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+  const child = spawn(process.execPath, ["--expose-gc", "--import", GC_ON_SIGNAL, "--import", "tsx", "src/main.ts"], {
     cwd: ROOT,
     env: { ...inherited, ...env },
     stdio: ["ignore", "pipe", "pipe"]
@@ -446,8 +453,13 @@ at its defaults: poll every 1 s, NOTIFY wake-ups).
   came before the response reached the client.
 - Memory: VmRSS from \`/proc/<pid>/status\` of the API and of a worker (channel
   concurrency 1, busy with a task that sleeps ten minutes) before and after
-  ${SETTINGS.queuedTasks} more tasks are created and stay queued; readings after ${SETTINGS.settleMs / 1000} s of quiet.
-  Requirement: under ${SETTINGS.memoryBudgetMiB} MB added.
+  ${SETTINGS.queuedTasks} more tasks are created and stay queued, then after ${SETTINGS.queuedTasks} more.
+  Each reading after ${SETTINGS.settleMs / 1000} s of quiet, as seen, then again after a forced
+  full GC (the bench starts the processes with \`--expose-gc\` and a preload
+  that collects on SIGUSR2; the service is unchanged). "Seen" growth is from
+  the collected reading before; "retained" is collected to collected. The
+  API's first reading comes after it served the phases above. Requirement: the
+  first ${SETTINGS.queuedTasks} add under ${SETTINGS.memoryBudgetMiB} MB (${round((SETTINGS.memoryBudgetMiB * 1e6) / 2 ** 20)} MiB); checked on the retained figure.
 - Start-up: \`npm start\` with a fresh \`DATA_DIR\` on the embedded PGlite, from
   spawn to the first 200 from \`/healthz\` (migrations included).
 - The machine's 1-minute load average at the start and the end of the run is
@@ -550,30 +562,53 @@ const main = async () => {
     log(`two workers: ${throughput2.tasksPerSecond} tasks/s (${throughput2.tasks} in ${throughput2.seconds} s)`)
     await Promise.all([stopService(w1), stopService(w2)])
 
-    // 3. Memory with 1,000 queued tasks.
+    // 3. Memory with 1,000 queued tasks, then with 1,000 more. Each reading is taken twice: as an
+    // operator sees it, then after a forced full GC (what the process retains). Growth in the second
+    // round says state is kept per task; growth only in the first is the heap sizing itself to the load.
     const busy = await startWorker("worker-c1", configFor(1))
     const blocker = await createTask(base, account.key, { delay_ms: 600_000 })
     await waitFor([busy], () => claimedLine([busy], blocker.id), "the blocking task claimed")
-    await sleep(SETTINGS.settleMs)
-    const before = { api: memoryMiB(api.child.pid), worker: memoryMiB(busy.child.pid) }
-    log(`before: api ${before.api.rss} MiB, worker ${before.worker.rss} MiB`)
-    await pool(SETTINGS.queuedTasks, SETTINGS.createConcurrency, () => createTask(base, account.key, { delay_ms: 600_000 }))
-    const counts = await withClient(databaseUrl, (c) => c.query("SELECT status, count(*)::int AS n FROM tasks GROUP BY status"))
-    const byStatus = Object.fromEntries(counts.rows.map((r) => [r.status, r.n]))
-    if (byStatus.queued !== SETTINGS.queuedTasks) throw new Error(`expected ${SETTINGS.queuedTasks} queued, found ${JSON.stringify(byStatus)}`)
-    await sleep(SETTINGS.settleMs)
-    const after = { api: memoryMiB(api.child.pid), worker: memoryMiB(busy.child.pid) }
-    log(`after ${SETTINGS.queuedTasks} queued: api ${after.api.rss} MiB, worker ${after.worker.rss} MiB`)
+    const read = async (queued: number) => {
+      await sleep(SETTINGS.settleMs)
+      const seen = { api: memoryMiB(api.child.pid), worker: memoryMiB(busy.child.pid) }
+      api.child.kill("SIGUSR2")
+      busy.child.kill("SIGUSR2")
+      await sleep(1000)
+      const collected = { api: memoryMiB(api.child.pid), worker: memoryMiB(busy.child.pid) }
+      log(`${queued} queued: api ${seen.api.rss} MiB (${collected.api.rss} after GC), worker ${seen.worker.rss} MiB (${collected.worker.rss} after GC)`)
+      return { queued, seen, collected }
+    }
+    const readings = [await read(0)]
+    let byStatus: Record<string, number> = {}
+    for (const pass of [1, 2]) {
+      await pool(SETTINGS.queuedTasks, SETTINGS.createConcurrency, () => createTask(base, account.key, { delay_ms: 600_000 }))
+      const counts = await withClient(databaseUrl, (c) => c.query("SELECT status, count(*)::int AS n FROM tasks GROUP BY status"))
+      byStatus = Object.fromEntries(counts.rows.map((r) => [r.status, r.n]))
+      const queued = pass * SETTINGS.queuedTasks
+      if (byStatus.queued !== queued) throw new Error(`expected ${queued} queued, found ${JSON.stringify(byStatus)}`)
+      readings.push(await read(queued))
+    }
+    /** Pass k: from the collected reading before it to the reading after it, as seen and as retained. */
+    const growth = (who: "api" | "worker") => {
+      const added = (k: number) => ({
+        seenMiB: round(readings[k]!.seen[who].rss - readings[k - 1]!.collected[who].rss),
+        retainedMiB: round(readings[k]!.collected[who].rss - readings[k - 1]!.collected[who].rss)
+      })
+      return {
+        beforeMiB: readings[0]!.collected[who].rss,
+        afterMiB: readings[1]!.seen[who].rss,
+        afterCollectedMiB: readings[1]!.collected[who].rss,
+        first: added(1),
+        second: added(2),
+        peakMiB: readings[2]!.collected[who].hwm
+      }
+    }
     const memory = {
       queuedTasks: SETTINGS.queuedTasks,
-      tasksByStatus: byStatus,
-      api: { beforeMiB: before.api.rss, afterMiB: after.api.rss, addedMiB: round(after.api.rss - before.api.rss), peakMiB: after.api.hwm },
-      worker: {
-        beforeMiB: before.worker.rss,
-        afterMiB: after.worker.rss,
-        addedMiB: round(after.worker.rss - before.worker.rss),
-        peakMiB: after.worker.hwm
-      }
+      tasksByStatusAtEnd: byStatus,
+      readings,
+      api: growth("api"),
+      worker: growth("worker")
     }
     await stopService(busy)
 
@@ -583,8 +618,10 @@ const main = async () => {
     ]
     // MB as in the requirement: 50 MB = 47.7 MiB.
     const budgetMiB = (SETTINGS.memoryBudgetMiB * 1e6) / 2 ** 20
-    if (memory.api.addedMiB >= budgetMiB) problems.push(`api added ${memory.api.addedMiB} MiB with ${SETTINGS.queuedTasks} queued tasks`)
-    if (memory.worker.addedMiB >= budgetMiB) problems.push(`worker added ${memory.worker.addedMiB} MiB with ${SETTINGS.queuedTasks} queued tasks`)
+    for (const who of ["api", "worker"] as const) {
+      const retained = memory[who].first.retainedMiB
+      if (retained >= budgetMiB) problems.push(`${who} retains ${retained} MiB more with ${SETTINGS.queuedTasks} queued tasks`)
+    }
     for (const p of procs) for (const line of p.notable) if (!line.includes("\"logLevel\":\"WARN\"")) problems.push(`${p.name}: ${line.slice(0, 300)}`)
 
     const m = machine()
@@ -617,8 +654,11 @@ const main = async () => {
       const machineText = `${m.cpu}, ${m.cores} cores, ${m.memoryGiB} GiB, node ${m.node}, PostgreSQL ${postgres}`
       const lat = (l: typeof latency1) =>
         `p50 ${l.fromResponseMs.p50} / p95 ${l.fromResponseMs.p95} / max ${l.fromResponseMs.max} ms (${l.fromResponseMs.n} tasks)`
-      const mem = (x: { beforeMiB: number; afterMiB: number; addedMiB: number }) =>
-        `${x.beforeMiB} → ${x.afterMiB} MiB (${x.addedMiB >= 0 ? "+" : ""}${x.addedMiB} MiB)`
+      const signed = (n: number) => `${n >= 0 ? "+" : ""}${n}`
+      const mem = (x: typeof memory.api) =>
+        `${x.beforeMiB} → ${x.afterMiB} MiB as seen (${signed(x.first.seenMiB)}), ${x.afterCollectedMiB} MiB after GC (${
+          signed(x.first.retainedMiB)
+        }); the next ${SETTINGS.queuedTasks}: ${signed(x.second.seenMiB)} seen, ${signed(x.second.retainedMiB)} retained`
       const rows = [
         ["throughput, 1 worker", `${throughput1.tasksPerSecond} tasks/s (${throughput1.tasks} tasks in ${throughput1.seconds} s)`],
         ["throughput, 2 workers", `${throughput2.tasksPerSecond} tasks/s (${throughput2.tasks} tasks in ${throughput2.seconds} s)`],

@@ -6,6 +6,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { configWith } from "./support/config.ts"
 import { backend, createDatabase } from "./support/database.ts"
 import { ADMIN_TOKEN, freePort } from "./support/gateway.ts"
+import { QUEUED_CHANNEL } from "../src/services/Queue.ts"
 import { call, createAccount, type Target } from "./support/http.ts"
 import { kill, type LogLine, type Service, start, stop, waitForHealth, waitForLog } from "./support/process.ts"
 import { videoRequest } from "./support/tasks.ts"
@@ -64,8 +65,8 @@ const installation = async () => {
   const db = await createDatabase()
   const port = await freePort()
   const url = `http://127.0.0.1:${port}`
-  // Every replica shares the secrets, the store and the public URL (the API's: workers serve nothing).
   const mine: Array<Service> = []
+  // Every replica shares the secrets, the store and the public URL (the API's: workers serve nothing).
   const env = (role: "api" | "worker" | "all", configDir: string): Record<string, string> => ({
     ROLE: role,
     DATA_DIR: dataDir,
@@ -221,27 +222,28 @@ const checkBooks = async (
 // ---------------------------------------------------------------------------
 // a) A crash with every task in flight
 
-/** Short leases, so the crash is noticed within seconds; room for all 20 tasks at once. */
-const CRASH_ENGINE = { lease_s: 3, heartbeat_s: 1, poll_interval_ms: 200, reaper_interval_s: 1 }
+/**
+ * Short leases, so the crash is noticed within seconds; room for all 20 tasks at once. Attempts to
+ * spare: 20 ffmpeg renders at once on a 2-core machine that also runs other test files can starve
+ * a process long enough to miss a 3 s lease; the task is then run again, and must still end once.
+ */
+const CRASH_ENGINE = { lease_s: 3, heartbeat_s: 1, poll_interval_ms: 200, reaper_interval_s: 1, max_attempts: 10 }
 const CRASH_TASKS = 20
 /** Every fifth task fails by request, so refunds cross the crash too. */
 const failsOnPurpose = (i: number) => i % 5 === 4
-/** Long enough that all 20 are still running when the kill comes. */
-const IN_FLIGHT_DELAY_MS = 6_000
+/** Long enough that all 20 are still running when the kill comes, even on a loaded machine. */
+const IN_FLIGHT_DELAY_MS = 8_000
 const GRANTED = { wallet: 100, subscription: 0.5 }
 
 /** Creates the 20 tasks and waits until every one is in_progress; returns their ids and expected outcomes. */
 const twentyInFlight = async (target: Target, keys: { model: { key: string }; resource: { key: string } }) => {
-  const ids: Array<string> = []
-  const expected = new Map<string, "succeeded" | "failed">()
-  for (let i = 0; i < CRASH_TASKS; i++) {
-    const id = await createTask(target, keys.model.key, {
+  // All at once, so the first is still running when the last is claimed.
+  const ids = await Promise.all(Array.from({ length: CRASH_TASKS }, (_, i) =>
+    createTask(target, keys.model.key, {
       delay_ms: IN_FLIGHT_DELAY_MS,
       ...(failsOnPurpose(i) ? { outcome: "fail" } : {})
-    })
-    ids.push(id)
-    expected.set(id, failsOnPurpose(i) ? "failed" : "succeeded")
-  }
+    })))
+  const expected = new Map(ids.map((id, i) => [id, failsOnPurpose(i) ? "failed" as const : "succeeded" as const]))
   await until(target, keys.resource.key, ids, (s) => s.every((x) => x === "in_progress"))
   return { ids, expected }
 }
@@ -344,24 +346,28 @@ if (PG) {
           (l.message.startsWith("lease lost") || l.message.startsWith("stale claim")), 30_000)
         expect(refused.annotations.attempt).toBe(1)
 
-        // B finishes it.
+        // B finishes it: one "task finished", for the task's last attempt (2, unless a loaded machine
+        // made B miss its own 2 s lease too and a later attempt finished it), never for A's attempt 1.
         await until(site.target, acct.resource.key, [id], (s) => s.every(terminal))
-        const finished = await waitForLog(b.service, (l) => l.message === "task finished" && l.annotations.task_id === id, 10_000)
-        expect(finished.annotations).toMatchObject({ attempt: 2, status: "succeeded" })
         await Promise.all([stop(a.service), stop(b.service)])
-        expect(a.service.logs().some((l) => l.message === "task finished" && l.annotations.task_id === id)).toBe(false)
-        expect(claimsIn(b.service).filter((l) => l.annotations.task_id === id)).toHaveLength(1)
-
+        const finished = [a.service, b.service].flatMap((w) =>
+          w.logs().filter((l) => l.message === "task finished" && l.annotations.task_id === id))
         const tasks = await withDatabase(db, (rows) =>
           checkBooks(rows, acct.id, { wallet: GRANTED.wallet, subscription: 0 }, new Map([[id, "succeeded"]])))
-        expect(tasks[0].attempt).toBe(2)
+        expect(tasks[0].attempt).toBeGreaterThanOrEqual(2)
+        expect(finished.map((l) => l.annotations)).toEqual([
+          expect.objectContaining({ attempt: tasks[0].attempt, status: "succeeded" })
+        ])
       })
 
       it("d) the worker's LISTEN connection killed: new tasks are still picked up (polling), and the listener comes back", async () => {
         const config = engineConfig({ lease_s: 10, heartbeat_s: 1, poll_interval_ms: 500, reaper_interval_s: 1 }, 2)
-        const listeners = (rows: Rows) =>
-          rows(`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND query ILIKE 'LISTEN%'`)
-            .then((r) => r.map((x) => x.pid as number))
+        // The worker's LISTEN backends (the task queue's, and any other its fibers keep); the API listens to nothing.
+        const listening = (rows: Rows) =>
+          rows(`SELECT pid, query FROM pg_stat_activity
+                WHERE datname = current_database() AND query ILIKE 'LISTEN%' ORDER BY query`)
+            .then((r) => r.map((x) => ({ pid: x.pid as number, query: x.query as string })))
+        const tasksListener = `LISTEN "${QUEUED_CHANNEL}"`
         const db = { dbUrl: site.db.url, dataDir: site.dataDir }
         const eventually = async <A>(f: () => Promise<A | undefined>, what: string) => {
           const deadline = Date.now() + 30_000
@@ -375,25 +381,28 @@ if (PG) {
 
         const w = await site.worker(config)
         const acct = await createAccount(site.target, { name: "listener", wallet_credits: GRANTED.wallet })
-        const [before] = await eventually(
-          () => withDatabase(db, listeners).then((pids) => (pids.length === 1 ? pids : undefined)),
-          "one LISTEN backend (the worker's)"
+        const before = await eventually(
+          () => withDatabase(db, listening).then((l) => (l.some((x) => x.query === tasksListener) ? l : undefined)),
+          "the worker's LISTEN backend"
         )
         const terminated = await withDatabase(db, (rows) =>
           rows(`SELECT pg_terminate_backend(pid) AS done FROM pg_stat_activity
                 WHERE datname = current_database() AND query ILIKE 'LISTEN%'`))
-        expect(terminated).toEqual([{ done: true }])
+        expect(terminated).toEqual(before.map(() => ({ done: true })))
 
         const id = await createTask(site.target, acct.model.key)
         expect(await until(site.target, acct.resource.key, [id], (s) => s.every(terminal))).toEqual(["succeeded"])
 
-        // The worker noticed and listens again, on a new connection.
+        // The worker noticed and listens again, on new connections.
         await waitForLog(w.service, (l) => l.message === "task listener lost; polling until it is back", 30_000)
-        const [after] = await eventually(
-          () => withDatabase(db, listeners).then((pids) => (pids.length === 1 && pids[0] !== before ? pids : undefined)),
-          "a new LISTEN backend"
+        const after = await eventually(
+          () =>
+            withDatabase(db, listening).then((l) =>
+              l.length === before.length && l.every((x) => !before.some((b) => b.pid === x.pid)) ? l : undefined
+            ),
+          "new LISTEN backends"
         )
-        expect(after).not.toBe(before)
+        expect(after.map((x) => x.query)).toEqual(before.map((x) => x.query))
         const next = await createTask(site.target, acct.model.key)
         expect(await until(site.target, acct.resource.key, [next], (s) => s.every(terminal))).toEqual(["succeeded"])
         await stop(w.service)
