@@ -23,16 +23,11 @@
 import { type ChildProcess, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
-import { createServer } from "node:net"
 import * as os from "node:os"
-import { dirname, join, resolve } from "node:path"
-import { fileURLToPath } from "node:url"
-import pg from "pg"
+import { join } from "node:path"
 import { addRows } from "./markdown.ts"
+import { freePort, gitHead, machine, percentile, RESULTS_DIR, RESULTS_MD, ROOT, round, sleep, withClient, withDatabase } from "./support.ts"
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..")
-const RESULTS_DIR = join(ROOT, "bench", "results")
-const RESULTS_MD = join(ROOT, "bench", "RESULTS.md")
 
 const ADMIN_TOKEN = "adm_bench_engine_0123456789abcdefghij"
 const MODEL = "provy-famS-2.0-480p"
@@ -56,42 +51,9 @@ const SETTINGS = {
 const DEADLINE_MS = 300_000
 
 const log = (message: string) => console.log(`[bench] ${message}`)
-const sleep = (ms: number) => new Promise<void>((ok) => setTimeout(ok, ms))
-const round = (n: number, digits = 1) => Number(n.toFixed(digits))
 
 // ---------------------------------------------------------------------------
 // Helpers
-
-const freePort = () =>
-  new Promise<number>((ok, fail) => {
-    const server = createServer()
-    server.once("error", fail)
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address()
-      const port = typeof address === "object" && address ? address.port : 0
-      server.close(() => ok(port))
-    })
-  })
-
-const withDatabase = (url: string, database: string) => {
-  const u = new URL(url)
-  u.pathname = `/${database}`
-  return u.toString()
-}
-
-const withClient = async <A>(url: string, f: (client: pg.Client) => Promise<A>): Promise<A> => {
-  const client = new pg.Client({ connectionString: url })
-  await client.connect()
-  try {
-    return await f(client)
-  } finally {
-    await client.end()
-  }
-}
-
-/** Nearest-rank percentile of a sorted sample. */
-const percentile = (sorted: ReadonlyArray<number>, p: number) =>
-  sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!
 
 const summary = (values: ReadonlyArray<number>) => {
   const sorted = [...values].sort((a, b) => a - b)
@@ -413,26 +375,6 @@ const startupPglite = async () => {
 
 // ---------------------------------------------------------------------------
 // Report
-
-const machine = () => {
-  const cpus = os.cpus()
-  return {
-    cpu: cpus[0]?.model.trim() ?? "unknown",
-    cores: cpus.length,
-    memoryGiB: round(os.totalmem() / 1024 ** 3, 1),
-    node: process.version,
-    platform: `${os.platform()}-${os.arch()}`
-  }
-}
-
-const gitHead = () =>
-  new Promise<string | null>((ok) => {
-    const git = spawn("git", ["rev-parse", "HEAD"], { cwd: ROOT, stdio: ["ignore", "pipe", "ignore"] })
-    let out = ""
-    git.stdout.on("data", (d) => (out += d))
-    git.on("error", () => ok(null))
-    git.on("close", (code) => ok(code === 0 ? out.trim() : null))
-  })
 
 const SECTION = `## engine
 

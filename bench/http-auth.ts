@@ -14,17 +14,12 @@ import autocannon from "autocannon"
 import { type ChildProcess, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
-import { createServer } from "node:net"
 import * as os from "node:os"
-import { dirname, join, resolve } from "node:path"
-import { fileURLToPath } from "node:url"
+import { join } from "node:path"
 import { Worker } from "node:worker_threads"
-import pg from "pg"
 import { addRows } from "./markdown.ts"
+import { freePort, gitHead, machine, percentile, RESULTS_DIR, RESULTS_MD, ROOT, sleep, withClient, withDatabase } from "./support.ts"
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..")
-const RESULTS_DIR = join(ROOT, "bench", "results")
-const RESULTS_MD = join(ROOT, "bench", "RESULTS.md")
 
 const ADMIN_TOKEN = "adm_bench_0123456789abcdefghijklmnop"
 const SETTINGS = { connections: 10, pipelining: 1, durationS: 10, warmupS: 3, timeoutS: 10 } as const
@@ -36,38 +31,6 @@ const log = (message: string) => console.log(`[bench] ${message}`)
 // ---------------------------------------------------------------------------
 // Helpers
 
-const freePort = () =>
-  new Promise<number>((ok, fail) => {
-    const server = createServer()
-    server.once("error", fail)
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address()
-      const port = typeof address === "object" && address ? address.port : 0
-      server.close(() => ok(port))
-    })
-  })
-
-const sleep = (ms: number) => new Promise<void>((ok) => setTimeout(ok, ms))
-
-const withDatabase = (url: string, database: string) => {
-  const u = new URL(url)
-  u.pathname = `/${database}`
-  return u.toString()
-}
-
-const withClient = async <A>(url: string, f: (client: pg.Client) => Promise<A>): Promise<A> => {
-  const client = new pg.Client({ connectionString: url })
-  await client.connect()
-  try {
-    return await f(client)
-  } finally {
-    await client.end()
-  }
-}
-
-/** Exact percentile of a sorted sample (nearest rank). */
-const percentile = (sorted: Float64Array, p: number) =>
-  sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!
 
 const round = (n: number, digits = 3) => Number(n.toFixed(digits))
 
@@ -313,17 +276,6 @@ const taskId = () => `task_${Array.from(randomBytes(22), (b) => BASE62[b % 62]).
 // ---------------------------------------------------------------------------
 // Report
 
-const machine = () => {
-  const cpus = os.cpus()
-  return {
-    cpu: cpus[0]?.model.trim() ?? "unknown",
-    cores: cpus.length,
-    memoryGiB: round(os.totalmem() / 1024 ** 3, 1),
-    node: process.version,
-    platform: `${os.platform()}-${os.arch()}`
-  }
-}
-
 const RESULTS_HEADER = `# Benchmark results
 
 ## http-auth
@@ -510,14 +462,5 @@ const main = async () => {
     process.exitCode = 1
   }
 }
-
-const gitHead = () =>
-  new Promise<string | null>((ok) => {
-    const git = spawn("git", ["rev-parse", "HEAD"], { cwd: ROOT, stdio: ["ignore", "pipe", "ignore"] })
-    let out = ""
-    git.stdout.on("data", (d) => (out += d))
-    git.on("error", () => ok(null))
-    git.on("close", (code) => ok(code === 0 ? out.trim() : null))
-  })
 
 await main()
