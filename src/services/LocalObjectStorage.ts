@@ -6,7 +6,7 @@ import { AppConfig } from "./AppConfig.ts"
 import { type BodyLengthMismatch, makeLocalObjectFiles } from "./LocalObjectFiles.ts"
 import type { ObjectStorageService } from "./ObjectStorage.ts"
 import { Secrets } from "./Secrets.ts"
-import { checkContentType, checkKey, checkLength, checkLifetime, type StorageError } from "./StorageError.ts"
+import { checkKey, checkLifetime, checkPresignPut, type StorageError } from "./StorageError.ts"
 
 /** The parts of a `/storage/<segment>?X-Expires=…&X-Signature=…` request that its signature covers. */
 export interface SignedRequest {
@@ -81,10 +81,7 @@ export const makeLocalObjectStorage = Effect.gen(function*() {
     remove: files.remove,
     presignPut: (key, { contentLength, contentType, expiresInS }) =>
       Effect.gen(function*() {
-        yield* checkKey(key)
-        yield* checkContentType(contentType)
-        yield* checkLength(contentLength)
-        yield* checkLifetime(expiresInS)
+        yield* checkPresignPut(key, { contentType, contentLength, expiresInS })
         const expiresAt = (yield* nowS) + expiresInS
         const signature = yield* sign("PUT", key, String(expiresAt), contentType, String(contentLength))
         return { url: urlOf(key, expiresAt, signature), headers: { "Content-Type": contentType }, expiresAt }

@@ -3,7 +3,7 @@ import { getSignedUrl } from "@aws-sdk/s3-request-presigner"
 import { Clock, Effect, Option, Redacted, Stream } from "effect"
 import type { Environment } from "./AppConfig.ts"
 import type { ObjectStorageService } from "./ObjectStorage.ts"
-import { checkContentType, checkKey, checkLength, checkLifetime, StorageError } from "./StorageError.ts"
+import { checkContentType, checkKey, checkLifetime, checkPresignPut, StorageError } from "./StorageError.ts"
 
 export type S3Options = Option.Option.Value<Environment["s3"]>
 
@@ -118,10 +118,7 @@ export const makeS3ObjectStorage = (options: S3Options) =>
         }),
       presignPut: (key, { contentLength, contentType, expiresInS }) =>
         Effect.gen(function*() {
-          yield* checkKey(key)
-          yield* checkContentType(contentType)
-          yield* checkLength(contentLength)
-          yield* checkLifetime(expiresInS)
+          yield* checkPresignPut(key, { contentType, contentLength, expiresInS })
           const nowMs = yield* Clock.currentTimeMillis
           const url = yield* call("presign PUT", key, () =>
             getSignedUrl(

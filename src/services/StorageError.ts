@@ -36,3 +36,15 @@ export const checkLength = (contentLength: number): Effect.Effect<void, StorageE
   Number.isSafeInteger(contentLength) && contentLength >= 0
     ? Effect.void
     : invalid(`Invalid content length ${contentLength}.`)
+
+/** Every input of a pre-signed PUT, checked alike by both backends. */
+export const checkPresignPut = (
+  key: string,
+  options: { readonly contentType: string; readonly contentLength: number; readonly expiresInS: number }
+): Effect.Effect<void, StorageError> =>
+  Effect.all([
+    checkKey(key),
+    checkContentType(options.contentType),
+    checkLength(options.contentLength),
+    checkLifetime(options.expiresInS)
+  ], { discard: true })
