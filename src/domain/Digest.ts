@@ -13,7 +13,22 @@ export const canonicalJson = (value: unknown): string => {
   return JSON.stringify(value)
 }
 
-export const sha256Hex = async (text: string): Promise<string> => {
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text))
-  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("")
+/** SHA-256 of text (as UTF-8) or of bytes, with Web Crypto so it runs on any runtime. */
+export const sha256 = async (input: string | Uint8Array): Promise<Uint8Array> =>
+  new Uint8Array(
+    await crypto.subtle.digest("SHA-256", typeof input === "string" ? new TextEncoder().encode(input) : input.slice())
+  )
+
+export const sha256Hex = async (input: string | Uint8Array): Promise<string> =>
+  Array.from(await sha256(input), (b) => b.toString(16).padStart(2, "0")).join("")
+
+/** The chunks of a body in one array. */
+export const concatBytes = (chunks: ReadonlyArray<Uint8Array>): Uint8Array => {
+  const out = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0))
+  let at = 0
+  for (const chunk of chunks) {
+    out.set(chunk, at)
+    at += chunk.length
+  }
+  return out
 }

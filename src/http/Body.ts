@@ -1,6 +1,7 @@
 import { HttpServerRequest } from "@effect/platform"
 import { Effect, ParseResult, Schema, Stream } from "effect"
 import * as Errors from "../api/Errors.ts"
+import { concatBytes } from "../domain/Digest.ts"
 import { AppConfig } from "../services/AppConfig.ts"
 
 /**
@@ -44,13 +45,7 @@ export const readBytes = (limit: number) =>
       })
     )
     if (size > limit) return yield* Errors.payloadTooLarge(limit)
-    const body = new Uint8Array(size)
-    let offset = 0
-    for (const chunk of chunks) {
-      body.set(chunk, offset)
-      offset += chunk.length
-    }
-    return body
+    return concatBytes(chunks)
   })
 
 const isJsonContentType = (value: string | undefined) =>

@@ -34,12 +34,6 @@ const sniffImage = (bytes: Uint8Array) =>
     Effect.orElseSucceed(() => undefined)
   )
 
-const bytesDigest = (bytes: Uint8Array) =>
-  Effect.promise(async () =>
-    Array.from(new Uint8Array(await crypto.subtle.digest("SHA-256", bytes.slice())), (b) => b.toString(16).padStart(2, "0"))
-      .join("")
-  )
-
 const storedFile = (accountId: string, file: FormFile, maxBytes: number) =>
   Effect.gen(function*() {
     const where = `${file.field}[${file.index}]`
@@ -50,7 +44,7 @@ const storedFile = (accountId: string, file: FormFile, maxBytes: number) =>
     if (type === undefined) {
       return yield* Errors.badRequest("invalid_request", `${where} is not a PNG, JPEG or WebP image.`)
     }
-    const digest = yield* bytesDigest(file.bytes)
+    const digest = yield* Effect.promise(() => sha256Hex(file.bytes))
     // Content-addressed, so a replayed request stores nothing new.
     const storageKey = `inputs/${accountId}/${digest}.${type.extension}`
     return { storageKey, mimeType: type.mimeType, digest, bytes: file.bytes }

@@ -1,5 +1,6 @@
 import { Command, CommandExecutor, FileSystem, Path } from "@effect/platform"
 import { Context, Data, Duration, Effect, Layer } from "effect"
+import { sha256 } from "../domain/Digest.ts"
 import type { ImageFormat } from "../plugin/ImageCapabilities.ts"
 import { MediaTools } from "./MediaTools.ts"
 import { sandboxScene } from "./SandboxScene.ts"
@@ -23,12 +24,6 @@ const ENCODERS: Record<ImageFormat, { readonly args: ReadonlyArray<string>; read
   jpeg: { args: ["-c:v", "mjpeg", "-q:v", "3", "-pix_fmt", "yuvj444p"], mimeType: "image/jpeg", ext: "jpg" },
   webp: { args: ["-c:v", "libwebp", "-quality", "85", "-pix_fmt", "yuv420p"], mimeType: "image/webp", ext: "webp" }
 }
-
-const digestOf = (text: string) =>
-  Effect.map(
-    Effect.promise(() => crypto.subtle.digest("SHA-256", new TextEncoder().encode(text))),
-    (buffer) => new Uint8Array(buffer)
-  )
 
 /**
  * The sandbox's still images, with the bundled ffmpeg: `render` draws the
@@ -105,7 +100,7 @@ export class SandboxImageRenderer extends Context.Tag("SandboxImageRenderer")<Sa
 
       const render: SandboxImageRenderer["Type"]["render"] = (request) =>
         Effect.gen(function*() {
-          const scene = sandboxScene(yield* digestOf(`${request.prompt}\u0000${request.seed}`), {
+          const scene = sandboxScene(yield* Effect.promise(() => sha256(`${request.prompt}\u0000${request.seed}`)), {
             width: request.width,
             height: request.height,
             frames: 1,
@@ -120,7 +115,7 @@ export class SandboxImageRenderer extends Context.Tag("SandboxImageRenderer")<Sa
 
       const edit: SandboxImageRenderer["Type"]["edit"] = (request) =>
         Effect.gen(function*() {
-          const digest = yield* digestOf(request.prompt)
+          const digest = yield* Effect.promise(() => sha256(request.prompt))
           const hue = Math.round((digest[0]! / 255) * 300) + 30
           const size = `${request.width}:${request.height}`
           // gbrp keeps every channel at full resolution, so unmasked pixels survive bit for bit.

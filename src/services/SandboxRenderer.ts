@@ -2,6 +2,7 @@ import { Command, CommandExecutor, FileSystem, Path } from "@effect/platform"
 import { Context, Data, Duration, Effect, Layer, Ref } from "effect"
 import { type MediaInfo, ProbeError } from "../domain/MediaInfo.ts"
 import { DEFAULT_PROBE_FORMATS, ffprobeArgs, mediaInfoFromFfprobe } from "./Ffprobe.ts"
+import { sha256 } from "../domain/Digest.ts"
 import { MediaTools } from "./MediaTools.ts"
 import { FPS, SAMPLE_RATE, sandboxScene } from "./SandboxScene.ts"
 import { runTool, type ToolError } from "./ToolProcess.ts"
@@ -49,11 +50,6 @@ const encoderArgs = (audio: boolean): Array<string> => [
   "-f", "mp4"
 ]
 
-const promptDigest = (prompt: string) =>
-  Effect.promise(() => crypto.subtle.digest("SHA-256", new TextEncoder().encode(prompt))).pipe(
-    Effect.map((buffer) => new Uint8Array(buffer))
-  )
-
 /**
  * Renders the sandbox generator's videos with ffmpeg and describes media
  * files with ffprobe. Every tool run is bounded by a timeout and killed when
@@ -84,7 +80,7 @@ export class SandboxRenderer extends Context.Tag("SandboxRenderer")<SandboxRende
           if (!evenSide(width) || !evenSide(height) || !(frames >= 1 && durationS <= MAX_SECONDS)) {
             return yield* new RenderError({ message: `cannot render ${width}×${height} for ${durationS} s` })
           }
-          const scene = sandboxScene(yield* promptDigest(request.prompt), {
+          const scene = sandboxScene(yield* Effect.promise(() => sha256(request.prompt)), {
             width,
             height,
             frames,

@@ -1,5 +1,6 @@
 import { FileSystem } from "@effect/platform"
 import { Chunk, Effect, Option, Stream } from "effect"
+import { concatBytes } from "../domain/Digest.ts"
 import type { ChannelSettings } from "../domain/Settings.ts"
 import {
   GenerationError,
@@ -71,7 +72,7 @@ const readSource = (source: ImageSource, where: string, maxBytes: number) =>
       const content = yield* storage.read(source.storageKey).pipe(Effect.mapError(() => inputFailure(`${where} could not be read.`)))
       if (Option.isNone(content)) return yield* inputFailure(`${where} is no longer stored.`)
       return yield* Stream.runCollect(content.value.body).pipe(
-        Effect.map((chunks) => concat(Chunk.toReadonlyArray(chunks))),
+        Effect.map((chunks) => concatBytes(Chunk.toReadonlyArray(chunks))),
         Effect.mapError(() => inputFailure(`${where} could not be read.`))
       )
     }
@@ -89,16 +90,6 @@ const readSource = (source: ImageSource, where: string, maxBytes: number) =>
     )
     return yield* fs.readFile(file).pipe(Effect.mapError(() => inputFailure(`${where} could not be read.`)))
   }).pipe(Effect.scoped)
-
-const concat = (chunks: ReadonlyArray<Uint8Array>) => {
-  const out = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0))
-  let at = 0
-  for (const chunk of chunks) {
-    out.set(chunk, at)
-    at += chunk.length
-  }
-  return out
-}
 
 const modelGone = (claim: Claim, failure: TaskFailure): TaskFailure => ({
   ...failure,
