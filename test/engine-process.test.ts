@@ -155,8 +155,13 @@ const until = async (target: Target, key: string, ids: ReadonlyArray<string>, do
   const deadline = Date.now() + DEADLINE_MS
   let last: Array<string> = []
   while (Date.now() < deadline) {
-    last = await statuses(target, key, ids)
-    if (done(last)) return last
+    // A poll racing a kept-alive socket the server just closed (ECONNRESET) is a poll to repeat, not a verdict.
+    const polled = await statuses(target, key, ids).catch((e: unknown) => {
+      if (e instanceof TypeError && String((e as { cause?: { code?: string } }).cause?.code) === "ECONNRESET") return undefined
+      throw e
+    })
+    if (polled !== undefined) last = polled
+    if (polled !== undefined && done(last)) return last
     await sleep(200)
   }
   throw new Error(`tasks never reached the awaited state: ${JSON.stringify(count(last))}`)
