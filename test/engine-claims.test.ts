@@ -2,6 +2,7 @@ import { Effect, Either } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type Claim, Queue } from "../src/services/Queue.ts"
 import { TaskOutcomes } from "../src/services/TaskOutcomes.ts"
+import { reapOnce } from "../src/workers/Reaper.ts"
 import { configWith } from "./support/config.ts"
 import { backend } from "./support/database.ts"
 import { startGateway, type TestGateway } from "./support/gateway.ts"
@@ -98,7 +99,7 @@ describe(`queue claims (${backend})`, () => {
 
   it("a task that exhausts its attempts fails once with one refund, however often the reaper runs", async () => {
     await drain()
-    const { ids: [id] } = await newTasks(1)
+    const { acct, ids: [id] } = await newTasks(1)
     const first = await claim("crashing-1")
     expect(first[0]!.attempt).toBe(1)
     await expireLeases()
@@ -107,18 +108,36 @@ describe(`queue claims (${backend})`, () => {
     expect(second[0]!.attempt).toBe(2)
     await expireLeases()
 
-    const sweeps = await Promise.all([reap(), reap(), reap()])
-    const exhausted = sweeps.flatMap((s) => s.exhausted.map((c: Claim) => c.id))
-    expect(new Set(exhausted)).toEqual(new Set([id]))
-    for (const c of sweeps.flatMap((s) => s.exhausted)) {
-      await run(Effect.either(Effect.flatMap(TaskOutcomes, (o) =>
-        o.fail(c, { code: "video_task_failed", message: "The task could not be completed.", retryable: true }))))
-    }
+    // The engine's own reaper sweep, three at once as on three replicas.
+    await Promise.all([reapOnce, reapOnce, reapOnce].map((sweep) => run(sweep)))
     expect((await statusOf(id!)).status).toBe("failed")
+    const failed = await call(gw, "GET", `/v1/video/tasks/${id}`, { key: acct.resource.key })
+    expect(failed.body.error).toEqual({ code: "video_task_failed", message: expect.any(String), retryable: true })
     const ledger = await ledgerOf(gw, id!)
     expect(ledger.map((l) => l.kind)).toEqual(["charge", "refund"])
     expect(ledger[0]!.wallet_micros + ledger[1]!.wallet_micros).toBe(0)
     expect((await eventsOf(gw, id!)).map((e) => e.type)).toEqual(["video.task.failed"])
+  })
+
+  it("an image task whose attempts are spent fails with the image code 524, retryable, refunded", async () => {
+    await drain()
+    const acct = await createAccount(gw, { name: "image-claims", wallet_credits: 10 })
+    const created = await call(gw, "POST", "/v1/image/tasks", {
+      key: acct.model.key,
+      json: { model: "provx-image-1", operation: "generation", input: { prompt: "a kite" } }
+    })
+    expect(created.status).toBe(202)
+    const id = created.body.id as string
+    for (const worker of ["crashing-1", "crashing-2"]) {
+      expect((await claim(worker)).map((c) => c.id)).toEqual([id])
+      await expireLeases()
+      await run(reapOnce)
+    }
+    const failed = await call(gw, "GET", `/v1/image/tasks/${id}`, { key: acct.resource.key })
+    expect(failed.body).toMatchObject({ status: "failed", error: { code: "524", retryable: true } })
+    expect((await ledgerOf(gw, id)).map((l) => l.kind)).toEqual(["charge", "refund"])
+    const [event] = await eventsOf(gw, id)
+    expect(event).toMatchObject({ type: "image.task.failed" })
   })
 
   it("releasing a claim puts the task back in the queue as it was", async () => {

@@ -54,7 +54,7 @@ export const VideoTask = Schema.Struct({
   result: Schema.NullOr(Schema.Struct({ videos: Schema.Array(VideoResultItem) })),
   error: Schema.NullOr(TaskError),
   client_reference_id: Schema.optional(Schema.String),
-  metadata: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
+  metadata: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
   ...Timestamps
 })
 export type VideoTask = typeof VideoTask.Type
@@ -71,7 +71,7 @@ export const ImageTask = Schema.Struct({
   usage: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
   error: Schema.NullOr(TaskError),
   client_reference_id: Schema.optional(Schema.String),
-  metadata: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
+  metadata: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
   ...Timestamps
 })
 export type ImageTask = typeof ImageTask.Type

@@ -109,7 +109,7 @@ const make = Effect.gen(function*() {
             updated_at = ${Math.floor(now / 1000)}
         WHERE id IN (
           SELECT id FROM tasks WHERE status = 'queued' AND channel = ${channel}
-          ORDER BY created_at, id LIMIT ${limit}
+          ORDER BY seq LIMIT ${limit}
           FOR UPDATE SKIP LOCKED)
         RETURNING id, account_id, kind, model, request, attempt, trace_context, created_at`
       return rows.map(toClaim)

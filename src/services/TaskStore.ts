@@ -38,7 +38,8 @@ export const toTaskObject = (row: TaskRow): VideoTask | ImageTask => {
     progress: row.progress,
     error: row.error ?? null,
     ...optional("client_reference_id", row.client_reference_id),
-    ...optional("metadata", row.metadata),
+    // Always an object, `{}` when none was sent (DESIGN.md, Task object members).
+    metadata: row.metadata ?? {},
     created_at: row.created_at,
     started_at: row.started_at,
     completed_at: row.completed_at,
@@ -165,13 +166,17 @@ const make = Effect.gen(function*() {
       Effect.withSpan("TaskStore.findMany", { attributes: { "task.kind": kind, "task.count": ids.length } })
     )
 
-  /** Newest first; `after` continues below the task with that id (the previous page's last). */
+  /**
+   * Newest first in exact creation order (the insert sequence, not the
+   * one-second `created_at`); `after` continues strictly below the task with
+   * that id (the previous page's last).
+   */
   const list = (accountId: string, kind: TaskKind, filter: ListFilter) =>
     Effect.gen(function*() {
-      let cursor: { created_at: number; id: string } | undefined
+      let cursor: { seq: number } | undefined
       if (filter.after !== undefined) {
-        ;[cursor] = yield* sql<{ created_at: number; id: string }>`
-          SELECT created_at, id FROM tasks WHERE id = ${filter.after} AND account_id = ${accountId} AND kind = ${kind}`
+        ;[cursor] = yield* sql<{ seq: number }>`
+          SELECT seq FROM tasks WHERE id = ${filter.after} AND account_id = ${accountId} AND kind = ${kind}`
         if (cursor === undefined) {
           return yield* Errors.badRequest("invalid_request", `"after" names no ${kind} task of this account.`)
         }
@@ -184,11 +189,11 @@ const make = Effect.gen(function*() {
         ...(filter.clientReferenceId !== undefined ? [sql`client_reference_id = ${filter.clientReferenceId}`] : []),
         ...(filter.createdAfter !== undefined ? [sql`created_at >= ${filter.createdAfter}`] : []),
         ...(filter.createdBefore !== undefined ? [sql`created_at <= ${filter.createdBefore}`] : []),
-        ...(cursor ? [sql`(created_at, id) < (${cursor.created_at}, ${cursor.id})`] : [])
+        ...(cursor ? [sql`seq < ${cursor.seq}`] : [])
       ]
       const rows = yield* sql<TaskRow>`
         SELECT * FROM tasks WHERE ${sql.and(conditions)}
-        ORDER BY created_at DESC, id DESC
+        ORDER BY seq DESC
         LIMIT ${filter.limit + 1}`
       return { data: rows.slice(0, filter.limit).map(toTaskObject), hasMore: rows.length > filter.limit }
     }).pipe(

@@ -251,10 +251,10 @@ const make = Effect.gen(function*() {
     Effect.gen(function*() {
       const [account] = yield* sql`SELECT id FROM accounts WHERE id = ${accountId}`
       if (account === undefined) return yield* Errors.notFound("account_not_found", `No account with id "${accountId}".`)
-      let cursor: { created_at: number; id: string } | undefined
+      let cursor: { seq: number } | undefined
       if (filter.after !== undefined) {
-        ;[cursor] = yield* sql<{ created_at: number; id: string }>`
-          SELECT created_at, id FROM webhook_events WHERE id = ${filter.after} AND account_id = ${accountId}`
+        ;[cursor] = yield* sql<{ seq: number }>`
+          SELECT seq FROM webhook_events WHERE id = ${filter.after} AND account_id = ${accountId}`
         if (cursor === undefined) {
           return yield* Errors.badRequest("invalid_request", `Unknown cursor "after": no event "${filter.after}".`)
         }
@@ -263,8 +263,8 @@ const make = Effect.gen(function*() {
         SELECT id, type, task_id, status, next_attempt_at, created_at, completed_at FROM webhook_events
         WHERE account_id = ${accountId}
           ${filter.status === undefined ? sql`` : sql`AND status = ${filter.status}`}
-          ${cursor === undefined ? sql`` : sql`AND (created_at, id) < (${cursor.created_at}, ${cursor.id})`}
-        ORDER BY created_at DESC, id DESC LIMIT ${filter.limit + 1}`
+          ${cursor === undefined ? sql`` : sql`AND seq < ${cursor.seq}`}
+        ORDER BY seq DESC LIMIT ${filter.limit + 1}`
       const page = rows.slice(0, filter.limit)
       const attempts = page.length === 0 ? [] : yield* sql<AttemptRow>`
         SELECT event_id, attempt, url, started_at, duration_ms, status_code, error, outcome FROM webhook_attempts

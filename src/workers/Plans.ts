@@ -48,6 +48,14 @@ export interface Generators {
 /** What a failure the caller should not see the details of becomes, per kind. */
 export const internalFailureOf = (kind: Claim["kind"]): TaskFailure => (kind === "video" ? VIDEO_FAILURE : IMAGE_FAILURE)
 
+/**
+ * What a task whose claims are all spent (its workers crashed or stalled each
+ * time) becomes, per kind: for images that is the spec's temporary
+ * unavailability, `524` with `retryable` true.
+ */
+export const attemptsSpentFailureOf = (kind: Claim["kind"]): TaskFailure =>
+  kind === "video" ? VIDEO_FAILURE : IMAGE_UNAVAILABLE
+
 const VIDEO_FAILURE: TaskFailure = { code: "video_task_failed", message: "The video could not be generated.", retryable: true }
 const IMAGE_FAILURE: TaskFailure = { code: "image_task_failed", message: "The image could not be generated.", retryable: true }
 /** The spec's business code for a temporarily unavailable image service; no internal detail is given. */
