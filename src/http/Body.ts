@@ -1,7 +1,8 @@
 import { HttpServerRequest } from "@effect/platform"
-import { Effect, ParseResult, Schema, Stream } from "effect"
+import { Effect, Fiber, Option, ParseResult, Schema, Stream } from "effect"
 import * as Errors from "../api/Errors.ts"
 import { concatBytes } from "../domain/Digest.ts"
+import { jsonProblem } from "../domain/Text.ts"
 import { AppConfig } from "../services/AppConfig.ts"
 
 /**
@@ -24,26 +25,33 @@ export const readBytes = (limit: number) =>
     if (declared > limit) return yield* Errors.payloadTooLarge(limit)
     const chunks: Array<Uint8Array> = []
     let size = 0
-    yield* request.stream.pipe(
+    const read = request.stream.pipe(
       Stream.mapError(() => Errors.badRequest("invalid_request", "The request body could not be read.")),
       Stream.runForEachWhile((chunk) => {
         size += chunk.length
         if (size <= limit) chunks.push(chunk)
         return Effect.succeed(size <= limit * DRAIN_FACTOR)
-      }),
-      // The server's own request timeout is long (direct uploads stream large files); a small body gets less.
-      Effect.timeoutFail({
-        duration: `${limits.body.read_timeout_s} seconds`,
-        onTimeout: () =>
-          new Errors.ApiError({
-            status: 408,
-            type: "invalid_request_error",
-            code: "request_timeout",
-            message: "The request body was not received in time.",
-            headers: { connection: "close" }
-          })
       })
     )
+    // Interrupting a read destroys the request and with it the socket, so a
+    // client that stalled would never see its 408. The read runs on its own
+    // fiber: at the deadline the 408 is answered (with Connection: close, which
+    // ends the connection once written) and the read is stopped a moment later.
+    const reader = yield* Effect.forkDaemon(read)
+    const outcome = yield* Fiber.join(reader).pipe(
+      Effect.timeoutOption(`${limits.body.read_timeout_s} seconds`),
+      Effect.onInterrupt(() => Fiber.interruptFork(reader))
+    )
+    if (Option.isNone(outcome)) {
+      yield* Effect.forkDaemon(Effect.delay(Fiber.interrupt(reader), "2 seconds"))
+      return yield* new Errors.ApiError({
+        status: 408,
+        type: "invalid_request_error",
+        code: "request_timeout",
+        message: "The request body was not received in time.",
+        headers: { connection: "close" }
+      })
+    }
     if (size > limit) return yield* Errors.payloadTooLarge(limit)
     return concatBytes(chunks)
   })
@@ -61,7 +69,8 @@ export const formatParseError = (error: ParseResult.ParseError): string =>
  * Reads a JSON body and decodes it strictly (unknown fields are errors).
  * Every failure is a spec error body: 415 for another Content-Type, 413 over
  * the size limit (`body.json_bytes` unless `maxBytes` is given), 400
- * `invalid_request` for bad JSON or a schema mismatch.
+ * `invalid_request` for bad JSON, text the database cannot store or nesting
+ * past MAX_JSON_DEPTH (src/domain/Text.ts), or a schema mismatch.
  */
 export const readJson = <A, I>(schema: Schema.Schema<A, I>, maxBytes?: number) =>
   Effect.gen(function*() {
@@ -80,6 +89,10 @@ export const readJson = <A, I>(schema: Schema.Schema<A, I>, maxBytes?: number) =
       try: () => JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes)) as unknown,
       catch: (e) => Errors.badRequest("invalid_request", `The request body is not valid JSON: ${(e as Error).message}`)
     })
+    const problem = jsonProblem(json)
+    if (problem !== undefined) {
+      return yield* Errors.badRequest("invalid_request", `Invalid request body: ${problem.path || "the body"} ${problem.problem}.`)
+    }
     return yield* Schema.decodeUnknown(schema, { onExcessProperty: "error", errors: "all" })(json).pipe(
       Effect.mapError((e) => Errors.badRequest("invalid_request", `Invalid request body: ${formatParseError(e)}`))
     )

@@ -1,17 +1,18 @@
 import { HttpServerRequest } from "@effect/platform"
 import { Effect, Schema } from "effect"
-import { fileTypeFromBuffer } from "file-type"
 import * as Errors from "../api/Errors.ts"
 import { CurrentPrincipal } from "../api/Security.ts"
 import { canonicalJson, sha256Hex } from "../domain/Digest.ts"
 import { chargeMicros, groupMultiplier } from "../domain/Pricing.ts"
+import { inspectable } from "../domain/Upload.ts"
 import { type ImageSource, validateImageRequest, type ValidImageRequest } from "../plugin/ImageRequest.ts"
 import { AppConfig } from "../services/AppConfig.ts"
 import { ObjectStorage } from "../services/ObjectStorage.ts"
 import { Registry } from "../services/Registry.ts"
 import { TaskStore } from "../services/TaskStore.ts"
 import { readJson } from "./Body.ts"
-import { type FormFile, readForm } from "./ImageForm.ts"
+import { checkImageBytes } from "./ImageBytes.ts"
+import { type FormFile, readForm } from "./Multipart.ts"
 import { accepted, currentTraceparent, idempotencyKey } from "./TaskCreation.ts"
 
 /** The form fields of the multipart edit, mapped to the JSON form they stand for. */
@@ -21,33 +22,17 @@ const FORM_FILES = new Set(["image", "mask"])
 const MAX_FORM_FILES = 16
 const MAX_FORM_FILE_BYTES = 50 * 1024 * 1024
 
-const IMAGE_TYPES: Record<string, string> = { "image/png": "png", "image/jpeg": "jpg", "image/webp": "webp" }
-
-/** The image type read from the bytes themselves; names and declared types are not trusted. */
-const sniffImage = (bytes: Uint8Array) =>
-  Effect.promise(() => fileTypeFromBuffer(bytes)).pipe(
-    Effect.map((type) =>
-      type !== undefined && Object.hasOwn(IMAGE_TYPES, type.mime)
-        ? { mimeType: type.mime, extension: IMAGE_TYPES[type.mime]! }
-        : undefined
-    ),
-    Effect.orElseSucceed(() => undefined)
-  )
-
 const storedFile = (accountId: string, file: FormFile, maxBytes: number) =>
   Effect.gen(function*() {
     const where = `${file.field}[${file.index}]`
     if (file.bytes.byteLength > maxBytes) {
       return yield* Errors.badRequest("invalid_image_parameter", `${where} is over ${maxBytes} bytes.`)
     }
-    const type = yield* sniffImage(file.bytes)
-    if (type === undefined) {
-      return yield* Errors.badRequest("invalid_request", `${where} is not a PNG, JPEG or WebP image.`)
-    }
+    const { mimeType } = yield* checkImageBytes(where, file.bytes)
     const digest = yield* Effect.promise(() => sha256Hex(file.bytes))
     // Content-addressed, so a replayed request stores nothing new.
-    const storageKey = `inputs/${accountId}/${digest}.${type.extension}`
-    return { storageKey, mimeType: type.mimeType, digest, bytes: file.bytes }
+    const storageKey = `inputs/${accountId}/${digest}.${inspectable(mimeType)!.extension}`
+    return { storageKey, mimeType, digest, bytes: file.bytes }
   })
 
 /** The multipart form (edit only): files stored, fields turned into the JSON shape the validator reads. */

@@ -4,11 +4,11 @@ import { CurrentPrincipal } from "../api/Security.ts"
 import { newId } from "../domain/Ids.ts"
 import { type ImageUploadList, inspectable } from "../domain/Upload.ts"
 import { AppConfig } from "../services/AppConfig.ts"
-import { MediaInspector } from "../services/MediaInspector.ts"
 import { ObjectStorage } from "../services/ObjectStorage.ts"
 import { Registry } from "../services/Registry.ts"
 import { readJson } from "./Body.ts"
-import { readForm } from "./ImageForm.ts"
+import { checkImageBytes } from "./ImageBytes.ts"
+import { readForm } from "./Multipart.ts"
 
 /**
  * The image pre-upload (spec: POST /v1/image/uploads and /base64): images
@@ -63,21 +63,10 @@ const checkCounts = (uploads: ReadonlyArray<Upload>, maxImages: number) => {
 const storeAll = (uploads: ReadonlyArray<Upload>) =>
   Effect.gen(function*() {
     const principal = yield* CurrentPrincipal
-    const inspector = yield* MediaInspector
     const storage = yield* ObjectStorage
     const { limits } = yield* AppConfig
     const found = yield* Effect.forEach(uploads, (upload) =>
-      inspector.inspectBytes(upload.bytes).pipe(
-        Effect.flatMap((inspection) =>
-          inspection.kind === "image"
-            ? Effect.succeed({ upload, mimeType: inspection.mimeType })
-            : Effect.fail(bad(`${upload.where} is not an image: it is ${inspection.mimeType}; send a PNG, JPEG or WebP image.`))
-        ),
-        Effect.catchTag("InspectError", (e) =>
-          e.reason === "unavailable"
-            ? Effect.fail(new Errors.ApiError({ status: 503, type: "api_error", code: "inspection_unavailable", message: `${upload.where}: ${e.message}.` }))
-            : Effect.fail(bad(`${upload.where} is not a usable PNG, JPEG or WebP image: ${e.message}.`)))
-      ), { concurrency: 2 })
+      Effect.map(checkImageBytes(upload.where, upload.bytes), ({ mimeType }) => ({ upload, mimeType })), { concurrency: 2 })
     const urls = yield* Effect.forEach(found, ({ mimeType, upload }) =>
       Effect.gen(function*() {
         const key = `image-uploads/${principal.accountId}/${newId("img")}.${inspectable(mimeType)!.extension}`

@@ -4,6 +4,7 @@ import { GatewayApi } from "../api/Api.ts"
 import * as Errors from "../api/Errors.ts"
 import { CurrentRequestId } from "../api/RequestId.ts"
 import { IdPrefix, newId } from "../domain/Ids.ts"
+import { textProblem } from "../domain/Text.ts"
 
 interface Route {
   readonly method: string
@@ -23,6 +24,47 @@ const matches = (route: Route, segments: ReadonlyArray<string>) =>
   route.segments.every((s, i) => s.startsWith(":") ? segments[i]!.length > 0 : s === segments[i])
 
 const pathOf = (request: HttpServerRequest.HttpServerRequest) => request.url.split("?")[0]!
+
+/** Longest id a path may name; every id this service makes is far shorter. */
+const MAX_PATH_ID = 256
+
+/** The not-found code of what each path parameter of the contract names. */
+const NOT_FOUND_BY_PARAM: Readonly<Record<string, string>> = {
+  task_id: "task_not_found",
+  asset_id: "asset_not_found",
+  id: "account_not_found",
+  key_id: "key_not_found",
+  key: "object_not_found"
+}
+
+const decodedSegment = (segment: string): string | undefined => {
+  try {
+    return decodeURIComponent(segment)
+  } catch {
+    return undefined // malformed escapes, or UTF-8 of a lone surrogate
+  }
+}
+
+/**
+ * An id in the path that cannot exist (text the database cannot store, or
+ * longer than any id) is simply not found: answered here, for every route,
+ * before a handler would send it to the database.
+ */
+const impossibleId = (request: HttpServerRequest.HttpServerRequest): Errors.ApiError | undefined => {
+  const segments = pathOf(request).split("/").filter(Boolean)
+  for (const route of routes) {
+    if (!matches(route, segments)) continue
+    for (const [i, name] of route.segments.entries()) {
+      if (!name.startsWith(":")) continue
+      const value = decodedSegment(segments[i]!)
+      if (value === undefined || value.length > MAX_PATH_ID || textProblem(value) !== undefined) {
+        const param = name.slice(1)
+        return Errors.notFound(NOT_FOUND_BY_PARAM[param] ?? "not_found", `No such ${param.replace(/_id$/, "")}.`)
+      }
+    }
+  }
+  return undefined
+}
 
 const routeMiss = (request: HttpServerRequest.HttpServerRequest): Errors.ApiError => {
   const segments = pathOf(request).split("/").filter(Boolean)
@@ -65,9 +107,11 @@ export const gatewayMiddleware = (app: HttpApp.Default): HttpApp.Default =>
 const handle = (app: HttpApp.Default, request: HttpServerRequest.HttpServerRequest, requestId: string) =>
   Effect.gen(function*() {
     const started = yield* Clock.currentTimeMillis
-    const response = yield* app.pipe(
+    const impossible = impossibleId(request)
+    const routed: HttpApp.Default<Errors.ApiError> = impossible === undefined ? app : Effect.fail(impossible)
+    const response = yield* routed.pipe(
       Effect.catchAllCause((cause) => {
-        if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)
+        if (Cause.isInterruptedOnly(cause)) return Effect.interrupt
         const error = Cause.squash(cause)
         if (error instanceof Errors.ApiError) return Effect.succeed(renderError(error, requestId))
         if ((error as { _tag?: string })?._tag === "RouteNotFound") {

@@ -1,9 +1,7 @@
-import { HttpServerRequest } from "@effect/platform"
 import { Effect, Schema } from "effect"
-import * as Errors from "../api/Errors.ts"
 import { TaskStatus } from "../domain/Task.ts"
 import type { ListFilter } from "../services/TaskStore.ts"
-import { formatParseError } from "./Body.ts"
+import { readQuery } from "./Query.ts"
 
 const UnixSeconds = Schema.NumberFromString.pipe(Schema.int(), Schema.nonNegative())
 
@@ -22,23 +20,12 @@ const listParams = (operations: ReadonlyArray<string>) =>
   })
 
 export const readListFilter = (operations: ReadonlyArray<string>) =>
-  Effect.gen(function*() {
-    const request = yield* HttpServerRequest.HttpServerRequest
-    const params = new URL(request.url, "http://local").searchParams
-    const record: Record<string, string> = {}
-    for (const [key, value] of params) {
-      if (key in record) return yield* Errors.badRequest("invalid_request", `Query parameter "${key}" is repeated.`)
-      record[key] = value
-    }
-    const p = yield* Schema.decodeUnknown(listParams(operations), { onExcessProperty: "error", errors: "all" })(record)
-      .pipe(Effect.mapError((e) => Errors.badRequest("invalid_request", `Invalid query: ${formatParseError(e)}`)))
-    return {
-      status: p.status,
-      operation: p.operation,
-      clientReferenceId: p.client_reference_id,
-      createdAfter: p.created_after,
-      createdBefore: p.created_before,
-      after: p.after,
-      limit: p.limit
-    } satisfies ListFilter
-  })
+  Effect.map(readQuery(listParams(operations)), (p) => ({
+    status: p.status,
+    operation: p.operation,
+    clientReferenceId: p.client_reference_id,
+    createdAfter: p.created_after,
+    createdBefore: p.created_before,
+    after: p.after,
+    limit: p.limit
+  } satisfies ListFilter))
