@@ -1,13 +1,9 @@
-import { HttpServerRequest } from "@effect/platform"
 import { Effect, Schema } from "effect"
-import * as Errors from "../api/Errors.ts"
 import { TaskStatus } from "../domain/Task.ts"
 import type { ListFilter } from "../services/TaskStore.ts"
-import { formatParseError } from "./Body.ts"
+import { Limit, readQuery, UnixSeconds } from "./ListQuery.ts"
 
-const UnixSeconds = Schema.NumberFromString.pipe(Schema.int(), Schema.nonNegative())
-
-/** The list query parameters of the spec; anything else is refused so a typo is not silently ignored. */
+/** The list query parameters of the spec. */
 const listParams = (operations: ReadonlyArray<string>) =>
   Schema.Struct({
     status: Schema.optional(TaskStatus),
@@ -16,29 +12,16 @@ const listParams = (operations: ReadonlyArray<string>) =>
     created_after: Schema.optional(UnixSeconds),
     created_before: Schema.optional(UnixSeconds),
     after: Schema.optional(Schema.String.pipe(Schema.minLength(1))),
-    limit: Schema.optionalWith(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 100)), {
-      default: () => 20
-    })
+    limit: Limit
   })
 
 export const readListFilter = (operations: ReadonlyArray<string>) =>
-  Effect.gen(function*() {
-    const request = yield* HttpServerRequest.HttpServerRequest
-    const params = new URL(request.url, "http://local").searchParams
-    const record: Record<string, string> = {}
-    for (const [key, value] of params) {
-      if (key in record) return yield* Errors.badRequest("invalid_request", `Query parameter "${key}" is repeated.`)
-      record[key] = value
-    }
-    const p = yield* Schema.decodeUnknown(listParams(operations), { onExcessProperty: "error", errors: "all" })(record)
-      .pipe(Effect.mapError((e) => Errors.badRequest("invalid_request", `Invalid query: ${formatParseError(e)}`)))
-    return {
-      status: p.status,
-      operation: p.operation,
-      clientReferenceId: p.client_reference_id,
-      createdAfter: p.created_after,
-      createdBefore: p.created_before,
-      after: p.after,
-      limit: p.limit
-    } satisfies ListFilter
-  })
+  Effect.map(readQuery(listParams(operations)), (p) => ({
+    status: p.status,
+    operation: p.operation,
+    clientReferenceId: p.client_reference_id,
+    createdAfter: p.created_after,
+    createdBefore: p.created_before,
+    after: p.after,
+    limit: p.limit
+  } satisfies ListFilter))

@@ -4,6 +4,7 @@ import taskCreation from "./0003_task_creation.ts"
 import engine from "./0004_engine.ts"
 import webhooks from "./0005_webhooks.ts"
 import uploads from "./0006_uploads.ts"
+import assets from "./0009_assets.ts"
 
 /**
  * Forward-only migrations, in order. Each is a list of PostgreSQL statements
@@ -15,5 +16,6 @@ export const migrations: ReadonlyArray<readonly [id: number, name: string, state
   [3, "task_creation", taskCreation],
   [4, "engine", engine],
   [5, "webhooks", webhooks],
-  [6, "uploads", uploads]
+  [6, "uploads", uploads],
+  [9, "assets", assets]
 ]
