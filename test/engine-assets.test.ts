@@ -1,4 +1,6 @@
+import { existsSync } from "node:fs"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { localObjectFile, storageKeyOf } from "./support/assets.ts"
 import { configWith } from "./support/config.ts"
 import { backend } from "./support/database.ts"
 import { startGateway, type TestGateway } from "./support/gateway.ts"
@@ -60,5 +62,34 @@ describe(`result downloads with url_auth resource_api_key (${backend})`, () => {
     })
     expect(beyond.status).toBe(416)
     expect(beyond.headers.get("content-range")).toBe(`bytes */${bytes.byteLength}`)
+  })
+
+  it("the asset shows the stable content URL with no expiry; after DELETE that URL answers 404", async () => {
+    const acct = await createAccount(gw, { name: "keeper", wallet_credits: 100 })
+    const created = await call(gw, "POST", "/v1/video/tasks", {
+      key: acct.model.key,
+      json: videoRequest({ output: { duration: 4, generate_audio: false } })
+    })
+    const task = (await pollTask(gw, acct.resource.key, created.body.id)).at(-1)
+    expect(task.status).toBe("succeeded")
+    const item = task.result.videos[0]
+    const asset = await call(gw, "GET", `/v1/assets/${item.asset_id}`, { key: acct.resource.key })
+    expect(asset.body).toMatchObject({
+      id: item.asset_id,
+      kind: "video",
+      url: `${gw.url}/v1/assets/${item.asset_id}/content`,
+      url_auth: "resource_api_key",
+      temporary: false,
+      expires_at: null
+    })
+    const file = localObjectFile(gw, await storageKeyOf(gw, item.asset_id))
+    expect(existsSync(file)).toBe(true)
+    const auth = { headers: { authorization: `Bearer ${acct.resource.key}` } }
+    expect((await fetch(item.url, auth)).status).toBe(200)
+
+    const deleted = await call(gw, "DELETE", `/v1/assets/${item.asset_id}`, { key: acct.resource.key })
+    expect(deleted.body).toEqual({ id: item.asset_id, object: "asset.deleted", deleted: true })
+    expect(existsSync(file)).toBe(false)
+    expectError(await call(gw, "GET", new URL(item.url).pathname, { key: acct.resource.key }), 404, "asset_not_found")
   })
 })

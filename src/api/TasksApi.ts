@@ -2,20 +2,14 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { ImageTask, VideoTask } from "../domain/Task.ts"
 import { VideoCreateRequest } from "../domain/VideoRequest.ts"
+import { ListEnvelope } from "./ListEnvelope.ts"
 import { jsonBody } from "./OpenApiBody.ts"
 import { ModelKeyAuth, ResourceKeyAuth } from "./Security.ts"
 
 const taskPath = Schema.Struct({ task_id: Schema.String })
 
-/** The list envelope of DESIGN.md: newest first; `after` = the previous page's `last_id`. */
-export const TaskList = <A, I>(item: Schema.Schema<A, I>) =>
-  Schema.Struct({
-    object: Schema.Literal("list"),
-    data: Schema.Array(item),
-    has_more: Schema.Boolean,
-    first_id: Schema.NullOr(Schema.String),
-    last_id: Schema.NullOr(Schema.String)
-  })
+/** The list envelope of DESIGN.md, shared with the other listings. */
+export const TaskList = ListEnvelope
 
 export const BatchQuery = Schema.Struct({
   task_ids: Schema.Array(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200))).pipe(

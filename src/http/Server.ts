@@ -1,4 +1,4 @@
-import { HttpApiBuilder, HttpApiScalar } from "@effect/platform"
+import { HttpApiBuilder, HttpApiScalar, HttpRouter } from "@effect/platform"
 import { Layer } from "effect"
 import { GatewayApi } from "../api/Api.ts"
 import { AdminLive } from "./Admin.ts"
@@ -20,5 +20,9 @@ export const HttpAppLive = HttpApiBuilder.serve().pipe(
   Layer.provide(HttpApiBuilder.middleware(gatewayMiddleware)),
   Layer.provide(HttpApiScalar.layer({ path: "/docs" })),
   Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" })),
-  Layer.provide(ApiLive)
+  Layer.provide(ApiLive),
+  // The router's default refuses a path parameter over 100 characters as no route at all, which the
+  // middleware reports as 405; an over-long id should reach its handler and be an unknown id (404).
+  // The server's limit on the request line still bounds it.
+  Layer.locally(HttpRouter.currentRouterConfig, { maxParamLength: Number.MAX_SAFE_INTEGER })
 )

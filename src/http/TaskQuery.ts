@@ -1,11 +1,9 @@
 import { Effect, Schema } from "effect"
 import { TaskStatus } from "../domain/Task.ts"
 import type { ListFilter } from "../services/TaskStore.ts"
-import { readQuery } from "./Query.ts"
+import { Limit, readQuery, UnixSeconds } from "./ListQuery.ts"
 
-const UnixSeconds = Schema.NumberFromString.pipe(Schema.int(), Schema.nonNegative())
-
-/** The list query parameters of the spec; anything else is refused so a typo is not silently ignored. */
+/** The list query parameters of the spec. */
 const listParams = (operations: ReadonlyArray<string>) =>
   Schema.Struct({
     status: Schema.optional(TaskStatus),
@@ -14,9 +12,7 @@ const listParams = (operations: ReadonlyArray<string>) =>
     created_after: Schema.optional(UnixSeconds),
     created_before: Schema.optional(UnixSeconds),
     after: Schema.optional(Schema.String.pipe(Schema.minLength(1))),
-    limit: Schema.optionalWith(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 100)), {
-      default: () => 20
-    })
+    limit: Limit
   })
 
 export const readListFilter = (operations: ReadonlyArray<string>) =>

@@ -5,6 +5,7 @@ import engine from "./0004_engine.ts"
 import webhooks from "./0005_webhooks.ts"
 import uploads from "./0006_uploads.ts"
 import taskOrder from "./0007_task_order.ts"
+import assets from "./0009_assets.ts"
 
 /**
  * Forward-only migrations, in order. Each is a list of PostgreSQL statements
@@ -17,5 +18,6 @@ export const migrations: ReadonlyArray<readonly [id: number, name: string, state
   [4, "engine", engine],
   [5, "webhooks", webhooks],
   [6, "uploads", uploads],
-  [7, "task_order", taskOrder]
+  [7, "task_order", taskOrder],
+  [9, "assets", assets]
 ]

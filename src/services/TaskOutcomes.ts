@@ -1,5 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Context, Data, Effect, Layer } from "effect"
+import type { UrlAuth } from "../domain/Asset.ts"
 import type { TaskKind } from "../domain/Task.ts"
 import { nowSeconds } from "../domain/Time.ts"
 import { Billing } from "./Billing.ts"
@@ -25,6 +26,10 @@ export interface NewAsset {
   readonly width: number | null
   readonly height: number | null
   readonly durationMs: number | null
+  /** The URL the result item carries, how it is authenticated, and when it stops working (null: never). */
+  readonly url: string
+  readonly urlAuth: UrlAuth
+  readonly expiresAt: number | null
 }
 
 const eventType = (kind: TaskKind, status: "succeeded" | "failed") => `${kind}.task.${status}` as const
@@ -50,10 +55,11 @@ const make = Effect.gen(function*() {
       if (row === undefined) return yield* new StaleClaim({ taskId: claim.id, attempt: claim.attempt })
       for (const asset of assets) {
         yield* sql`
-          INSERT INTO assets (id, account_id, task_id, storage_key, mime_type, filename, size_bytes, width, height,
-            duration_ms, created_at)
-          VALUES (${asset.id}, ${claim.accountId}, ${claim.id}, ${asset.storageKey}, ${asset.mimeType}, ${asset.filename},
-            ${asset.sizeBytes}, ${asset.width}, ${asset.height}, ${asset.durationMs}, ${now})`
+          INSERT INTO assets (id, account_id, task_id, kind, storage_key, mime_type, filename, size_bytes, width, height,
+            duration_ms, url, url_auth, expires_at, created_at)
+          VALUES (${asset.id}, ${claim.accountId}, ${claim.id}, ${claim.kind}, ${asset.storageKey}, ${asset.mimeType},
+            ${asset.filename}, ${asset.sizeBytes}, ${asset.width}, ${asset.height}, ${asset.durationMs},
+            ${asset.url}, ${asset.urlAuth}, ${asset.expiresAt}, ${now})`
       }
       const task = toTaskObject(row)
       yield* outbox.record(claim.accountId, eventType(claim.kind, "succeeded"), task, claim.id)

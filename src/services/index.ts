@@ -35,7 +35,8 @@ const MediaServicesLive = ReferenceMedia.layer.pipe(
 /** Every service the HTTP handlers use. Needs FileSystem and Path from the runtime. */
 export const ServicesLive = Layer.mergeAll(
   Accounts.layer,
-  Assets.layer,
+  // The same ObjectStorage instance as below (layers are memoised by reference).
+  Assets.layer.pipe(Layer.provide(ObjectStorage.layer)),
   TaskStore.layer,
   TaskOutcomes.layer,
   ObjectStorage.layer,

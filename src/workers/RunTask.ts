@@ -82,8 +82,11 @@ export const runTask = (claim: Claim, workerId: string, generators: Generators) 
           const filename = `${id}.${output.extension}`
           const storageKey = `results/${claim.id}/${filename}`
           yield* storage.put(storageKey, output.bytes, output.mimeType)
-          const link = plan.channel.url_auth === "none"
-            ? { url: (yield* storage.presignGet(storageKey, { expiresInS: plan.channel.result_url_ttl_s })).url, temporary: true }
+          const signed = plan.channel.url_auth === "none"
+            ? yield* storage.presignGet(storageKey, { expiresInS: plan.channel.result_url_ttl_s })
+            : undefined
+          const link = signed !== undefined
+            ? { url: signed.url, temporary: true }
             : { url: `${config.publicBaseUrl}/v1/assets/${id}/content`, temporary: false }
           const asset: NewAsset = {
             id,
@@ -93,7 +96,10 @@ export const runTask = (claim: Claim, workerId: string, generators: Generators) 
             sizeBytes: output.bytes.byteLength,
             width: output.width ?? null,
             height: output.height ?? null,
-            durationMs: output.durationMs ?? null
+            durationMs: output.durationMs ?? null,
+            url: link.url,
+            urlAuth: plan.channel.url_auth,
+            expiresAt: signed?.expiresAt ?? null
           }
           return { asset, item: plan.item(output, { id, filename, ...link }, index) }
         })).pipe(
