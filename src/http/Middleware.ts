@@ -4,6 +4,7 @@ import { GatewayApi } from "../api/Api.ts"
 import * as Errors from "../api/Errors.ts"
 import { CurrentRequestId } from "../api/RequestId.ts"
 import { IdPrefix, newId } from "../domain/Ids.ts"
+import { withSecurityHeaders } from "./SecurityHeaders.ts"
 
 interface Route {
   readonly method: string
@@ -52,8 +53,9 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
 /**
  * Outermost layer of every request: assigns the request id, turns every
  * failure that escaped the contract (unknown route, wrong method, errors that
- * carry headers, defects) into the spec's error body, sets `x-request-id`,
- * and writes one structured access log line.
+ * carry headers, defects) into the spec's error body, sets `x-request-id`
+ * and the hardening headers (SecurityHeaders.ts), and writes one structured
+ * access log line.
  */
 export const gatewayMiddleware = (app: HttpApp.Default): HttpApp.Default =>
   Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
@@ -89,5 +91,5 @@ const handle = (app: HttpApp.Default, request: HttpServerRequest.HttpServerReque
         duration_ms: finished - started
       })
     )
-    return HttpServerResponse.setHeader(response, "x-request-id", requestId)
+    return yield* withSecurityHeaders(pathOf(request), HttpServerResponse.setHeader(response, "x-request-id", requestId))
   })
