@@ -5,6 +5,7 @@ import { CurrentPrincipal } from "../api/Security.ts"
 import { canonicalJson, sha256Hex } from "../domain/Digest.ts"
 import { chargeMicros, groupMultiplier } from "../domain/Pricing.ts"
 import { inspectable } from "../domain/Upload.ts"
+import { checkTargetUrl } from "../domain/TargetUrl.ts"
 import { type ImageSource, validateImageRequest, type ValidImageRequest } from "../plugin/ImageRequest.ts"
 import { AppConfig } from "../services/AppConfig.ts"
 import { ObjectStorage } from "../services/ObjectStorage.ts"
@@ -77,6 +78,24 @@ const fromForm = (accountId: string) =>
   })
 
 /**
+ * The caller's input URLs, held at creation to the rule for outbound URLs
+ * (before the Idempotency-Key and the charge), like video references; the
+ * engine checks them again when it fetches them.
+ */
+const checkInputUrls = (request: ValidImageRequest, allowPrivate: boolean) =>
+  Effect.forEach(
+    [...request.images.map((source, i) => [`input.images[${i}].url`, source] as const), ["input.mask.url", request.mask] as const],
+    ([where, source]) =>
+      source !== null && "url" in source
+        ? checkTargetUrl(source.url, allowPrivate).pipe(
+          Effect.asVoid,
+          Effect.mapError((e) => Errors.badRequest(e.code, `${where}: ${e.message}`))
+        )
+        : Effect.void,
+    { discard: true }
+  )
+
+/**
  * `POST /v1/image/tasks` in either form: JSON, or multipart for `edit` with
  * the image files in the request. Validated against the model's table, then
  * created and pre-charged (price per image × count × group multiplier) with
@@ -86,7 +105,7 @@ export const createImage = Effect.gen(function*() {
   const principal = yield* CurrentPrincipal
   const registry = yield* Registry
   const taskStore = yield* TaskStore
-  const { groups, limits } = yield* AppConfig
+  const { allowPrivateTargets, groups, limits } = yield* AppConfig
   const request = yield* HttpServerRequest.HttpServerRequest
   const multipart = /^multipart\//i.test(request.headers["content-type"] ?? "")
   const submitted = multipart
@@ -96,6 +115,7 @@ export const createImage = Effect.gen(function*() {
     (id) => registry.image(id),
     submitted.files === undefined ? { body: submitted.body } : { body: submitted.body, files: submitted.files }
   )
+  yield* checkInputUrls(valid, allowPrivateTargets)
   const key = yield* idempotencyKey
   const served = registry.image(valid.model)!
   const storeInputs: Effect.Effect<void, unknown> = submitted.store

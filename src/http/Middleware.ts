@@ -5,6 +5,7 @@ import * as Errors from "../api/Errors.ts"
 import { CurrentRequestId } from "../api/RequestId.ts"
 import { IdPrefix, newId } from "../domain/Ids.ts"
 import { textProblem } from "../domain/Text.ts"
+import { withSecurityHeaders } from "./SecurityHeaders.ts"
 
 interface Route {
   readonly method: string
@@ -25,9 +26,6 @@ const matches = (route: Route, segments: ReadonlyArray<string>) =>
 
 const pathOf = (request: HttpServerRequest.HttpServerRequest) => request.url.split("?")[0]!
 
-/** Longest id a path may name; every id this service makes is far shorter. */
-const MAX_PATH_ID = 256
-
 /** The not-found code of what each path parameter of the contract names. */
 const NOT_FOUND_BY_PARAM: Readonly<Record<string, string>> = {
   task_id: "task_not_found",
@@ -46,9 +44,10 @@ const decodedSegment = (segment: string): string | undefined => {
 }
 
 /**
- * An id in the path that cannot exist (text the database cannot store, or
- * longer than any id) is simply not found: answered here, for every route,
- * before a handler would send it to the database.
+ * An id in the path that cannot even be stored (NUL, a lone surrogate, a
+ * malformed escape) names nothing: it is not found, answered here for every
+ * route before a handler would send it to the database. Other unknown ids,
+ * however long, reach their handler and its 404 after authentication.
  */
 const impossibleId = (request: HttpServerRequest.HttpServerRequest): Errors.ApiError | undefined => {
   const segments = pathOf(request).split("/").filter(Boolean)
@@ -57,7 +56,7 @@ const impossibleId = (request: HttpServerRequest.HttpServerRequest): Errors.ApiE
     for (const [i, name] of route.segments.entries()) {
       if (!name.startsWith(":")) continue
       const value = decodedSegment(segments[i]!)
-      if (value === undefined || value.length > MAX_PATH_ID || textProblem(value) !== undefined) {
+      if (value === undefined || textProblem(value) !== undefined) {
         const param = name.slice(1)
         return Errors.notFound(NOT_FOUND_BY_PARAM[param] ?? "not_found", `No such ${param.replace(/_id$/, "")}.`)
       }
@@ -94,8 +93,9 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
 /**
  * Outermost layer of every request: assigns the request id, turns every
  * failure that escaped the contract (unknown route, wrong method, errors that
- * carry headers, defects) into the spec's error body, sets `x-request-id`,
- * and writes one structured access log line.
+ * carry headers, defects) into the spec's error body, sets `x-request-id`
+ * and the hardening headers (SecurityHeaders.ts), and writes one structured
+ * access log line.
  */
 export const gatewayMiddleware = (app: HttpApp.Default): HttpApp.Default =>
   Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
@@ -133,5 +133,5 @@ const handle = (app: HttpApp.Default, request: HttpServerRequest.HttpServerReque
         duration_ms: finished - started
       })
     )
-    return HttpServerResponse.setHeader(response, "x-request-id", requestId)
+    return yield* withSecurityHeaders(pathOf(request), HttpServerResponse.setHeader(response, "x-request-id", requestId))
   })

@@ -6,6 +6,7 @@ import { AssetsLive } from "./Assets.ts"
 import { gatewayMiddleware } from "./Middleware.ts"
 import { ModelsLive } from "./Models.ts"
 import { OpsLive } from "./Ops.ts"
+import { DOCS_PATH } from "./SecurityHeaders.ts"
 import { StorageLive } from "./Storage.ts"
 import { TaskCreateLive, TaskReadLive } from "./Tasks.ts"
 import { UploadsLive } from "./Uploads.ts"
@@ -18,7 +19,11 @@ export const ApiLive = HttpApiBuilder.api(GatewayApi).pipe(
 export const HttpAppLive = HttpApiBuilder.serve().pipe(
   // Inside the app, so that errors become spec bodies before the server writes anything.
   Layer.provide(HttpApiBuilder.middleware(gatewayMiddleware)),
-  Layer.provide(HttpApiScalar.layer({ path: "/docs" })),
+  // No limit on a path parameter's length (the router's default is 100): a
+  // longer id missed every route and the miss answered 405. The handlers
+  // look any id up, after authentication, and answer their own 404.
+  Layer.provide(HttpRouter.setRouterConfig({ maxParamLength: Number.MAX_SAFE_INTEGER })),
+  Layer.provide(HttpApiScalar.layer({ path: DOCS_PATH })),
   Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" })),
   Layer.provide(ApiLive),
   // The router's default refuses a path parameter over 100 characters as no route at all, which the

@@ -1,6 +1,6 @@
 import { FileSystem, HttpClient, HttpClientRequest } from "@effect/platform"
 import { Context, Data, Effect, Layer, Stream } from "effect"
-import { checkTargetUrl } from "../domain/TargetUrl.ts"
+import { checkTargetUrl, PRIVATE_TARGET } from "../domain/TargetUrl.ts"
 import { AppConfig } from "./AppConfig.ts"
 import { SNIFF_BYTES } from "./MediaInspector.ts"
 import { TargetHttpClient } from "./TargetHttpClient.ts"
@@ -24,9 +24,6 @@ export interface Fetched {
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308])
 
-/** The code the runtime's guarded DNS lookup fails a connection with (src/runtime/TargetHttpClient.ts). */
-const PRIVATE_TARGET = "EPRIVATETARGET"
-
 const causeCodes = (error: unknown): Array<string> => {
   const codes: Array<string> = []
   for (let e: any = error, depth = 0; e != null && depth < 6; e = e.cause, depth++) {
@@ -46,13 +43,14 @@ const concat = (chunks: ReadonlyArray<Uint8Array>, size: number) => {
 }
 
 /**
- * Fetches caller-chosen URLs (reference media) into local files, with the
- * rules of DESIGN.md for external fetches: http and https only, no
- * credentials in the URL, no literal private or loopback address (unless
- * `ALLOW_PRIVATE_TARGETS`), and no name resolving to one (the runtime's
- * `TargetHttpClient` checks the address it connects to). Redirects are
- * followed here, at most `uploads.fetch_max_redirects`, each hop checked like
- * the first; the body is capped at `maxBytes` and the whole fetch at
+ * Fetches caller-chosen URLs (reference media, image inputs) into local
+ * files, with the rules of DESIGN.md for external fetches: http and https
+ * only, no credentials in the URL, and (unless `ALLOW_PRIVATE_TARGETS`) no
+ * private address or local name, by the one policy of src/domain/TargetUrl.ts,
+ * checked on each URL here and on the address connected to by the runtime's
+ * `TargetHttpClient`. Redirects are followed here, at most
+ * `uploads.fetch_max_redirects`, each hop checked like the first before it is
+ * requested; the body is capped at `maxBytes` and the whole fetch at
  * `uploads.fetch_timeout_s`.
  */
 export class RemoteMedia extends Context.Tag("RemoteMedia")<RemoteMedia, {
@@ -68,7 +66,7 @@ export class RemoteMedia extends Context.Tag("RemoteMedia")<RemoteMedia, {
 
       const transport = (error: unknown) =>
         causeCodes(error).includes(PRIVATE_TARGET)
-          ? new FetchFailure({ message: "its host does not resolve to a public address", transient: false })
+          ? new FetchFailure({ message: "its host is not a public address", transient: false })
           : new FetchFailure({ message: "its host could not be reached", transient: true })
 
       /** One hop: the redirect target, or the body written to `file`. */

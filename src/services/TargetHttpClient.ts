@@ -3,12 +3,13 @@ import { Context } from "effect"
 
 /**
  * The HTTP client for URLs that callers and account owners choose (webhook
- * receivers, reference media): unless `ALLOW_PRIVATE_TARGETS` is set, it
- * refuses at connect time a host name that resolves to a loopback, private or
- * otherwise non-public address, so a DNS answer cannot turn an accepted URL
- * into a request to the service's own network. Literal IP addresses are not
- * looked up; `checkTargetUrl` refuses those before a request is made. The
- * runtime provides it (`src/runtime/TargetHttpClient.ts` on Node); it follows
- * no redirects. Operator-configured upstreams use a plain HttpClient instead.
+ * receivers, reference media, image inputs): unless `ALLOW_PRIVATE_TARGETS`
+ * is set, it refuses at connect time a literal address, or a host name that
+ * resolves to an address, that is not public by `isPublicAddress`
+ * (src/domain/TargetUrl.ts), so neither a DNS answer nor a URL form the first
+ * check missed can reach the service's own network. `checkTargetUrl` checks
+ * each URL before it is requested. The runtime provides it
+ * (`src/runtime/TargetHttpClient.ts` on Node); it follows no redirects.
+ * Operator-configured upstreams use a plain HttpClient instead.
  */
 export class TargetHttpClient extends Context.Tag("TargetHttpClient")<TargetHttpClient, HttpClient.HttpClient>() {}

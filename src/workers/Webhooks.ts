@@ -56,7 +56,8 @@ export const webhookWorker = Effect.gen(function*() {
       }
       const body = JSON.stringify(delivery.payload)
       const timestamp = Math.floor(started / 1000)
-      const request = HttpClientRequest.post(url).pipe(
+      // The URL as checked (normalised), so the request goes where the check looked.
+      const request = HttpClientRequest.post(allowed.right).pipe(
         HttpClientRequest.setHeaders({
           authorization: `Bearer ${key}`,
           [WebhookHeader.id]: delivery.eventId,
