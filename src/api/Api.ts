@@ -2,6 +2,7 @@ import { HttpApi, OpenApi } from "@effect/platform"
 import { AdminApi } from "./AdminApi.ts"
 import { AssetsApi } from "./AssetsApi.ts"
 import { ApiErrorWire } from "./Errors.ts"
+import { ImagesApi } from "./ImagesApi.ts"
 import { ModelsApi } from "./ModelsApi.ts"
 import { OpsApi } from "./OpsApi.ts"
 import { StorageApi } from "./StorageApi.ts"
@@ -14,6 +15,7 @@ export class GatewayApi extends HttpApi.make("gateway")
   .add(ModelsApi)
   .add(TaskCreateApi)
   .add(TaskReadApi)
+  .add(ImagesApi)
   .add(AssetsApi)
   .add(AdminApi)
   .add(StorageApi)

@@ -87,6 +87,6 @@ const wireSchema = (status: number) =>
     }
   ).annotations(HttpApiSchema.annotations({ status }))
 
-export const ApiErrorStatuses = [400, 401, 402, 403, 404, 405, 409, 413, 415, 429, 500, 503] as const
+export const ApiErrorStatuses = [400, 401, 402, 403, 404, 405, 409, 413, 415, 429, 500, 502, 503] as const
 
 export const ApiErrorWire = Schema.Union(...ApiErrorStatuses.map(wireSchema))

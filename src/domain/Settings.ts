@@ -53,6 +53,11 @@ export const LimitsFile = Schema.Struct({
   }),
   /** Seconds a caller is told to wait between polls of a task. */
   poll_interval_s: PositiveInt,
+  /**
+   * How long `POST /v1/images/generations` and `/v1/images/edits` wait for
+   * their task before answering 202 with it (the task keeps running).
+   */
+  sync_wait_s: Schema.optionalWith(Schema.Number.pipe(Schema.positive()), { default: () => 120 }),
   engine: Schema.optionalWith(EngineSettings, { default: () => Schema.decodeSync(EngineSettings)({}) }),
   /** Upload URL lifetimes and reference fetching (src/domain/Upload.ts). */
   uploads: Schema.optionalWith(UploadSettings, { default: () => Schema.decodeSync(UploadSettings)({}) })

@@ -6,6 +6,7 @@ import { canonicalJson, sha256Hex } from "../domain/Digest.ts"
 import { chargeMicros, groupMultiplier } from "../domain/Pricing.ts"
 import { inspectable } from "../domain/Upload.ts"
 import { checkTargetUrl } from "../domain/TargetUrl.ts"
+import type { ImageTask } from "../domain/Task.ts"
 import { type ImageSource, validateImageRequest, type ValidImageRequest } from "../plugin/ImageRequest.ts"
 import { AppConfig } from "../services/AppConfig.ts"
 import { ObjectStorage } from "../services/ObjectStorage.ts"
@@ -20,8 +21,23 @@ import { accepted, currentTraceparent, idempotencyKey } from "./TaskCreation.ts"
 const FORM_FIELDS = new Set(["model", "operation", "prompt", "size", "quality", "output_format"])
 const FORM_FILES = new Set(["image", "mask"])
 /** Upper bounds of a multipart body before the model is known; the model's own limits are checked after. */
-const MAX_FORM_FILES = 16
-const MAX_FORM_FILE_BYTES = 50 * 1024 * 1024
+export const FORM_LIMITS = { maxFiles: 16, maxFileBytes: 50 * 1024 * 1024 } as const
+
+/**
+ * An image task request as either form delivers it, ready for the one
+ * creation path that every image endpoint shares (`POST /v1/image/tasks`
+ * and the synchronous `/v1/images/*`).
+ */
+export interface ImageSubmission {
+  /** The request in the JSON form's shape, which the plugin-derived validator reads. */
+  readonly body: unknown
+  /** Files of a multipart request; they take the place of `input.images` / `input.mask`. */
+  readonly files?: { readonly images: ReadonlyArray<ImageSource>; readonly mask: ImageSource | null } | undefined
+  /** What the Idempotency-Key's digest covers. */
+  readonly content: unknown
+  /** Writes the multipart files to storage; run after validation, so a refused request stores nothing. */
+  readonly store: Effect.Effect<void, unknown>
+}
 
 const storedFile = (accountId: string, file: FormFile, maxBytes: number) =>
   Effect.gen(function*() {
@@ -36,12 +52,38 @@ const storedFile = (accountId: string, file: FormFile, maxBytes: number) =>
     return { storageKey, mimeType, digest, bytes: file.bytes }
   })
 
-/** The multipart form (edit only): files stored, fields turned into the JSON shape the validator reads. */
-const fromForm = (accountId: string) =>
+/**
+ * A multipart edit: the image and mask files checked (size per the model's
+ * table, real type by the bytes) and turned into sources; `body` is the
+ * request in the JSON form's shape without images.
+ */
+export const formSubmission = (
+  accountId: string,
+  body: { readonly model?: unknown },
+  images: ReadonlyArray<FormFile>,
+  mask: FormFile | null
+) =>
   Effect.gen(function*() {
     const registry = yield* Registry
     const storage = yield* ObjectStorage
-    const form = yield* readForm({ maxFileBytes: MAX_FORM_FILE_BYTES, maxFiles: MAX_FORM_FILES })
+    const model = registry.image(typeof body.model === "string" ? body.model : "")
+    const maxBytes = model?.capability.input_images.max_bytes ?? FORM_LIMITS.maxFileBytes
+    const stored = yield* Effect.forEach(images, (f) => storedFile(accountId, f, maxBytes))
+    const storedMask = mask === null ? null : yield* storedFile(accountId, mask, maxBytes)
+    const source = (f: { storageKey: string; mimeType: string }): ImageSource => ({ storageKey: f.storageKey, mimeType: f.mimeType })
+    const files = { images: stored.map(source), mask: storedMask === null ? null : source(storedMask) }
+    // What the digest covers: the fields and the bytes of every file, not where they were stored.
+    const content = { ...body, files: { images: stored.map((i) => i.digest), mask: storedMask?.digest ?? null } }
+    const store = Effect.forEach([...stored, ...(storedMask ? [storedMask] : [])], (f) => storage.put(f.storageKey, f.bytes, f.mimeType), {
+      discard: true
+    })
+    return { body, files, content, store } satisfies ImageSubmission
+  })
+
+/** The multipart form of `POST /v1/image/tasks` (edit only), fields turned into the JSON shape the validator reads. */
+const fromForm = (accountId: string) =>
+  Effect.gen(function*() {
+    const form = yield* readForm(FORM_LIMITS)
     for (const name of form.fields.keys()) {
       if (!FORM_FIELDS.has(name)) return yield* Errors.badRequest("invalid_request", `Unknown form field "${name}".`)
     }
@@ -53,10 +95,6 @@ const fromForm = (accountId: string) =>
     }
     const masks = form.files.filter((f) => f.field === "mask")
     if (masks.length > 1) return yield* Errors.badRequest("invalid_request", `At most one "mask" file is accepted.`)
-    const model = registry.image(form.fields.get("model") ?? "")
-    const maxBytes = model?.capability.input_images.max_bytes ?? MAX_FORM_FILE_BYTES
-    const images = yield* Effect.forEach(form.files.filter((f) => f.field === "image"), (f) => storedFile(accountId, f, maxBytes))
-    const mask = masks.length === 1 ? yield* storedFile(accountId, masks[0]!, maxBytes) : null
     const output = Object.fromEntries(
       [["size", "size"], ["quality", "quality"], ["output_format", "format"]]
         .flatMap(([field, key]) => (form.fields.has(field!) ? [[key, form.fields.get(field!)]] : []))
@@ -67,14 +105,60 @@ const fromForm = (accountId: string) =>
       input: { ...(form.fields.has("prompt") ? { prompt: form.fields.get("prompt") } : {}) },
       ...(Object.keys(output).length ? { output } : {})
     }
-    const source = (f: { storageKey: string; mimeType: string }): ImageSource => ({ storageKey: f.storageKey, mimeType: f.mimeType })
-    const files = { images: images.map(source), mask: mask === null ? null : source(mask) }
-    // What the digest covers: the fields and the bytes of every file, not where they were stored.
-    const content = { ...body, files: { images: images.map((i) => i.digest), mask: mask?.digest ?? null } }
-    const store = Effect.forEach([...images, ...(mask ? [mask] : [])], (f) => storage.put(f.storageKey, f.bytes, f.mimeType), {
-      discard: true
+    return yield* formSubmission(accountId, body, form.files.filter((f) => f.field === "image"), masks[0] ?? null)
+  })
+
+/**
+ * The submission checked against the model's capability table (the
+ * plugin-derived validator), and its input URLs against the outbound rule.
+ */
+export const validateSubmission = (submission: ImageSubmission) =>
+  Effect.gen(function*() {
+    const registry = yield* Registry
+    const { allowPrivateTargets } = yield* AppConfig
+    const valid = yield* validateImageRequest(
+      (id) => registry.image(id),
+      submission.files === undefined ? { body: submission.body } : { body: submission.body, files: submission.files }
+    )
+    yield* checkInputUrls(valid, allowPrivateTargets)
+    return valid
+  })
+
+/**
+ * Creates and pre-charges (price per image × count × group multiplier) a
+ * validated image task with the Idempotency-Key semantics of video tasks:
+ * the same key and content answer the original task (`replayed`), other
+ * content 409.
+ */
+export const createImageTask = (submission: ImageSubmission, valid: ValidImageRequest) =>
+  Effect.gen(function*() {
+    const principal = yield* CurrentPrincipal
+    const registry = yield* Registry
+    const taskStore = yield* TaskStore
+    const { groups } = yield* AppConfig
+    const key = yield* idempotencyKey
+    const served = registry.image(valid.model)!
+    yield* submission.store.pipe(
+      Effect.tapError((e) => Effect.logError("storing image inputs failed", e)),
+      Effect.mapError(() => Errors.internalError())
+    )
+    const { task, replayed } = yield* taskStore.create({
+      accountId: principal.accountId,
+      kind: "image",
+      model: valid.model,
+      operation: valid.operation,
+      request: valid,
+      clientReferenceId: valid.clientReferenceId,
+      metadata: valid.metadata,
+      idempotencyKey: key,
+      digest: yield* Effect.promise(() => sha256Hex(canonicalJson(submission.content))),
+      chargeMicros: chargeMicros(served.price, valid.count, groupMultiplier(groups, principal.group)),
+      subscriptionAllowed: served.settings.subscription,
+      channel: served.settings.generator,
+      traceparent: yield* currentTraceparent
     })
-    return { body, files, content, store }
+    yield* Effect.annotateCurrentSpan({ "task.id": task.id, "task.model": task.model, "task.replayed": replayed })
+    return { task: task as ImageTask, replayed }
   })
 
 /**
@@ -97,47 +181,17 @@ const checkInputUrls = (request: ValidImageRequest, allowPrivate: boolean) =>
 
 /**
  * `POST /v1/image/tasks` in either form: JSON, or multipart for `edit` with
- * the image files in the request. Validated against the model's table, then
- * created and pre-charged (price per image × count × group multiplier) with
- * the Idempotency-Key semantics of video tasks.
+ * the image files in the request. Answers 202 with the queued task.
  */
 export const createImage = Effect.gen(function*() {
   const principal = yield* CurrentPrincipal
-  const registry = yield* Registry
-  const taskStore = yield* TaskStore
-  const { allowPrivateTargets, groups, limits } = yield* AppConfig
+  const { limits } = yield* AppConfig
   const request = yield* HttpServerRequest.HttpServerRequest
   const multipart = /^multipart\//i.test(request.headers["content-type"] ?? "")
-  const submitted = multipart
+  const submission: ImageSubmission = multipart
     ? yield* fromForm(principal.accountId)
-    : yield* Effect.map(readJson(Schema.Unknown), (body) => ({ body, files: undefined, content: body, store: Effect.void }))
-  const valid: ValidImageRequest = yield* validateImageRequest(
-    (id) => registry.image(id),
-    submitted.files === undefined ? { body: submitted.body } : { body: submitted.body, files: submitted.files }
-  )
-  yield* checkInputUrls(valid, allowPrivateTargets)
-  const key = yield* idempotencyKey
-  const served = registry.image(valid.model)!
-  const storeInputs: Effect.Effect<void, unknown> = submitted.store
-  yield* storeInputs.pipe(
-    Effect.tapError((e) => Effect.logError("storing image inputs failed", e)),
-    Effect.mapError(() => Errors.internalError())
-  )
-  const { task, replayed } = yield* taskStore.create({
-    accountId: principal.accountId,
-    kind: "image",
-    model: valid.model,
-    operation: valid.operation,
-    request: valid,
-    clientReferenceId: valid.clientReferenceId,
-    metadata: valid.metadata,
-    idempotencyKey: key,
-    digest: yield* Effect.promise(() => sha256Hex(canonicalJson(submitted.content))),
-    chargeMicros: chargeMicros(served.price, valid.count, groupMultiplier(groups, principal.group)),
-    subscriptionAllowed: served.settings.subscription,
-    channel: served.settings.generator,
-    traceparent: yield* currentTraceparent
-  })
-  yield* Effect.annotateCurrentSpan({ "task.id": task.id, "task.model": task.model, "task.replayed": replayed })
+    : yield* Effect.map(readJson(Schema.Unknown), (body) => ({ body, content: body, store: Effect.void }))
+  const valid = yield* validateSubmission(submission)
+  const { task, replayed } = yield* createImageTask(submission, valid)
   return accepted("image", task, replayed, limits.poll_interval_s)
 })

@@ -3,6 +3,7 @@ import { Layer } from "effect"
 import { GatewayApi } from "../api/Api.ts"
 import { AdminLive } from "./Admin.ts"
 import { AssetsLive } from "./Assets.ts"
+import { ImagesLive } from "./ImagesSync.ts"
 import { gatewayMiddleware } from "./Middleware.ts"
 import { ModelsLive } from "./Models.ts"
 import { OpsLive } from "./Ops.ts"
@@ -12,7 +13,7 @@ import { TaskCreateLive, TaskReadLive } from "./Tasks.ts"
 import { UploadsLive } from "./Uploads.ts"
 
 export const ApiLive = HttpApiBuilder.api(GatewayApi).pipe(
-  Layer.provide([OpsLive, AdminLive, ModelsLive, TaskReadLive, TaskCreateLive, StorageLive, AssetsLive, UploadsLive])
+  Layer.provide([OpsLive, AdminLive, ModelsLive, TaskReadLive, TaskCreateLive, ImagesLive, StorageLive, AssetsLive, UploadsLive])
 )
 
 /** The HTTP application: the contract's handlers, `/openapi.json`, `/docs`, wrapped by the gateway middleware. */

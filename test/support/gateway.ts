@@ -2,7 +2,7 @@ import { HttpServer } from "@effect/platform"
 import { NodeContext, NodeHttpServer } from "@effect/platform-node"
 import { ConfigProvider, Effect, Layer, Logger, LogLevel, ManagedRuntime } from "effect"
 import { mkdtempSync, rmSync } from "node:fs"
-import { createServer } from "node:http"
+import { createServer, type ServerOptions } from "node:http"
 import { type AddressInfo, createServer as createNetServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
@@ -35,8 +35,15 @@ export interface TestGateway {
  * Boots the whole gateway in this process on a free loopback port, with its
  * own data directory and database, and the repository's `config/` unless a
  * test passes another `CONFIG_DIR`. Tests talk to it with `fetch`.
+ * `server` sets options of the Node HTTP server, e.g. `keepAliveTimeout: 0`
+ * so the server never closes an idle kept-alive socket just as the test's
+ * fetch reuses it (ECONNRESET on a loaded machine); the client closes it.
  */
-export const startGateway = async (env: Record<string, string> = {}, extra?: Layer.Layer<never, unknown>): Promise<TestGateway> => {
+export const startGateway = async (
+  env: Record<string, string> = {},
+  extra?: Layer.Layer<never, unknown>,
+  server: ServerOptions = {}
+): Promise<TestGateway> => {
   const dataDir = mkdtempSync(join(tmpdir(), "gw-test-"))
   // The port is chosen first so the gateway's own URLs (PUBLIC_BASE_URL) point at it.
   const port = await freePort()
@@ -54,8 +61,8 @@ export const startGateway = async (env: Record<string, string> = {}, extra?: Lay
   ])
   // One layer value used twice is built once (layers are memoised by reference),
   // so the address read below is the gateway's own server.
-  const server = NodeHttpServer.layer(createServer, { host: "127.0.0.1", port })
-  const layer = Layer.merge(gateway(server), server).pipe(
+  const http = NodeHttpServer.layer(() => createServer(server), { host: "127.0.0.1", port })
+  const layer = Layer.merge(gateway(http), http).pipe(
     Layer.provide(MediaToolsLive),
     Layer.provide(TargetHttpClientLive),
     Layer.provide(NodeContext.layer),
