@@ -1,12 +1,10 @@
 import { Effect, Encoding, Either, Schema } from "effect"
 import * as Errors from "../api/Errors.ts"
 import { CurrentPrincipal } from "../api/Security.ts"
-import { newId } from "../domain/Ids.ts"
-import { type ImageUploadList, inspectable } from "../domain/Upload.ts"
-import { AppConfig } from "../services/AppConfig.ts"
+import type { ImageUploadList } from "../domain/Upload.ts"
 import { MediaInspector } from "../services/MediaInspector.ts"
-import { ObjectStorage } from "../services/ObjectStorage.ts"
 import { Registry } from "../services/Registry.ts"
+import { Uploads } from "../services/Uploads.ts"
 import { readJson } from "./Body.ts"
 import { readForm } from "./ImageForm.ts"
 
@@ -64,8 +62,7 @@ const storeAll = (uploads: ReadonlyArray<Upload>) =>
   Effect.gen(function*() {
     const principal = yield* CurrentPrincipal
     const inspector = yield* MediaInspector
-    const storage = yield* ObjectStorage
-    const { limits } = yield* AppConfig
+    const store = yield* Uploads
     const found = yield* Effect.forEach(uploads, (upload) =>
       inspector.inspectBytes(upload.bytes).pipe(
         Effect.flatMap((inspection) =>
@@ -79,12 +76,7 @@ const storeAll = (uploads: ReadonlyArray<Upload>) =>
             : Effect.fail(bad(`${upload.where} is not a usable PNG, JPEG or WebP image: ${e.message}.`)))
       ), { concurrency: 2 })
     const urls = yield* Effect.forEach(found, ({ mimeType, upload }) =>
-      Effect.gen(function*() {
-        const key = `image-uploads/${principal.accountId}/${newId("img")}.${inspectable(mimeType)!.extension}`
-        yield* storage.put(key, upload.bytes, mimeType)
-        const signed = yield* storage.presignGet(key, { expiresInS: limits.uploads.image_url_ttl_s })
-        return { field: upload.field, url: signed.url }
-      })).pipe(
+      Effect.map(store.storeImage(principal.accountId, upload.bytes, mimeType), (url) => ({ field: upload.field, url }))).pipe(
         Effect.catchTag("StorageError", (e) => Effect.zipRight(Effect.logError("storing an image upload failed", e), Effect.fail(Errors.internalError())))
       )
     const mask = urls.find((u) => u.field === "mask")

@@ -4,6 +4,7 @@ import taskCreation from "./0003_task_creation.ts"
 import engine from "./0004_engine.ts"
 import webhooks from "./0005_webhooks.ts"
 import uploads from "./0006_uploads.ts"
+import uploadLifecycle from "./0008_upload_lifecycle.ts"
 
 /**
  * Forward-only migrations, in order. Each is a list of PostgreSQL statements
@@ -15,5 +16,7 @@ export const migrations: ReadonlyArray<readonly [id: number, name: string, state
   [3, "task_creation", taskCreation],
   [4, "engine", engine],
   [5, "webhooks", webhooks],
-  [6, "uploads", uploads]
+  [6, "uploads", uploads],
+  // 7 is another branch's; the runner applies whatever is missing, in this order.
+  [8, "upload_lifecycle", uploadLifecycle]
 ]
