@@ -1,13 +1,13 @@
 import { Effect, Layer } from "effect"
-import { HttpAppLive } from "./http/Server.ts"
-import { environmentConfig } from "./services/AppConfig.ts"
-import { migrate } from "./services/Database.ts"
-import { ServicesLive } from "./services/index.ts"
-import { SandboxGenerator } from "./services/SandboxGenerator.ts"
-import { SandboxImageGenerator } from "./services/SandboxImageGenerator.ts"
-import { SandboxImageRenderer } from "./services/SandboxImageRenderer.ts"
-import { SandboxRenderer } from "./services/SandboxRenderer.ts"
-import { WorkersLive } from "./workers/index.ts"
+import { HttpAppLive } from "./platform/http/Server.ts"
+import { environmentConfig } from "./platform/AppConfig.ts"
+import { migrate } from "./platform/Database.ts"
+import { ServicesLive } from "./Services.ts"
+import { SandboxGenerator } from "../channels/sandbox/SandboxGenerator.ts"
+import { SandboxImageGenerator } from "../channels/sandbox/SandboxImageGenerator.ts"
+import { SandboxImageRenderer } from "../channels/sandbox/SandboxImageRenderer.ts"
+import { SandboxRenderer } from "../channels/sandbox/SandboxRenderer.ts"
+import { WorkersLive } from "./Workers.ts"
 
 /** The services with every migration applied; nothing is served or run before this is built. */
 export const MigratedServicesLive = Layer.effectDiscard(

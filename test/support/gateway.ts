@@ -7,8 +7,8 @@ import { type AddressInfo, createServer as createNetServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { gateway } from "../../src/Gateway.ts"
-import { MediaToolsLive } from "../../src/runtime/MediaTools.ts"
-import { TargetHttpClientLive } from "../../src/runtime/TargetHttpClient.ts"
+import { MediaToolsLive } from "../../src/runtime/node/MediaTools.ts"
+import { TargetHttpClientLive } from "../../src/runtime/node/TargetHttpClient.ts"
 import { createDatabase } from "./database.ts"
 
 export const freePort = () =>
