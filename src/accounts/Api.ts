@@ -11,7 +11,7 @@ import {
   WebhookRequest,
   WebhookSettings
 } from "./Account.ts"
-import { WebhookEventList } from "../webhooks/Webhook.ts"
+import { WebhookEventList } from "../webhooks/EventRecord.ts"
 import { jsonBody } from "../platform/http/OpenApiBody.ts"
 import { AdminAuth } from "./Security.ts"
 

@@ -3,7 +3,7 @@ import { Effect, Layer } from "effect"
 import { GatewayApi } from "../Api.ts"
 import { CreateAccountRequest, CreateKeyRequest, CreditsRequest, WebhookRequest } from "./Account.ts"
 import { Accounts } from "./Accounts.ts"
-import { Webhooks } from "../webhooks/WebhookStore.ts"
+import { WebhookDeliveries } from "../webhooks/WebhookDeliveries.ts"
 import { AdminAuthLive } from "./Auth.ts"
 import { readJson } from "../platform/http/Body.ts"
 import { readEventFilter } from "../webhooks/EventQuery.ts"
@@ -11,7 +11,7 @@ import { readEventFilter } from "../webhooks/EventQuery.ts"
 export const AdminLive = HttpApiBuilder.group(GatewayApi, "admin", (handlers) =>
   Effect.gen(function*() {
     const accounts = yield* Accounts
-    const webhooks = yield* Webhooks
+    const webhooks = yield* WebhookDeliveries
     return handlers
       .handle("createAccount", () => Effect.flatMap(readJson(CreateAccountRequest), accounts.create))
       .handle("getAccount", ({ path }) => accounts.detail(path.id))

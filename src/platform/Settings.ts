@@ -1,5 +1,4 @@
 import { Schema } from "effect"
-import { UploadSettings } from "../uploads/Upload.ts"
 
 /**
  * Shapes of the JSON files in `config/`. Unknown keys are errors, so a typo
@@ -39,6 +38,33 @@ export const EngineSettings = Schema.Struct({
 }).pipe(Schema.filter((e) => e.heartbeat_s < e.lease_s || { path: ["heartbeat_s"], message: "must be shorter than lease_s" }))
 export type EngineSettings = typeof EngineSettings.Type
 
+const Seconds = (fallback: number) =>
+  Schema.optionalWith(Schema.Int.pipe(Schema.between(1, 7 * 24 * 3600)), { default: () => fallback })
+
+/** `limits.json` → `uploads`: URL lifetimes and the bounds of fetching a reference URL. */
+export const UploadSettings = Schema.Struct({
+  /** Lifetime of a session's pre-signed PUT URL. */
+  session_url_ttl_s: Seconds(900),
+  /** Lifetime of a confirmed upload's URL (the one placed in `reference_*`). */
+  confirmed_url_ttl_s: Seconds(86_400),
+  /** Lifetime of an image pre-upload URL (`/v1/image/uploads`). */
+  image_url_ttl_s: Seconds(86_400),
+  /** Time allowed to fetch one external reference URL, redirects included. */
+  fetch_timeout_s: Seconds(60),
+  /** Redirects followed when fetching a reference URL; each hop is checked like the first. */
+  fetch_max_redirects: Schema.optionalWith(Schema.Int.pipe(Schema.between(0, 10)), { default: () => 3 }),
+  /** How often each worker process looks for expired uploads to remove. */
+  sweep_interval_s: Seconds(300),
+  /** Uploads one sweep claims at a time; a sweep goes on while full batches come back. */
+  sweep_batch: Schema.optionalWith(Schema.Int.pipe(Schema.between(1, 10_000)), { default: () => 100 }),
+  /**
+   * How long after its URL expired an upload is kept: room for a PUT or a
+   * task creation that began just before the expiry to finish.
+   */
+  sweep_grace_s: Schema.optionalWith(Schema.Int.pipe(Schema.between(0, 86_400)), { default: () => 60 })
+})
+export type UploadSettings = typeof UploadSettings.Type
+
 export const LimitsFile = Schema.Struct({
   body: Schema.Struct({
     /** Largest JSON request body, in bytes. */
@@ -66,7 +92,7 @@ export const LimitsFile = Schema.Struct({
    */
   sync_wait_s: Schema.optionalWith(Schema.Number.pipe(Schema.positive()), { default: () => 120 }),
   engine: Schema.optionalWith(EngineSettings, { default: () => Schema.decodeSync(EngineSettings)({}) }),
-  /** Upload URL lifetimes and reference fetching (src/uploads/Upload.ts). */
+  /** Upload URL lifetimes and reference fetching (UploadSettings above). */
   uploads: Schema.optionalWith(UploadSettings, { default: () => Schema.decodeSync(UploadSettings)({}) })
 })
 export type LimitsFile = typeof LimitsFile.Type

@@ -5,7 +5,7 @@ import { IdPrefix, newId } from "../platform/Ids.ts"
 import type { ImageTask, TaskKind, TaskStatus, VideoTask } from "./Task.ts"
 import { nowSeconds } from "../platform/Time.ts"
 import { Billing } from "../billing/Billing.ts"
-import { Queue } from "./engine/TaskQueue.ts"
+import { TaskQueue } from "./engine/TaskQueue.ts"
 
 export interface TaskRow {
   readonly id: string
@@ -94,7 +94,7 @@ export interface TaskPage {
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const billing = yield* Billing
-  const queue = yield* Queue
+  const queue = yield* TaskQueue
 
   const replayOrConflict = (task: NewTask) =>
     Effect.gen(function*() {

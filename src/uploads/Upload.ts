@@ -1,77 +1,12 @@
 import { Schema } from "effect"
+import { UploadKind } from "../media/MediaTypes.ts"
 
 /**
  * Media uploads (spec: Media upload session, Confirmed upload, Image
- * pre-upload list): the wire shapes, the lifetimes an operator sets in
- * `config/limits.json` (`uploads`), and the MIME types the service can
- * inspect. Which types and sizes a kind accepts comes from the plugins'
- * tables (`src/catalog/ReferenceRules.ts`), never from here.
+ * pre-upload list): the wire shapes. The lifetimes an operator sets in
+ * `config/limits.json` (`uploads`) are in `src/platform/Settings.ts`; the
+ * MIME types the service can inspect in `src/media/MediaTypes.ts`.
  */
-
-export const UploadKind = Schema.Literal("image", "video", "audio")
-export type UploadKind = typeof UploadKind.Type
-
-const Seconds = (fallback: number) =>
-  Schema.optionalWith(Schema.Int.pipe(Schema.between(1, 7 * 24 * 3600)), { default: () => fallback })
-
-/** `limits.json` → `uploads`: URL lifetimes and the bounds of fetching a reference URL. */
-export const UploadSettings = Schema.Struct({
-  /** Lifetime of a session's pre-signed PUT URL. */
-  session_url_ttl_s: Seconds(900),
-  /** Lifetime of a confirmed upload's URL (the one placed in `reference_*`). */
-  confirmed_url_ttl_s: Seconds(86_400),
-  /** Lifetime of an image pre-upload URL (`/v1/image/uploads`). */
-  image_url_ttl_s: Seconds(86_400),
-  /** Time allowed to fetch one external reference URL, redirects included. */
-  fetch_timeout_s: Seconds(60),
-  /** Redirects followed when fetching a reference URL; each hop is checked like the first. */
-  fetch_max_redirects: Schema.optionalWith(Schema.Int.pipe(Schema.between(0, 10)), { default: () => 3 }),
-  /** How often each worker process looks for expired uploads to remove. */
-  sweep_interval_s: Seconds(300),
-  /** Uploads one sweep claims at a time; a sweep goes on while full batches come back. */
-  sweep_batch: Schema.optionalWith(Schema.Int.pipe(Schema.between(1, 10_000)), { default: () => 100 }),
-  /**
-   * How long after its URL expired an upload is kept: room for a PUT or a
-   * task creation that began just before the expiry to finish.
-   */
-  sweep_grace_s: Schema.optionalWith(Schema.Int.pipe(Schema.between(0, 86_400)), { default: () => 60 })
-})
-export type UploadSettings = typeof UploadSettings.Type
-
-/** The types the inspector reads, with the kind each is and the extension it is stored under. */
-export const INSPECTABLE_TYPES: Readonly<Record<string, { readonly kind: UploadKind; readonly extension: string }>> = {
-  "image/png": { kind: "image", extension: "png" },
-  "image/jpeg": { kind: "image", extension: "jpg" },
-  "image/webp": { kind: "image", extension: "webp" },
-  "video/mp4": { kind: "video", extension: "mp4" },
-  "video/quicktime": { kind: "video", extension: "mov" },
-  "audio/mpeg": { kind: "audio", extension: "mp3" },
-  "audio/wav": { kind: "audio", extension: "wav" }
-}
-
-export const inspectable = (mimeType: string) =>
-  Object.hasOwn(INSPECTABLE_TYPES, mimeType) ? INSPECTABLE_TYPES[mimeType] : undefined
-
-/** Other spellings of the same types that clients and tools send. */
-const ALIASES: Readonly<Record<string, string>> = {
-  "audio/mp3": "audio/mpeg",
-  "audio/x-mp3": "audio/mpeg",
-  "audio/mpeg3": "audio/mpeg",
-  "audio/x-mpeg": "audio/mpeg",
-  "audio/x-wav": "audio/wav",
-  "audio/wave": "audio/wav",
-  "audio/vnd.wave": "audio/wav",
-  "image/jpg": "image/jpeg",
-  "image/pjpeg": "image/jpeg"
-}
-
-/** `Video/MP4; codecs=…` → `video/mp4`; aliases to their usual name. */
-export const normalizeMimeType = (raw: string): string => {
-  const base = raw.split(";")[0]!.trim().toLowerCase()
-  return Object.hasOwn(ALIASES, base) ? ALIASES[base]! : base
-}
-
-// --- Wire shapes -------------------------------------------------------------
 
 export const MediaUploadFile = Schema.Struct({
   client_id: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(191)),

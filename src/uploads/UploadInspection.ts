@@ -1,7 +1,7 @@
 import { FileSystem, Path } from "@effect/platform"
 import { Effect, Option, Stream } from "effect"
 import * as Errors from "../platform/http/Errors.ts"
-import type { UploadKind } from "./Upload.ts"
+import type { UploadKind } from "../media/MediaTypes.ts"
 import { describeType, type Inspection, MediaInspector, SNIFF_BYTES } from "../media/MediaInspector.ts"
 import { ObjectStorage } from "../storage/ObjectStorage.ts"
 

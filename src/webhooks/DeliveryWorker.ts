@@ -3,10 +3,10 @@ import { Cause, Clock, Duration, Effect, Either, Option, Queue as Mailbox, Ref, 
 import { randomBase62 } from "../platform/Ids.ts"
 import { checkTargetUrl } from "../platform/TargetUrl.ts"
 import { parseTraceparent } from "../platform/TraceContext.ts"
-import { signWebhook, WebhookHeader } from "./Webhook.ts"
+import { signWebhook, WebhookHeader } from "./DeliveryRules.ts"
 import { AppConfig } from "../platform/AppConfig.ts"
 import { TargetHttpClient } from "../platform/TargetHttpClient.ts"
-import { type AttemptOutcome, type Delivery, Webhooks } from "./WebhookStore.ts"
+import { type AttemptOutcome, type Delivery, WebhookDeliveries } from "./WebhookDeliveries.ts"
 
 /** Attempts one worker process has in flight at most. */
 const CONCURRENCY = 16
@@ -29,7 +29,7 @@ const describeError = (error: unknown): string => {
  * engine's poll interval (NOTIFY is a hint; polling is the guarantee).
  */
 export const webhookWorker = Effect.gen(function*() {
-  const webhooks = yield* Webhooks
+  const webhooks = yield* WebhookDeliveries
   const config = yield* AppConfig
   // The receiver gets no trace headers of ours: nothing internal leaves with an event.
   const client = (yield* TargetHttpClient).pipe(HttpClient.withTracerPropagation(false))

@@ -1,6 +1,6 @@
 import { Effect, Schema } from "effect"
-import { WebhookEventStatus } from "./Webhook.ts"
-import type { EventFilter } from "./WebhookStore.ts"
+import { WebhookEventStatus } from "./EventRecord.ts"
+import type { EventFilter } from "./EventHistory.ts"
 import { Limit, readQuery } from "../platform/http/ListQuery.ts"
 
 /** Query of `GET /admin/v1/accounts/{id}/webhook/events`; unknown or repeated parameters are refused. */

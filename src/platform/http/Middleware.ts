@@ -1,6 +1,5 @@
-import { type HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { type HttpApi, type HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Cause, Clock, Effect } from "effect"
-import { GatewayApi } from "../../Api.ts"
 import * as Errors from "./Errors.ts"
 import { CurrentRequestId } from "./RequestId.ts"
 import { IdPrefix, newId } from "../Ids.ts"
@@ -12,13 +11,17 @@ interface Route {
   readonly segments: ReadonlyArray<string>
 }
 
-/** Method and path of every endpoint of the contract, to tell 404 from 405. */
-const routes: ReadonlyArray<Route> = Object.values(GatewayApi.groups).flatMap((group) =>
-  Object.values(group.endpoints).map((endpoint) => ({
-    method: endpoint.method,
-    segments: endpoint.path.split("/").filter(Boolean)
-  }))
-)
+/**
+ * Method and path of every endpoint of the contract, to tell 404 from 405.
+ * The contract is passed in (src/Gateway.ts), so this module names no feature.
+ */
+const routesOf = (api: HttpApi.HttpApi.Any): ReadonlyArray<Route> =>
+  Object.values((api as HttpApi.HttpApi.AnyWithProps).groups).flatMap((group) =>
+    Object.values(group.endpoints).map((endpoint) => ({
+      method: endpoint.method,
+      segments: endpoint.path.split("/").filter(Boolean)
+    }))
+  )
 
 const matches = (route: Route, segments: ReadonlyArray<string>) =>
   route.segments.length === segments.length &&
@@ -49,7 +52,7 @@ const decodedSegment = (segment: string): string | undefined => {
  * route before a handler would send it to the database. Other unknown ids,
  * however long, reach their handler and its 404 after authentication.
  */
-const impossibleId = (request: HttpServerRequest.HttpServerRequest): Errors.ApiError | undefined => {
+const impossibleId = (routes: ReadonlyArray<Route>, request: HttpServerRequest.HttpServerRequest): Errors.ApiError | undefined => {
   const segments = pathOf(request).split("/").filter(Boolean)
   for (const route of routes) {
     if (!matches(route, segments)) continue
@@ -65,7 +68,7 @@ const impossibleId = (request: HttpServerRequest.HttpServerRequest): Errors.ApiE
   return undefined
 }
 
-const routeMiss = (request: HttpServerRequest.HttpServerRequest): Errors.ApiError => {
+const routeMiss = (routes: ReadonlyArray<Route>, request: HttpServerRequest.HttpServerRequest): Errors.ApiError => {
   const segments = pathOf(request).split("/").filter(Boolean)
   const allowed = routes.filter((r) => matches(r, segments)).map((r) => r.method)
   if (allowed.length === 0) {
@@ -97,17 +100,25 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
  * and the hardening headers (SecurityHeaders.ts), and writes one structured
  * access log line.
  */
-export const gatewayMiddleware = (app: HttpApp.Default): HttpApp.Default =>
-  Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
-    const incoming = request.headers["x-request-id"]
-    const requestId = incoming !== undefined && REQUEST_ID.test(incoming) ? incoming : newId(IdPrefix.request)
-    return Effect.annotateLogs(handle(app, request, requestId), "request_id", requestId)
-  })
+export const gatewayMiddleware = (api: HttpApi.HttpApi.Any) => {
+  const routes = routesOf(api)
+  return (app: HttpApp.Default): HttpApp.Default =>
+    Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+      const incoming = request.headers["x-request-id"]
+      const requestId = incoming !== undefined && REQUEST_ID.test(incoming) ? incoming : newId(IdPrefix.request)
+      return Effect.annotateLogs(handle(routes, app, request, requestId), "request_id", requestId)
+    })
+}
 
-const handle = (app: HttpApp.Default, request: HttpServerRequest.HttpServerRequest, requestId: string) =>
+const handle = (
+  routes: ReadonlyArray<Route>,
+  app: HttpApp.Default,
+  request: HttpServerRequest.HttpServerRequest,
+  requestId: string
+) =>
   Effect.gen(function*() {
     const started = yield* Clock.currentTimeMillis
-    const impossible = impossibleId(request)
+    const impossible = impossibleId(routes, request)
     const routed: HttpApp.Default<Errors.ApiError> = impossible === undefined ? app : Effect.fail(impossible)
     const response = yield* routed.pipe(
       Effect.catchAllCause((cause) => {
@@ -115,7 +126,7 @@ const handle = (app: HttpApp.Default, request: HttpServerRequest.HttpServerReque
         const error = Cause.squash(cause)
         if (error instanceof Errors.ApiError) return Effect.succeed(renderError(error, requestId))
         if ((error as { _tag?: string })?._tag === "RouteNotFound") {
-          return Effect.succeed(renderError(routeMiss(request), requestId))
+          return Effect.succeed(renderError(routeMiss(routes, request), requestId))
         }
         return Effect.as(
           Effect.logError("unhandled failure", cause),

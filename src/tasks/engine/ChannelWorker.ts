@@ -2,7 +2,7 @@ import { Duration, Effect, Queue as Mailbox, Ref, Schedule, Stream } from "effec
 import { randomBase62 } from "../../platform/Ids.ts"
 import type { ChannelSettings } from "../../platform/Settings.ts"
 import { AppConfig } from "../../platform/AppConfig.ts"
-import { Queue } from "./TaskQueue.ts"
+import { TaskQueue } from "./TaskQueue.ts"
 import type { Generators } from "./Plans.ts"
 import { runTask } from "./RunTask.ts"
 
@@ -13,7 +13,7 @@ import { runTask } from "./RunTask.ts"
  */
 export const channelWorker = (channelName: string, channel: ChannelSettings, generators: Generators) =>
   Effect.gen(function*() {
-    const queue = yield* Queue
+    const queue = yield* TaskQueue
     const { limits } = yield* AppConfig
     const workerId = `wrk_${randomBase62(8)}`
     const running = yield* Ref.make(0)

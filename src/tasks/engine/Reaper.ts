@@ -1,6 +1,6 @@
 import { Effect, Schedule } from "effect"
 import { AppConfig } from "../../platform/AppConfig.ts"
-import { Queue } from "./TaskQueue.ts"
+import { TaskQueue } from "./TaskQueue.ts"
 import { TaskOutcomes } from "./TaskOutcomes.ts"
 import { attemptsSpentFailureOf } from "./Plans.ts"
 
@@ -10,7 +10,7 @@ import { attemptsSpentFailureOf } from "./Plans.ts"
  * failure of their kind. Idempotent, so several reapers at once do no harm.
  */
 export const reapOnce = Effect.gen(function*() {
-  const queue = yield* Queue
+  const queue = yield* TaskQueue
   const outcomes = yield* TaskOutcomes
   const { requeued, exhausted } = yield* queue.reapExpired
   if (requeued.length > 0) {

@@ -5,7 +5,7 @@ import { parseTraceparent } from "../../platform/TraceContext.ts"
 import { GenerationError } from "../../channel/Generator.ts"
 import { AppConfig } from "../../platform/AppConfig.ts"
 import { ObjectStorage } from "../../storage/ObjectStorage.ts"
-import { type Claim, Queue } from "./TaskQueue.ts"
+import { type Claim, TaskQueue } from "./TaskQueue.ts"
 import { ReferenceMedia } from "../ReferenceMedia.ts"
 import { type NewAsset, TaskOutcomes } from "./TaskOutcomes.ts"
 import { type Generators, internalFailureOf, type Output, type Plan, planFor } from "./Plans.ts"
@@ -34,7 +34,7 @@ const parentSpan = (claim: Claim) => {
  */
 export const runTask = (claim: Claim, workerId: string, generators: Generators) =>
   Effect.gen(function*() {
-    const queue = yield* Queue
+    const queue = yield* TaskQueue
     const outcomes = yield* TaskOutcomes
     const storage = yield* ObjectStorage
     const config = yield* AppConfig

@@ -1,10 +1,8 @@
 import { SqlClient } from "@effect/sql"
-import { SqlError } from "@effect/sql/SqlError"
-import * as PgClient from "@effect/sql-pg/PgClient"
-import { Clock, Context, Effect, Layer, Option, Redacted, Stream } from "effect"
-import Pg from "pg"
+import { Clock, Context, Effect, Layer, Stream } from "effect"
 import type { TaskKind } from "../Task.ts"
 import { AppConfig } from "../../platform/AppConfig.ts"
+import { makeListen } from "../../platform/Notifications.ts"
 
 /** The NOTIFY channel a create signals on; the payload is the task's channel. */
 export const QUEUED_CHANNEL = "tasks_queued"
@@ -48,46 +46,6 @@ export const ownedBy = (sql: SqlClient.SqlClient, claim: Pick<Claim, "id" | "att
   sql`id = ${claim.id} AND attempt = ${claim.attempt} AND status = 'in_progress'`
 
 /**
- * LISTEN on a PostgreSQL connection of its own; the stream fails when that
- * connection is lost, so the caller can listen again. (`PgClient.listen` of
- * @effect/sql-pg swallows its listening connection's errors: once the backend
- * is terminated or the network drops, its stream stays open and silent forever.)
- */
-export const listenOn = (url: Redacted.Redacted, channel: string) =>
-  Stream.asyncPush<string, SqlError>((emit) =>
-    Effect.acquireRelease(
-      Effect.tryPromise({
-        try: async () => {
-          const client = new Pg.Client({ connectionString: Redacted.value(url), application_name: "media-task-gateway" })
-          const lost = (cause: unknown) => emit.fail(new SqlError({ cause, message: "The LISTEN connection was lost" }))
-          client.on("error", lost)
-          client.on("end", () => lost(new Error("connection ended")))
-          client.on("notification", (msg) => {
-            if (msg.channel === channel && msg.payload !== undefined) emit.single(msg.payload)
-          })
-          try {
-            await client.connect()
-            await client.query(`LISTEN ${Pg.escapeIdentifier(channel)}`)
-          } catch (e) {
-            await close(client)
-            throw e
-          }
-          return client
-        },
-        catch: (cause) => new SqlError({ cause, message: "Failed to listen" })
-      }),
-      (client) => Effect.promise(() => close(client)).pipe(Effect.timeoutOption("1 second"))
-    )
-  )
-
-const close = (client: Pg.Client) => {
-  client.removeAllListeners()
-  // An 'error' event with no listener would throw.
-  client.on("error", () => {})
-  return client.end().catch(() => undefined)
-}
-
-/**
  * The durable queue on the task table (DESIGN.md, Task engine). A queued row
  * is claimed with `FOR UPDATE SKIP LOCKED`, so concurrent workers never take
  * the same task; the claim starts a lease that heartbeats extend, and expired
@@ -95,8 +53,8 @@ const close = (client: Pg.Client) => {
  */
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  const pg = yield* PgClient.PgClient
-  const { databaseUrl, limits } = yield* AppConfig
+  const { limits } = yield* AppConfig
+  const listen = yield* makeListen
   const leaseMs = limits.engine.lease_s * 1000
 
   const claim = (channel: string, workerId: string, limit: number) =>
@@ -169,15 +127,11 @@ const make = Effect.gen(function*() {
    * NOTIFY wake-ups for a channel. A hint only: workers also poll, so a lost listener delays work, never loses it.
    * On PostgreSQL the stream fails when its connection is lost (the caller listens again); PGlite is in-process.
    */
-  const wakeups = (channel: string) =>
-    Option.match(databaseUrl, {
-      onNone: () => pg.listen(QUEUED_CHANNEL),
-      onSome: (url) => listenOn(url, QUEUED_CHANNEL)
-    }).pipe(Stream.filter((payload) => payload === channel))
+  const wakeups = (channel: string) => listen(QUEUED_CHANNEL).pipe(Stream.filter((payload) => payload === channel))
 
   return { claim, heartbeat, progress, release, reapExpired, notify, wakeups } as const
 })
 
-export class Queue extends Context.Tag("Queue")<Queue, Effect.Effect.Success<typeof make>>() {
-  static readonly layer = Layer.effect(Queue, make)
+export class TaskQueue extends Context.Tag("TaskQueue")<TaskQueue, Effect.Effect.Success<typeof make>>() {
+  static readonly layer = Layer.effect(TaskQueue, make)
 }

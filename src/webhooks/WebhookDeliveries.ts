@@ -1,12 +1,11 @@
 import { SqlClient } from "@effect/sql"
-import * as PgClient from "@effect/sql-pg/PgClient"
 import { Clock, Config, Context, Effect, Layer, Option } from "effect"
-import * as Errors from "../platform/http/Errors.ts"
-import { nextAttemptAt, retryPolicy } from "./Webhook.ts"
+import { nextAttemptAt, retryPolicy } from "./DeliveryRules.ts"
 import { AppConfig } from "../platform/AppConfig.ts"
 import { EVENTS_CHANNEL } from "../events/Outbox.ts"
-import { listenOn } from "../tasks/engine/TaskQueue.ts"
+import { makeListen } from "../platform/Notifications.ts"
 import { Secrets } from "../platform/Secrets.ts"
+import { type EventFilter, listEventHistory } from "./EventHistory.ts"
 
 /**
  * The delivery side of the outbox (DESIGN.md, Events). An event row in
@@ -53,14 +52,6 @@ export interface Receiver {
   readonly key: string
 }
 
-export type EventStatus = "pending" | "delivered" | "failed" | "skipped"
-
-export interface EventFilter {
-  readonly status: EventStatus | undefined
-  readonly after: string | undefined
-  readonly limit: number
-}
-
 /** Lease beyond the request time-out: the time to read the key, sign and record the outcome. */
 const LEASE_MARGIN_MS = 5_000
 
@@ -76,32 +67,11 @@ interface ClaimRow {
   readonly webhook_enabled: boolean
 }
 
-interface EventRow {
-  readonly id: string
-  readonly type: string
-  readonly task_id: string | null
-  readonly status: EventStatus
-  readonly next_attempt_at: number
-  readonly created_at: number
-  readonly completed_at: number | null
-}
-
-interface AttemptRow {
-  readonly event_id: string
-  readonly attempt: number
-  readonly url: string | null
-  readonly started_at: number
-  readonly duration_ms: number | null
-  readonly status_code: number | null
-  readonly error: string | null
-  readonly outcome: "sending" | "delivered" | "failed" | "interrupted"
-}
-
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  const pg = yield* PgClient.PgClient
   const config = yield* AppConfig
   const secrets = yield* Secrets
+  const listen = yield* makeListen
   const { maxAttempts, timeoutS } = config.webhook
   const policy = retryPolicy(config.webhook)
   /**
@@ -241,64 +211,14 @@ const make = Effect.gen(function*() {
    * NOTIFY wake-ups on new events. A hint only: the worker also polls. On
    * PostgreSQL the stream fails when its connection is lost (the worker listens again).
    */
-  const wakeups = Option.match(config.databaseUrl, {
-    onNone: () => pg.listen(EVENTS_CHANNEL),
-    onSome: (url) => listenOn(url, EVENTS_CHANNEL)
-  })
+  const wakeups = listen(EVENTS_CHANNEL)
 
   /** An account's events, newest first, each with its attempts (admin API). */
-  const listEvents = (accountId: string, filter: EventFilter) =>
-    Effect.gen(function*() {
-      const [account] = yield* sql`SELECT id FROM accounts WHERE id = ${accountId}`
-      if (account === undefined) return yield* Errors.notFound("account_not_found", `No account with id "${accountId}".`)
-      let cursor: { seq: number } | undefined
-      if (filter.after !== undefined) {
-        ;[cursor] = yield* sql<{ seq: number }>`
-          SELECT seq FROM webhook_events WHERE id = ${filter.after} AND account_id = ${accountId}`
-        if (cursor === undefined) {
-          return yield* Errors.badRequest("invalid_request", `Unknown cursor "after": no event "${filter.after}".`)
-        }
-      }
-      const rows = yield* sql<EventRow>`
-        SELECT id, type, task_id, status, next_attempt_at, created_at, completed_at FROM webhook_events
-        WHERE account_id = ${accountId}
-          ${filter.status === undefined ? sql`` : sql`AND status = ${filter.status}`}
-          ${cursor === undefined ? sql`` : sql`AND seq < ${cursor.seq}`}
-        ORDER BY seq DESC LIMIT ${filter.limit + 1}`
-      const page = rows.slice(0, filter.limit)
-      const attempts = page.length === 0 ? [] : yield* sql<AttemptRow>`
-        SELECT event_id, attempt, url, started_at, duration_ms, status_code, error, outcome FROM webhook_attempts
-        WHERE ${sql.in("event_id", page.map((r) => r.id))} ORDER BY event_id, attempt`
-      return {
-        object: "list" as const,
-        data: page.map((row) => ({
-          id: row.id,
-          object: "webhook.event" as const,
-          type: row.type,
-          task_id: row.task_id,
-          status: row.status,
-          created_at: row.created_at,
-          completed_at: row.completed_at,
-          next_attempt_at: row.status === "pending" ? Math.ceil(row.next_attempt_at / 1000) : null,
-          attempts: attempts.filter((a) => a.event_id === row.id).map((a) => ({
-            attempt: a.attempt,
-            started_at: Math.floor(a.started_at / 1000),
-            outcome: a.outcome,
-            status_code: a.status_code,
-            error: a.error,
-            duration_ms: a.duration_ms,
-            url: a.url
-          }))
-        })),
-        has_more: rows.length > filter.limit,
-        first_id: page[0]?.id ?? null,
-        last_id: page.at(-1)?.id ?? null
-      }
-    }).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("Webhooks.listEvents"))
+  const listEvents = (accountId: string, filter: EventFilter) => listEventHistory(sql, accountId, filter)
 
   return { claim, receiver, record, release, nextDue, wakeups, listEvents, recordDelayMs, leaseMs } as const
 })
 
-export class Webhooks extends Context.Tag("Webhooks")<Webhooks, Effect.Effect.Success<typeof make>>() {
-  static readonly layer = Layer.effect(Webhooks, make)
+export class WebhookDeliveries extends Context.Tag("WebhookDeliveries")<WebhookDeliveries, Effect.Effect.Success<typeof make>>() {
+  static readonly layer = Layer.effect(WebhookDeliveries, make)
 }
