@@ -9,7 +9,7 @@ import { StorageApi } from "./storage/Api.ts"
 import { TaskCreateApi, TaskReadApi } from "./tasks/Api.ts"
 import { UploadsApi } from "./uploads/Api.ts"
 
-/** The whole HTTP contract; handlers live in `src/http/`, so clients can import this alone. */
+/** The whole HTTP contract, from each feature's `Api.ts`; handlers live in each feature's `Http.ts`, so clients can import this alone. */
 export class GatewayApi extends HttpApi.make("gateway")
   .add(OpsApi)
   .add(ModelsApi)

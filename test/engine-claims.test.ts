@@ -1,6 +1,7 @@
 import { Effect, Either } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type Claim, TaskQueue } from "../src/tasks/engine/TaskQueue.ts"
+import type { Claim } from "../src/tasks/engine/Claim.ts"
+import { TaskQueue } from "../src/tasks/engine/TaskQueue.ts"
 import { TaskOutcomes } from "../src/tasks/engine/TaskOutcomes.ts"
 import { reapOnce } from "../src/tasks/engine/Reaper.ts"
 import { configWith } from "./support/config.ts"

@@ -9,7 +9,7 @@ export const EVENTS_CHANNEL = "webhook_events"
 /**
  * The transactional outbox: an event is written in the transaction that
  * changes what it reports, so a crash can lose neither the change nor its
- * event. Delivery reads the rows later (`Webhooks`, the delivery worker). An
+ * event. Delivery reads the rows later (`WebhookDeliveries`, the delivery worker). An
  * account without an enabled webhook gets its events recorded as `skipped`,
  * which keeps the history; `always` (the admin's `webhook.test`) queues the
  * event whenever a URL is set, enabled or not.

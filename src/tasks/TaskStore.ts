@@ -3,58 +3,12 @@ import { Context, Effect, Layer, Option } from "effect"
 import * as Errors from "../platform/http/Errors.ts"
 import { IdPrefix, newId } from "../platform/Ids.ts"
 import type { ImageTask, TaskKind, TaskStatus, VideoTask } from "./Task.ts"
+import { type TaskRow, toTaskObject } from "./TaskRow.ts"
+import { insertTask } from "./engine/sql/insertTask.ts"
+import { recordCharge } from "./engine/sql/recordCharge.ts"
 import { nowSeconds } from "../platform/Time.ts"
 import { Billing } from "../billing/Billing.ts"
 import { TaskQueue } from "./engine/TaskQueue.ts"
-
-export interface TaskRow {
-  readonly id: string
-  readonly kind: TaskKind
-  readonly model: string
-  readonly operation: string
-  readonly status: TaskStatus
-  readonly progress: number
-  readonly result: any
-  readonly error: any
-  readonly usage: Record<string, unknown> | null
-  readonly client_reference_id: string | null
-  readonly metadata: Record<string, unknown> | null
-  readonly request_digest: string | null
-  readonly created_at: number
-  readonly started_at: number | null
-  readonly completed_at: number | null
-  readonly updated_at: number
-}
-
-const optional = <K extends string, V>(key: K, value: V | null) =>
-  (value === null ? {} : { [key]: value }) as { [P in K]?: V }
-
-/** The task object exactly as the query endpoints return it. */
-export const toTaskObject = (row: TaskRow): VideoTask | ImageTask => {
-  const common = {
-    id: row.id,
-    model: row.model,
-    status: row.status,
-    progress: row.progress,
-    error: row.error ?? null,
-    ...optional("client_reference_id", row.client_reference_id),
-    // Always an object, `{}` when none was sent (DESIGN.md, Task object members).
-    metadata: row.metadata ?? {},
-    created_at: row.created_at,
-    started_at: row.started_at,
-    completed_at: row.completed_at,
-    updated_at: row.updated_at
-  }
-  return row.kind === "video"
-    ? { ...common, object: "video.task", operation: "generation", result: row.result ?? null }
-    : {
-      ...common,
-      object: "image.task",
-      operation: row.operation as ImageTask["operation"],
-      result: row.result ?? null,
-      usage: row.usage ?? {}
-    }
-}
 
 export interface NewTask {
   readonly accountId: string
@@ -121,22 +75,10 @@ const make = Effect.gen(function*() {
     Effect.gen(function*() {
       const id = newId(IdPrefix.task)
       const now = yield* nowSeconds
-      const inserted = yield* sql<TaskRow>`
-        INSERT INTO tasks (id, account_id, kind, model, operation, status, progress, request,
-          client_reference_id, metadata, idempotency_key, request_digest, created_at, updated_at, channel, trace_context)
-        VALUES (${id}, ${task.accountId}, ${task.kind}, ${task.model}, ${task.operation}, 'queued', 0,
-          ${JSON.stringify(task.request)}::jsonb, ${task.clientReferenceId},
-          ${task.metadata === null ? null : JSON.stringify(task.metadata)}::jsonb,
-          ${task.idempotencyKey}, ${task.digest}, ${now}, ${now}, ${task.channel},
-          ${task.traceparent === null ? null : JSON.stringify({ traceparent: task.traceparent })}::jsonb)
-        ON CONFLICT (account_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
-        RETURNING *`
+      const inserted = yield* insertTask(sql, id, task, now)
       if (inserted.length === 0) return yield* replayOrConflict(task)
       const split = yield* billing.charge(task.accountId, id, task.chargeMicros, task.subscriptionAllowed)
-      yield* sql`
-        UPDATE tasks SET charged_wallet_micros = ${split.walletMicros},
-          charged_subscription_micros = ${split.subscriptionMicros}
-        WHERE id = ${id}`
+      yield* recordCharge(sql, id, split)
       yield* queue.notify(task.channel)
       return { task: toTaskObject(inserted[0]!), replayed: false }
     }).pipe(

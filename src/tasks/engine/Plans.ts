@@ -12,7 +12,7 @@ import type { ImageSource, ValidImageRequest } from "../../catalog/ImageRequest.
 import type { ValidVideoRequest } from "../../catalog/VideoRequest.ts"
 import { AppConfig } from "../../platform/AppConfig.ts"
 import { ObjectStorage } from "../../storage/ObjectStorage.ts"
-import type { Claim } from "./TaskQueue.ts"
+import type { Claim } from "./Claim.ts"
 import { Registry } from "../../catalog/Registry.ts"
 import { RemoteMedia } from "../../media/RemoteMedia.ts"
 import type { TaskFailure } from "./TaskOutcomes.ts"

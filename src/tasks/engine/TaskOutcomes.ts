@@ -5,8 +5,11 @@ import type { TaskKind } from "../Task.ts"
 import { nowSeconds } from "../../platform/Time.ts"
 import { Billing } from "../../billing/Billing.ts"
 import { Outbox } from "../../events/Outbox.ts"
-import { type Claim, ownedBy } from "./TaskQueue.ts"
-import { type TaskRow, toTaskObject } from "../TaskStore.ts"
+import type { Claim } from "./Claim.ts"
+import { toTaskObject } from "../TaskRow.ts"
+import { completeTask } from "./sql/completeTask.ts"
+import { failTask } from "./sql/failTask.ts"
+import { insertAsset } from "./sql/insertAsset.ts"
 
 /** The claim was taken back (lease expired, another attempt runs): this worker's result is void. */
 export class StaleClaim extends Data.TaggedError("StaleClaim")<{ readonly taskId: string; readonly attempt: number }> {}
@@ -48,19 +51,9 @@ const make = Effect.gen(function*() {
   const succeed = (claim: Claim, assets: ReadonlyArray<NewAsset>, result: unknown) =>
     Effect.gen(function*() {
       const now = yield* nowSeconds
-      const [row] = yield* sql<TaskRow>`
-        UPDATE tasks SET status = 'succeeded', progress = 100, result = ${JSON.stringify(result)}::jsonb,
-          completed_at = ${now}, updated_at = ${now}, lease_owner = NULL, lease_expires_at = NULL
-        WHERE ${ownedBy(sql, claim)} RETURNING *`
+      const [row] = yield* completeTask(sql, claim, result, now)
       if (row === undefined) return yield* new StaleClaim({ taskId: claim.id, attempt: claim.attempt })
-      for (const asset of assets) {
-        yield* sql`
-          INSERT INTO assets (id, account_id, task_id, kind, storage_key, mime_type, filename, size_bytes, width, height,
-            duration_ms, url, url_auth, expires_at, created_at)
-          VALUES (${asset.id}, ${claim.accountId}, ${claim.id}, ${claim.kind}, ${asset.storageKey}, ${asset.mimeType},
-            ${asset.filename}, ${asset.sizeBytes}, ${asset.width}, ${asset.height}, ${asset.durationMs},
-            ${asset.url}, ${asset.urlAuth}, ${asset.expiresAt}, ${now})`
-      }
+      for (const asset of assets) yield* insertAsset(sql, claim, asset, now)
       const task = toTaskObject(row)
       yield* outbox.record(claim.accountId, eventType(claim.kind, "succeeded"), task, claim.id)
       return task
@@ -74,10 +67,7 @@ const make = Effect.gen(function*() {
   const fail = (claim: Claim, failure: TaskFailure) =>
     Effect.gen(function*() {
       const now = yield* nowSeconds
-      const [row] = yield* sql<TaskRow & { charged_wallet_micros: number; charged_subscription_micros: number }>`
-        UPDATE tasks SET status = 'failed', error = ${JSON.stringify(failure)}::jsonb, result = NULL,
-          completed_at = ${now}, updated_at = ${now}, refunded_at = ${now}, lease_owner = NULL, lease_expires_at = NULL
-        WHERE ${ownedBy(sql, claim)} AND refunded_at IS NULL RETURNING *`
+      const [row] = yield* failTask(sql, claim, failure, now)
       if (row === undefined) return yield* new StaleClaim({ taskId: claim.id, attempt: claim.attempt })
       yield* billing.refund(claim.accountId, claim.id, {
         walletMicros: row.charged_wallet_micros,

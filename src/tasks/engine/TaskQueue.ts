@@ -1,49 +1,18 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Context, Effect, Layer, Stream } from "effect"
-import type { TaskKind } from "../Task.ts"
 import { AppConfig } from "../../platform/AppConfig.ts"
 import { makeListen } from "../../platform/Notifications.ts"
+import { type Claim, toClaim } from "./Claim.ts"
+import { claimTasks } from "./sql/claimTasks.ts"
+import { extendLease } from "./sql/extendLease.ts"
+import { findExhausted } from "./sql/findExhausted.ts"
+import { notifyQueued } from "./sql/notifyQueued.ts"
+import { releaseTask } from "./sql/releaseTask.ts"
+import { requeueExpired } from "./sql/requeueExpired.ts"
+import { setProgress } from "./sql/setProgress.ts"
 
 /** The NOTIFY channel a create signals on; the payload is the task's channel. */
 export const QUEUED_CHANNEL = "tasks_queued"
-
-/** What a worker holds after a claim: the task and the attempt its writes are guarded by. */
-export interface Claim {
-  readonly id: string
-  readonly accountId: string
-  readonly kind: TaskKind
-  readonly model: string
-  readonly request: any
-  readonly attempt: number
-  readonly traceContext: { readonly traceparent?: string } | null
-  readonly createdAt: number
-}
-
-interface ClaimRow {
-  readonly id: string
-  readonly account_id: string
-  readonly kind: TaskKind
-  readonly model: string
-  readonly request: any
-  readonly attempt: number
-  readonly trace_context: Claim["traceContext"]
-  readonly created_at: number
-}
-
-const toClaim = (row: ClaimRow): Claim => ({
-  id: row.id,
-  accountId: row.account_id,
-  kind: row.kind,
-  model: row.model,
-  request: row.request,
-  attempt: row.attempt,
-  traceContext: row.trace_context,
-  createdAt: row.created_at
-})
-
-/** The claim's guard: this task, this attempt, still running. A stale worker's write matches nothing. */
-export const ownedBy = (sql: SqlClient.SqlClient, claim: Pick<Claim, "id" | "attempt">) =>
-  sql`id = ${claim.id} AND attempt = ${claim.attempt} AND status = 'in_progress'`
 
 /**
  * The durable queue on the task table (DESIGN.md, Task engine). A queued row
@@ -60,16 +29,7 @@ const make = Effect.gen(function*() {
   const claim = (channel: string, workerId: string, limit: number) =>
     Effect.gen(function*() {
       const now = yield* Clock.currentTimeMillis
-      const rows = yield* sql<ClaimRow>`
-        UPDATE tasks
-        SET status = 'in_progress', attempt = attempt + 1, lease_owner = ${workerId},
-            lease_expires_at = ${now + leaseMs}, started_at = ${Math.floor(now / 1000)},
-            updated_at = ${Math.floor(now / 1000)}
-        WHERE id IN (
-          SELECT id FROM tasks WHERE status = 'queued' AND channel = ${channel}
-          ORDER BY seq LIMIT ${limit}
-          FOR UPDATE SKIP LOCKED)
-        RETURNING id, account_id, kind, model, request, attempt, trace_context, created_at`
+      const rows = yield* claimTasks(sql, { channel, workerId, limit, now, leaseMs })
       return rows.map(toClaim)
     }).pipe(Effect.orDie)
 
@@ -77,9 +37,7 @@ const make = Effect.gen(function*() {
   const heartbeat = (claim: Claim) =>
     Effect.gen(function*() {
       const now = yield* Clock.currentTimeMillis
-      const rows = yield* sql`
-        UPDATE tasks SET lease_expires_at = ${now + leaseMs}
-        WHERE ${ownedBy(sql, claim)} RETURNING id`
+      const rows = yield* extendLease(sql, claim, now + leaseMs)
       return rows.length === 1
     }).pipe(Effect.orDie)
 
@@ -87,19 +45,14 @@ const make = Effect.gen(function*() {
   const progress = (claim: Claim, percent: number) =>
     Effect.gen(function*() {
       const now = yield* Clock.currentTimeMillis
-      yield* sql`
-        UPDATE tasks SET progress = ${Math.max(0, Math.min(99, Math.floor(percent)))}, updated_at = ${Math.floor(now / 1000)}
-        WHERE ${ownedBy(sql, claim)} AND progress < ${Math.floor(percent)}`
+      yield* setProgress(sql, claim, percent, now)
     }).pipe(Effect.orDie)
 
   /** Puts a claimed task back in the queue (a worker shutting down); its next claim is a new attempt. */
   const release = (claim: Claim) =>
     Effect.gen(function*() {
       const now = yield* Clock.currentTimeMillis
-      yield* sql`
-        UPDATE tasks SET status = 'queued', progress = 0, started_at = NULL, lease_owner = NULL,
-          lease_expires_at = NULL, updated_at = ${Math.floor(now / 1000)}
-        WHERE ${ownedBy(sql, claim)}`
+      yield* releaseTask(sql, claim, now)
     }).pipe(Effect.orDie)
 
   /**
@@ -109,19 +62,13 @@ const make = Effect.gen(function*() {
    */
   const reapExpired = Effect.gen(function*() {
     const now = yield* Clock.currentTimeMillis
-    const requeued = yield* sql<{ id: string; channel: string }>`
-      UPDATE tasks SET status = 'queued', progress = 0, started_at = NULL, lease_owner = NULL,
-        lease_expires_at = NULL, updated_at = ${Math.floor(now / 1000)}
-      WHERE status = 'in_progress' AND lease_expires_at < ${now} AND attempt < ${limits.engine.max_attempts}
-      RETURNING id, channel`
-    const exhausted = yield* sql<ClaimRow>`
-      SELECT id, account_id, kind, model, request, attempt, trace_context, created_at FROM tasks
-      WHERE status = 'in_progress' AND lease_expires_at < ${now} AND attempt >= ${limits.engine.max_attempts}`
+    const requeued = yield* requeueExpired(sql, now, limits.engine.max_attempts)
+    const exhausted = yield* findExhausted(sql, now, limits.engine.max_attempts)
     return { requeued, exhausted: exhausted.map(toClaim) }
   }).pipe(Effect.orDie)
 
   /** Signals idle workers; inside a transaction it is delivered at commit. */
-  const notify = (channel: string) => sql`SELECT pg_notify(${QUEUED_CHANNEL}, ${channel})`.pipe(Effect.asVoid)
+  const notify = (channel: string) => notifyQueued(sql, QUEUED_CHANNEL, channel).pipe(Effect.asVoid)
 
   /**
    * NOTIFY wake-ups for a channel. A hint only: workers also poll, so a lost listener delays work, never loses it.
