@@ -1,18 +1,116 @@
+import { HttpApiBuilder } from "@effect/platform"
 import { Effect, Layer } from "effect"
-import { HttpAppLive } from "./http/Server.ts"
-import { environmentConfig } from "./services/AppConfig.ts"
-import { migrate } from "./services/Database.ts"
-import { ServicesLive } from "./services/index.ts"
-import { SandboxGenerator } from "./services/SandboxGenerator.ts"
-import { SandboxImageGenerator } from "./services/SandboxImageGenerator.ts"
-import { SandboxImageRenderer } from "./services/SandboxImageRenderer.ts"
-import { SandboxRenderer } from "./services/SandboxRenderer.ts"
-import { WorkersLive } from "./workers/index.ts"
+import { SandboxGenerator } from "../channels/sandbox/SandboxGenerator.ts"
+import { SandboxImageGenerator } from "../channels/sandbox/SandboxImageGenerator.ts"
+import { SandboxImageRenderer } from "../channels/sandbox/SandboxImageRenderer.ts"
+import { SandboxRenderer } from "../channels/sandbox/SandboxRenderer.ts"
+import { Accounts } from "./accounts/Accounts.ts"
+import { AdminLive } from "./accounts/Http.ts"
+import { RateLimit } from "./accounts/RateLimit.ts"
+import { GatewayApi } from "./Api.ts"
+import { Billing } from "./billing/Billing.ts"
+import { ModelsLive } from "./catalog/Http.ts"
+import { Registry } from "./catalog/Registry.ts"
+import { Outbox } from "./events/Outbox.ts"
+import { MediaInspector } from "./media/MediaInspector.ts"
+import { RemoteMedia } from "./media/RemoteMedia.ts"
+import { OpsLive } from "./ops/Http.ts"
+import { AppConfig, environmentConfig } from "./platform/AppConfig.ts"
+import { migrate, SqlLive } from "./platform/Database.ts"
+import { httpApp } from "./platform/http/Server.ts"
+import { Secrets } from "./platform/Secrets.ts"
+import { StorageLive } from "./storage/Http.ts"
+import { ObjectStorage } from "./storage/ObjectStorage.ts"
+import { Assets } from "./tasks/Assets.ts"
+import { AssetsLive } from "./tasks/AssetsHttp.ts"
+import { channelWorker } from "./tasks/engine/ChannelWorker.ts"
+import type { Generators } from "./tasks/engine/Plans.ts"
+import { reaper } from "./tasks/engine/Reaper.ts"
+import { TaskOutcomes } from "./tasks/engine/TaskOutcomes.ts"
+import { TaskQueue } from "./tasks/engine/TaskQueue.ts"
+import { TaskCreateLive, TaskReadLive } from "./tasks/Http.ts"
+import { ImagesLive } from "./tasks/ImagesHttp.ts"
+import { ReferenceMedia } from "./tasks/ReferenceMedia.ts"
+import { TaskStore } from "./tasks/TaskStore.ts"
+import { UploadsLive } from "./uploads/Http.ts"
+import { Uploads } from "./uploads/Uploads.ts"
+import { UploadSweep } from "./uploads/UploadSweep.ts"
+import { uploadSweeper } from "./uploads/UploadSweeper.ts"
+import { webhookWorker } from "./webhooks/DeliveryWorker.ts"
+import { WebhookDeliveries } from "./webhooks/WebhookDeliveries.ts"
+
+/** The database for the configured backend, on top of the checked configuration. */
+export const DatabaseLive = SqlLive.pipe(Layer.provideMerge(AppConfig.layer))
+
+/**
+ * Uploads, media inspection and the reference media checks of tasks. Needs
+ * MediaTools and TargetHttpClient from the runtime; ObjectStorage and
+ * Registry are the same instances as below (layers are memoised by reference).
+ */
+const MediaServicesLive = ReferenceMedia.layer.pipe(
+  Layer.provideMerge(Layer.mergeAll(Uploads.layer, RemoteMedia.layer)),
+  Layer.provideMerge(MediaInspector.layer),
+  Layer.provide(Layer.mergeAll(ObjectStorage.layer, Registry.layer))
+)
+
+/**
+ * Every service the HTTP handlers use. Needs FileSystem and Path from the
+ * runtime, and its NotificationListener (LISTEN on PostgreSQL).
+ */
+export const ServicesLive = Layer.mergeAll(
+  Accounts.layer,
+  // The same ObjectStorage instance as below (layers are memoised by reference).
+  Assets.layer.pipe(Layer.provide(ObjectStorage.layer)),
+  TaskStore.layer,
+  TaskOutcomes.layer,
+  ObjectStorage.layer,
+  RateLimit.layer,
+  Registry.layer,
+  WebhookDeliveries.layer,
+  UploadSweep.layer.pipe(Layer.provide(ObjectStorage.layer)),
+  MediaServicesLive
+).pipe(
+  Layer.provideMerge(Layer.mergeAll(TaskQueue.layer, Billing.layer, Outbox.layer)),
+  Layer.provideMerge(Secrets.layer),
+  Layer.provideMerge(DatabaseLive)
+)
 
 /** The services with every migration applied; nothing is served or run before this is built. */
 export const MigratedServicesLive = Layer.effectDiscard(
   Effect.tap(migrate, (applied) => Effect.logInfo("database ready").pipe(Effect.annotateLogs({ migrations_applied: applied })))
 ).pipe(Layer.provideMerge(ServicesLive))
+
+/** The handlers of every group of the contract (src/Api.ts), each from its feature's `Http.ts`. */
+export const ApiLive = HttpApiBuilder.api(GatewayApi).pipe(
+  Layer.provide([OpsLive, AdminLive, ModelsLive, TaskReadLive, TaskCreateLive, ImagesLive, StorageLive, AssetsLive, UploadsLive])
+)
+
+/** The HTTP application: the contract's handlers, `/openapi.json`, `/docs`, wrapped by the gateway middleware. */
+export const HttpAppLive = httpApp(GatewayApi, ApiLive)
+
+/**
+ * The long-running fibers of a worker process (ROLE=worker or all): one
+ * worker per channel that an enabled model uses, the lease reaper, the
+ * webhook delivery worker and the sweeper of expired uploads. They stop with the layer's scope; a task
+ * interrupted mid-run goes back to the queue, a webhook attempt is sent again.
+ */
+export const WorkersLive = Layer.scopedDiscard(
+  Effect.gen(function*() {
+    const { models } = yield* AppConfig
+    const registry = yield* Registry
+    const generators: Generators = {
+      video: { sandbox: yield* SandboxGenerator },
+      image: { sandbox: yield* SandboxImageGenerator }
+    }
+    const used = new Set([...registry.videoModels, ...registry.imageModels].map((m) => m.settings.generator))
+    for (const name of used) {
+      yield* Effect.forkScoped(channelWorker(name, models.channels[name as keyof typeof models.channels]!, generators))
+    }
+    yield* Effect.forkScoped(reaper)
+    yield* Effect.forkScoped(webhookWorker)
+    yield* Effect.forkScoped(uploadSweeper)
+  })
+)
 
 /** The task engine's fibers with the generators they drive. Needs MediaTools from the runtime. */
 export const EngineLive = WorkersLive.pipe(

@@ -2,11 +2,12 @@ import { HttpServer } from "@effect/platform"
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import { Effect, Layer, Logger } from "effect"
 import { gateway } from "./Gateway.ts"
-import { MediaToolsLive } from "./runtime/MediaTools.ts"
-import * as NodeServer from "./runtime/NodeServer.ts"
-import { TargetHttpClientLive } from "./runtime/TargetHttpClient.ts"
-import { TracingLive } from "./runtime/Tracing.ts"
-import { environmentConfig } from "./services/AppConfig.ts"
+import { MediaToolsLive } from "./runtime/node/MediaTools.ts"
+import * as NodeServer from "./runtime/node/NodeServer.ts"
+import { NotificationListenerLive } from "./runtime/node/PgListen.ts"
+import { TargetHttpClientLive } from "./runtime/node/TargetHttpClient.ts"
+import { TracingLive } from "./runtime/node/Tracing.ts"
+import { environmentConfig } from "./platform/AppConfig.ts"
 
 /**
  * Entry point on Node: reads the environment, then serves the API (ROLE=api
@@ -22,6 +23,7 @@ const Main = Layer.unwrapEffect(
 Main.pipe(
   Layer.provide(MediaToolsLive),
   Layer.provide(TargetHttpClientLive),
+  Layer.provide(NotificationListenerLive),
   Layer.provide(TracingLive),
   Layer.provide(NodeContext.layer),
   Layer.provide(Logger.json),

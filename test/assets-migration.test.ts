@@ -3,7 +3,7 @@ import * as PgClient from "@effect/sql-pg/PgClient"
 import { Effect, Redacted } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { migrations } from "../src/migrations/index.ts"
-import * as PgliteClient from "../src/services/PgliteClient.ts"
+import * as PgliteClient from "../src/platform/PgliteClient.ts"
 import { backend, createDatabase } from "./support/database.ts"
 
 /**

@@ -4,7 +4,7 @@ import { cpSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { describe, expect, it } from "vitest"
-import { environmentConfig, loadSettings } from "../src/services/AppConfig.ts"
+import { environmentConfig, loadSettings } from "../src/platform/AppConfig.ts"
 
 const copyConfig = (edit: (dir: string) => void) => {
   const dir = mkdtempSync(join(tmpdir(), "gw-config-"))

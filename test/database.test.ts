@@ -3,8 +3,8 @@ import * as PgClient from "@effect/sql-pg/PgClient"
 import { Effect, Redacted } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { migrations } from "../src/migrations/index.ts"
-import { isReady, migrate } from "../src/services/Database.ts"
-import * as PgliteClient from "../src/services/PgliteClient.ts"
+import { isReady, migrate } from "../src/platform/Database.ts"
+import * as PgliteClient from "../src/platform/PgliteClient.ts"
 import { backend, createDatabase } from "./support/database.ts"
 
 let db: Awaited<ReturnType<typeof createDatabase>>

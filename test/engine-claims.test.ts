@@ -1,8 +1,9 @@
 import { Effect, Either } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type Claim, Queue } from "../src/services/Queue.ts"
-import { TaskOutcomes } from "../src/services/TaskOutcomes.ts"
-import { reapOnce } from "../src/workers/Reaper.ts"
+import type { Claim } from "../src/tasks/engine/Claim.ts"
+import { TaskQueue } from "../src/tasks/engine/TaskQueue.ts"
+import { TaskOutcomes } from "../src/tasks/engine/TaskOutcomes.ts"
+import { reapOnce } from "../src/tasks/engine/Reaper.ts"
 import { configWith } from "./support/config.ts"
 import { backend } from "./support/database.ts"
 import { startGateway, type TestGateway } from "./support/gateway.ts"
@@ -11,7 +12,7 @@ import { eventsOf, ledgerOf, query, videoRequest } from "./support/tasks.ts"
 
 /**
  * The queue's guarantees, driven step by step: this gateway runs no engine
- * (ROLE=api), so the test itself plays the workers through the Queue and
+ * (ROLE=api), so the test itself plays the workers through the TaskQueue and
  * TaskOutcomes services, with a one-second lease it can outwait.
  */
 
@@ -25,10 +26,10 @@ beforeAll(async () => {
 })
 afterAll(() => gw?.close())
 
-const run = <A, E>(effect: Effect.Effect<A, E, Queue | TaskOutcomes>) => gw.runtime.runPromise(effect as Effect.Effect<A, E, never>)
-const claim = (worker: string, limit = 1) => run(Effect.flatMap(Queue, (q) => q.claim("sandbox", worker, limit)))
+const run = <A, E>(effect: Effect.Effect<A, E, TaskQueue | TaskOutcomes>) => gw.runtime.runPromise(effect as Effect.Effect<A, E, never>)
+const claim = (worker: string, limit = 1) => run(Effect.flatMap(TaskQueue, (q) => q.claim("sandbox", worker, limit)))
 const expireLeases = () => new Promise((r) => setTimeout(r, 1100))
-const reap = () => run(Effect.flatMap(Queue, (q) => q.reapExpired))
+const reap = () => run(Effect.flatMap(TaskQueue, (q) => q.reapExpired))
 const statusOf = async (id: string) =>
   (await query<{ status: string; attempt: number; progress: number }>(gw, (sql) =>
     sql`SELECT status, attempt, progress FROM tasks WHERE id = ${id}`))[0]!
@@ -78,12 +79,12 @@ describe(`queue claims (${backend})`, () => {
 
     const [fresh] = await claim("worker-b")
     expect(fresh).toMatchObject({ id, attempt: 2 })
-    await run(Effect.flatMap(Queue, (q) => q.progress(fresh!, 40)))
+    await run(Effect.flatMap(TaskQueue, (q) => q.progress(fresh!, 40)))
 
     // Worker A wakes up and tries everything it would do.
-    const heartbeat = await run(Effect.flatMap(Queue, (q) => q.heartbeat(stale!)))
+    const heartbeat = await run(Effect.flatMap(TaskQueue, (q) => q.heartbeat(stale!)))
     expect(heartbeat).toBe(false)
-    await run(Effect.flatMap(Queue, (q) => q.progress(stale!, 90)))
+    await run(Effect.flatMap(TaskQueue, (q) => q.progress(stale!, 90)))
     expect((await statusOf(id!)).progress).toBe(40)
     const staleSucceed = await run(Effect.either(Effect.flatMap(TaskOutcomes, (o) => o.succeed(stale!, [], { videos: [] }))))
     expect(Either.isLeft(staleSucceed) && staleSucceed.left._tag).toBe("StaleClaim")
@@ -144,8 +145,8 @@ describe(`queue claims (${backend})`, () => {
     await drain()
     const { ids: [id] } = await newTasks(1)
     const [held] = await claim("stopping")
-    await run(Effect.flatMap(Queue, (q) => q.progress(held!, 30)))
-    await run(Effect.flatMap(Queue, (q) => q.release(held!)))
+    await run(Effect.flatMap(TaskQueue, (q) => q.progress(held!, 30)))
+    await run(Effect.flatMap(TaskQueue, (q) => q.release(held!)))
     const row = await query<{ status: string; progress: number; started_at: number | null }>(gw, (sql) =>
       sql`SELECT status, progress, started_at FROM tasks WHERE id = ${id}`)
     expect(row[0]).toEqual({ status: "queued", progress: 0, started_at: null })

@@ -1,6 +1,6 @@
 import fc from "fast-check"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { GatewayApi } from "../src/api/Api.ts"
+import { GatewayApi } from "../src/Api.ts"
 import { configWith } from "./support/config.ts"
 import { backend } from "./support/database.ts"
 import { ADMIN_TOKEN, startGateway, type TestGateway } from "./support/gateway.ts"

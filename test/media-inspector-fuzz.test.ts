@@ -1,8 +1,8 @@
 import { NodeContext } from "@effect/platform-node"
 import { Cause, Effect, Exit, Layer, ManagedRuntime, Option } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { MediaToolsLive } from "../src/runtime/MediaTools.ts"
-import { type Inspection, MediaInspector } from "../src/services/MediaInspector.ts"
+import { MediaToolsLive } from "../src/runtime/node/MediaTools.ts"
+import { type Inspection, MediaInspector } from "../src/media/MediaInspector.ts"
 import { makeAudio, makeImage, makeVideo } from "./support/uploads.ts"
 
 /**

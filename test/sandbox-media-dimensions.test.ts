@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { type AspectRatio, type Resolution, videoDimensions } from "../src/domain/Dimensions.ts"
+import { type AspectRatio, type Resolution, videoDimensions } from "../channels/sandbox/Dimensions.ts"
 
 const expected: Record<Resolution, Record<AspectRatio, [number, number]>> = {
   "480p": { "21:9": [1120, 480], "16:9": [854, 480], "4:3": [640, 480], "1:1": [480, 480], "3:4": [480, 640], "9:16": [480, 854] },

@@ -2,8 +2,8 @@ import { Effect } from "effect"
 import { chmodSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import type { ProbeOptions } from "../src/services/SandboxRenderer.ts"
-import { SandboxRenderer } from "../src/services/SandboxRenderer.ts"
+import type { ProbeOptions } from "../channels/sandbox/SandboxRenderer.ts"
+import { SandboxRenderer } from "../channels/sandbox/SandboxRenderer.ts"
 import { isAlive, makeAudio, rawProbe, rendererRuntime, removeScratch, scratchDir, writeTemp } from "./support/sandboxMedia.ts"
 
 const { runtime } = rendererRuntime()

@@ -15,7 +15,7 @@ import {
   waitFor,
   writeTemp
 } from "./support/sandboxMedia.ts"
-import { SandboxRenderer } from "../src/services/SandboxRenderer.ts"
+import { SandboxRenderer } from "../channels/sandbox/SandboxRenderer.ts"
 
 const { runtime, started } = rendererRuntime()
 afterAll(async () => {

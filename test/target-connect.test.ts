@@ -8,10 +8,10 @@ import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
-import { guardedLookup, makeTargetHttpClient, PRIVATE_TARGET } from "../src/runtime/TargetHttpClient.ts"
-import { AppConfig } from "../src/services/AppConfig.ts"
-import { RemoteMedia } from "../src/services/RemoteMedia.ts"
-import { TargetHttpClient } from "../src/services/TargetHttpClient.ts"
+import { guardedLookup, makeTargetHttpClient, PRIVATE_TARGET } from "../src/runtime/node/TargetHttpClient.ts"
+import { AppConfig } from "../src/platform/AppConfig.ts"
+import { RemoteMedia } from "../src/media/RemoteMedia.ts"
+import { TargetHttpClient } from "../src/platform/TargetHttpClient.ts"
 
 /**
  * The address policy where a connection is made: the guarded lookup (names)

@@ -1,9 +1,9 @@
 import { Effect, Either } from "effect"
 import { describe, expect, it } from "vitest"
-import { checkTargetUrl, isPublicAddress } from "../src/domain/TargetUrl.ts"
+import { checkTargetUrl, isPublicAddress } from "../src/platform/TargetUrl.ts"
 
 /**
- * The outbound address policy itself (src/domain/TargetUrl.ts) over tables
+ * The outbound address policy itself (src/platform/TargetUrl.ts) over tables
  * of literals and URL forms. The same function decides at the URL check and
  * at connect time (target-connect.test.ts) and through the API (ssrf.test.ts).
  */

@@ -1,9 +1,9 @@
 import { Effect, Option } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { sha256Hex } from "../src/domain/Digest.ts"
-import { Queue } from "../src/services/Queue.ts"
-import { TaskOutcomes } from "../src/services/TaskOutcomes.ts"
-import { UploadSweep } from "../src/services/UploadSweep.ts"
+import { sha256Hex } from "../src/platform/Digest.ts"
+import { TaskQueue } from "../src/tasks/engine/TaskQueue.ts"
+import { TaskOutcomes } from "../src/tasks/engine/TaskOutcomes.ts"
+import { UploadSweep } from "../src/uploads/UploadSweep.ts"
 import { configWith } from "./support/config.ts"
 import { backend } from "./support/database.ts"
 import { startGateway, type TestGateway } from "./support/gateway.ts"
@@ -183,7 +183,7 @@ for (const store of ["local", "s3"] as const) {
 
       // Running: still kept.
       const channels = await query<{ channel: string }>(gw, (sql) => sql`SELECT DISTINCT channel FROM tasks WHERE ${sql.in("id", taskIds)}`)
-      const claims = await gw.runtime.runPromise(Effect.flatMap(Queue, (queue) =>
+      const claims = await gw.runtime.runPromise(Effect.flatMap(TaskQueue, (queue) =>
         Effect.map(Effect.forEach(channels, ({ channel }) => queue.claim(channel, "test-worker", 10)), (c) => c.flat())))
       expect(claims.map((c) => c.id).sort()).toEqual([...taskIds].sort())
       await sweep(gw)

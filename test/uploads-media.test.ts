@@ -1,6 +1,6 @@
 import { Chunk, Effect, Option, Stream } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { ObjectStorage } from "../src/services/ObjectStorage.ts"
+import { ObjectStorage } from "../src/storage/ObjectStorage.ts"
 import { configWith } from "./support/config.ts"
 import { backend } from "./support/database.ts"
 import { startGateway, type TestGateway } from "./support/gateway.ts"

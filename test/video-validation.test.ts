@@ -3,8 +3,8 @@ import { describe, expect, it } from "vitest"
 import famK from "../plugins/famK/index.ts"
 import famS from "../plugins/famS/index.ts"
 import famV from "../plugins/famV/index.ts"
-import type { VideoModelCapability } from "../src/plugin/Capabilities.ts"
-import { validateVideoRequest } from "../src/plugin/VideoRequest.ts"
+import type { VideoModelCapability } from "../src/catalog/Capabilities.ts"
+import { validateVideoRequest } from "../src/catalog/VideoRequest.ts"
 
 /**
  * `validateVideoRequest` against the spec's tables (interface.md: Video request

@@ -18,7 +18,7 @@ import { eventually, type Receiver, sleep, startReceiver, verifyStandardWebhook 
  *
  * The second story needs the process to die in a gap of a few milliseconds.
  * The service has a test hook for that, WEBHOOK_TEST_RECORD_DELAY_MS: a pause
- * between the receiver's answer and recording it (src/services/Webhooks.ts).
+ * between the receiver's answer and recording it (src/webhooks/WebhookDeliveries.ts).
  * It changes no decision the worker makes (the lease covers the pause, as it
  * covers a slow database); it only widens the window the kill must hit.
  */

@@ -1,4 +1,4 @@
-import type { ImageFamily, ImageModelCapability } from "../../src/plugin/ImageCapabilities.ts"
+import type { ImageFamily, ImageModelCapability } from "../../src/catalog/ImageCapabilities.ts"
 
 /**
  * Image models. The spec leaves sizes, qualities, formats and count bounds

@@ -1,6 +1,6 @@
 import { join } from "node:path"
 import { expect } from "vitest"
-import { IdPrefix, newId } from "../../src/domain/Ids.ts"
+import { IdPrefix, newId } from "../../src/platform/Ids.ts"
 import type { TestGateway } from "./gateway.ts"
 import { call } from "./http.ts"
 import { pollTask, query } from "./tasks.ts"

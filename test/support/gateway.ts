@@ -7,8 +7,9 @@ import { type AddressInfo, createServer as createNetServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { gateway } from "../../src/Gateway.ts"
-import { MediaToolsLive } from "../../src/runtime/MediaTools.ts"
-import { TargetHttpClientLive } from "../../src/runtime/TargetHttpClient.ts"
+import { MediaToolsLive } from "../../src/runtime/node/MediaTools.ts"
+import { NotificationListenerLive } from "../../src/runtime/node/PgListen.ts"
+import { TargetHttpClientLive } from "../../src/runtime/node/TargetHttpClient.ts"
 import { createDatabase } from "./database.ts"
 
 export const freePort = () =>
@@ -65,6 +66,7 @@ export const startGateway = async (
   const layer = Layer.merge(gateway(http), http).pipe(
     Layer.provide(MediaToolsLive),
     Layer.provide(TargetHttpClientLive),
+    Layer.provide(NotificationListenerLive),
     Layer.provide(NodeContext.layer),
     Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(config))),
     Layer.provide(extra ?? Layer.empty),

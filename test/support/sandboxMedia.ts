@@ -9,9 +9,9 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { promisify } from "node:util"
-import { MediaToolsLive } from "../../src/runtime/MediaTools.ts"
-import { MediaTools } from "../../src/services/MediaTools.ts"
-import { SandboxRenderer } from "../../src/services/SandboxRenderer.ts"
+import { MediaToolsLive } from "../../src/runtime/node/MediaTools.ts"
+import { MediaTools } from "../../src/platform/MediaTools.ts"
+import { SandboxRenderer } from "../../channels/sandbox/SandboxRenderer.ts"
 
 const exec = promisify(execFile)
 

@@ -1,5 +1,5 @@
 import { Clock, Effect } from "effect"
-import { ObjectStorage, type ObjectStorageService } from "../../src/services/ObjectStorage.ts"
+import { ObjectStorage, type ObjectStorageService } from "../../src/storage/ObjectStorage.ts"
 import type { TestGateway } from "./gateway.ts"
 import type { Reply } from "./http.ts"
 

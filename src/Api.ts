@@ -1,0 +1,25 @@
+import { HttpApi, OpenApi } from "@effect/platform"
+import { AdminApi } from "./accounts/Api.ts"
+import { AssetsApi } from "./tasks/AssetsApi.ts"
+import { ApiErrorWire } from "./platform/http/Errors.ts"
+import { ImagesApi } from "./tasks/ImagesApi.ts"
+import { ModelsApi } from "./catalog/Api.ts"
+import { OpsApi } from "./ops/Api.ts"
+import { StorageApi } from "./storage/Api.ts"
+import { TaskCreateApi, TaskReadApi } from "./tasks/Api.ts"
+import { UploadsApi } from "./uploads/Api.ts"
+
+/** The whole HTTP contract, from each feature's `Api.ts`; handlers live in each feature's `Http.ts`, so clients can import this alone. */
+export class GatewayApi extends HttpApi.make("gateway")
+  .add(OpsApi)
+  .add(ModelsApi)
+  .add(TaskCreateApi)
+  .add(TaskReadApi)
+  .add(ImagesApi)
+  .add(AssetsApi)
+  .add(AdminApi)
+  .add(StorageApi)
+  .add(UploadsApi)
+  .addError(ApiErrorWire)
+  .annotate(OpenApi.Title, "Media task gateway")
+{}

@@ -1,0 +1,99 @@
+import { Schema } from "effect"
+import { CreditAmount } from "../billing/Money.ts"
+
+export const GroupName = Schema.String.pipe(
+  Schema.pattern(/^[a-z0-9][a-z0-9_-]{0,63}$/, { message: () => "a group name: lowercase letters, digits, _ or -" })
+)
+
+export const CreateAccountRequest = Schema.Struct({
+  name: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200)),
+  group: Schema.optional(GroupName),
+  wallet_credits: Schema.optional(CreditAmount.pipe(Schema.nonNegative())),
+  subscription_credits: Schema.optional(CreditAmount.pipe(Schema.nonNegative()))
+})
+export type CreateAccountRequest = typeof CreateAccountRequest.Type
+
+export const CreateKeyRequest = Schema.Struct({
+  kind: Schema.Literal("model", "resource"),
+  group: Schema.optional(GroupName)
+})
+export type CreateKeyRequest = typeof CreateKeyRequest.Type
+
+export const CreditsRequest = Schema.Struct({
+  wallet: Schema.optional(CreditAmount),
+  subscription: Schema.optional(CreditAmount)
+})
+export type CreditsRequest = typeof CreditsRequest.Type
+
+export const WebhookRequest = Schema.Struct({
+  url: Schema.String.pipe(Schema.maxLength(2048)),
+  enabled: Schema.optional(Schema.Boolean)
+})
+export type WebhookRequest = typeof WebhookRequest.Type
+
+export const Balances = Schema.Struct({
+  wallet_credits: Schema.Number,
+  subscription_credits: Schema.Number
+})
+
+export const Account = Schema.Struct({
+  id: Schema.String,
+  object: Schema.Literal("account"),
+  name: Schema.String,
+  group: Schema.String,
+  ...Balances.fields,
+  webhook: Schema.NullOr(Schema.Struct({ url: Schema.String, enabled: Schema.Boolean })),
+  created_at: Schema.Number
+})
+export type Account = typeof Account.Type
+
+export const LedgerTotals = Schema.Struct({
+  credited: Schema.Number,
+  charged: Schema.Number,
+  refunded: Schema.Number,
+  entries: Schema.Number
+})
+
+export const AccountDetail = Schema.Struct({
+  ...Account.fields,
+  keys: Schema.Array(Schema.Struct({
+    id: Schema.String,
+    kind: Schema.Literal("model", "resource"),
+    hint: Schema.String,
+    group: Schema.NullOr(Schema.String),
+    disabled: Schema.Boolean,
+    created_at: Schema.Number
+  })),
+  ledger: LedgerTotals
+})
+export type AccountDetail = typeof AccountDetail.Type
+
+export const IssuedKey = Schema.Struct({
+  id: Schema.String,
+  object: Schema.Literal("api_key"),
+  account_id: Schema.String,
+  kind: Schema.Literal("model", "resource"),
+  group: Schema.NullOr(Schema.String),
+  key: Schema.String,
+  created_at: Schema.Number
+})
+
+export const WebhookSettings = Schema.Struct({
+  url: Schema.String,
+  enabled: Schema.Boolean,
+  key: Schema.String
+})
+
+/** What a bearer key turned out to be; webhook keys are recognised only to be refused with 403. */
+export type Credential =
+  | Principal
+  | { readonly kind: "webhook"; readonly accountId: string; readonly keyId: string; readonly group: string }
+
+/** Who a request authenticated as. */
+export interface Principal {
+  readonly accountId: string
+  readonly keyId: string
+  readonly kind: "model" | "resource"
+  /** The key's own group, else the account's. */
+  readonly group: string
+}

@@ -1,0 +1,293 @@
+import { SqlClient } from "@effect/sql"
+import { Context, Effect, Layer, Option } from "effect"
+import * as Errors from "../platform/http/Errors.ts"
+import type {
+  Account,
+  AccountDetail,
+  CreateAccountRequest,
+  CreateKeyRequest,
+  Credential,
+  CreditsRequest,
+  WebhookRequest
+} from "./Account.ts"
+import { IdPrefix, newId } from "../platform/Ids.ts"
+import { constantTimeEqual, generateKey, hashKey, isWellFormedKey, keyHint, KeyKind } from "../platform/Keys.ts"
+import { toCredits, toMicros } from "../billing/Money.ts"
+import { nowSeconds } from "../platform/Time.ts"
+import { checkTargetUrl } from "../platform/TargetUrl.ts"
+import { AppConfig } from "../platform/AppConfig.ts"
+import { Outbox } from "../events/Outbox.ts"
+import { Secrets } from "../platform/Secrets.ts"
+
+interface AccountRow {
+  readonly id: string
+  readonly name: string
+  readonly group_name: string
+  readonly wallet_micros: number
+  readonly subscription_micros: number
+  readonly webhook_url: string | null
+  readonly webhook_enabled: boolean
+  readonly webhook_key_enc: string | null
+  readonly created_at: number
+}
+
+interface KeyRow {
+  readonly id: string
+  readonly account_id: string
+  readonly kind: "model" | "resource"
+  readonly key_hash: string
+  readonly key_hint: string
+  readonly group_name: string | null
+  readonly disabled_at: number | null
+  readonly created_at: number
+}
+
+const toAccount = (row: AccountRow): Account => ({
+  id: row.id,
+  object: "account",
+  name: row.name,
+  group: row.group_name,
+  wallet_credits: toCredits(row.wallet_micros),
+  subscription_credits: toCredits(row.subscription_micros),
+  webhook: row.webhook_url === null ? null : { url: row.webhook_url, enabled: row.webhook_enabled },
+  created_at: row.created_at
+})
+
+const accountNotFound = (id: string) => Errors.notFound("account_not_found", `No account with id "${id}".`)
+
+const make = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const config = yield* AppConfig
+  const secrets = yield* Secrets
+  const outbox = yield* Outbox
+
+  const checkGroup = (group: string | undefined) =>
+    group === undefined || group in config.groups.groups
+      ? Effect.void
+      : Effect.fail(Errors.badRequest("invalid_request", `Unknown group "${group}"; see config/groups.json.`))
+
+  const findRow = (id: string) =>
+    sql<AccountRow>`SELECT * FROM accounts WHERE id = ${id}`.pipe(
+      Effect.map((rows) => Option.fromNullable(rows[0])),
+      Effect.orDie
+    )
+
+  const getRow = (id: string) =>
+    Effect.flatMap(findRow(id), Option.match({ onNone: () => Effect.fail(accountNotFound(id)), onSome: Effect.succeed }))
+
+  const credit = (accountId: string, walletMicros: number, subscriptionMicros: number, note: string) =>
+    Effect.gen(function*() {
+      const now = yield* nowSeconds
+      const rows = yield* sql<AccountRow>`
+        UPDATE accounts
+        SET wallet_micros = wallet_micros + ${walletMicros},
+            subscription_micros = subscription_micros + ${subscriptionMicros},
+            updated_at = ${now}
+        WHERE id = ${accountId}
+          AND wallet_micros + ${walletMicros} >= 0
+          AND subscription_micros + ${subscriptionMicros} >= 0
+        RETURNING *`
+      if (rows.length === 0) {
+        yield* getRow(accountId)
+        return yield* Errors.badRequest("invalid_request", "The adjustment would make a balance negative.")
+      }
+      yield* sql`
+        INSERT INTO ledger (id, account_id, kind, wallet_micros, subscription_micros, note, created_at)
+        VALUES (${newId(IdPrefix.ledger)}, ${accountId}, 'credit', ${walletMicros}, ${subscriptionMicros}, ${note}, ${now})`
+      return rows[0]!
+    })
+
+  const create = (req: CreateAccountRequest) =>
+    Effect.gen(function*() {
+      yield* checkGroup(req.group)
+      const id = newId(IdPrefix.account)
+      const now = yield* nowSeconds
+      yield* sql`
+        INSERT INTO accounts (id, name, group_name, created_at, updated_at)
+        VALUES (${id}, ${req.name}, ${req.group ?? config.groups.default_group}, ${now}, ${now})`
+      const wallet = toMicros(req.wallet_credits ?? 0)
+      const subscription = toMicros(req.subscription_credits ?? 0)
+      const row = wallet !== 0 || subscription !== 0
+        ? yield* credit(id, wallet, subscription, "initial balance")
+        : yield* getRow(id)
+      return toAccount(row)
+    }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die), Effect.withSpan("Accounts.create"))
+
+  const detail = (id: string) =>
+    Effect.gen(function*() {
+      const row = yield* getRow(id)
+      const keys = yield* sql<KeyRow>`SELECT * FROM api_keys WHERE account_id = ${id} ORDER BY created_at, id`
+      const [totals] = yield* sql<{ credited: number; charged: number; refunded: number; entries: number }>`
+        SELECT
+          coalesce(sum(wallet_micros + subscription_micros) FILTER (WHERE kind = 'credit'), 0)::bigint AS credited,
+          coalesce(-sum(wallet_micros + subscription_micros) FILTER (WHERE kind = 'charge'), 0)::bigint AS charged,
+          coalesce(sum(wallet_micros + subscription_micros) FILTER (WHERE kind = 'refund'), 0)::bigint AS refunded,
+          count(*)::int AS entries
+        FROM ledger WHERE account_id = ${id}`
+      const result: AccountDetail = {
+        ...toAccount(row),
+        keys: keys.map((k) => ({
+          id: k.id,
+          kind: k.kind,
+          hint: k.key_hint,
+          group: k.group_name,
+          disabled: k.disabled_at !== null,
+          created_at: k.created_at
+        })),
+        ledger: {
+          credited: toCredits(totals!.credited),
+          charged: toCredits(totals!.charged),
+          refunded: toCredits(totals!.refunded),
+          entries: totals!.entries
+        }
+      }
+      return result
+    }).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("Accounts.detail"))
+
+  const issueKey = (accountId: string, req: CreateKeyRequest) =>
+    Effect.gen(function*() {
+      yield* checkGroup(req.group)
+      yield* getRow(accountId)
+      const key = generateKey(req.kind)
+      const id = newId(IdPrefix.key)
+      const now = yield* nowSeconds
+      const hash = yield* Effect.promise(() => hashKey(key))
+      yield* sql`
+        INSERT INTO api_keys (id, account_id, kind, key_hash, key_hint, group_name, created_at)
+        VALUES (${id}, ${accountId}, ${req.kind}, ${hash}, ${keyHint(key)}, ${req.group ?? null}, ${now})`
+      return {
+        id,
+        object: "api_key" as const,
+        account_id: accountId,
+        kind: req.kind,
+        group: req.group ?? null,
+        key,
+        created_at: now
+      }
+    }).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("Accounts.issueKey"))
+
+  const disableKey = (keyId: string) =>
+    Effect.gen(function*() {
+      const now = yield* nowSeconds
+      const rows = yield* sql<KeyRow>`
+        UPDATE api_keys SET disabled_at = coalesce(disabled_at, ${now}) WHERE id = ${keyId} RETURNING *`
+      if (rows.length === 0) return yield* Errors.notFound("key_not_found", `No key with id "${keyId}".`)
+      const k = rows[0]!
+      return { id: k.id, object: "api_key" as const, kind: k.kind, disabled: true, disabled_at: k.disabled_at! }
+    }).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("Accounts.disableKey"))
+
+  /** Resolves a bearer key to its account, or nothing for an unknown or disabled key. */
+  const authenticate = (key: string) =>
+    Effect.gen(function*() {
+      if (!isWellFormedKey(key)) return Option.none<Credential>()
+      const hash = yield* Effect.promise(() => hashKey(key))
+      if (key.startsWith(KeyKind.webhook)) {
+        const rows = yield* sql<AccountRow & { webhook_key_hash: string }>`
+          SELECT * FROM accounts WHERE webhook_key_hash = ${hash}`
+        const row = rows[0]
+        return row !== undefined && constantTimeEqual(row.webhook_key_hash, hash)
+          ? Option.some<Credential>({ kind: "webhook", accountId: row.id, keyId: "webhook", group: row.group_name })
+          : Option.none<Credential>()
+      }
+      const rows = yield* sql<KeyRow & { account_group: string }>`
+        SELECT k.*, a.group_name AS account_group
+        FROM api_keys k JOIN accounts a ON a.id = k.account_id
+        WHERE k.key_hash = ${hash}`
+      const row = rows[0]
+      // The lookup is by digest; comparing the digest again in constant time
+      // keeps the decision itself free of timing differences.
+      if (row === undefined || row.disabled_at !== null || !constantTimeEqual(row.key_hash, hash)) {
+        return Option.none<Credential>()
+      }
+      return Option.some<Credential>({
+        accountId: row.account_id,
+        keyId: row.id,
+        kind: row.kind,
+        group: row.group_name ?? row.account_group
+      })
+    }).pipe(Effect.orDie, Effect.withSpan("Accounts.authenticate"))
+
+  const addCredits = (accountId: string, req: CreditsRequest) =>
+    credit(accountId, toMicros(req.wallet ?? 0), toMicros(req.subscription ?? 0), "admin adjustment").pipe(
+      Effect.map((row) => ({
+        object: "balances" as const,
+        account_id: accountId,
+        wallet_credits: toCredits(row.wallet_micros),
+        subscription_credits: toCredits(row.subscription_micros)
+      })),
+      sql.withTransaction,
+      Effect.catchTag("SqlError", Effect.die),
+      Effect.withSpan("Accounts.addCredits")
+    )
+
+  const setWebhook = (accountId: string, req: WebhookRequest) =>
+    Effect.gen(function*() {
+      yield* checkTargetUrl(req.url, config.allowPrivateTargets)
+      const row = yield* getRow(accountId)
+      const now = yield* nowSeconds
+      const enabled = req.enabled ?? true
+      if (row.webhook_key_enc === null) {
+        const key = generateKey("webhook")
+        const enc = yield* secrets.encrypt(key)
+        const hash = yield* Effect.promise(() => hashKey(key))
+        yield* sql`
+          UPDATE accounts SET webhook_url = ${req.url}, webhook_enabled = ${enabled}, webhook_key_enc = ${enc},
+            webhook_key_hash = ${hash}, webhook_key_version = webhook_key_version + 1, updated_at = ${now}
+          WHERE id = ${accountId}`
+        return { url: req.url, enabled, key }
+      }
+      yield* sql`
+        UPDATE accounts SET webhook_url = ${req.url}, webhook_enabled = ${enabled}, updated_at = ${now}
+        WHERE id = ${accountId}`
+      return { url: req.url, enabled, key: yield* secrets.decrypt(row.webhook_key_enc) }
+    }).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("Accounts.setWebhook"))
+
+  const rotateWebhookKey = (accountId: string) =>
+    Effect.gen(function*() {
+      const row = yield* getRow(accountId)
+      if (row.webhook_url === null) {
+        return yield* Errors.badRequest("webhook_not_configured", "Set a webhook URL before rotating its key.")
+      }
+      const key = generateKey("webhook")
+      const enc = yield* secrets.encrypt(key)
+      const hash = yield* Effect.promise(() => hashKey(key))
+      const now = yield* nowSeconds
+      yield* sql`
+        UPDATE accounts SET webhook_key_enc = ${enc}, webhook_key_hash = ${hash}, webhook_key_version = webhook_key_version + 1, updated_at = ${now}
+        WHERE id = ${accountId}`
+      return { key }
+    }).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("Accounts.rotateWebhookKey"))
+
+  /**
+   * Queues a `webhook.test` event (payload of DESIGN.md) in the outbox, delivered
+   * like any other event. It goes out whenever a URL is set, enabled or not, so
+   * an operator can check the receiver before enabling it.
+   */
+  const queueWebhookTest = (accountId: string) =>
+    Effect.gen(function*() {
+      const row = yield* getRow(accountId)
+      if (row.webhook_url === null) {
+        return yield* Errors.badRequest("webhook_not_configured", "Set a webhook URL before sending a test event.")
+      }
+      const id = yield* outbox.record(accountId, "webhook.test", { object: "webhook.test", account_id: accountId }, null, {
+        always: true
+      })
+      return { object: "webhook.test.queued" as const, event_id: id }
+    }).pipe(Effect.withSpan("Accounts.queueWebhookTest"))
+
+  return {
+    create,
+    detail,
+    issueKey,
+    disableKey,
+    authenticate,
+    addCredits,
+    setWebhook,
+    rotateWebhookKey,
+    queueWebhookTest
+  } as const
+})
+
+export class Accounts extends Context.Tag("Accounts")<Accounts, Effect.Effect.Success<typeof make>>() {
+  static readonly layer = Layer.effect(Accounts, make)
+}

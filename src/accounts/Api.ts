@@ -1,0 +1,74 @@
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import {
+  Account,
+  AccountDetail,
+  Balances,
+  CreateAccountRequest,
+  CreateKeyRequest,
+  CreditsRequest,
+  IssuedKey,
+  WebhookRequest,
+  WebhookSettings
+} from "./Account.ts"
+import { WebhookEventList } from "../webhooks/EventRecord.ts"
+import { jsonBody } from "../platform/http/OpenApiBody.ts"
+import { AdminAuth } from "./Security.ts"
+
+/**
+ * The operator's API (DESIGN.md, operating contract). Request bodies are read
+ * and checked by the handlers so that every failure has the spec's error body.
+ */
+const accountPath = Schema.Struct({ id: Schema.String })
+
+export class AdminApi extends HttpApiGroup.make("admin")
+  .add(
+    HttpApiEndpoint.post("createAccount", "/admin/v1/accounts").addSuccess(Account, { status: 201 })
+      .annotate(OpenApi.Override, jsonBody(CreateAccountRequest))
+  )
+  .add(HttpApiEndpoint.get("getAccount", "/admin/v1/accounts/:id").setPath(accountPath).addSuccess(AccountDetail))
+  .add(
+    HttpApiEndpoint.post("createKey", "/admin/v1/accounts/:id/keys").setPath(accountPath)
+      .addSuccess(IssuedKey, { status: 201 })
+      .annotate(OpenApi.Override, jsonBody(CreateKeyRequest))
+  )
+  .add(
+    HttpApiEndpoint.post("disableKey", "/admin/v1/keys/:key_id/disable")
+      .setPath(Schema.Struct({ key_id: Schema.String }))
+      .addSuccess(Schema.Struct({
+        id: Schema.String,
+        object: Schema.Literal("api_key"),
+        kind: Schema.Literal("model", "resource"),
+        disabled: Schema.Boolean,
+        disabled_at: Schema.Number
+      }))
+  )
+  .add(
+    HttpApiEndpoint.post("addCredits", "/admin/v1/accounts/:id/credits").setPath(accountPath)
+      .addSuccess(Schema.Struct({ object: Schema.Literal("balances"), account_id: Schema.String, ...Balances.fields }))
+      .annotate(OpenApi.Override, jsonBody(CreditsRequest))
+  )
+  .add(
+    HttpApiEndpoint.put("setWebhook", "/admin/v1/accounts/:id/webhook").setPath(accountPath)
+      .addSuccess(WebhookSettings)
+      .annotate(OpenApi.Override, jsonBody(WebhookRequest))
+  )
+  .add(
+    HttpApiEndpoint.post("rotateWebhookKey", "/admin/v1/accounts/:id/webhook/rotate").setPath(accountPath)
+      .addSuccess(Schema.Struct({ key: Schema.String }))
+  )
+  .add(
+    HttpApiEndpoint.post("testWebhook", "/admin/v1/accounts/:id/webhook/test").setPath(accountPath)
+      .addSuccess(Schema.Struct({ object: Schema.Literal("webhook.test.queued"), event_id: Schema.String }), {
+        status: 202
+      })
+  )
+  .add(
+    HttpApiEndpoint.get("listWebhookEvents", "/admin/v1/accounts/:id/webhook/events").setPath(accountPath)
+      .addSuccess(WebhookEventList)
+      .annotate(OpenApi.Description, "Recent events, newest first, with every delivery attempt; ?status=&limit=&after=")
+  )
+  .middleware(AdminAuth)
+  .annotate(OpenApi.Title, "Admin")
+  .annotate(OpenApi.Description, "Accounts, keys, credits and webhook settings; bearer ADMIN_TOKEN")
+{}

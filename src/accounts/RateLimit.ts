@@ -1,0 +1,53 @@
+import { Clock, Context, Effect, Layer } from "effect"
+import * as Errors from "../platform/http/Errors.ts"
+import type { RateClass } from "../platform/Settings.ts"
+import { AppConfig } from "../platform/AppConfig.ts"
+
+interface Bucket {
+  tokens: number
+  updatedMs: number
+}
+
+/**
+ * Token buckets per key and endpoint class, counted in this replica's memory
+ * (DESIGN.md): with N replicas a key may reach N times the configured rate.
+ */
+export class RateLimit extends Context.Tag("RateLimit")<RateLimit, {
+  readonly take: (keyId: string, rateClass: RateClass) => Effect.Effect<void, Errors.ApiError>
+}>() {
+  static readonly layer = Layer.effect(
+    RateLimit,
+    Effect.gen(function*() {
+      const { limits } = yield* AppConfig
+      const buckets = new Map<string, Bucket>()
+      // Forget buckets that have refilled completely, so idle keys cost no memory.
+      const sweep = (nowMs: number) => {
+        for (const [id, bucket] of buckets) {
+          const rate = limits.rate_limits[id.slice(0, id.indexOf(":")) as RateClass]
+          if (bucket.tokens + ((nowMs - bucket.updatedMs) / 1000) * rate.per_second >= rate.burst) buckets.delete(id)
+        }
+      }
+      let lastSweepMs = 0
+      return {
+        take: (keyId, rateClass) =>
+          Effect.flatMap(Clock.currentTimeMillis, (nowMs) => {
+            const { per_second, burst } = limits.rate_limits[rateClass]
+            if (nowMs - lastSweepMs > 60_000) {
+              lastSweepMs = nowMs
+              sweep(nowMs)
+            }
+            const id = `${rateClass}:${keyId}`
+            const bucket = buckets.get(id) ?? { tokens: burst, updatedMs: nowMs }
+            bucket.tokens = Math.min(burst, bucket.tokens + ((nowMs - bucket.updatedMs) / 1000) * per_second)
+            bucket.updatedMs = nowMs
+            buckets.set(id, bucket)
+            if (bucket.tokens >= 1) {
+              bucket.tokens -= 1
+              return Effect.void
+            }
+            return Effect.fail(Errors.rateLimited(Math.max(1, Math.ceil((1 - bucket.tokens) / per_second))))
+          })
+      }
+    })
+  )
+}

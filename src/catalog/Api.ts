@@ -1,0 +1,37 @@
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { VideoModelCapability } from "./Capabilities.ts"
+import { ImageModelCapability } from "./ImageCapabilities.ts"
+import { AnyKeyAuth } from "../accounts/Security.ts"
+
+const { id: _id, ...videoFields } = VideoModelCapability.fields
+const { id: _imageId, ...imageFields } = ImageModelCapability.from.fields
+
+export const Model = Schema.Struct({
+  id: Schema.String,
+  object: Schema.Literal("model"),
+  type: Schema.Literal("video", "image"),
+  family: Schema.String,
+  owned_by: Schema.String,
+  capabilities: Schema.Union(Schema.Struct(videoFields), Schema.Struct(imageFields)),
+  pricing: Schema.Struct({
+    unit: Schema.Literal("second", "image"),
+    currency: Schema.Literal("credit"),
+    price: Schema.Number,
+    /** The caller's group multiplier applied. */
+    effective_price: Schema.Number,
+    group: Schema.String,
+    group_multiplier: Schema.Number,
+    subscription_allowed: Schema.Boolean
+  })
+})
+
+export class ModelsApi extends HttpApiGroup.make("models")
+  .add(
+    HttpApiEndpoint.get("listModels", "/v1/models")
+      .addSuccess(Schema.Struct({ object: Schema.Literal("list"), data: Schema.Array(Model) }))
+  )
+  .middleware(AnyKeyAuth)
+  .annotate(OpenApi.Title, "Models")
+  .annotate(OpenApi.Description, "Every enabled model with its capabilities and pricing; either key kind")
+{}

@@ -1,0 +1,88 @@
+import { Data, Effect, Stream } from "effect"
+import type { ValidVideoRequest } from "../catalog/VideoRequest.ts"
+import type { VideoModelCapability } from "../catalog/Capabilities.ts"
+import type { ImageModelCapability } from "../catalog/ImageCapabilities.ts"
+import type { ValidImageRequest } from "../catalog/ImageRequest.ts"
+
+/**
+ * The generator contract (DESIGN.md, Generators): a generator turns one
+ * claimed task into a stream of progress reports ending in its outputs. The
+ * engine persists progress, stores outputs as assets and writes the terminal
+ * state; a generator never touches the database or the object store.
+ */
+export interface VideoJob {
+  readonly taskId: string
+  readonly capability: VideoModelCapability
+  readonly request: ValidVideoRequest
+}
+
+/** An image task with its input images already fetched, so a generator needs no network or storage. */
+export interface ImageJob {
+  readonly taskId: string
+  readonly capability: ImageModelCapability
+  readonly request: ValidImageRequest
+  readonly inputs: { readonly images: ReadonlyArray<Uint8Array>; readonly mask: Uint8Array | null }
+}
+
+export type GenerationEvent = Data.TaggedEnum<{
+  /** Percent done, 0 to 100, of the generation itself. */
+  Progress: { readonly percent: number }
+  /** One finished file. */
+  Output: {
+    readonly bytes: Uint8Array
+    readonly mimeType: string
+    readonly extension: string
+    readonly width?: number | undefined
+    readonly height?: number | undefined
+    readonly durationMs?: number | undefined
+    /** Image outputs: `png`, `jpeg` or `webp`. */
+    readonly format?: string | undefined
+  }
+}>
+export const GenerationEvent = Data.taggedEnum<GenerationEvent>()
+
+/**
+ * Why a generation did not produce its outputs. `transient` failures are
+ * retried by the engine's schedule; the rest end the task at once. `code`,
+ * `message` and `retryable` become the task's error object, so they must not
+ * reveal internal channels, balances or upstream request ids.
+ */
+export class GenerationError extends Data.TaggedError("GenerationError")<{
+  readonly code: string
+  readonly message: string
+  readonly retryable: boolean
+  readonly transient: boolean
+}> {}
+
+export interface VideoGenerator {
+  readonly generate: (job: VideoJob) => Stream.Stream<GenerationEvent, GenerationError>
+}
+
+export interface ImageGenerator {
+  readonly generate: (job: ImageJob) => Stream.Stream<GenerationEvent, GenerationError>
+}
+
+export interface Reporter {
+  readonly progress: (percent: number) => Effect.Effect<void>
+  readonly output: (output: Omit<Extract<GenerationEvent, { _tag: "Output" }>, "_tag">) => Effect.Effect<void>
+}
+
+/**
+ * A generator's stream from an effect that reports as it works: progress and
+ * outputs are emitted in order, the stream ends when the effect succeeds and
+ * fails with its error; the work is interrupted when the consumer stops.
+ */
+export const eventStream = <R>(run: (report: Reporter) => Effect.Effect<void, GenerationError, R>) =>
+  Stream.asyncScoped<GenerationEvent, GenerationError, R>((emit) =>
+    Effect.forkScoped(
+      run({
+        progress: (percent) => Effect.promise(() => emit.single(GenerationEvent.Progress({ percent: Math.floor(percent) }))),
+        output: (output) => Effect.promise(() => emit.single(GenerationEvent.Output(output)))
+      }).pipe(
+        Effect.matchCauseEffect({
+          onSuccess: () => Effect.promise(() => emit.end()),
+          onFailure: (cause) => Effect.promise(() => emit.halt(cause))
+        })
+      )
+    )
+  )

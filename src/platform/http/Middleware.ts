@@ -1,0 +1,148 @@
+import { type HttpApi, type HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { Cause, Clock, Effect } from "effect"
+import * as Errors from "./Errors.ts"
+import { CurrentRequestId } from "./RequestId.ts"
+import { IdPrefix, newId } from "../Ids.ts"
+import { textProblem } from "../Text.ts"
+import { withSecurityHeaders } from "./SecurityHeaders.ts"
+
+interface Route {
+  readonly method: string
+  readonly segments: ReadonlyArray<string>
+}
+
+/**
+ * Method and path of every endpoint of the contract, to tell 404 from 405.
+ * The contract is passed in (src/Gateway.ts), so this module names no feature.
+ */
+const routesOf = (api: HttpApi.HttpApi.Any): ReadonlyArray<Route> =>
+  Object.values((api as HttpApi.HttpApi.AnyWithProps).groups).flatMap((group) =>
+    Object.values(group.endpoints).map((endpoint) => ({
+      method: endpoint.method,
+      segments: endpoint.path.split("/").filter(Boolean)
+    }))
+  )
+
+const matches = (route: Route, segments: ReadonlyArray<string>) =>
+  route.segments.length === segments.length &&
+  route.segments.every((s, i) => s.startsWith(":") ? segments[i]!.length > 0 : s === segments[i])
+
+const pathOf = (request: HttpServerRequest.HttpServerRequest) => request.url.split("?")[0]!
+
+/** The not-found code of what each path parameter of the contract names. */
+const NOT_FOUND_BY_PARAM: Readonly<Record<string, string>> = {
+  task_id: "task_not_found",
+  asset_id: "asset_not_found",
+  id: "account_not_found",
+  key_id: "key_not_found",
+  key: "object_not_found"
+}
+
+const decodedSegment = (segment: string): string | undefined => {
+  try {
+    return decodeURIComponent(segment)
+  } catch {
+    return undefined // malformed escapes, or UTF-8 of a lone surrogate
+  }
+}
+
+/**
+ * An id in the path that cannot even be stored (NUL, a lone surrogate, a
+ * malformed escape) names nothing: it is not found, answered here for every
+ * route before a handler would send it to the database. Other unknown ids,
+ * however long, reach their handler and its 404 after authentication.
+ */
+const impossibleId = (routes: ReadonlyArray<Route>, request: HttpServerRequest.HttpServerRequest): Errors.ApiError | undefined => {
+  const segments = pathOf(request).split("/").filter(Boolean)
+  for (const route of routes) {
+    if (!matches(route, segments)) continue
+    for (const [i, name] of route.segments.entries()) {
+      if (!name.startsWith(":")) continue
+      const value = decodedSegment(segments[i]!)
+      if (value === undefined || textProblem(value) !== undefined) {
+        const param = name.slice(1)
+        return Errors.notFound(NOT_FOUND_BY_PARAM[param] ?? "not_found", `No such ${param.replace(/_id$/, "")}.`)
+      }
+    }
+  }
+  return undefined
+}
+
+const routeMiss = (routes: ReadonlyArray<Route>, request: HttpServerRequest.HttpServerRequest): Errors.ApiError => {
+  const segments = pathOf(request).split("/").filter(Boolean)
+  const allowed = routes.filter((r) => matches(r, segments)).map((r) => r.method)
+  if (allowed.length === 0) {
+    return Errors.notFound("not_found", `No route for ${request.method} ${pathOf(request)}.`)
+  }
+  const allow = [...new Set(allowed)].sort().join(", ")
+  return new Errors.ApiError({
+    status: 405,
+    type: "invalid_request_error",
+    code: "method_not_allowed",
+    message: `${request.method} is not allowed on ${pathOf(request)}; allowed: ${allow}.`,
+    headers: { allow }
+  })
+}
+
+export const renderError = (error: Errors.ApiError, requestId: string) =>
+  HttpServerResponse.unsafeJson(Errors.errorBody(error, requestId), {
+    status: error.status,
+    headers: error.headers ?? {}
+  })
+
+/** A client-chosen request id is kept when it is short and plain; otherwise one is made. */
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
+
+/**
+ * Outermost layer of every request: assigns the request id, turns every
+ * failure that escaped the contract (unknown route, wrong method, errors that
+ * carry headers, defects) into the spec's error body, sets `x-request-id`
+ * and the hardening headers (SecurityHeaders.ts), and writes one structured
+ * access log line.
+ */
+export const gatewayMiddleware = (api: HttpApi.HttpApi.Any) => {
+  const routes = routesOf(api)
+  return (app: HttpApp.Default): HttpApp.Default =>
+    Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+      const incoming = request.headers["x-request-id"]
+      const requestId = incoming !== undefined && REQUEST_ID.test(incoming) ? incoming : newId(IdPrefix.request)
+      return Effect.annotateLogs(handle(routes, app, request, requestId), "request_id", requestId)
+    })
+}
+
+const handle = (
+  routes: ReadonlyArray<Route>,
+  app: HttpApp.Default,
+  request: HttpServerRequest.HttpServerRequest,
+  requestId: string
+) =>
+  Effect.gen(function*() {
+    const started = yield* Clock.currentTimeMillis
+    const impossible = impossibleId(routes, request)
+    const routed: HttpApp.Default<Errors.ApiError> = impossible === undefined ? app : Effect.fail(impossible)
+    const response = yield* routed.pipe(
+      Effect.catchAllCause((cause) => {
+        if (Cause.isInterruptedOnly(cause)) return Effect.interrupt
+        const error = Cause.squash(cause)
+        if (error instanceof Errors.ApiError) return Effect.succeed(renderError(error, requestId))
+        if ((error as { _tag?: string })?._tag === "RouteNotFound") {
+          return Effect.succeed(renderError(routeMiss(routes, request), requestId))
+        }
+        return Effect.as(
+          Effect.logError("unhandled failure", cause),
+          renderError(Errors.internalError(), requestId)
+        )
+      }),
+      Effect.locally(CurrentRequestId, requestId)
+    )
+    const finished = yield* Clock.currentTimeMillis
+    yield* Effect.logInfo("request").pipe(
+      Effect.annotateLogs({
+        method: request.method,
+        path: pathOf(request),
+        status: response.status,
+        duration_ms: finished - started
+      })
+    )
+    return yield* withSecurityHeaders(pathOf(request), HttpServerResponse.setHeader(response, "x-request-id", requestId))
+  })

@@ -1,0 +1,26 @@
+import { type HttpApi, HttpApiBuilder, HttpApiScalar, HttpRouter } from "@effect/platform"
+import { Layer } from "effect"
+import { gatewayMiddleware } from "./Middleware.ts"
+import { DOCS_PATH } from "./SecurityHeaders.ts"
+
+/**
+ * The HTTP application: the contract's handlers, `/openapi.json`, `/docs`,
+ * wrapped by the gateway middleware. The contract and its handlers are passed
+ * in (src/Gateway.ts composes them), so this module names no feature.
+ */
+export const httpApp = <E, R>(api: HttpApi.HttpApi.Any, handlers: Layer.Layer<HttpApi.Api, E, R>) =>
+  HttpApiBuilder.serve().pipe(
+    // Inside the app, so that errors become spec bodies before the server writes anything.
+    Layer.provide(HttpApiBuilder.middleware(gatewayMiddleware(api))),
+    // No limit on a path parameter's length (the router's default is 100): a
+    // longer id missed every route and the miss answered 405. The handlers
+    // look any id up, after authentication, and answer their own 404.
+    Layer.provide(HttpRouter.setRouterConfig({ maxParamLength: Number.MAX_SAFE_INTEGER })),
+    Layer.provide(HttpApiScalar.layer({ path: DOCS_PATH })),
+    Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" })),
+    Layer.provide(handlers),
+    // The router's default refuses a path parameter over 100 characters as no route at all, which the
+    // middleware reports as 405; an over-long id should reach its handler and be an unknown id (404).
+    // The server's limit on the request line still bounds it.
+    Layer.locally(HttpRouter.currentRouterConfig, { maxParamLength: Number.MAX_SAFE_INTEGER })
+  )

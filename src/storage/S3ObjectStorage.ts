@@ -1,0 +1,161 @@
+import { CopyObjectCommand, DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client } from "@aws-sdk/client-s3"
+import { getSignedUrl } from "@aws-sdk/s3-request-presigner"
+import { Clock, Effect, Option, Redacted, Stream } from "effect"
+import type { Environment } from "../platform/AppConfig.ts"
+import type { ObjectStorageService } from "./ObjectStorage.ts"
+import { checkContentType, checkKey, checkLifetime, checkPresignPut, StorageError } from "./StorageError.ts"
+
+export type S3Options = Option.Option.Value<Environment["s3"]>
+
+const DEFAULT_TYPE = "application/octet-stream"
+
+const statusOf = (cause: unknown): number | undefined =>
+  (cause as { $metadata?: { httpStatusCode?: number } } | null)?.$metadata?.httpStatusCode
+
+const describe = (cause: unknown) =>
+  cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause)
+
+/** `bytes a-b/total` → total. */
+const totalOf = (contentRange: string | undefined): number | undefined => {
+  const total = /\/(\d+)$/.exec(contentRange ?? "")?.[1]
+  return total === undefined ? undefined : Number(total)
+}
+
+/**
+ * S3 or any S3-compatible service. Pre-signed URLs point straight at the
+ * bucket, so uploads and downloads never pass through this service.
+ */
+export const makeS3ObjectStorage = (options: S3Options) =>
+  Effect.gen(function*() {
+    const { bucket } = options
+    const credentials = Option.all({ accessKeyId: options.accessKeyId, secretAccessKey: options.secretAccessKey })
+    const client = yield* Effect.acquireRelease(
+      Effect.sync(() =>
+        new S3Client({
+          region: options.region,
+          ...Option.match(options.endpoint, {
+            onNone: () => ({}),
+            // S3-compatible services (MinIO, s3rver, …) rarely have per-bucket host names.
+            onSome: (endpoint) => ({ endpoint, forcePathStyle: true })
+          }),
+          // Without credentials the SDK's default chain applies (environment, profile, instance role).
+          ...Option.match(credentials, {
+            onNone: () => ({}),
+            onSome: ({ accessKeyId, secretAccessKey }) => ({
+              credentials: { accessKeyId, secretAccessKey: Redacted.value(secretAccessKey) }
+            })
+          }),
+          // By default the SDK adds a CRC32 of the (empty) body to a pre-signed PUT URL, which
+          // S3 then holds against the real upload; checksums only where an operation requires one.
+          requestChecksumCalculation: "WHEN_REQUIRED"
+        })
+      ),
+      (client) => Effect.sync(() => client.destroy())
+    )
+
+    const call = <A>(what: string, key: string, run: (abortSignal: AbortSignal) => Promise<A>) =>
+      Effect.tryPromise({
+        try: run,
+        catch: (cause) => new StorageError({ message: `S3 ${what} of ${key} failed: ${describe(cause)}`, cause })
+      })
+    const orNone = <A>(effect: Effect.Effect<A, StorageError>) =>
+      effect.pipe(
+        Effect.map(Option.some),
+        Effect.catchIf((e) => statusOf(e.cause) === 404, () => Effect.succeedNone)
+      )
+
+    const storage: ObjectStorageService = {
+      put: (key, body, contentType) =>
+        Effect.gen(function*() {
+          yield* checkKey(key)
+          yield* checkContentType(contentType)
+          yield* call("PUT", key, (abortSignal) =>
+            client.send(
+              new PutObjectCommand({ Bucket: bucket, Key: key, Body: body, ContentType: contentType, ContentLength: body.length }),
+              { abortSignal }
+            ))
+        }),
+      head: (key) =>
+        Effect.gen(function*() {
+          yield* checkKey(key)
+          const found = yield* orNone(call("HEAD", key, (abortSignal) =>
+            client.send(new HeadObjectCommand({ Bucket: bucket, Key: key }), { abortSignal })))
+          return Option.map(found, (out) => ({ size: out.ContentLength ?? 0, contentType: out.ContentType ?? DEFAULT_TYPE }))
+        }),
+      read: (key, range) =>
+        Effect.gen(function*() {
+          yield* checkKey(key)
+          const found = yield* orNone(call("GET", key, (abortSignal) =>
+            client.send(
+              new GetObjectCommand({
+                Bucket: bucket,
+                Key: key,
+                ...(range === undefined ? {} : { Range: `bytes=${range.start}-${range.end}` })
+              }),
+              { abortSignal }
+            )))
+          if (Option.isNone(found)) return Option.none()
+          const out = found.value
+          const size = range === undefined ? out.ContentLength : totalOf(out.ContentRange)
+          const body = out.Body
+          if (size === undefined || body === undefined) {
+            return yield* new StorageError({ message: `S3 GET of ${key} answered without a size or a body.` })
+          }
+          return Option.some({
+            size,
+            contentType: out.ContentType ?? DEFAULT_TYPE,
+            body: Stream.fromReadableStream({
+              evaluate: () => body.transformToWebStream() as ReadableStream<Uint8Array>,
+              onError: (cause) => new StorageError({ message: `S3 GET of ${key} broke off: ${describe(cause)}`, cause })
+            })
+          })
+        }),
+      remove: (key) =>
+        Effect.gen(function*() {
+          yield* checkKey(key)
+          yield* call("DELETE", key, (abortSignal) =>
+            client.send(new DeleteObjectCommand({ Bucket: bucket, Key: key }), { abortSignal }))
+        }),
+      copy: (from, to) =>
+        Effect.gen(function*() {
+          yield* checkKey(from)
+          yield* checkKey(to)
+          // Keys are URL-safe characters and `/`, so the source needs no encoding. S3 copies atomically
+          // and keeps the content type (MetadataDirective COPY).
+          const copied = yield* orNone(call("COPY", `${from} to ${to}`, (abortSignal) =>
+            client.send(new CopyObjectCommand({ Bucket: bucket, Key: to, CopySource: `${bucket}/${from}` }), { abortSignal })))
+          return Option.isSome(copied)
+        }),
+      presignPut: (key, { contentLength, contentType, expiresInS }) =>
+        Effect.gen(function*() {
+          yield* checkPresignPut(key, { contentType, contentLength, expiresInS })
+          const nowMs = yield* Clock.currentTimeMillis
+          const url = yield* call("presign PUT", key, () =>
+            getSignedUrl(
+              client,
+              new PutObjectCommand({ Bucket: bucket, Key: key, ContentType: contentType, ContentLength: contentLength }),
+              {
+                expiresIn: expiresInS,
+                signingDate: new Date(nowMs),
+                // The presigner leaves Content-Type out of SignedHeaders unless told; with both
+                // signed, S3 refuses an upload of another type or length (403 SignatureDoesNotMatch).
+                signableHeaders: new Set(["content-type", "content-length"])
+              }
+            ))
+          return { url, headers: { "Content-Type": contentType }, expiresAt: Math.floor(nowMs / 1000) + expiresInS }
+        }),
+      presignGet: (key, { expiresInS }) =>
+        Effect.gen(function*() {
+          yield* checkKey(key)
+          yield* checkLifetime(expiresInS)
+          const nowMs = yield* Clock.currentTimeMillis
+          const url = yield* call("presign GET", key, () =>
+            getSignedUrl(client, new GetObjectCommand({ Bucket: bucket, Key: key }), {
+              expiresIn: expiresInS,
+              signingDate: new Date(nowMs)
+            }))
+          return { url, expiresAt: Math.floor(nowMs / 1000) + expiresInS }
+        })
+    }
+    return storage
+  })

@@ -1,0 +1,56 @@
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { ImageTask, VideoTask } from "./Task.ts"
+import { VideoCreateRequest } from "../catalog/VideoCreateRequest.ts"
+import { ListEnvelope } from "../platform/http/ListEnvelope.ts"
+import { jsonBody } from "../platform/http/OpenApiBody.ts"
+import { ModelKeyAuth, ResourceKeyAuth } from "../accounts/Security.ts"
+
+const taskPath = Schema.Struct({ task_id: Schema.String })
+
+/** The list envelope of DESIGN.md, shared with the other listings. */
+export const TaskList = ListEnvelope
+
+export const BatchQuery = Schema.Struct({
+  task_ids: Schema.Array(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200))).pipe(
+    Schema.minItems(1),
+    Schema.maxItems(100)
+  )
+})
+
+/** The batch query answer: found tasks in request order, and the ids not found under the caller's account. */
+export const TaskBatch = <A, I>(item: Schema.Schema<A, I>) =>
+  Schema.Struct({ object: Schema.Literal("list"), data: Schema.Array(item), missing: Schema.Array(Schema.String) })
+
+/**
+ * Creating tasks: `sk-` model tokens. Bodies are read and validated by the
+ * handlers against the plugin-derived rules, so every failure has the spec's
+ * error body and code.
+ */
+export class TaskCreateApi extends HttpApiGroup.make("taskCreate")
+  .add(
+    HttpApiEndpoint.post("createVideoTask", "/v1/video/tasks").addSuccess(VideoTask, { status: 202 })
+      .annotate(OpenApi.Override, jsonBody(VideoCreateRequest))
+  )
+  .add(HttpApiEndpoint.post("createImageTask", "/v1/image/tasks").addSuccess(ImageTask, { status: 202 }))
+  .middleware(ModelKeyAuth)
+  .annotate(OpenApi.Title, "Task creation")
+{}
+
+/** Reading tasks: `ak_` resource keys, own account only. Query parameters are checked by the handlers. */
+export class TaskReadApi extends HttpApiGroup.make("taskRead")
+  .add(HttpApiEndpoint.get("listVideoTasks", "/v1/video/tasks").addSuccess(TaskList(VideoTask)))
+  .add(
+    HttpApiEndpoint.post("queryVideoTasks", "/v1/video/tasks/query").addSuccess(TaskBatch(VideoTask))
+      .annotate(OpenApi.Override, jsonBody(BatchQuery))
+  )
+  .add(HttpApiEndpoint.get("getVideoTask", "/v1/video/tasks/:task_id").setPath(taskPath).addSuccess(VideoTask))
+  .add(HttpApiEndpoint.get("listImageTasks", "/v1/image/tasks").addSuccess(TaskList(ImageTask)))
+  .add(
+    HttpApiEndpoint.post("queryImageTasks", "/v1/image/tasks/query").addSuccess(TaskBatch(ImageTask))
+      .annotate(OpenApi.Override, jsonBody(BatchQuery))
+  )
+  .add(HttpApiEndpoint.get("getImageTask", "/v1/image/tasks/:task_id").setPath(taskPath).addSuccess(ImageTask))
+  .middleware(ResourceKeyAuth)
+  .annotate(OpenApi.Title, "Task queries")
+{}

@@ -1,0 +1,58 @@
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { Asset, AssetDeleted } from "./Asset.ts"
+import { ListEnvelope } from "../platform/http/ListEnvelope.ts"
+import { ResourceKeyAuth } from "../accounts/Security.ts"
+
+const assetPath = Schema.Struct({ asset_id: Schema.String })
+
+const query = (name: string, description: string, schema: Record<string, unknown>) => ({
+  name,
+  in: "query",
+  required: false,
+  description,
+  schema
+})
+
+/**
+ * The list's query parameters are read and checked by the handler (so a bad
+ * one gets the spec's error body naming it), so HttpApi does not know them;
+ * they are documented here instead.
+ */
+const listParameters = {
+  parameters: [
+    query("task_id", "Only the assets of this task.", { type: "string" }),
+    query("kind", "Only videos or only images.", { type: "string", enum: ["video", "image"] }),
+    query("created_after", "Created at or after this time (Unix seconds).", { type: "integer", minimum: 0 }),
+    query("created_before", "Created at or before this time (Unix seconds).", { type: "integer", minimum: 0 }),
+    query("after", "The `last_id` of the previous page; the page continues strictly below it.", { type: "string" }),
+    query("limit", "Page size.", { type: "integer", minimum: 1, maximum: 100, default: 20 })
+  ]
+}
+
+/**
+ * Result files of tasks, to the owning account's `ak_` key only (another
+ * account's asset is 404 `asset_not_found`, as for tasks). The content of
+ * either `url_auth` kind is served to the owner; ranges are honoured.
+ */
+export class AssetsApi extends HttpApiGroup.make("assets")
+  .add(
+    HttpApiEndpoint.get("listAssets", "/v1/assets").addSuccess(ListEnvelope(Asset))
+      .annotate(OpenApi.Override, listParameters)
+      .annotate(OpenApi.Description, "Newest first, in exact creation order; deleted assets are left out.")
+  )
+  .add(HttpApiEndpoint.get("getAsset", "/v1/assets/:asset_id").setPath(assetPath).addSuccess(Asset))
+  .add(
+    HttpApiEndpoint.del("deleteAsset", "/v1/assets/:asset_id").setPath(assetPath).addSuccess(AssetDeleted)
+      .annotate(
+        OpenApi.Description,
+        "Removes the bytes from object storage. The task keeps its result as it was; the URL there stops working."
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("getAssetContent", "/v1/assets/:asset_id/content").setPath(assetPath)
+      .addSuccess(HttpApiSchema.Uint8Array())
+  )
+  .middleware(ResourceKeyAuth)
+  .annotate(OpenApi.Title, "Assets")
+{}

@@ -1,0 +1,78 @@
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect, Layer, Option, Schema } from "effect"
+import { GatewayApi } from "../Api.ts"
+import * as Errors from "../platform/http/Errors.ts"
+import { listPage } from "../platform/http/ListEnvelope.ts"
+import { CurrentPrincipal } from "../accounts/Security.ts"
+import { TaskKind } from "./Task.ts"
+import { Assets } from "./Assets.ts"
+import { ResourceKeyAuthLive } from "../accounts/Auth.ts"
+import { Limit, readQuery, UnixSeconds } from "../platform/http/ListQuery.ts"
+import { serveObject } from "../storage/ServeObject.ts"
+
+/** The message names the id, cut short: a path may carry an id of any length. */
+const assetNotFound = (id: string) => () =>
+  Errors.notFound("asset_not_found", `No asset ${JSON.stringify(id.length > 64 ? `${id.slice(0, 64)}…` : id)} under this account.`)
+
+/** An id filter: printable ASCII, so nothing PostgreSQL refuses (NUL) reaches it; an unknown id simply matches nothing. */
+const IdParam = Schema.String.pipe(Schema.pattern(/^[\x21-\x7e]{1,200}$/, { message: () => "expected an id" }))
+
+const listParams = Schema.Struct({
+  task_id: Schema.optional(IdParam),
+  kind: Schema.optional(TaskKind),
+  created_after: Schema.optional(UnixSeconds),
+  created_before: Schema.optional(UnixSeconds),
+  after: Schema.optional(IdParam),
+  limit: Limit
+})
+
+const accountId = Effect.map(CurrentPrincipal, (p) => p.accountId)
+
+const listAssets = Effect.gen(function*() {
+  const p = yield* readQuery(listParams)
+  const page = yield* (yield* Assets).list(yield* accountId, {
+    taskId: p.task_id,
+    kind: p.kind,
+    createdAfter: p.created_after,
+    createdBefore: p.created_before,
+    after: p.after,
+    limit: p.limit
+  }).pipe(
+    Effect.catchTag("UnknownCursor", ({ after }) =>
+      Errors.badRequest("invalid_request", `Invalid query: after: "${after}" names no asset of this account.`))
+  )
+  return listPage(page.data, page.hasMore)
+})
+
+const getAsset = (id: string) =>
+  Effect.gen(function*() {
+    const asset = yield* (yield* Assets).get(yield* accountId, id)
+    return Option.isSome(asset) ? asset.value : yield* assetNotFound(id)()
+  })
+
+const deleteAsset = (id: string) =>
+  Effect.gen(function*() {
+    const removed = yield* (yield* Assets).remove(yield* accountId, id).pipe(
+      Effect.catchTag("StorageError", (e) =>
+        Effect.zipRight(Effect.logError("removing an asset's object failed", e), Errors.internalError()))
+    )
+    if (!removed) return yield* assetNotFound(id)()
+    return { id, object: "asset.deleted" as const, deleted: true as const }
+  })
+
+const getAssetContent = (id: string) =>
+  Effect.gen(function*() {
+    const asset = yield* (yield* Assets).find(yield* accountId, id)
+    if (Option.isNone(asset)) return yield* assetNotFound(id)()
+    return yield* serveObject(asset.value.storageKey, {
+      notFound: assetNotFound(id),
+      headers: { "content-disposition": `attachment; filename="${asset.value.filename}"` }
+    })
+  })
+
+export const AssetsLive = HttpApiBuilder.group(GatewayApi, "assets", (handlers) =>
+  handlers
+    .handle("listAssets", () => listAssets)
+    .handle("getAsset", ({ path }) => getAsset(path.asset_id))
+    .handle("deleteAsset", ({ path }) => deleteAsset(path.asset_id))
+    .handle("getAssetContent", ({ path }) => getAssetContent(path.asset_id))).pipe(Layer.provide(ResourceKeyAuthLive))

@@ -1,0 +1,104 @@
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect, Layer, Option, Schema } from "effect"
+import { GatewayApi } from "../Api.ts"
+import { BatchQuery } from "./Api.ts"
+import * as Errors from "../platform/http/Errors.ts"
+import { CurrentPrincipal } from "../accounts/Security.ts"
+import { canonicalJson, sha256Hex } from "../platform/Digest.ts"
+import { chargeMicros, groupMultiplier } from "../billing/Pricing.ts"
+import type { ImageTask, TaskKind, VideoTask } from "./Task.ts"
+import { validateVideoRequest } from "../catalog/VideoRequest.ts"
+import { AppConfig } from "../platform/AppConfig.ts"
+import { ReferenceMedia } from "./ReferenceMedia.ts"
+import { Registry } from "../catalog/Registry.ts"
+import { TaskStore } from "./TaskStore.ts"
+import { ModelKeyAuthLive, ResourceKeyAuthLive } from "../accounts/Auth.ts"
+import { readJson } from "../platform/http/Body.ts"
+import { createImage } from "./ImageTasks.ts"
+import { accepted, currentTraceparent, idempotencyKey } from "./TaskCreation.ts"
+import { readListFilter } from "./TaskQuery.ts"
+
+const findOwn = <T extends VideoTask | ImageTask>(kind: TaskKind, id: string) =>
+  Effect.gen(function*() {
+    const principal = yield* CurrentPrincipal
+    const store = yield* TaskStore
+    const task = yield* store.find(principal.accountId, kind, id)
+    return Option.isSome(task)
+      ? task.value as T
+      : yield* Errors.notFound("task_not_found", `No ${kind} task with id "${id}" under this account.`)
+  })
+
+const listOwn = <T extends VideoTask | ImageTask>(kind: TaskKind, operations: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    const principal = yield* CurrentPrincipal
+    const store = yield* TaskStore
+    const page = yield* store.list(principal.accountId, kind, yield* readListFilter(operations))
+    return {
+      object: "list" as const,
+      data: page.data as ReadonlyArray<T>,
+      has_more: page.hasMore,
+      first_id: page.data[0]?.id ?? null,
+      last_id: page.data.at(-1)?.id ?? null
+    }
+  })
+
+const queryOwn = <T extends VideoTask | ImageTask>(kind: TaskKind) =>
+  Effect.gen(function*() {
+    const principal = yield* CurrentPrincipal
+    const store = yield* TaskStore
+    const { task_ids } = yield* readJson(BatchQuery)
+    const found = yield* store.findMany(principal.accountId, kind, [...new Set(task_ids)])
+    return { object: "list" as const, data: found.data as ReadonlyArray<T>, missing: found.missing }
+  })
+
+export const TaskReadLive = HttpApiBuilder.group(GatewayApi, "taskRead", (handlers) =>
+  handlers
+    .handle("listVideoTasks", () => listOwn<VideoTask>("video", ["generation"]))
+    .handle("queryVideoTasks", () => queryOwn<VideoTask>("video"))
+    .handle("getVideoTask", ({ path }) => findOwn<VideoTask>("video", path.task_id))
+    .handle("listImageTasks", () => listOwn<ImageTask>("image", ["generation", "edit"]))
+    .handle("queryImageTasks", () => queryOwn<ImageTask>("image"))
+    .handle("getImageTask", ({ path }) => findOwn<ImageTask>("image", path.task_id))).pipe(
+    Layer.provide(ResourceKeyAuthLive)
+  )
+
+const createVideo = Effect.gen(function*() {
+  const principal = yield* CurrentPrincipal
+  const registry = yield* Registry
+  const store = yield* TaskStore
+  const { groups, limits } = yield* AppConfig
+  const body = yield* readJson(Schema.Unknown)
+  const request = yield* validateVideoRequest((id) => registry.video(id)?.capability, body)
+  // Confirmed uploads are checked against the model's media table before idempotency and charge.
+  yield* Effect.flatMap(ReferenceMedia, (r) => r.checkAtCreation(registry.video(request.model)!.capability, request))
+  const key = yield* idempotencyKey
+  const served = registry.video(request.model)!
+  const { task, replayed } = yield* store.create({
+    accountId: principal.accountId,
+    kind: "video",
+    model: request.model,
+    operation: request.operation,
+    request,
+    clientReferenceId: request.clientReferenceId,
+    metadata: request.metadata,
+    idempotencyKey: key,
+    digest: yield* Effect.promise(() => sha256Hex(canonicalJson(body))),
+    chargeMicros: chargeMicros(
+      served.price,
+      request.duration,
+      groupMultiplier(groups, principal.group)
+    ),
+    subscriptionAllowed: served.settings.subscription,
+    channel: served.settings.generator,
+    traceparent: yield* currentTraceparent
+  })
+  yield* Effect.annotateCurrentSpan({ "task.id": task.id, "task.model": task.model, "task.replayed": replayed })
+  return accepted("video", task, replayed, limits.poll_interval_s)
+})
+
+export const TaskCreateLive = HttpApiBuilder.group(GatewayApi, "taskCreate", (handlers) =>
+  handlers
+    .handle("createVideoTask", () => createVideo)
+    .handle("createImageTask", () => createImage)).pipe(
+    Layer.provide(ModelKeyAuthLive)
+  )

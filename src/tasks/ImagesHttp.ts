@@ -1,0 +1,88 @@
+import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
+import { Chunk, Effect, Encoding, Layer, Option, Stream } from "effect"
+import { GatewayApi } from "../Api.ts"
+import * as Errors from "../platform/http/Errors.ts"
+import { CurrentPrincipal } from "../accounts/Security.ts"
+import { concatBytes } from "../platform/Digest.ts"
+import type { ImagesResponse, ResponseFormat } from "./OpenAiImages.ts"
+import type { ImageTask } from "./Task.ts"
+import { AppConfig } from "../platform/AppConfig.ts"
+import { Assets } from "./Assets.ts"
+import { ObjectStorage } from "../storage/ObjectStorage.ts"
+import { ModelKeyAuthLive } from "../accounts/Auth.ts"
+import { createImageTask, validateSubmission } from "./ImageTasks.ts"
+import { inOpenAiTerms, type OpenAiImageRequest, readEdit, readGeneration } from "./OpenAiImageRequest.ts"
+import { accepted } from "./TaskCreation.ts"
+import { awaitSettled } from "./TaskWait.ts"
+
+/** The spec's business code of a temporarily unavailable image service. */
+const UNAVAILABLE = "524"
+
+/** The stored bytes of one result image, read back for `b64_json`. */
+const resultBytes = (accountId: string, assetId: string) =>
+  Effect.gen(function*() {
+    const gone = Errors.notFound("asset_not_found", `The result image ${assetId} was deleted.`)
+    const asset = yield* Effect.flatMap(Assets, (assets) => assets.find(accountId, assetId))
+    if (Option.isNone(asset)) return yield* gone
+    const content = yield* Effect.flatMap(ObjectStorage, (storage) => storage.read(asset.value.storageKey))
+    if (Option.isNone(content)) return yield* gone
+    const chunks = yield* Stream.runCollect(content.value.body)
+    return concatBytes(Chunk.toReadonlyArray(chunks))
+  }).pipe(
+    Effect.catchTag("StorageError", (e) =>
+      Effect.zipRight(Effect.logError("reading a result image failed", e), Effect.fail(Errors.internalError())))
+  )
+
+/**
+ * The answer for the task as the wait left it: 200 with its images, the
+ * spec's error body for a failure (503 + Retry-After for `524`, 502
+ * otherwise), or 202 with the task while it is still running.
+ */
+const answer = (accountId: string, task: ImageTask, replayed: boolean, format: ResponseFormat) =>
+  Effect.gen(function*() {
+    const { limits } = yield* AppConfig
+    const replay: Record<string, string> = replayed ? { "idempotent-replayed": "true" } : {}
+    if (task.status === "succeeded") {
+      const data = yield* Effect.forEach(
+        task.result?.images ?? [],
+        (item): Effect.Effect<ImagesResponse["data"][number], Errors.ApiError, Assets | ObjectStorage> =>
+          format === "url"
+            ? Effect.succeed({ url: item.url })
+            : Effect.map(resultBytes(accountId, item.asset_id), (bytes) => ({ b64_json: Encoding.encodeBase64(bytes) }))
+      )
+      const body: ImagesResponse = { created: task.completed_at ?? task.created_at, data, usage: task.usage }
+      return HttpServerResponse.unsafeJson(body, { headers: replay })
+    }
+    if (task.status === "failed") {
+      const code = task.error?.code ?? "image_task_failed"
+      const headers = code === UNAVAILABLE ? { ...replay, "retry-after": String(limits.poll_interval_s) } : replay
+      return yield* new Errors.ApiError({
+        status: code === UNAVAILABLE ? 503 : 502,
+        type: "api_error",
+        code,
+        message: task.error?.message ?? "The image could not be generated.",
+        ...(Object.keys(headers).length > 0 ? { headers } : {})
+      })
+    }
+    return accepted("image", task, replayed, limits.poll_interval_s)
+  })
+
+/** Creates the task on the path of `POST /v1/image/tasks`, then waits for it up to `limits.sync_wait_s`. */
+const createAndWait = <R>(read: Effect.Effect<OpenAiImageRequest, Errors.ApiError, R>) =>
+  Effect.gen(function*() {
+    const principal = yield* CurrentPrincipal
+    const { limits } = yield* AppConfig
+    const { submission, responseFormat } = yield* read
+    const valid = yield* validateSubmission(submission).pipe(Effect.mapError(inOpenAiTerms))
+    const { task, replayed } = yield* createImageTask(submission, valid)
+    const settled = yield* awaitSettled(principal.accountId, task, limits.sync_wait_s)
+    return yield* answer(principal.accountId, settled, replayed, responseFormat)
+  })
+
+export const ImagesLive = HttpApiBuilder.group(GatewayApi, "images", (handlers) =>
+  handlers
+    .handle("createImageGeneration", () => createAndWait(readGeneration))
+    .handle("createImageEdit", () =>
+      Effect.flatMap(CurrentPrincipal, (principal) => createAndWait(readEdit(principal.accountId))))).pipe(
+    Layer.provide(ModelKeyAuthLive)
+  )

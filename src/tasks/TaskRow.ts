@@ -1,0 +1,51 @@
+import type { ImageTask, TaskKind, TaskStatus, VideoTask } from "./Task.ts"
+
+/** A row of `tasks` as the API and the engine read it (`SELECT *`). */
+export interface TaskRow {
+  readonly id: string
+  readonly kind: TaskKind
+  readonly model: string
+  readonly operation: string
+  readonly status: TaskStatus
+  readonly progress: number
+  readonly result: any
+  readonly error: any
+  readonly usage: Record<string, unknown> | null
+  readonly client_reference_id: string | null
+  readonly metadata: Record<string, unknown> | null
+  readonly request_digest: string | null
+  readonly created_at: number
+  readonly started_at: number | null
+  readonly completed_at: number | null
+  readonly updated_at: number
+}
+
+const optional = <K extends string, V>(key: K, value: V | null) =>
+  (value === null ? {} : { [key]: value }) as { [P in K]?: V }
+
+/** The task object exactly as the query endpoints return it. */
+export const toTaskObject = (row: TaskRow): VideoTask | ImageTask => {
+  const common = {
+    id: row.id,
+    model: row.model,
+    status: row.status,
+    progress: row.progress,
+    error: row.error ?? null,
+    ...optional("client_reference_id", row.client_reference_id),
+    // Always an object, `{}` when none was sent (DESIGN.md, Task object members).
+    metadata: row.metadata ?? {},
+    created_at: row.created_at,
+    started_at: row.started_at,
+    completed_at: row.completed_at,
+    updated_at: row.updated_at
+  }
+  return row.kind === "video"
+    ? { ...common, object: "video.task", operation: "generation", result: row.result ?? null }
+    : {
+      ...common,
+      object: "image.task",
+      operation: row.operation as ImageTask["operation"],
+      result: row.result ?? null,
+      usage: row.usage ?? {}
+    }
+}

@@ -1,0 +1,151 @@
+import { SqlClient } from "@effect/sql"
+import { Context, Effect, Layer, Option } from "effect"
+import * as Errors from "../platform/http/Errors.ts"
+import { IdPrefix, newId } from "../platform/Ids.ts"
+import type { ImageTask, TaskKind, TaskStatus, VideoTask } from "./Task.ts"
+import { type TaskRow, toTaskObject } from "./TaskRow.ts"
+import { insertTask } from "./engine/sql/insertTask.ts"
+import { recordCharge } from "./engine/sql/recordCharge.ts"
+import { nowSeconds } from "../platform/Time.ts"
+import { Billing } from "../billing/Billing.ts"
+import { TaskQueue } from "./engine/TaskQueue.ts"
+
+export interface NewTask {
+  readonly accountId: string
+  readonly kind: TaskKind
+  readonly model: string
+  readonly operation: string
+  /** The validated request the engine will execute. */
+  readonly request: unknown
+  readonly clientReferenceId: string | null
+  readonly metadata: Record<string, unknown> | null
+  readonly idempotencyKey: string | null
+  /** Digest of the request content, compared when an Idempotency-Key is reused. */
+  readonly digest: string
+  readonly chargeMicros: number
+  readonly subscriptionAllowed: boolean
+  /** The provider channel whose workers run it. */
+  readonly channel: string
+  /** W3C trace context of the create request, so the engine's spans join its trace. */
+  readonly traceparent: string | null
+}
+
+export interface ListFilter {
+  readonly status?: TaskStatus | undefined
+  readonly operation?: string | undefined
+  readonly clientReferenceId?: string | undefined
+  readonly createdAfter?: number | undefined
+  readonly createdBefore?: number | undefined
+  readonly after?: string | undefined
+  readonly limit: number
+}
+
+export interface TaskPage {
+  readonly data: ReadonlyArray<VideoTask | ImageTask>
+  readonly hasMore: boolean
+}
+
+const make = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const billing = yield* Billing
+  const queue = yield* TaskQueue
+
+  const replayOrConflict = (task: NewTask) =>
+    Effect.gen(function*() {
+      const [existing] = yield* sql<TaskRow>`
+        SELECT * FROM tasks WHERE account_id = ${task.accountId} AND idempotency_key = ${task.idempotencyKey}`
+      if (existing === undefined) return yield* Effect.die(new Error("idempotency row vanished"))
+      if (existing.request_digest !== task.digest || existing.kind !== task.kind) {
+        return yield* Errors.conflict(
+          "idempotency_key_conflict",
+          "This Idempotency-Key was already used with a different request; use a new key."
+        )
+      }
+      return { task: toTaskObject(existing), replayed: true }
+    })
+
+  /**
+   * Creates a queued task and pre-charges it in one transaction; with an
+   * Idempotency-Key already used by this account, answers the original task
+   * (same content) or 409 (different content) and charges nothing. Concurrent
+   * creates with one key meet at the unique index: one inserts, the others
+   * wait for it and then replay.
+   */
+  const create = (task: NewTask) =>
+    Effect.gen(function*() {
+      const id = newId(IdPrefix.task)
+      const now = yield* nowSeconds
+      const inserted = yield* insertTask(sql, id, task, now)
+      if (inserted.length === 0) return yield* replayOrConflict(task)
+      const split = yield* billing.charge(task.accountId, id, task.chargeMicros, task.subscriptionAllowed)
+      yield* recordCharge(sql, id, split)
+      yield* queue.notify(task.channel)
+      return { task: toTaskObject(inserted[0]!), replayed: false }
+    }).pipe(
+      sql.withTransaction,
+      Effect.catchTag("SqlError", Effect.die),
+      Effect.withSpan("TaskStore.create", { attributes: { "task.kind": task.kind, "task.model": task.model } })
+    )
+
+  const find = (accountId: string, kind: TaskKind, id: string) =>
+    sql<TaskRow>`SELECT * FROM tasks WHERE id = ${id} AND account_id = ${accountId} AND kind = ${kind}`.pipe(
+      Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toTaskObject)),
+      Effect.orDie,
+      Effect.withSpan("TaskStore.find", { attributes: { "task.id": id, "task.kind": kind } })
+    )
+
+  /** Tasks of this account among `ids`, in the order of `ids`, and the ids not found. */
+  const findMany = (accountId: string, kind: TaskKind, ids: ReadonlyArray<string>) =>
+    sql<TaskRow>`SELECT * FROM tasks WHERE account_id = ${accountId} AND kind = ${kind} AND ${sql.in("id", ids)}`.pipe(
+      Effect.map((rows) => {
+        const byId = new Map(rows.map((row) => [row.id, toTaskObject(row)]))
+        return {
+          data: ids.flatMap((id) => byId.get(id) ?? []),
+          missing: ids.filter((id) => !byId.has(id))
+        }
+      }),
+      Effect.orDie,
+      Effect.withSpan("TaskStore.findMany", { attributes: { "task.kind": kind, "task.count": ids.length } })
+    )
+
+  /**
+   * Newest first in exact creation order (the insert sequence, not the
+   * one-second `created_at`); `after` continues strictly below the task with
+   * that id (the previous page's last).
+   */
+  const list = (accountId: string, kind: TaskKind, filter: ListFilter) =>
+    Effect.gen(function*() {
+      let cursor: { seq: number } | undefined
+      if (filter.after !== undefined) {
+        ;[cursor] = yield* sql<{ seq: number }>`
+          SELECT seq FROM tasks WHERE id = ${filter.after} AND account_id = ${accountId} AND kind = ${kind}`
+        if (cursor === undefined) {
+          return yield* Errors.badRequest("invalid_request", `"after" names no ${kind} task of this account.`)
+        }
+      }
+      const conditions = [
+        sql`account_id = ${accountId}`,
+        sql`kind = ${kind}`,
+        ...(filter.status ? [sql`status = ${filter.status}`] : []),
+        ...(filter.operation ? [sql`operation = ${filter.operation}`] : []),
+        ...(filter.clientReferenceId !== undefined ? [sql`client_reference_id = ${filter.clientReferenceId}`] : []),
+        ...(filter.createdAfter !== undefined ? [sql`created_at >= ${filter.createdAfter}`] : []),
+        ...(filter.createdBefore !== undefined ? [sql`created_at <= ${filter.createdBefore}`] : []),
+        ...(cursor ? [sql`seq < ${cursor.seq}`] : [])
+      ]
+      const rows = yield* sql<TaskRow>`
+        SELECT * FROM tasks WHERE ${sql.and(conditions)}
+        ORDER BY seq DESC
+        LIMIT ${filter.limit + 1}`
+      return { data: rows.slice(0, filter.limit).map(toTaskObject), hasMore: rows.length > filter.limit }
+    }).pipe(
+      Effect.catchTag("SqlError", Effect.die),
+      Effect.withSpan("TaskStore.list", { attributes: { "task.kind": kind } })
+    )
+
+  return { create, find, findMany, list } as const
+})
+
+export class TaskStore extends Context.Tag("TaskStore")<TaskStore, Effect.Effect.Success<typeof make>>() {
+  static readonly layer = Layer.effect(TaskStore, make)
+}

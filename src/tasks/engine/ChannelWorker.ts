@@ -1,0 +1,55 @@
+import { Duration, Effect, Queue as Mailbox, Ref, Schedule, Stream } from "effect"
+import { randomBase62 } from "../../platform/Ids.ts"
+import type { ChannelSettings } from "../../platform/Settings.ts"
+import { AppConfig } from "../../platform/AppConfig.ts"
+import { TaskQueue } from "./TaskQueue.ts"
+import type { Generators } from "./Plans.ts"
+import { runTask } from "./RunTask.ts"
+
+/**
+ * One channel's worker: keeps up to `concurrency` tasks running, claiming
+ * more when a slot frees, when a NOTIFY says work arrived, or when the poll
+ * interval passes (NOTIFY is a hint; polling is the guarantee).
+ */
+export const channelWorker = (channelName: string, channel: ChannelSettings, generators: Generators) =>
+  Effect.gen(function*() {
+    const queue = yield* TaskQueue
+    const { limits } = yield* AppConfig
+    const workerId = `wrk_${randomBase62(8)}`
+    const running = yield* Ref.make(0)
+    // Capacity one: many wake-ups before the loop looks again mean one look.
+    const wake = yield* Mailbox.sliding<void>(1)
+
+    yield* queue.wakeups(channelName).pipe(
+      Stream.runForEach(() => wake.offer(undefined)),
+      Effect.tapErrorCause((cause) => Effect.logWarning("task listener lost; polling until it is back", cause)),
+      Effect.retry(Schedule.spaced("1 second")),
+      Effect.forkScoped
+    )
+
+    const claimFree = Effect.gen(function*() {
+      const free = channel.concurrency - (yield* Ref.get(running))
+      if (free <= 0) return false
+      const claims = yield* queue.claim(channelName, workerId, free)
+      for (const claim of claims) {
+        yield* Ref.update(running, (n) => n + 1)
+        yield* runTask(claim, workerId, generators).pipe(
+          Effect.ensuring(Ref.update(running, (n) => n - 1).pipe(Effect.zipRight(wake.offer(undefined)))),
+          Effect.forkScoped
+        )
+      }
+      // A full batch may mean more are waiting.
+      return claims.length === free
+    })
+
+    yield* Effect.logInfo("worker started").pipe(
+      Effect.annotateLogs({ worker_id: workerId, channel: channelName, concurrency: channel.concurrency })
+    )
+    const pollInterval = Duration.millis(limits.engine.poll_interval_ms)
+    yield* Effect.forever(
+      claimFree.pipe(
+        Effect.catchAllCause((cause) => Effect.as(Effect.logError("claiming tasks failed", cause), false)),
+        Effect.flatMap((more) => more ? Effect.void : Effect.timeout(wake.take, pollInterval).pipe(Effect.ignore))
+      )
+    )
+  }).pipe(Effect.annotateLogs({ channel: channelName }))

@@ -1,0 +1,40 @@
+import type { SqlClient } from "@effect/sql"
+import type { TaskKind } from "../Task.ts"
+
+/** What a worker holds after a claim: the task and the attempt its writes are guarded by. */
+export interface Claim {
+  readonly id: string
+  readonly accountId: string
+  readonly kind: TaskKind
+  readonly model: string
+  readonly request: any
+  readonly attempt: number
+  readonly traceContext: { readonly traceparent?: string } | null
+  readonly createdAt: number
+}
+
+export interface ClaimRow {
+  readonly id: string
+  readonly account_id: string
+  readonly kind: TaskKind
+  readonly model: string
+  readonly request: any
+  readonly attempt: number
+  readonly trace_context: Claim["traceContext"]
+  readonly created_at: number
+}
+
+export const toClaim = (row: ClaimRow): Claim => ({
+  id: row.id,
+  accountId: row.account_id,
+  kind: row.kind,
+  model: row.model,
+  request: row.request,
+  attempt: row.attempt,
+  traceContext: row.trace_context,
+  createdAt: row.created_at
+})
+
+/** The claim's guard: this task, this attempt, still running. A stale worker's write matches nothing. */
+export const ownedBy = (sql: SqlClient.SqlClient, claim: Pick<Claim, "id" | "attempt">) =>
+  sql`id = ${claim.id} AND attempt = ${claim.attempt} AND status = 'in_progress'`

@@ -1,0 +1,173 @@
+import { FileSystem } from "@effect/platform"
+import { Chunk, Effect, Option, Stream } from "effect"
+import { concatBytes } from "../../platform/Digest.ts"
+import type { ChannelSettings } from "../../platform/Settings.ts"
+import {
+  GenerationError,
+  type GenerationEvent,
+  type ImageGenerator,
+  type VideoGenerator
+} from "../../channel/Generator.ts"
+import type { ImageSource, ValidImageRequest } from "../../catalog/ImageRequest.ts"
+import type { ValidVideoRequest } from "../../catalog/VideoRequest.ts"
+import { AppConfig } from "../../platform/AppConfig.ts"
+import { ObjectStorage } from "../../storage/ObjectStorage.ts"
+import type { Claim } from "./Claim.ts"
+import { Registry } from "../../catalog/Registry.ts"
+import { RemoteMedia } from "../../media/RemoteMedia.ts"
+import type { TaskFailure } from "./TaskOutcomes.ts"
+
+export type Output = Extract<GenerationEvent, { _tag: "Output" }>
+
+/** Where a stored output can be read: its asset id, file name and URL. */
+export interface StoredOutput {
+  readonly id: string
+  readonly filename: string
+  readonly url: string
+  readonly temporary: boolean
+}
+
+/** How the engine runs one kind of task; everything else about a run is shared. */
+export interface Plan {
+  readonly generate: Stream.Stream<GenerationEvent, GenerationError>
+  readonly channel: ChannelSettings
+  /** The result item of the spec for one stored output. */
+  readonly item: (output: Output, stored: StoredOutput, index: number) => Record<string, unknown>
+  readonly resultKey: "videos" | "images"
+  /** What a failure the caller should not see the details of becomes. */
+  readonly internalFailure: TaskFailure
+  /** What transient failures become once retries are spent. */
+  readonly exhaustedFailure: (last: GenerationError) => TaskFailure
+}
+
+export interface Generators {
+  readonly video: Readonly<Record<string, VideoGenerator>>
+  readonly image: Readonly<Record<string, ImageGenerator>>
+}
+
+/** What a failure the caller should not see the details of becomes, per kind. */
+export const internalFailureOf = (kind: Claim["kind"]): TaskFailure => (kind === "video" ? VIDEO_FAILURE : IMAGE_FAILURE)
+
+/**
+ * What a task whose claims are all spent (its workers crashed or stalled each
+ * time) becomes, per kind: for images that is the spec's temporary
+ * unavailability, `524` with `retryable` true.
+ */
+export const attemptsSpentFailureOf = (kind: Claim["kind"]): TaskFailure =>
+  kind === "video" ? VIDEO_FAILURE : IMAGE_UNAVAILABLE
+
+const VIDEO_FAILURE: TaskFailure = { code: "video_task_failed", message: "The video could not be generated.", retryable: true }
+const IMAGE_FAILURE: TaskFailure = { code: "image_task_failed", message: "The image could not be generated.", retryable: true }
+/** The spec's business code for a temporarily unavailable image service; no internal detail is given. */
+const IMAGE_UNAVAILABLE: TaskFailure = {
+  code: "524",
+  message: "The image service is temporarily unavailable. Create a new task to try again.",
+  retryable: true
+}
+
+const inputFailure = (message: string) =>
+  new GenerationError({ code: "image_task_failed", message, retryable: false, transient: false })
+
+/**
+ * The bytes of an input image: a stored multipart file, or a caller's URL
+ * fetched like reference media (checked redirects, no private addresses
+ * unless allowed, bounded in size and time).
+ */
+const readSource = (source: ImageSource, where: string, maxBytes: number) =>
+  Effect.gen(function*() {
+    if ("storageKey" in source) {
+      const storage = yield* ObjectStorage
+      const content = yield* storage.read(source.storageKey).pipe(Effect.mapError(() => inputFailure(`${where} could not be read.`)))
+      if (Option.isNone(content)) return yield* inputFailure(`${where} is no longer stored.`)
+      return yield* Stream.runCollect(content.value.body).pipe(
+        Effect.map((chunks) => concatBytes(Chunk.toReadonlyArray(chunks))),
+        Effect.mapError(() => inputFailure(`${where} could not be read.`))
+      )
+    }
+    // Caller URLs go through the same fetcher as reference media: checked hops, guarded DNS, size and time caps.
+    const remote = yield* RemoteMedia
+    const fs = yield* FileSystem.FileSystem
+    const dir = yield* fs.makeTempDirectoryScoped({ prefix: "image-input-" }).pipe(
+      Effect.mapError(() => new GenerationError({ ...IMAGE_FAILURE, transient: true }))
+    )
+    const file = `${dir}/input`
+    yield* remote.fetchToFile(source.url, { maxBytes, file }).pipe(
+      Effect.mapError((e) =>
+        new GenerationError({ code: "image_task_failed", message: `${where} could not be fetched: ${e.message}.`, retryable: e.transient, transient: e.transient })
+      )
+    )
+    return yield* fs.readFile(file).pipe(Effect.mapError(() => inputFailure(`${where} could not be read.`)))
+  }).pipe(Effect.scoped)
+
+const modelGone = (claim: Claim, failure: TaskFailure): TaskFailure => ({
+  ...failure,
+  message: `Model "${claim.model}" is no longer available.`,
+  retryable: false
+})
+
+/** The plan for a claimed task, or the failure to end it with when its model or generator is gone. */
+export const planFor = (claim: Claim, generators: Generators) =>
+  Effect.gen(function*() {
+    const registry = yield* Registry
+    const { models } = yield* AppConfig
+    const channelOf = (generator: string) => models.channels[generator as keyof typeof models.channels]!
+
+    if (claim.kind === "video") {
+      const served = registry.video(claim.model)
+      const generator = served && generators.video[served.settings.generator]
+      if (served === undefined || generator === undefined) return modelGone(claim, VIDEO_FAILURE)
+      const request = claim.request as ValidVideoRequest
+      const plan: Plan = {
+        generate: generator.generate({ taskId: claim.id, capability: served.capability, request }),
+        channel: channelOf(served.settings.generator),
+        resultKey: "videos",
+        internalFailure: VIDEO_FAILURE,
+        exhaustedFailure: (last) => ({ code: last.code, message: last.message, retryable: last.retryable }),
+        item: (output, stored, index) => ({
+          asset_id: stored.id,
+          index,
+          url: stored.url,
+          mime_type: output.mimeType,
+          filename: stored.filename,
+          ...(output.width !== undefined ? { width: output.width } : {}),
+          ...(output.height !== undefined ? { height: output.height } : {}),
+          // The spec: duration_ms echoes the validated requested duration, never a probe.
+          duration_ms: request.duration * 1000,
+          temporary: stored.temporary,
+          url_auth: channelOf(served.settings.generator).url_auth
+        })
+      }
+      return plan
+    }
+
+    const served = registry.image(claim.model)
+    const generator = served && generators.image[served.settings.generator]
+    if (served === undefined || generator === undefined) return modelGone(claim, IMAGE_FAILURE)
+    const request = claim.request as ValidImageRequest
+    const maxBytes = served.capability.input_images.max_bytes
+    const inputs = Effect.all({
+      images: Effect.forEach(request.images, (source, i) => readSource(source, `input.images[${i}]`, maxBytes)),
+      mask: request.mask === null ? Effect.succeed(null) : readSource(request.mask, "input.mask", maxBytes)
+    })
+    const plan: Plan = {
+      generate: Stream.unwrap(
+        Effect.map(inputs, (fetched) =>
+          generator.generate({ taskId: claim.id, capability: served.capability, request, inputs: fetched }))
+      ).pipe(Stream.provideSomeContext(yield* Effect.context<ObjectStorage | RemoteMedia | FileSystem.FileSystem>())),
+      channel: channelOf(served.settings.generator),
+      resultKey: "images",
+      internalFailure: IMAGE_FAILURE,
+      exhaustedFailure: (last) => (last.transient ? IMAGE_UNAVAILABLE : { code: last.code, message: last.message, retryable: last.retryable }),
+      item: (output, stored) => ({
+        asset_id: stored.id,
+        url: stored.url,
+        mime_type: output.mimeType,
+        format: output.format ?? output.extension,
+        width: output.width ?? 0,
+        height: output.height ?? 0,
+        size_bytes: output.bytes.byteLength,
+        filename: stored.filename
+      })
+    }
+    return plan
+  })

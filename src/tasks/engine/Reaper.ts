@@ -1,0 +1,33 @@
+import { Effect, Schedule } from "effect"
+import { AppConfig } from "../../platform/AppConfig.ts"
+import { TaskQueue } from "./TaskQueue.ts"
+import { TaskOutcomes } from "./TaskOutcomes.ts"
+import { attemptsSpentFailureOf } from "./Plans.ts"
+
+/**
+ * One look for expired leases: tasks with attempts left go back to the queue
+ * (idle workers are woken), the others fail with their refund and the
+ * failure of their kind. Idempotent, so several reapers at once do no harm.
+ */
+export const reapOnce = Effect.gen(function*() {
+  const queue = yield* TaskQueue
+  const outcomes = yield* TaskOutcomes
+  const { requeued, exhausted } = yield* queue.reapExpired
+  if (requeued.length > 0) {
+    yield* Effect.logWarning("expired leases requeued").pipe(Effect.annotateLogs({ task_ids: requeued.map((t) => t.id) }))
+    for (const channel of new Set(requeued.map((t) => t.channel))) yield* queue.notify(channel)
+  }
+  for (const claim of exhausted) {
+    yield* outcomes.fail(claim, attemptsSpentFailureOf(claim.kind)).pipe(Effect.catchTag("StaleClaim", () => Effect.void))
+  }
+})
+
+/**
+ * Takes back the tasks of workers that stopped heartbeating (crashed, frozen,
+ * cut off), every `reaper_interval_s`. Every replica runs one.
+ */
+export const reaper = Effect.gen(function*() {
+  const { limits } = yield* AppConfig
+  const sweep = reapOnce.pipe(Effect.catchAllCause((cause) => Effect.logError("reaper sweep failed", cause)))
+  yield* Effect.repeat(sweep, Schedule.spaced(`${limits.engine.reaper_interval_s} seconds`))
+})

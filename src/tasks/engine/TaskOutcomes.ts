@@ -1,0 +1,92 @@
+import { SqlClient } from "@effect/sql"
+import { Context, Data, Effect, Layer } from "effect"
+import type { UrlAuth } from "../Asset.ts"
+import type { TaskKind } from "../Task.ts"
+import { nowSeconds } from "../../platform/Time.ts"
+import { Billing } from "../../billing/Billing.ts"
+import { Outbox } from "../../events/Outbox.ts"
+import type { Claim } from "./Claim.ts"
+import { toTaskObject } from "../TaskRow.ts"
+import { completeTask } from "./sql/completeTask.ts"
+import { failTask } from "./sql/failTask.ts"
+import { insertAsset } from "./sql/insertAsset.ts"
+
+/** The claim was taken back (lease expired, another attempt runs): this worker's result is void. */
+export class StaleClaim extends Data.TaggedError("StaleClaim")<{ readonly taskId: string; readonly attempt: number }> {}
+
+export interface TaskFailure {
+  readonly code: string
+  readonly message: string
+  readonly retryable: boolean
+}
+
+export interface NewAsset {
+  readonly id: string
+  readonly storageKey: string
+  readonly mimeType: string
+  readonly filename: string
+  readonly sizeBytes: number
+  readonly width: number | null
+  readonly height: number | null
+  readonly durationMs: number | null
+  /** The URL the result item carries, how it is authenticated, and when it stops working (null: never). */
+  readonly url: string
+  readonly urlAuth: UrlAuth
+  readonly expiresAt: number | null
+}
+
+const eventType = (kind: TaskKind, status: "succeeded" | "failed") => `${kind}.task.${status}` as const
+
+/**
+ * Terminal transitions. Each is ONE transaction holding the guarded state
+ * change, the refund of a failure and the outbox event, so a crash leaves
+ * either all of them or none, and a stale attempt changes nothing: the
+ * guard matches no row and the transaction rolls back.
+ */
+const make = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const billing = yield* Billing
+  const outbox = yield* Outbox
+
+  const succeed = (claim: Claim, assets: ReadonlyArray<NewAsset>, result: unknown) =>
+    Effect.gen(function*() {
+      const now = yield* nowSeconds
+      const [row] = yield* completeTask(sql, claim, result, now)
+      if (row === undefined) return yield* new StaleClaim({ taskId: claim.id, attempt: claim.attempt })
+      for (const asset of assets) yield* insertAsset(sql, claim, asset, now)
+      const task = toTaskObject(row)
+      yield* outbox.record(claim.accountId, eventType(claim.kind, "succeeded"), task, claim.id)
+      return task
+    }).pipe(
+      sql.withTransaction,
+      Effect.catchTag("SqlError", Effect.die),
+      Effect.withSpan("task.succeed", { attributes: { "task.id": claim.id, "task.attempt": claim.attempt } })
+    )
+
+  /** Fails a running claim and refunds its pre-charge; `refunded_at` makes a second refund impossible. */
+  const fail = (claim: Claim, failure: TaskFailure) =>
+    Effect.gen(function*() {
+      const now = yield* nowSeconds
+      const [row] = yield* failTask(sql, claim, failure, now)
+      if (row === undefined) return yield* new StaleClaim({ taskId: claim.id, attempt: claim.attempt })
+      yield* billing.refund(claim.accountId, claim.id, {
+        walletMicros: row.charged_wallet_micros,
+        subscriptionMicros: row.charged_subscription_micros
+      })
+      const task = toTaskObject(row)
+      yield* outbox.record(claim.accountId, eventType(claim.kind, "failed"), task, claim.id)
+      return task
+    }).pipe(
+      sql.withTransaction,
+      Effect.catchTag("SqlError", Effect.die),
+      Effect.withSpan("task.fail", {
+        attributes: { "task.id": claim.id, "task.attempt": claim.attempt, "task.error_code": failure.code }
+      })
+    )
+
+  return { succeed, fail } as const
+})
+
+export class TaskOutcomes extends Context.Tag("TaskOutcomes")<TaskOutcomes, Effect.Effect.Success<typeof make>>() {
+  static readonly layer = Layer.effect(TaskOutcomes, make)
+}

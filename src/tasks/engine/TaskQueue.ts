@@ -1,0 +1,84 @@
+import { SqlClient } from "@effect/sql"
+import { Clock, Context, Effect, Layer, Stream } from "effect"
+import { AppConfig } from "../../platform/AppConfig.ts"
+import { makeListen } from "../../platform/Notifications.ts"
+import { type Claim, toClaim } from "./Claim.ts"
+import { claimTasks } from "./sql/claimTasks.ts"
+import { extendLease } from "./sql/extendLease.ts"
+import { findExhausted } from "./sql/findExhausted.ts"
+import { notifyQueued } from "./sql/notifyQueued.ts"
+import { releaseTask } from "./sql/releaseTask.ts"
+import { requeueExpired } from "./sql/requeueExpired.ts"
+import { setProgress } from "./sql/setProgress.ts"
+
+/** The NOTIFY channel a create signals on; the payload is the task's channel. */
+export const QUEUED_CHANNEL = "tasks_queued"
+
+/**
+ * The durable queue on the task table (DESIGN.md, Task engine). A queued row
+ * is claimed with `FOR UPDATE SKIP LOCKED`, so concurrent workers never take
+ * the same task; the claim starts a lease that heartbeats extend, and expired
+ * leases are taken back by the reaper.
+ */
+const make = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const { limits } = yield* AppConfig
+  const listen = yield* makeListen
+  const leaseMs = limits.engine.lease_s * 1000
+
+  const claim = (channel: string, workerId: string, limit: number) =>
+    Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      const rows = yield* claimTasks(sql, { channel, workerId, limit, now, leaseMs })
+      return rows.map(toClaim)
+    }).pipe(Effect.orDie)
+
+  /** Extends the lease; false when the claim was taken back (the worker must stop). */
+  const heartbeat = (claim: Claim) =>
+    Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      const rows = yield* extendLease(sql, claim, now + leaseMs)
+      return rows.length === 1
+    }).pipe(Effect.orDie)
+
+  /** Progress only rises, and only while the claim holds. */
+  const progress = (claim: Claim, percent: number) =>
+    Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      yield* setProgress(sql, claim, percent, now)
+    }).pipe(Effect.orDie)
+
+  /** Puts a claimed task back in the queue (a worker shutting down); its next claim is a new attempt. */
+  const release = (claim: Claim) =>
+    Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      yield* releaseTask(sql, claim, now)
+    }).pipe(Effect.orDie)
+
+  /**
+   * Takes back every lease that expired (its worker crashed or stalled): a
+   * task with attempts left goes back to `queued`; the others are returned for
+   * the caller to fail with their refund.
+   */
+  const reapExpired = Effect.gen(function*() {
+    const now = yield* Clock.currentTimeMillis
+    const requeued = yield* requeueExpired(sql, now, limits.engine.max_attempts)
+    const exhausted = yield* findExhausted(sql, now, limits.engine.max_attempts)
+    return { requeued, exhausted: exhausted.map(toClaim) }
+  }).pipe(Effect.orDie)
+
+  /** Signals idle workers; inside a transaction it is delivered at commit. */
+  const notify = (channel: string) => notifyQueued(sql, QUEUED_CHANNEL, channel).pipe(Effect.asVoid)
+
+  /**
+   * NOTIFY wake-ups for a channel. A hint only: workers also poll, so a lost listener delays work, never loses it.
+   * On PostgreSQL the stream fails when its connection is lost (the caller listens again); PGlite is in-process.
+   */
+  const wakeups = (channel: string) => listen(QUEUED_CHANNEL).pipe(Stream.filter((payload) => payload === channel))
+
+  return { claim, heartbeat, progress, release, reapExpired, notify, wakeups } as const
+})
+
+export class TaskQueue extends Context.Tag("TaskQueue")<TaskQueue, Effect.Effect.Success<typeof make>>() {
+  static readonly layer = Layer.effect(TaskQueue, make)
+}

@@ -1,0 +1,19 @@
+import type { SqlClient } from "@effect/sql"
+import type { NewTask } from "../../TaskStore.ts"
+import type { TaskRow } from "../../TaskRow.ts"
+
+/**
+ * A new task, `queued`. With an Idempotency-Key this account already used,
+ * nothing is inserted and no row comes back: the caller replays the original.
+ */
+export const insertTask = (sql: SqlClient.SqlClient, id: string, task: NewTask, now: number) =>
+  sql<TaskRow>`
+    INSERT INTO tasks (id, account_id, kind, model, operation, status, progress, request,
+      client_reference_id, metadata, idempotency_key, request_digest, created_at, updated_at, channel, trace_context)
+    VALUES (${id}, ${task.accountId}, ${task.kind}, ${task.model}, ${task.operation}, 'queued', 0,
+      ${JSON.stringify(task.request)}::jsonb, ${task.clientReferenceId},
+      ${task.metadata === null ? null : JSON.stringify(task.metadata)}::jsonb,
+      ${task.idempotencyKey}, ${task.digest}, ${now}, ${now}, ${task.channel},
+      ${task.traceparent === null ? null : JSON.stringify({ traceparent: task.traceparent })}::jsonb)
+    ON CONFLICT (account_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+    RETURNING *`

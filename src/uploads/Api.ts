@@ -1,0 +1,43 @@
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import {
+  CompleteUploadsRequest,
+  ImageUploadBase64Request,
+  ImageUploadList,
+  MediaUploadList,
+  MediaUploadRequest,
+  MediaUploadSessionList
+} from "./Upload.ts"
+import { jsonBody } from "../platform/http/OpenApiBody.ts"
+import { ResourceKeyAuth } from "../accounts/Security.ts"
+
+/**
+ * Uploads with `ak_` resource keys: the three-step direct upload of reference
+ * media (sessions, PUT to storage, confirmation) and the image pre-upload.
+ * Bodies are read and checked by the handlers, so every failure has the
+ * spec's error body.
+ */
+export class UploadsApi extends HttpApiGroup.make("uploads")
+  .add(
+    HttpApiEndpoint.post("createMediaUploads", "/v1/media/uploads").addSuccess(MediaUploadSessionList)
+      .annotate(OpenApi.Override, jsonBody(MediaUploadRequest))
+      .annotate(OpenApi.Description, "Pre-signed PUT URLs for 1 to 12 files; the bytes go straight to object storage.")
+  )
+  .add(
+    HttpApiEndpoint.post("completeMediaUploads", "/v1/media/uploads/complete").addSuccess(MediaUploadList)
+      .annotate(OpenApi.Override, jsonBody(CompleteUploadsRequest))
+      .annotate(
+        OpenApi.Description,
+        "Confirms uploads by inspecting the stored bytes, all or nothing: 200 with every upload confirmed in `data` (request order), or the error of the first id refused (404 `upload_not_found`, 409 `upload_not_received`, 400 `invalid_upload_content`, `upload_size_mismatch` or a media-duration code), and none confirmed."
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("createImageUploads", "/v1/image/uploads").addSuccess(ImageUploadList)
+      .annotate(OpenApi.Description, "multipart/form-data: repeatable `image` files and an optional `mask` file.")
+  )
+  .add(
+    HttpApiEndpoint.post("createImageUploadsBase64", "/v1/image/uploads/base64").addSuccess(ImageUploadList)
+      .annotate(OpenApi.Override, jsonBody(ImageUploadBase64Request))
+  )
+  .middleware(ResourceKeyAuth)
+  .annotate(OpenApi.Title, "Uploads")
+{}

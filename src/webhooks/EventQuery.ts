@@ -1,0 +1,13 @@
+import { Effect, Schema } from "effect"
+import { WebhookEventStatus } from "./EventRecord.ts"
+import type { EventFilter } from "./EventHistory.ts"
+import { Limit, readQuery } from "../platform/http/ListQuery.ts"
+
+/** Query of `GET /admin/v1/accounts/{id}/webhook/events`; unknown or repeated parameters are refused. */
+const EventParams = Schema.Struct({
+  status: Schema.optional(WebhookEventStatus),
+  after: Schema.optional(Schema.String.pipe(Schema.minLength(1))),
+  limit: Limit
+})
+
+export const readEventFilter = Effect.map(readQuery(EventParams), (p) => ({ status: p.status, after: p.after, limit: p.limit } satisfies EventFilter))
