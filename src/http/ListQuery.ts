@@ -1,16 +1,12 @@
 import { HttpServerRequest } from "@effect/platform"
 import { Effect, Schema } from "effect"
 import * as Errors from "../api/Errors.ts"
+import { DEFAULT_PAGE_LIMIT, PageLimit } from "../api/Requests.ts"
 import { textProblem } from "../domain/Text.ts"
 import { formatParseError } from "./Body.ts"
 
-/** A `created_after` / `created_before` bound. */
-export const UnixSeconds = Schema.NumberFromString.pipe(Schema.int(), Schema.nonNegative())
-
-/** The spec's list `limit`: default 20, 1 to 100. */
-export const Limit = Schema.optionalWith(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 100)), {
-  default: () => 20
-})
+/** The spec's list `limit` with its default applied. */
+export const Limit = Schema.optionalWith(PageLimit, { default: () => DEFAULT_PAGE_LIMIT })
 
 /**
  * The query parameters of a listing, decoded by `schema`. A repeated or
