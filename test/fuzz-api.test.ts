@@ -4,7 +4,7 @@ import { GatewayApi } from "../src/api/Api.ts"
 import { configWith } from "./support/config.ts"
 import { backend } from "./support/database.ts"
 import { ADMIN_TOKEN, startGateway, type TestGateway } from "./support/gateway.ts"
-import { createAccount } from "./support/http.ts"
+import { createAccount, fetchRetryingReset } from "./support/http.ts"
 import { videoRequest } from "./support/tasks.ts"
 
 /**
@@ -173,7 +173,7 @@ const send = async (c: FuzzCase) => {
   if (c.auth) headers.authorization = `Bearer ${keyFor(c.route)}`
   const hasBody = c.route.method !== "GET" && c.route.method !== "DELETE" && c.route.method !== "HEAD"
   if (hasBody) headers["content-type"] = c.body.contentType
-  const res = await fetch(url, {
+  const res = await fetchRetryingReset(url.toString(), {
     method: c.route.method,
     headers,
     ...(hasBody ? { body: c.body.body } : {}),

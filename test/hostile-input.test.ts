@@ -16,6 +16,7 @@ import { videoRequest } from "./support/tasks.ts"
  */
 
 const READ_TIMEOUT_S = 2
+const UPLOAD_BYTES = 4 * 1024 * 1024
 let gw: TestGateway
 let acct: Awaited<ReturnType<typeof createAccount>>
 let png: Uint8Array
@@ -23,6 +24,7 @@ let png: Uint8Array
 beforeAll(async () => {
   const config = configWith("limits.json", (limits) => {
     limits.body.read_timeout_s = READ_TIMEOUT_S
+    limits.body.upload_bytes = UPLOAD_BYTES
     for (const rate of Object.values(limits.rate_limits) as Array<any>) rate.burst = rate.per_second = 100_000
   })
   gw = await startGateway({ CONFIG_DIR: config })
@@ -198,6 +200,15 @@ describe(`broken and stalled multipart bodies (${backend})`, () => {
       expect(reply.elapsedMs).toBeGreaterThanOrEqual(READ_TIMEOUT_S * 1000 - 100)
     })
   }
+
+  it("a body that carries files is bounded by body.upload_bytes, whatever the per-file limits add up to: 413", async () => {
+    const big = new Uint8Array(UPLOAD_BYTES + 1024)
+    const form = new FormData()
+    form.append("image", new Blob([big], { type: "image/png" }), "big.png")
+    expectError(await call(gw, "POST", "/v1/image/uploads", { key: acct.resource.key, body: form }), 413, "request_too_large")
+    const base64 = { images: [Buffer.from(big).toString("base64")] }
+    expectError(await call(gw, "POST", "/v1/image/uploads/base64", { key: acct.resource.key, json: base64 }), 413, "request_too_large")
+  })
 
   it("a file name or field with NUL is a 400", async () => {
     const body = part("model", "provx-image-1") + part("operation", `edit${NUL}`) + `--${B}--\r\n`

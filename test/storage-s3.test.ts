@@ -148,6 +148,36 @@ describe(`S3 object storage against s3rver (${backend})`, () => {
     expect(existsSync(join(gw.dataDir, "objects"))).toBe(false)
   })
 
+  it("copy: a snapshot of the object, bytes and type, that later writes of the source do not change; false when there is none", async () => {
+    const source = freshKey("source.png")
+    const target = freshKey("pinned.png")
+    const data = randomBytes(150_000)
+    const result = await withStorage(gw, (s) =>
+      Effect.gen(function*() {
+        const missing = yield* s.copy(source, target)
+        const noTarget = yield* s.head(target)
+        yield* s.put(source, data, "image/png")
+        const copied = yield* s.copy(source, target)
+        // The source written again: the copy keeps what it was given.
+        yield* s.put(source, data.subarray(0, 10), "image/jpeg")
+        const info = yield* s.head(target)
+        const bytes = yield* Effect.flatMap(s.read(target), (o) => collect(Option.getOrThrow(o).body))
+        // Copying again replaces the target.
+        const recopied = yield* s.copy(source, target)
+        const replaced = yield* s.head(target)
+        const invalid = yield* Effect.flip(s.copy(source, "../x"))
+        return { missing, noTarget, copied, info, bytes, recopied, replaced, invalid }
+      }))
+    expect(result.missing).toBe(false)
+    expect(result.noTarget).toEqual(Option.none())
+    expect(result.copied).toBe(true)
+    expect(result.info).toEqual(Option.some({ size: 150_000, contentType: "image/png" }))
+    expect(result.bytes.equals(data)).toBe(true)
+    expect(result.recopied).toBe(true)
+    expect(result.replaced).toEqual(Option.some({ size: 10, contentType: "image/jpeg" }))
+    expect(result.invalid._tag).toBe("StorageError")
+  })
+
   it("refuses an invalid key before calling S3", async () => {
     const outcome = await withStorage(gw, (s) =>
       Effect.match(s.presignPut("../x", { contentType: "image/png", contentLength: 1, expiresInS: 60 }), {

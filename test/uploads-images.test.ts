@@ -13,9 +13,9 @@ import { makeAudio, makeImage } from "./support/uploads.ts"
  * every refusal names its item; bodies are bounded (413).
  */
 
-/** The image plugin's largest input (provx-image-1: 20 MiB) and most images (4). */
+/** The image plugin's largest input (provx-image-1: 20 MiB) and most images (16, as the image edit APIs take). */
 const MAX_BYTES = 20 * 1024 * 1024
-const MAX_IMAGES = 4
+const MAX_IMAGES = 16
 
 let gw: TestGateway
 let key: string
@@ -113,6 +113,21 @@ describe(`image pre-upload (${backend})`, () => {
     await expectServed([reply.body.mask], [[media.png!, "image/png"]])
   })
 
+  it("up to 16 images per call (the image edit APIs' bound, from the image plugin's table) plus a mask; 17 are refused", async () => {
+    const sixteen = Array.from({ length: MAX_IMAGES }, (_, i) => (i % 2 === 0 ? media.png! : media.jpg!))
+    const viaBase64 = await base64([...sixteen.map(b64), { b64_json: b64(media.png!), field: "mask" }])
+    expect(viaBase64.status).toBe(200)
+    await expectServed(viaBase64.body.images, sixteen.map((bytes, i) => [bytes, i % 2 === 0 ? "image/png" : "image/jpeg"]))
+    expect(typeof viaBase64.body.mask).toBe("string")
+    const viaForm = await multipart([...sixteen.map((bytes): [string, Uint8Array] => ["image", bytes]), ["mask", media.png!]])
+    expect(viaForm.status).toBe(200)
+    expect(viaForm.body.images).toHaveLength(16)
+
+    const seventeen = [...sixteen, media.webp!]
+    await refused(await base64(seventeen.map(b64)), /At most 16 images are accepted per call; got 17/)
+    await refused(await multipart(seventeen.map((bytes): [string, Uint8Array] => ["image", bytes])), /At most 16 images are accepted per call; got 17/)
+  })
+
   it("base64: each bad item is a 400 naming it", async () => {
     const png = b64(media.png!)
     const truncated = b64(media.png!.subarray(0, 120))
@@ -133,8 +148,8 @@ describe(`image pre-upload (${backend})`, () => {
     await refused(await base64([]), /At least one image/)
     await refused(await base64([{ b64_json: png, field: "mask" }]), /At least one image/)
     await refused(await base64([png, { b64_json: png, field: "mask" }, { b64_json: png, field: "mask" }]), /At most one mask/)
-    await refused(await base64(Array.from({ length: MAX_IMAGES + 1 }, () => png)), /At most 4 images/)
-    await refused(await base64(Array.from({ length: MAX_IMAGES + 2 }, () => png)), /At most 4 images and one mask/)
+    await refused(await base64(Array.from({ length: MAX_IMAGES + 1 }, () => png)), /At most 16 images are accepted per call; got 17/)
+    await refused(await base64(Array.from({ length: MAX_IMAGES + 2 }, () => png)), /At most 16 images and one mask/)
     // The envelope.
     await refused(await base64("x"), /images/)
     await refused(await call(gw, "POST", "/v1/image/uploads/base64", { key, json: { images: [png], extra: 1 } }), /extra/)

@@ -1,4 +1,4 @@
-import { Effect } from "effect"
+import { Chunk, Effect, Option, Stream } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { ObjectStorage } from "../src/services/ObjectStorage.ts"
 import { configWith } from "./support/config.ts"
@@ -26,8 +26,8 @@ import {
  * The three-step direct upload on the local object store, with the engine
  * running (ROLE=all): sessions, bytes PUT by plain fetch, confirmation by
  * inspection, and the confirmed URLs used in famS media-mode tasks. Every
- * refusal is checked where it happens: at session creation, per item at
- * confirmation, and at task creation (400 before idempotency and charge).
+ * refusal is checked where it happens: at session creation, at confirmation
+ * (all or nothing), and at task creation (400 before idempotency and charge).
  */
 
 let gw: TestGateway
@@ -105,7 +105,6 @@ describe(`media uploads on the local store (${backend})`, () => {
     const confirmed = await complete(gw, acct.resource.key, ids)
     expect(confirmed.status).toBe(200)
     expect(confirmed.body.object).toBe("media.upload.list")
-    expect(confirmed.body.errors).toEqual([])
     expect(confirmed.body.data.map((d: any) => d.id)).toEqual(ids)
     const types = ["video/mp4", "audio/wav", "audio/mpeg", "image/png"]
     for (const [i, item] of confirmed.body.data.entries()) {
@@ -190,69 +189,92 @@ describe(`media uploads on the local store (${backend})`, () => {
     expectError(await call(gw, "POST", "/v1/media/uploads", { json: { files: [file({})] } }), 401, "invalid_api_key")
   })
 
-  it("confirmation answers per item: unknown, another account's, never PUT, wrong real type, corrupt media", async () => {
+  it("confirmation is all or nothing: the first refused id answers with the spec's error naming it, and none is confirmed", async () => {
     const acct = await createAccount(gw, { name: "confirm" })
     const other = await createAccount(gw, { name: "other" })
     const key = acct.resource.key
     const [othersUpload] = await uploadAll(gw, other.resource.key, [image(media.png!)])
 
     const truncated = media.mp4!.subarray(0, Math.floor(media.mp4!.length * 0.6))
-    const files: Array<UploadFile> = [
-      video(media.v3!),
+    const good: Array<UploadFile> = [video(media.v3!), audio(media.wav!, "wav"), image(media.png!), video(media.v8!)]
+    const bad: Array<[string, UploadFile, number, string, RegExp?]> = [
       // A PNG named .mp4 and declared as an MP4 video.
-      { kind: "video", filename: "holiday.mp4", mime_type: "video/mp4", bytes: media.png! },
+      ["png as mp4", { kind: "video", filename: "holiday.mp4", mime_type: "video/mp4", bytes: media.png! }, 400, "invalid_upload_content", /PNG image \(image\/png\).*video/],
       // A JPEG declared as a PNG: right kind, contradicting type.
-      { kind: "image", filename: "photo.png", mime_type: "image/png", bytes: media.jpg! },
+      ["jpeg as png", { kind: "image", filename: "photo.png", mime_type: "image/png", bytes: media.jpg! }, 400, "invalid_upload_content"],
       // An MP3 declared as WAV.
-      { kind: "audio", filename: "tone.wav", mime_type: "audio/wav", bytes: media.mp3! },
+      ["mp3 as wav", { kind: "audio", filename: "tone.wav", mime_type: "audio/wav", bytes: media.mp3! }, 400, "invalid_upload_content"],
       // An MP4 cut after 60 %: the header is there, the samples are not.
-      { kind: "video", filename: "cut.mp4", mime_type: "video/mp4", bytes: truncated },
+      ["cut mp4", { kind: "video", filename: "cut.mp4", mime_type: "video/mp4", bytes: truncated }, 400, "invalid_reference_media_duration"],
       // MP4 signature, then noise.
-      { kind: "video", filename: "noise.mp4", mime_type: "video/mp4", bytes: Buffer.concat([media.mp4!.subarray(0, 40), randomBytes(5000)]) },
+      ["noise mp4", { kind: "video", filename: "noise.mp4", mime_type: "video/mp4", bytes: Buffer.concat([media.mp4!.subarray(0, 40), randomBytes(5000)]) }, 400, "invalid_reference_media_duration"],
       // Text.
-      { kind: "audio", filename: "noise.mp3", mime_type: "audio/mpeg", bytes: new TextEncoder().encode("not media ".repeat(300)) },
-      // Never PUT.
-      video(media.v8!)
+      ["text as mp3", { kind: "audio", filename: "noise.mp3", mime_type: "audio/mpeg", bytes: new TextEncoder().encode("not media ".repeat(300)) }, 400, "invalid_upload_content"]
     ]
-    const created = await sessions(gw, key, files)
+    const created = await sessions(gw, key, [...good, ...bad.map(([, file]) => file), video(media.v2!)])
     expect(created.status).toBe(200)
     const ids: Array<string> = created.body.data.map((s: any) => s.id)
-    for (const [i, session] of created.body.data.entries()) {
-      if (i < files.length - 1) expect(await putBytes(session, files[i]!.bytes)).toBe(200)
+    const goodIds = ids.slice(0, good.length)
+    const badIds = ids.slice(good.length, good.length + bad.length)
+    const neverPut = ids.at(-1)!
+    const files = [...good, ...bad.map(([, file]) => file)]
+    for (const [i, session] of created.body.data.slice(0, files.length).entries()) expect(await putBytes(session, files[i]!.bytes)).toBe(200)
+
+    const statuses = async () =>
+      (await query<{ id: string; status: string }>(gw, (sql) => sql`SELECT id, status FROM media_uploads WHERE ${sql.in("id", ids)}`))
+        .filter((r) => r.status !== "pending").map((r) => r.id)
+    const refused = async (batch: Array<string>, status: number, code: string, named: string, message?: RegExp) => {
+      const reply = await complete(gw, key, batch)
+      expectError(reply, status, code)
+      expect(reply.body.error.message).toContain(named)
+      // Messages are for the caller: no temporary paths or tool names.
+      expect(reply.body.error.message).not.toMatch(/\/tmp|ffprobe|file:/)
+      if (message) expect(reply.body.error.message).toMatch(message)
+      expect(Object.keys(reply.body)).toEqual(["error"])
+    }
+
+    // Each refusal, placed third of five between uploads that pass: the call fails and none is confirmed.
+    for (const [i, [name, , status, code, message]] of bad.entries()) {
+      await refused([goodIds[0]!, goodIds[1]!, badIds[i]!, goodIds[2]!, goodIds[3]!], status, code, badIds[i]!, message)
+      expect(await statuses(), name).toEqual([])
     }
     const unknown = "upl_000000000000000000000x"
-    const reply = await complete(gw, key, [unknown, ...ids, othersUpload.id])
-    expect(reply.status).toBe(200)
-    expect(reply.body.data.map((d: any) => d.id)).toEqual([ids[0]])
-    const codes = Object.fromEntries(reply.body.errors.map((e: any) => [e.id, e.code]))
-    expect(reply.body.errors.map((e: any) => e.id)).toEqual([unknown, ...ids.slice(1), othersUpload.id])
-    expect(codes).toEqual({
-      [unknown]: "upload_not_found",
-      [ids[1]!]: "upload_type_mismatch",
-      [ids[2]!]: "upload_type_mismatch",
-      [ids[3]!]: "upload_type_mismatch",
-      [ids[4]!]: "invalid_reference_media_duration",
-      [ids[5]!]: "invalid_reference_media_duration",
-      [ids[6]!]: "upload_type_mismatch",
-      [ids[7]!]: "upload_not_received",
-      [othersUpload.id]: "upload_not_found"
-    })
-    for (const e of reply.body.errors) {
-      expect(Object.keys(e).sort()).toEqual(["code", "id", "message"])
-      expect(e.message).toContain(e.id)
-      // Messages are for the caller: no temporary paths or tool names.
-      expect(e.message).not.toMatch(/\/tmp|ffprobe|file:/)
-    }
-    expect(reply.body.errors.find((e: any) => e.id === ids[1]).message).toMatch(/PNG image \(image\/png\).*video/)
+    await refused([goodIds[0]!, unknown], 404, "upload_not_found", unknown)
+    await refused([goodIds[0]!, othersUpload.id], 404, "upload_not_found", othersUpload.id)
+    await refused([goodIds[0]!, neverPut], 409, "upload_not_received", neverPut, /PUT the file/)
+    expectError(await complete(gw, key, [neverPut]), 409, "upload_not_received", "conflict_error")
+    // In request order: the first refused id answers.
+    await refused([badIds[3]!, badIds[0]!], 400, "invalid_reference_media_duration", badIds[3]!)
+    await refused([badIds[0]!, badIds[3]!], 400, "invalid_upload_content", badIds[0]!)
+    expect(await statuses()).toEqual([])
+    // No copy made by a refused call is left behind.
+    expect(await query(gw, (sql) => sql`SELECT storage_key FROM media_upload_pins WHERE ${sql.in("upload_id", ids)}`)).toEqual([])
 
-    // A refused upload stays unconfirmed and its URL is nobody's reference.
-    const [row] = await query<{ status: string }>(gw, (sql) => sql`SELECT status FROM media_uploads WHERE id = ${ids[1]}`)
-    expect(row!.status).toBe("pending")
+    // The good ones alone are confirmed, in request order; again with a refused one, the call fails and they stay confirmed.
+    const ok = await complete(gw, key, [goodIds[3]!, goodIds[0]!, goodIds[2]!, goodIds[1]!, goodIds[0]!])
+    expect(ok.status).toBe(200)
+    expect(Object.keys(ok.body).sort()).toEqual(["data", "object"])
+    expect(ok.body.data.map((d: any) => d.id)).toEqual([goodIds[3], goodIds[0], goodIds[2], goodIds[1]])
+    expect((await statuses()).sort()).toEqual([...goodIds].sort())
+    await refused([goodIds[0]!, badIds[0]!], 400, "invalid_upload_content", badIds[0]!)
+    // Confirming confirmed ids again answers them again, also together with one confirmed now.
+    const late = (await sessions(gw, key, [image(media.png!)])).body.data[0]
+    expect(await putBytes(late, media.png!)).toBe(200)
+    const again = await complete(gw, key, [goodIds[1]!, late.id])
+    expect(again.status).toBe(200)
+    expect(again.body.data[0]).toEqual(ok.body.data[3])
+    expect(again.body.data[1]).toMatchObject({ id: late.id, kind: "image", mime_type: "image/png" })
 
     // The body itself: 1 to 12 ids, JSON only.
     expectError(await complete(gw, key, []), 400, "invalid_request")
     expectError(await complete(gw, key, Array.from({ length: 13 }, (_, i) => `upl_${i}`)), 400, "invalid_request")
     expectError(await call(gw, "POST", "/v1/media/uploads/complete", { key, body: "upload_ids=1", headers: { "content-type": "text/plain" } }), 415, "unsupported_media_type")
+
+    // The contract says so too: the answer has no per-item errors.
+    const doc = (await call(gw, "GET", "/openapi.json")).body
+    const resolve = (schema: any): any => (schema?.$ref ? resolve(doc.components.schemas[schema.$ref.split("/").at(-1)]) : schema)
+    const answer = resolve(doc.paths["/v1/media/uploads/complete"].post.responses["200"].content["application/json"].schema)
+    expect(Object.keys(answer.properties).sort()).toEqual(["data", "object"])
   })
 
   it("confirmation measures the stored object: a size other than the declared one is refused", async () => {
@@ -263,8 +285,39 @@ describe(`media uploads on the local store (${backend})`, () => {
     const [row] = await query<{ storage_key: string }>(gw, (sql) => sql`SELECT storage_key FROM media_uploads WHERE id = ${id}`)
     await gw.runtime.runPromise(Effect.flatMap(ObjectStorage, (s) => s.put(row!.storage_key, media.v8!, "video/mp4")))
     const reply = await complete(gw, acct.resource.key, [id])
-    expect(reply.body.data).toEqual([])
-    expect(reply.body.errors).toEqual([{ id, code: "upload_size_mismatch", message: expect.stringContaining(`${media.v8!.length} bytes`) }])
+    expectError(reply, 400, "upload_size_mismatch")
+    expect(reply.body.error.message).toContain(id)
+    expect(reply.body.error.message).toContain(`${media.v8!.length} bytes`)
+  })
+
+  it("confirmation pins the bytes: a second PUT through the still valid upload_url never reaches the confirmed URL", async () => {
+    const acct = await createAccount(gw, { name: "pinning" })
+    const key = acct.resource.key
+    const created = await sessions(gw, key, [image(media.png!)])
+    const session = created.body.data[0]
+    expect(await putBytes(session, media.png!)).toBe(200)
+    const [confirmed] = (await complete(gw, key, [session.id])).body.data
+    // Other bytes of the same signed type and length, never inspected.
+    const other = randomBytes(media.png!.length)
+    expect(await putBytes(session, other)).toBe(200)
+    const [row] = await query<{ storage_key: string; pinned_key: string }>(gw, (sql) =>
+      sql`SELECT storage_key, pinned_key FROM media_uploads WHERE id = ${session.id}`)
+    expect(row!.pinned_key).not.toBe(row!.storage_key)
+    // The PUT did land (at the session's key)...
+    const atPutKey = await gw.runtime.runPromise(Effect.flatMap(ObjectStorage, (s) => s.read(row!.storage_key)).pipe(
+      Effect.flatMap((o) => Stream.runCollect(Option.getOrThrow(o).body)),
+      Effect.map((chunks) => Buffer.concat(Chunk.toReadonlyArray(chunks)))
+    ))
+    expect(atPutKey.equals(Buffer.from(other))).toBe(true)
+    // ...but the confirmed URL, now and after confirming again, serves what was inspected.
+    const again = (await complete(gw, key, [session.id])).body.data[0]
+    expect(again.url).toBe(confirmed.url)
+    for (const url of [confirmed.url, again.url]) {
+      const download = await fetch(url)
+      expect(download.status).toBe(200)
+      expect(download.headers.get("content-type")).toBe("image/png")
+      expect(Buffer.from(await download.arrayBuffer()).equals(Buffer.from(media.png!))).toBe(true)
+    }
   })
 
   it("task creation applies the famS per-file and total limits to confirmed uploads: 400 before idempotency and charge", async () => {

@@ -4,7 +4,8 @@ import { backend } from "./support/database.ts"
 import { startGateway, type TestGateway } from "./support/gateway.ts"
 import { call, createAccount, expectError } from "./support/http.ts"
 import { startS3rver } from "./support/s3rver.ts"
-import { pollTask } from "./support/tasks.ts"
+import { randomBytes } from "./support/storage.ts"
+import { pollTask, query } from "./support/tasks.ts"
 import {
   audio,
   complete,
@@ -75,7 +76,6 @@ describe(`media uploads on S3 (${backend})`, () => {
     const ids = created.body.data.map((s: any) => s.id)
     const confirmed = await complete(gw, acct.resource.key, ids)
     expect(confirmed.status).toBe(200)
-    expect(confirmed.body.errors).toEqual([])
     expect(confirmed.body.data.map((d: any) => [d.id, d.mime_type, d.size_bytes])).toEqual(
       files.map((f, i) => [ids[i], f.mime_type, f.bytes.length])
     )
@@ -100,7 +100,7 @@ describe(`media uploads on S3 (${backend})`, () => {
     expect((await pollTask(gw, acct.resource.key, task.body.id)).at(-1)).toMatchObject({ status: "succeeded" })
   })
 
-  it("refusals are the same as on the local store: wrong real type, never PUT, over the limits at creation", async () => {
+  it("refusals are the same as on the local store: all or nothing, wrong real type, never PUT, over the limits at creation", async () => {
     const acct = await createAccount(gw, { name: "s3-refusals", wallet_credits: 100 })
     const created = await sessions(gw, acct.resource.key, [
       { kind: "video", filename: "still.mp4", mime_type: "video/mp4", bytes: media.png! },
@@ -110,12 +110,18 @@ describe(`media uploads on S3 (${backend})`, () => {
     const [pngAsMp4, neverPut, long] = created.body.data
     expect(await putBytes(pngAsMp4, media.png!)).toBe(200)
     expect(await putBytes(long, media.v11!)).toBe(200)
-    const reply = await complete(gw, acct.resource.key, [pngAsMp4.id, neverPut.id, long.id])
-    expect(reply.body.errors.map((e: any) => [e.id, e.code])).toEqual([
-      [pngAsMp4.id, "upload_type_mismatch"],
-      [neverPut.id, "upload_not_received"]
-    ])
-    const [confirmed] = reply.body.data
+    const wrongType = await complete(gw, acct.resource.key, [long.id, pngAsMp4.id, neverPut.id])
+    expectError(wrongType, 400, "invalid_upload_content")
+    expect(wrongType.body.error.message).toContain(pngAsMp4.id)
+    const notReceived = await complete(gw, acct.resource.key, [long.id, neverPut.id])
+    expectError(notReceived, 409, "upload_not_received")
+    expect(notReceived.body.error.message).toContain(neverPut.id)
+    // Nothing was confirmed by the refused calls, and their copies are gone from the bucket.
+    const rows = await query<{ status: string }>(gw, (sql) => sql`SELECT status FROM media_uploads WHERE ${sql.in("id", [long.id, pngAsMp4.id])}`)
+    expect(rows.map((r) => r.status)).toEqual(["pending", "pending"])
+    expect(await query(gw, (sql) => sql`SELECT storage_key FROM media_upload_pins WHERE ${sql.in("upload_id", [long.id, pngAsMp4.id])}`)).toEqual([])
+
+    const [confirmed] = (await complete(gw, acct.resource.key, [long.id])).body.data
     expect(confirmed.id).toBe(long.id)
     const task = await call(gw, "POST", "/v1/video/tasks", {
       key: acct.model.key,
@@ -127,5 +133,28 @@ describe(`media uploads on S3 (${backend})`, () => {
       }
     })
     expectError(task, 400, "reference_media_duration_exceeded")
+  })
+
+  it("confirmation pins the bytes in the bucket: a second PUT through the upload_url never reaches the confirmed URL", async () => {
+    const acct = await createAccount(gw, { name: "s3-pinning" })
+    const created = await sessions(gw, acct.resource.key, [image(media.png!)])
+    const session = created.body.data[0]
+    expect(await putBytes(session, media.png!)).toBe(200)
+    const [confirmed] = (await complete(gw, acct.resource.key, [session.id])).body.data
+    // The pinned copy sits under a key no upload URL names.
+    expect(new URL(confirmed.url).pathname).toMatch(new RegExp(`^/${BUCKET}/confirmed/${acct.id}/${session.id}-[0-9A-Za-z]+\\.png$`))
+    const other = randomBytes(media.png!.length)
+    expect(await putBytes(session, other)).toBe(200)
+    // The bucket took the second PUT at the session's key...
+    const atPutKey = await fetch(`${s3.endpoint}${new URL(session.upload_url).pathname}`)
+    expect(Buffer.from(await atPutKey.arrayBuffer()).equals(Buffer.from(other))).toBe(true)
+    // ...and the confirmed URL still serves the inspected bytes, also after confirming again.
+    const again = (await complete(gw, acct.resource.key, [session.id])).body.data[0]
+    for (const url of [confirmed.url, again.url]) {
+      const download = await fetch(url)
+      expect(download.status).toBe(200)
+      expect(download.headers.get("content-type")).toBe("image/png")
+      expect(Buffer.from(await download.arrayBuffer()).equals(Buffer.from(media.png!))).toBe(true)
+    }
   })
 })

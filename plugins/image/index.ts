@@ -18,7 +18,8 @@ const standard: ImageModelCapability = {
   default_format: "png",
   count: { min: 1, max: 4 },
   mask: true,
-  input_images: { max: 4, max_bytes: 20 * MiB }
+  // As many source images as the image edit APIs take.
+  input_images: { max: 16, max_bytes: 20 * MiB }
 }
 
 const fast: ImageModelCapability = {

@@ -27,7 +27,7 @@ export class UploadsApi extends HttpApiGroup.make("uploads")
       .annotate(OpenApi.Override, jsonBody(CompleteUploadsRequest))
       .annotate(
         OpenApi.Description,
-        "Confirms uploads by inspecting the stored bytes. 200 with the confirmed uploads in `data` (request order) and one entry per refused id in `errors`."
+        "Confirms uploads by inspecting the stored bytes, all or nothing: 200 with every upload confirmed in `data` (request order), or the error of the first id refused (404 `upload_not_found`, 409 `upload_not_received`, 400 `invalid_upload_content`, `upload_size_mismatch` or a media-duration code), and none confirmed."
       )
   )
   .add(

@@ -26,6 +26,7 @@ export const IdPrefix = {
   key: "key",
   ledger: "led",
   event: "evt",
+  imageUpload: "img",
   request: "req",
   task: "task",
   upload: "upl"

@@ -44,7 +44,14 @@ export const LimitsFile = Schema.Struct({
     /** Largest JSON request body, in bytes. */
     json_bytes: PositiveInt,
     /** Time allowed to receive a body the service reads itself (408 after it). */
-    read_timeout_s: Schema.optionalWith(Schema.Number.pipe(Schema.positive()), { default: () => 30 })
+    read_timeout_s: Schema.optionalWith(Schema.Number.pipe(Schema.positive()), { default: () => 30 }),
+    /**
+     * Largest body that carries files (the multipart and base64 image
+     * uploads and edits), which is held in memory while it is checked: it
+     * bounds what one request can make the service hold, whatever the
+     * per-file limits add up to (413 past it).
+     */
+    upload_bytes: Schema.optionalWith(PositiveInt, { default: () => 128 * 1024 * 1024 })
   }),
   rate_limits: Schema.Struct({
     create: RateLimit,

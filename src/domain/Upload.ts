@@ -25,7 +25,16 @@ export const UploadSettings = Schema.Struct({
   /** Time allowed to fetch one external reference URL, redirects included. */
   fetch_timeout_s: Seconds(60),
   /** Redirects followed when fetching a reference URL; each hop is checked like the first. */
-  fetch_max_redirects: Schema.optionalWith(Schema.Int.pipe(Schema.between(0, 10)), { default: () => 3 })
+  fetch_max_redirects: Schema.optionalWith(Schema.Int.pipe(Schema.between(0, 10)), { default: () => 3 }),
+  /** How often each worker process looks for expired uploads to remove. */
+  sweep_interval_s: Seconds(300),
+  /** Uploads one sweep claims at a time; a sweep goes on while full batches come back. */
+  sweep_batch: Schema.optionalWith(Schema.Int.pipe(Schema.between(1, 10_000)), { default: () => 100 }),
+  /**
+   * How long after its URL expired an upload is kept: room for a PUT or a
+   * task creation that began just before the expiry to finish.
+   */
+  sweep_grace_s: Schema.optionalWith(Schema.Int.pipe(Schema.between(0, 86_400)), { default: () => 60 })
 })
 export type UploadSettings = typeof UploadSettings.Type
 
@@ -114,19 +123,10 @@ export const ConfirmedUpload = Schema.Struct({
 })
 export type ConfirmedUpload = typeof ConfirmedUpload.Type
 
-/** Why one upload of a `/complete` call was not confirmed. */
-export const UploadItemError = Schema.Struct({
-  id: Schema.String,
-  code: Schema.String,
-  message: Schema.String
-})
-export type UploadItemError = typeof UploadItemError.Type
-
-/** The confirmed uploads in request order, and one error per upload that was not confirmed. */
+/** Every upload of a `/complete` call, confirmed, in request order (a call confirms all or none). */
 export const MediaUploadList = Schema.Struct({
   object: Schema.Literal("media.upload.list"),
-  data: Schema.Array(ConfirmedUpload),
-  errors: Schema.Array(UploadItemError)
+  data: Schema.Array(ConfirmedUpload)
 })
 
 export const ImageUploadList = Schema.Struct({

@@ -1,6 +1,25 @@
 import { Effect } from "effect"
 import * as Errors from "../api/Errors.ts"
 import { MediaInspector } from "../services/MediaInspector.ts"
+import { Registry } from "../services/Registry.ts"
+
+/** Used when no image model is enabled: the bounds still need a value. */
+const FALLBACK = { maxBytes: 20 * 1024 * 1024, maxImages: 4 }
+
+/**
+ * What one request may carry as image inputs, from the image plugins'
+ * capability tables: per file the largest input any enabled image model
+ * takes; per request as many images as the most generous one, plus a mask.
+ */
+export const imageInputBounds = Effect.map(Registry, (registry) => {
+  const caps = registry.imageModels.map((m) => m.capability.input_images)
+  return caps.length === 0
+    ? FALLBACK
+    : { maxBytes: Math.max(...caps.map((c) => c.max_bytes)), maxImages: Math.max(...caps.map((c) => c.max)) }
+})
+
+/** The multipart bounds of a form that carries image inputs: the images and one mask. */
+export const imageFormLimits = Effect.map(imageInputBounds, (b) => ({ maxFileBytes: b.maxBytes, maxFiles: b.maxImages + 1 }))
 
 /**
  * Proves that bytes a caller sent as an image are one: the type sniffed from

@@ -13,15 +13,13 @@ import { ObjectStorage } from "../services/ObjectStorage.ts"
 import { Registry } from "../services/Registry.ts"
 import { TaskStore } from "../services/TaskStore.ts"
 import { readJson } from "./Body.ts"
-import { checkImageBytes } from "./ImageBytes.ts"
+import { checkImageBytes, imageFormLimits, imageInputBounds } from "./ImageBytes.ts"
 import { type FormFile, readForm } from "./Multipart.ts"
 import { accepted, currentTraceparent, idempotencyKey } from "./TaskCreation.ts"
 
 /** The form fields of the multipart edit, mapped to the JSON form they stand for. */
 const FORM_FIELDS = new Set(["model", "operation", "prompt", "size", "quality", "output_format"])
 const FORM_FILES = new Set(["image", "mask"])
-/** Upper bounds of a multipart body before the model is known; the model's own limits are checked after. */
-export const FORM_LIMITS = { maxFiles: 16, maxFileBytes: 50 * 1024 * 1024 } as const
 
 /**
  * An image task request as either form delivers it, ready for the one
@@ -67,7 +65,7 @@ export const formSubmission = (
     const registry = yield* Registry
     const storage = yield* ObjectStorage
     const model = registry.image(typeof body.model === "string" ? body.model : "")
-    const maxBytes = model?.capability.input_images.max_bytes ?? FORM_LIMITS.maxFileBytes
+    const maxBytes = model?.capability.input_images.max_bytes ?? (yield* imageInputBounds).maxBytes
     const stored = yield* Effect.forEach(images, (f) => storedFile(accountId, f, maxBytes))
     const storedMask = mask === null ? null : yield* storedFile(accountId, mask, maxBytes)
     const source = (f: { storageKey: string; mimeType: string }): ImageSource => ({ storageKey: f.storageKey, mimeType: f.mimeType })
@@ -83,7 +81,8 @@ export const formSubmission = (
 /** The multipart form of `POST /v1/image/tasks` (edit only), fields turned into the JSON shape the validator reads. */
 const fromForm = (accountId: string) =>
   Effect.gen(function*() {
-    const form = yield* readForm(FORM_LIMITS)
+    // Bounds before the model is known; the model's own limits are checked after.
+    const form = yield* readForm(yield* imageFormLimits)
     for (const name of form.fields.keys()) {
       if (!FORM_FIELDS.has(name)) return yield* Errors.badRequest("invalid_request", `Unknown form field "${name}".`)
     }

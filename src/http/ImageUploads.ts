@@ -1,13 +1,11 @@
 import { Effect, Encoding, Either, Schema } from "effect"
 import * as Errors from "../api/Errors.ts"
 import { CurrentPrincipal } from "../api/Security.ts"
-import { newId } from "../domain/Ids.ts"
-import { type ImageUploadList, inspectable } from "../domain/Upload.ts"
+import type { ImageUploadList } from "../domain/Upload.ts"
 import { AppConfig } from "../services/AppConfig.ts"
-import { ObjectStorage } from "../services/ObjectStorage.ts"
-import { Registry } from "../services/Registry.ts"
+import { Uploads } from "../services/Uploads.ts"
 import { readJson } from "./Body.ts"
-import { checkImageBytes } from "./ImageBytes.ts"
+import { checkImageBytes, imageInputBounds } from "./ImageBytes.ts"
 import { readForm } from "./Multipart.ts"
 
 /**
@@ -17,8 +15,6 @@ import { readForm } from "./Multipart.ts"
  * `input.images[].url` and `input.mask.url`.
  */
 
-/** Used when no image model is enabled: the bounds still need a value. */
-const FALLBACK = { maxBytes: 20 * 1024 * 1024, maxImages: 4 }
 const CONTENT_KEYS = ["b64_json", "base64", "data"] as const
 const ITEM_KEYS = new Set<string>([...CONTENT_KEYS, "field"])
 /** Room for a data URL's prefix around the base64 of one file. */
@@ -31,14 +27,6 @@ interface Upload {
   readonly field: "image" | "mask"
   readonly bytes: Uint8Array
 }
-
-/** Per file the largest input any enabled image model takes; per call as many images as the most generous one, plus a mask. */
-const imageBounds = Effect.map(Registry, (registry) => {
-  const caps = registry.imageModels.map((m) => m.capability.input_images)
-  return caps.length === 0
-    ? FALLBACK
-    : { maxBytes: Math.max(...caps.map((c) => c.max_bytes)), maxImages: Math.max(...caps.map((c) => c.max)) }
-})
 
 const bad = (message: string) => Errors.badRequest("invalid_request", message)
 
@@ -63,17 +51,11 @@ const checkCounts = (uploads: ReadonlyArray<Upload>, maxImages: number) => {
 const storeAll = (uploads: ReadonlyArray<Upload>) =>
   Effect.gen(function*() {
     const principal = yield* CurrentPrincipal
-    const storage = yield* ObjectStorage
-    const { limits } = yield* AppConfig
+    const store = yield* Uploads
     const found = yield* Effect.forEach(uploads, (upload) =>
       Effect.map(checkImageBytes(upload.where, upload.bytes), ({ mimeType }) => ({ upload, mimeType })), { concurrency: 2 })
     const urls = yield* Effect.forEach(found, ({ mimeType, upload }) =>
-      Effect.gen(function*() {
-        const key = `image-uploads/${principal.accountId}/${newId("img")}.${inspectable(mimeType)!.extension}`
-        yield* storage.put(key, upload.bytes, mimeType)
-        const signed = yield* storage.presignGet(key, { expiresInS: limits.uploads.image_url_ttl_s })
-        return { field: upload.field, url: signed.url }
-      })).pipe(
+      Effect.map(store.storeImage(principal.accountId, upload.bytes, mimeType), (url) => ({ field: upload.field, url }))).pipe(
         Effect.catchTag("StorageError", (e) => Effect.zipRight(Effect.logError("storing an image upload failed", e), Effect.fail(Errors.internalError())))
       )
     const mask = urls.find((u) => u.field === "mask")
@@ -87,7 +69,7 @@ const storeAll = (uploads: ReadonlyArray<Upload>) =>
 
 /** `POST /v1/image/uploads`: multipart with repeatable `image` files and at most one `mask` file. */
 export const imageUploadsFromForm = Effect.gen(function*() {
-  const { maxBytes, maxImages } = yield* imageBounds
+  const { maxBytes, maxImages } = yield* imageInputBounds
   const form = yield* readForm({ maxFileBytes: maxBytes, maxFiles: maxImages + 1 })
   for (const name of form.fields.keys()) {
     return yield* bad(`Unknown form field "${name}"; send files in "image" (repeatable) and "mask".`)
@@ -159,9 +141,13 @@ const readItem = (item: unknown, i: number, maxBytes: number): Either.Either<Upl
 
 /** `POST /v1/image/uploads/base64`: `{ images: [...] }`, each a string or an object with one content key and `field`. */
 export const imageUploadsFromBase64 = Effect.gen(function*() {
-  const { maxBytes, maxImages } = yield* imageBounds
+  const { maxBytes, maxImages } = yield* imageInputBounds
+  const { limits } = yield* AppConfig
   const perItem = Math.ceil(maxBytes / 3) * 4 + ITEM_OVERHEAD
-  const body = yield* readJson(Schema.Struct({ images: Schema.Array(Schema.Unknown) }), perItem * (maxImages + 1) + BODY_OVERHEAD)
+  const body = yield* readJson(
+    Schema.Struct({ images: Schema.Array(Schema.Unknown) }),
+    Math.min(perItem * (maxImages + 1) + BODY_OVERHEAD, limits.body.upload_bytes)
+  )
   if (body.images.length > maxImages + 1) {
     return yield* bad(`At most ${maxImages} images and one mask are accepted per call; got ${body.images.length} items.`)
   }

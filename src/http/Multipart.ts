@@ -4,6 +4,7 @@ import * as Multipasta from "multipasta"
 import * as Errors from "../api/Errors.ts"
 import { concatBytes } from "../domain/Digest.ts"
 import { textProblem } from "../domain/Text.ts"
+import { AppConfig } from "../services/AppConfig.ts"
 import { readBytes } from "./Body.ts"
 
 export interface FormFile {
@@ -34,7 +35,8 @@ const invalid = (message: string) => Errors.badRequest("invalid_request", messag
  * ended, and one that stalls ends at the deadline: no request is left
  * hanging on a parser waiting for bytes that never come (the streaming
  * parser of @effect/platform did that). Each file is at most `maxFileBytes`
- * (413), at most `maxFiles` files and 16 text fields of 64 KiB each; a text
+ * (413), at most `maxFiles` files and 16 text fields of 64 KiB each, the
+ * whole body at most `body.upload_bytes` (413); a text
  * field given twice and text the database cannot store are refused (400).
  */
 export const readForm = (options: { readonly maxFileBytes: number; readonly maxFiles: number }) =>
@@ -49,7 +51,10 @@ export const readForm = (options: { readonly maxFileBytes: number; readonly maxF
         message: "Send multipart/form-data with a boundary."
       })
     }
-    const bytes = yield* readBytes(options.maxFileBytes * options.maxFiles + MAX_FIELD_BYTES * MAX_FIELDS + FRAMING_BYTES)
+    const { limits } = yield* AppConfig
+    const bytes = yield* readBytes(
+      Math.min(options.maxFileBytes * options.maxFiles + MAX_FIELD_BYTES * MAX_FIELDS + FRAMING_BYTES, limits.body.upload_bytes)
+    )
     return yield* parseForm(contentType, bytes, options)
   })
 

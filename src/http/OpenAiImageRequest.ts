@@ -8,7 +8,8 @@ import {
 } from "../domain/OpenAiImages.ts"
 import { formatParseError, readJson } from "./Body.ts"
 import { readForm } from "./Multipart.ts"
-import { FORM_LIMITS, formSubmission, type ImageSubmission } from "./ImageTasks.ts"
+import { imageFormLimits } from "./ImageBytes.ts"
+import { formSubmission, type ImageSubmission } from "./ImageTasks.ts"
 
 /**
  * Reads the OpenAI-shaped requests of `/v1/images/generations` and
@@ -60,7 +61,7 @@ export const readGeneration = Effect.map(readJson(ImagesGenerationRequest), (req
 /** The multipart edit: text fields decoded strictly, `image` and `image[]` files in the order sent, at most one `mask`. */
 export const readEdit = (accountId: string) =>
   Effect.gen(function*() {
-    const form = yield* readForm(FORM_LIMITS)
+    const form = yield* readForm(yield* imageFormLimits)
     for (const file of form.files) {
       if (!Object.hasOwn(IMAGE_EDIT_FILES, file.field)) {
         return yield* Errors.badRequest("invalid_request", `Unknown file field "${file.field}".`)

@@ -17,13 +17,13 @@ const createMediaUploads = Effect.gen(function*() {
   return { object: "media.upload.session.list" as const, data }
 })
 
-/** Step 3: the caller's own uploads confirmed by inspection; refused ids are listed in `errors`. */
+/** Step 3: the caller's own uploads confirmed by inspection, all of them or none (the first refusal answers). */
 const completeMediaUploads = Effect.gen(function*() {
   const principal = yield* CurrentPrincipal
   const uploads = yield* Uploads
   const { upload_ids } = yield* readJson(CompleteUploadsRequest)
-  const { data, errors } = yield* uploads.complete(principal.accountId, upload_ids)
-  return { object: "media.upload.list" as const, data, errors }
+  const data = yield* uploads.complete(principal.accountId, upload_ids)
+  return { object: "media.upload.list" as const, data }
 })
 
 export const UploadsLive = HttpApiBuilder.group(GatewayApi, "uploads", (handlers) =>

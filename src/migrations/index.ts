@@ -5,6 +5,7 @@ import engine from "./0004_engine.ts"
 import webhooks from "./0005_webhooks.ts"
 import uploads from "./0006_uploads.ts"
 import taskOrder from "./0007_task_order.ts"
+import uploadLifecycle from "./0008_upload_lifecycle.ts"
 import assets from "./0009_assets.ts"
 
 /**
@@ -19,5 +20,6 @@ export const migrations: ReadonlyArray<readonly [id: number, name: string, state
   [5, "webhooks", webhooks],
   [6, "uploads", uploads],
   [7, "task_order", taskOrder],
+  [8, "upload_lifecycle", uploadLifecycle],
   [9, "assets", assets]
 ]

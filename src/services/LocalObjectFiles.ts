@@ -72,6 +72,13 @@ export const makeLocalObjectFiles = (root: string) =>
       )
     }
 
+    const contentTypeOf = (key: string) =>
+      fs.readFileString(dataPath(key) + META_SUFFIX).pipe(
+        Effect.map((text) => String((JSON.parse(text) as { content_type?: unknown }).content_type ?? DEFAULT_TYPE)),
+        Effect.catchIf(isAbsent, () => Effect.succeed(DEFAULT_TYPE)),
+        Effect.mapError(failure("read the content type of", key))
+      )
+
     const head = (key: string): Effect.Effect<Option.Option<ObjectInfo>, StorageError> =>
       Effect.gen(function*() {
         yield* checkKey(key)
@@ -82,12 +89,7 @@ export const makeLocalObjectFiles = (root: string) =>
           Effect.mapError(failure("inspect", key))
         )
         if (Option.isNone(info) || info.value.type !== "File") return Option.none()
-        const contentType = yield* fs.readFileString(file + META_SUFFIX).pipe(
-          Effect.map((text) => String((JSON.parse(text) as { content_type?: unknown }).content_type ?? DEFAULT_TYPE)),
-          Effect.catchIf(isAbsent, () => Effect.succeed(DEFAULT_TYPE)),
-          Effect.mapError(failure("read the content type of", key))
-        )
-        return Option.some({ size: Number(info.value.size), contentType })
+        return Option.some({ size: Number(info.value.size), contentType: yield* contentTypeOf(key) })
       })
 
     /**
@@ -143,5 +145,40 @@ export const makeLocalObjectFiles = (root: string) =>
         )
       )
 
-    return { write, head, read, remove }
+    /**
+     * A snapshot of `from` under `to`: its bytes are hard-linked (copied where
+     * a link is refused) into `~tmp/`, then renamed into place like a write.
+     * A write never changes a file in place, it renames a new one over the
+     * name, so the link keeps the bytes as they were.
+     */
+    const copy = (from: string, to: string): Effect.Effect<boolean, StorageError> => {
+      const temp = path.join(tempDir, randomBase62())
+      const tempMeta = temp + META_SUFFIX
+      return Effect.gen(function*() {
+        yield* checkKey(from)
+        yield* checkKey(to)
+        const source = dataPath(from)
+        const found = yield* fs.link(source, temp).pipe(
+          Effect.orElse(() => fs.copyFile(source, temp)),
+          Effect.as(true),
+          Effect.catchIf(isAbsent, () => Effect.succeed(false)),
+          Effect.mapError(failure("copy", from))
+        )
+        if (!found) return false
+        // Read after the bytes: the service's keys keep one content type (the one their PUT URL was signed for).
+        const contentType = yield* contentTypeOf(from)
+        const target = dataPath(to)
+        yield* Effect.gen(function*() {
+          yield* fs.writeFileString(tempMeta, JSON.stringify({ content_type: contentType }))
+          yield* fs.makeDirectory(path.dirname(target), { recursive: true })
+          yield* fs.rename(tempMeta, target + META_SUFFIX)
+          yield* fs.rename(temp, target)
+        }).pipe(Effect.mapError(failure("store", to)))
+        return true
+      }).pipe(
+        Effect.ensuring(Effect.ignore(Effect.all([fs.remove(temp, { force: true }), fs.remove(tempMeta, { force: true })])))
+      )
+    }
+
+    return { write, head, read, remove, copy }
   })

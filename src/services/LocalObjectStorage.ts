@@ -79,6 +79,7 @@ export const makeLocalObjectStorage = Effect.gen(function*() {
     head: files.head,
     read: files.read,
     remove: files.remove,
+    copy: files.copy,
     presignPut: (key, { contentLength, contentType, expiresInS }) =>
       Effect.gen(function*() {
         yield* checkPresignPut(key, { contentType, contentLength, expiresInS })

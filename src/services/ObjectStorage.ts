@@ -54,6 +54,12 @@ export interface ObjectStorageService {
   readonly read: (key: string, range?: ByteRange) => Effect.Effect<Option.Option<ObjectContent>, StorageError>
   /** Removing a missing object succeeds. */
   readonly remove: (key: string) => Effect.Effect<void, StorageError>
+  /**
+   * Copies the object at `from`, bytes and content type, to `to`, replacing
+   * what is there; false when there is no object at `from`. The copy is a
+   * snapshot: writing `from` afterwards does not change `to`.
+   */
+  readonly copy: (from: string, to: string) => Effect.Effect<boolean, StorageError>
   readonly presignPut: (
     key: string,
     options: { readonly contentType: string; readonly contentLength: number; readonly expiresInS: number }
@@ -70,6 +76,7 @@ const traced = (backend: "s3" | "local", storage: ObjectStorageService): ObjectS
     head: (key) => storage.head(key).pipe(span("head", key)),
     read: (key, range) => storage.read(key, range).pipe(span("read", key, range === undefined ? {} : { "object.range": `${range.start}-${range.end}` })),
     remove: (key) => storage.remove(key).pipe(span("remove", key)),
+    copy: (from, to) => storage.copy(from, to).pipe(span("copy", to, { "object.source_key": from })),
     presignPut: (key, options) => storage.presignPut(key, options).pipe(span("presignPut", key, { "object.size": options.contentLength })),
     presignGet: (key, options) => storage.presignGet(key, options).pipe(span("presignGet", key))
   }

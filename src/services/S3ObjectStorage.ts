@@ -1,4 +1,4 @@
-import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client } from "@aws-sdk/client-s3"
+import { CopyObjectCommand, DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client } from "@aws-sdk/client-s3"
 import { getSignedUrl } from "@aws-sdk/s3-request-presigner"
 import { Clock, Effect, Option, Redacted, Stream } from "effect"
 import type { Environment } from "./AppConfig.ts"
@@ -115,6 +115,16 @@ export const makeS3ObjectStorage = (options: S3Options) =>
           yield* checkKey(key)
           yield* call("DELETE", key, (abortSignal) =>
             client.send(new DeleteObjectCommand({ Bucket: bucket, Key: key }), { abortSignal }))
+        }),
+      copy: (from, to) =>
+        Effect.gen(function*() {
+          yield* checkKey(from)
+          yield* checkKey(to)
+          // Keys are URL-safe characters and `/`, so the source needs no encoding. S3 copies atomically
+          // and keeps the content type (MetadataDirective COPY).
+          const copied = yield* orNone(call("COPY", `${from} to ${to}`, (abortSignal) =>
+            client.send(new CopyObjectCommand({ Bucket: bucket, Key: to, CopySource: `${bucket}/${from}` }), { abortSignal })))
+          return Option.isSome(copied)
         }),
       presignPut: (key, { contentLength, contentType, expiresInS }) =>
         Effect.gen(function*() {

@@ -1,9 +1,8 @@
-import { FileSystem, Path } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
-import { Context, Effect, Either, Layer, Option, Stream } from "effect"
+import { Context, Effect, Either, Layer } from "effect"
 import * as Errors from "../api/Errors.ts"
 import { sha256Hex } from "../domain/Digest.ts"
-import { IdPrefix, newId } from "../domain/Ids.ts"
+import { IdPrefix, newId, randomBase62 } from "../domain/Ids.ts"
 import { nowSeconds } from "../domain/Time.ts"
 import {
   type ConfirmedUpload,
@@ -11,14 +10,14 @@ import {
   type MediaUploadFile,
   type MediaUploadSession,
   normalizeMimeType,
-  type UploadItemError,
   type UploadKind
 } from "../domain/Upload.ts"
 import { uploadRules } from "../plugin/ReferenceRules.ts"
 import { AppConfig } from "./AppConfig.ts"
-import { describeType, type Inspection, MediaInspector, SNIFF_BYTES } from "./MediaInspector.ts"
-import { ObjectStorage } from "./ObjectStorage.ts"
+import type { Inspection } from "./MediaInspector.ts"
+import { ObjectStorage, type PresignedGet, type StorageError } from "./ObjectStorage.ts"
 import { Registry } from "./Registry.ts"
+import { inspectionUnavailable, makeUploadInspection } from "./UploadInspection.ts"
 
 interface UploadRow {
   readonly id: string
@@ -27,14 +26,19 @@ interface UploadRow {
   readonly kind: UploadKind
   readonly declared_mime_type: string
   readonly declared_size_bytes: number
+  /** Where the session's PUT URL writes. */
   readonly storage_key: string
   readonly session_expires_at: number
   readonly status: "pending" | "confirmed"
   readonly mime_type: string | null
   readonly size_bytes: number | null
   readonly duration_ms: number | null
+  /** The inspected copy the confirmed URL serves; null for uploads confirmed before copies were made. */
+  readonly pinned_key: string | null
   readonly url: string | null
   readonly url_expires_at: number | null
+  /** Set when a sweeper claims the row: it is being removed. */
+  readonly sweep_lease_until: number | null
 }
 
 /** A confirmed upload as the task checks see it. */
@@ -51,9 +55,7 @@ export interface ConfirmedMedia {
 /** A confirmed URL this close to its expiry is replaced by a fresh one when confirmed again. */
 const RENEW_BEFORE_S = 300
 
-const KIND_NAMES: Record<UploadKind, string> = { image: "an image", video: "a video", audio: "an audio file" }
-
-const itemError = (id: string, code: string, message: string): UploadItemError => ({ id, code, message })
+const uploadNotFound = (id: string) => Errors.notFound("upload_not_found", `No upload with id "${id}" under this account.`)
 
 const confirmedItem = (row: UploadRow): ConfirmedUpload => ({
   id: row.id,
@@ -71,10 +73,12 @@ const urlDigest = (url: string) => Effect.promise(() => sha256Hex(url))
 /**
  * Direct uploads of reference media (spec: the three-step flow). Sessions
  * hand out pre-signed PUT URLs that bind the declared type and size; the
- * service never receives the bytes. Confirmation reads the stored object and
- * trusts nothing the client said: size, type sniffed from the bytes, and
- * duration or dimensions from the parser. A confirmed upload keeps what was
- * found, so a task using its URL is checked without fetching it again.
+ * service never receives the bytes. Confirmation copies the object to a key
+ * no URL writes to and inspects that copy, trusting nothing the client said:
+ * size, type sniffed from the bytes, and duration or dimensions from the
+ * parser. A confirmed upload keeps what was found, so a task using its URL is
+ * checked without fetching it again. Image pre-uploads are stored here too.
+ * The sweeper (`UploadSweep`) removes all of them once their URLs expire.
  */
 export class Uploads extends Context.Tag("Uploads")<Uploads, {
   /** All or nothing: a file no model would accept is refused before any URL is signed. */
@@ -82,11 +86,17 @@ export class Uploads extends Context.Tag("Uploads")<Uploads, {
     accountId: string,
     files: ReadonlyArray<MediaUploadFile>
   ) => Effect.Effect<ReadonlyArray<MediaUploadSession>, Errors.ApiError>
-  /** Per item: confirmed uploads in request order, and an error for each other id. Never fails. */
+  /**
+   * All or nothing (DESIGN.md, Confirming uploads): the uploads in request
+   * order, each confirmed (or confirmed before), or the first refusal and
+   * none confirmed.
+   */
   readonly complete: (
     accountId: string,
     ids: ReadonlyArray<string>
-  ) => Effect.Effect<{ readonly data: ReadonlyArray<ConfirmedUpload>; readonly errors: ReadonlyArray<UploadItemError> }>
+  ) => Effect.Effect<ReadonlyArray<ConfirmedUpload>, Errors.ApiError>
+  /** Stores one checked image pre-upload; its URL, valid `image_url_ttl_s`. */
+  readonly storeImage: (accountId: string, bytes: Uint8Array, mimeType: string) => Effect.Effect<string, StorageError>
   /** The confirmed uploads whose current URL is one of `urls`, by URL. */
   readonly findConfirmed: (urls: ReadonlyArray<string>) => Effect.Effect<ReadonlyMap<string, ConfirmedMedia>>
 }>() {
@@ -95,10 +105,8 @@ export class Uploads extends Context.Tag("Uploads")<Uploads, {
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       const storage = yield* ObjectStorage
-      const inspector = yield* MediaInspector
       const registry = yield* Registry
-      const fs = yield* FileSystem.FileSystem
-      const path = yield* Path.Path
+      const inspect = yield* makeUploadInspection
       const { limits } = yield* AppConfig
       const settings = limits.uploads
       const rules = uploadRules(registry.videoModels.map((m) => m.capability))
@@ -159,166 +167,152 @@ export class Uploads extends Context.Tag("Uploads")<Uploads, {
           Effect.withSpan("Uploads.createSessions", { attributes: { "upload.count": files.length } })
         )
 
-      /** The object at the row's key, read into a temporary file (bounded by the declared size) and inspected. */
-      const inspectStored = (row: UploadRow) =>
-        Effect.gen(function*() {
-          const id = row.id
-          const fail = (code: string, message: string) => Effect.fail(itemError(id, code, message))
-          const unavailable = fail("upload_inspection_failed", `Upload ${id} could not be inspected right now; try again.`)
-          const head = yield* storage.head(row.storage_key)
-          if (Option.isNone(head)) {
-            return yield* fail(
-              "upload_not_received",
-              (yield* nowSeconds) > row.session_expires_at
-                ? `Upload ${id} has no bytes and its upload_url has expired; create a new session.`
-                : `Upload ${id} has no bytes yet: PUT the file to its upload_url with the returned headers, then confirm.`
-            )
-          }
-          if (head.value.size !== row.declared_size_bytes) {
-            return yield* fail(
-              "upload_size_mismatch",
-              `Upload ${id} holds ${head.value.size} bytes, not the declared ${row.declared_size_bytes}.`
-            )
-          }
-          const content = yield* storage.read(row.storage_key)
-          if (Option.isNone(content)) return yield* unavailable
-          const dir = yield* fs.makeTempDirectoryScoped({ prefix: "upload-" })
-          const file = path.join(dir, "media")
-          const first: Array<Uint8Array> = []
-          let size = 0
-          const mismatch = () =>
-            itemError(id, "upload_size_mismatch", `Upload ${id} holds more than the declared ${row.declared_size_bytes} bytes.`)
-          yield* content.value.body.pipe(
-            // Replaced since the size was read: never read more than was declared.
-            Stream.mapEffect((chunk) => {
-              if (size < SNIFF_BYTES) first.push(chunk)
-              size += chunk.length
-              return size > row.declared_size_bytes ? Effect.fail(mismatch()) : Effect.succeed(chunk)
-            }),
-            Stream.run(fs.sink(file))
-          )
-          if (size !== row.declared_size_bytes) {
-            return yield* fail("upload_size_mismatch", `Upload ${id} holds ${size} bytes, not the declared ${row.declared_size_bytes}.`)
-          }
-          const headBytes = new Uint8Array(Math.min(size, SNIFF_BYTES))
-          let at = 0
-          for (const chunk of first) {
-            const part = chunk.subarray(0, headBytes.length - at)
-            headBytes.set(part, at)
-            at += part.length
-          }
-          const sniffed = yield* inspector.sniff(headBytes)
-          const declared = `${KIND_NAMES[row.kind]} (${row.declared_mime_type})`
-          if (Option.isNone(sniffed)) {
-            return yield* fail("upload_type_mismatch", `Upload ${id}: the bytes are not of a known media type, but ${declared} was declared.`)
-          }
-          const real = sniffed.value
-          if (real.mimeType !== row.declared_mime_type || real.kind !== row.kind) {
-            return yield* fail(
-              "upload_type_mismatch",
-              `Upload ${id}: the bytes are ${describeType(real.mimeType)} (${real.mimeType}), but ${declared} was declared.`
-            )
-          }
-          return yield* inspector.probe(file, { mimeType: real.mimeType, kind: row.kind }, size).pipe(
-            Effect.catchTag("InspectError", (e) => {
-              if (e.reason === "unavailable") return unavailable
-              // The spec's code for a video or audio whose real duration cannot be read.
-              const code = row.kind === "image" ? "upload_unreadable" : "invalid_reference_media_duration"
-              return fail(code, `Upload ${id}: ${e.message}.`)
-            })
-          )
-        }).pipe(
-          Effect.catchTags({
-            StorageError: (e) =>
-              Effect.zipRight(
-                Effect.logError("reading an upload failed", e),
-                Effect.fail(itemError(row.id, "upload_inspection_failed", `Upload ${row.id} could not be read right now; try again.`))
-              ),
-            SystemError: (e) =>
-              Effect.zipRight(
-                Effect.logError("a temporary file for an upload failed", e),
-                Effect.fail(itemError(row.id, "upload_inspection_failed", `Upload ${row.id} could not be inspected right now; try again.`))
-              ),
-            BadArgument: (e) => Effect.die(e)
-          }),
-          Effect.scoped
-        )
-
       const selectRow = (id: string) =>
-        Effect.map(sql<UploadRow>`SELECT * FROM media_uploads WHERE id = ${id}`, (rows) => rows[0]!)
+        Effect.map(sql<UploadRow>`SELECT * FROM media_uploads WHERE id = ${id}`, (rows) => rows[0])
 
       /** Every confirmed URL is remembered by digest, so a task holding it finds its upload. */
-      const rememberUrl = (id: string, signed: { readonly url: string; readonly expiresAt: number }) =>
+      const rememberUrl = (id: string, signed: PresignedGet) =>
         Effect.flatMap(urlDigest(signed.url), (digest) =>
           // Signed twice in one second, a URL comes out the same.
           sql`INSERT INTO media_upload_urls (url_digest, upload_id, expires_at) VALUES (${digest}, ${id}, ${signed.expiresAt})
             ON CONFLICT (url_digest) DO NOTHING`)
 
-      /** Writes the found facts and a fresh URL; a concurrent confirmation of the same upload wins once. */
-      const confirm = (row: UploadRow, found: Inspection) =>
+      /**
+       * The object at the session's PUT key, copied to a key of this attempt
+       * alone; only that copy is inspected and served, so nothing PUT later
+       * (the PUT URL stays valid until it expires) reaches the confirmed URL.
+       * The key is recorded before the copy is made, so the sweeper finds it
+       * whatever happens to this call.
+       */
+      const pin = (row: UploadRow, pins: Array<string>) =>
         Effect.gen(function*() {
-          const signed = yield* storage.presignGet(row.storage_key, { expiresInS: settings.confirmed_url_ttl_s })
-          const now = yield* nowSeconds
-          const updated = yield* sql.withTransaction(Effect.gen(function*() {
-            const [updated] = yield* sql<UploadRow>`
-              UPDATE media_uploads SET status = 'confirmed', mime_type = ${found.mimeType}, size_bytes = ${found.sizeBytes},
-                duration_ms = ${found.durationMs ?? null}, width = ${found.width ?? null}, height = ${found.height ?? null},
-                url = ${signed.url}, url_expires_at = ${signed.expiresAt}, confirmed_at = ${now}
-              WHERE id = ${row.id} AND status = 'pending' RETURNING *`
-            if (updated !== undefined) yield* rememberUrl(row.id, signed)
-            return updated
-          }))
-          return updated ?? (yield* selectRow(row.id))
+          const key = `confirmed/${row.account_id}/${row.id}-${randomBase62(8)}.${inspectable(row.declared_mime_type)?.extension ?? "bin"}`
+          pins.push(key)
+          // Not for a row a sweeper has claimed: that one is being removed, with the copies it knows of.
+          const recorded = yield* sql`
+            INSERT INTO media_upload_pins (storage_key, upload_id, created_at)
+            SELECT ${key}, id, ${yield* nowSeconds} FROM media_uploads WHERE id = ${row.id} AND sweep_lease_until IS NULL
+            RETURNING storage_key`
+          if (recorded.length === 0) return yield* uploadNotFound(row.id)
+          if (yield* storage.copy(row.storage_key, key)) return key
+          return yield* Errors.conflict(
+            "upload_not_received",
+            (yield* nowSeconds) > row.session_expires_at
+              ? `Upload ${row.id} has no bytes and its upload_url has expired; create a new session.`
+              : `Upload ${row.id} has no bytes yet: PUT the file to its upload_url with the returned headers, then confirm.`
+          )
         })
 
-      /** A confirmed upload answers again with its URL, renewed when it is about to expire. */
-      const renew = (row: UploadRow) =>
+      /** Copies this call made that are not confirmed: removed, then forgotten. A failure leaves them to the sweeper. */
+      const unpin = (keys: ReadonlyArray<string>) =>
+        Effect.forEach(keys, (key) =>
+          storage.remove(key).pipe(
+            Effect.zipRight(sql`DELETE FROM media_upload_pins WHERE storage_key = ${key}`),
+            Effect.catchAllCause((cause) => Effect.logWarning("removing an unconfirmed upload copy failed", cause))
+          ), { discard: true, concurrency: 3 })
+
+      /** What one id of a call will be once all are found good: a fresh confirmation, or a renewal. */
+      type Prepared =
+        | { readonly _tag: "Confirm"; readonly row: UploadRow; readonly key: string; readonly found: Inspection; readonly signed: PresignedGet }
+        | { readonly _tag: "Renew"; readonly row: UploadRow; readonly signed: PresignedGet | undefined }
+
+      /** All the slow work, before anything is written: copy, inspect, sign. */
+      const prepare = (row: UploadRow, pins: Array<string>) =>
         Effect.gen(function*() {
           const now = yield* nowSeconds
-          if (row.url_expires_at! - now > RENEW_BEFORE_S) return row
-          const signed = yield* storage.presignGet(row.storage_key, { expiresInS: settings.confirmed_url_ttl_s })
-          const updated = yield* sql.withTransaction(Effect.gen(function*() {
-            const [updated] = yield* sql<UploadRow>`
-              UPDATE media_uploads SET url = ${signed.url}, url_expires_at = ${signed.expiresAt}
-              WHERE id = ${row.id} AND url = ${row.url} RETURNING *`
-            if (updated !== undefined) yield* rememberUrl(row.id, signed)
-            return updated
-          }))
-          return updated ?? (yield* selectRow(row.id))
-        })
-
-      const completeOne = (row: UploadRow | undefined, id: string) =>
-        Effect.gen(function*() {
-          if (row === undefined) {
-            return yield* Effect.fail(itemError(id, "upload_not_found", `No upload with id "${id}" under this account.`))
+          if (row.status === "confirmed") {
+            // A URL this close to its expiry is replaced by a fresh one.
+            const signed = row.url_expires_at! - now > RENEW_BEFORE_S
+              ? undefined
+              : yield* storage.presignGet(row.pinned_key ?? row.storage_key, { expiresInS: settings.confirmed_url_ttl_s })
+            return { _tag: "Renew", row, signed } satisfies Prepared
           }
-          if (row.status === "confirmed") return confirmedItem(yield* renew(row))
-          const found = yield* inspectStored(row)
-          return confirmedItem(yield* confirm(row, found))
+          const key = yield* pin(row, pins)
+          const found = yield* inspect(row, key)
+          const signed = yield* storage.presignGet(key, { expiresInS: settings.confirmed_url_ttl_s })
+          return { _tag: "Confirm", row, key, found, signed } satisfies Prepared
         }).pipe(
           Effect.catchTags({
             SqlError: (e) => Effect.die(e),
-            StorageError: (e) =>
-              Effect.zipRight(
-                Effect.logError("signing a confirmed upload URL failed", e),
-                Effect.fail(itemError(id, "upload_inspection_failed", `Upload ${id} could not be confirmed right now; try again.`))
-              )
-          }),
-          Effect.either
+            StorageError: (e) => Effect.zipRight(Effect.logError("copying or signing an upload failed", e), Effect.fail(inspectionUnavailable(row.id)))
+          })
         )
+
+      /** Inside the call's transaction. A row that a sweeper has claimed is gone for the caller. */
+      const commit = (prepared: Prepared) =>
+        Effect.gen(function*() {
+          const { row } = prepared
+          if (prepared._tag === "Renew") {
+            if (prepared.signed === undefined) return row
+            const [renewed] = yield* sql<UploadRow>`
+              UPDATE media_uploads SET url = ${prepared.signed.url}, url_expires_at = ${prepared.signed.expiresAt}
+              WHERE id = ${row.id} AND url = ${row.url} AND sweep_lease_until IS NULL RETURNING *`
+            if (renewed !== undefined) {
+              yield* rememberUrl(row.id, prepared.signed)
+              return renewed
+            }
+          } else {
+            const { found, key, signed } = prepared
+            const [confirmed] = yield* sql<UploadRow>`
+              UPDATE media_uploads SET status = 'confirmed', mime_type = ${found.mimeType}, size_bytes = ${found.sizeBytes},
+                duration_ms = ${found.durationMs ?? null}, width = ${found.width ?? null}, height = ${found.height ?? null},
+                pinned_key = ${key}, url = ${signed.url}, url_expires_at = ${signed.expiresAt}, confirmed_at = ${yield* nowSeconds}
+              WHERE id = ${row.id} AND status = 'pending' AND sweep_lease_until IS NULL RETURNING *`
+            if (confirmed !== undefined) {
+              yield* rememberUrl(row.id, signed)
+              return confirmed
+            }
+          }
+          // Another call confirmed or renewed it meanwhile (its own bytes were inspected too), or a sweeper took it.
+          const current = yield* selectRow(row.id)
+          if (current === undefined || current.status !== "confirmed" || current.sweep_lease_until !== null) {
+            return yield* uploadNotFound(row.id)
+          }
+          return current
+        })
 
       const complete = (accountId: string, ids: ReadonlyArray<string>) =>
         Effect.gen(function*() {
           const unique = [...new Set(ids)]
           const rows = yield* sql<UploadRow>`
-            SELECT * FROM media_uploads WHERE account_id = ${accountId} AND ${sql.in("id", unique)}`.pipe(Effect.orDie)
+            SELECT * FROM media_uploads WHERE account_id = ${accountId} AND ${sql.in("id", unique)}`
           const byId = new Map(rows.map((r) => [r.id, r]))
-          const results = yield* Effect.forEach(unique, (id) => completeOne(byId.get(id), id), { concurrency: 3 })
-          return {
-            data: results.filter(Either.isRight).map((r) => r.right),
-            errors: results.filter(Either.isLeft).map((r) => r.left)
+          const ordered: Array<UploadRow> = []
+          for (const id of unique) {
+            const row = byId.get(id)
+            if (row === undefined || row.sweep_lease_until !== null) return yield* uploadNotFound(id)
+            ordered.push(row)
           }
-        }).pipe(Effect.withSpan("Uploads.complete", { attributes: { "upload.count": ids.length } }))
+          // Copies made by this call; those not confirmed in the end are removed, whatever the outcome.
+          const pins: Array<string> = []
+          const kept = new Set<string>()
+          return yield* Effect.gen(function*() {
+            const results = yield* Effect.forEach(ordered, (row) => Effect.either(prepare(row, pins)), { concurrency: 3 })
+            // All or nothing: the first refusal in request order answers for the call.
+            const prepared = yield* Either.all(results)
+            const confirmed = yield* sql.withTransaction(Effect.forEach(prepared, commit))
+            for (const row of confirmed) if (row.pinned_key !== null) kept.add(row.pinned_key)
+            return confirmed.map(confirmedItem)
+          }).pipe(Effect.ensuring(Effect.suspend(() => unpin(pins.filter((key) => !kept.has(key))))))
+        }).pipe(
+          Effect.catchTag("SqlError", (e) => Effect.die(e)),
+          Effect.withSpan("Uploads.complete", { attributes: { "upload.count": ids.length } })
+        )
+
+      /**
+       * An image pre-upload: recorded (key, URL digest, expiry) before it is
+       * stored, so the sweeper can remove it once its URL has expired.
+       */
+      const storeImage = (accountId: string, bytes: Uint8Array, mimeType: string) =>
+        Effect.gen(function*() {
+          const id = newId(IdPrefix.imageUpload)
+          const key = `image-uploads/${accountId}/${id}.${inspectable(mimeType)?.extension ?? "bin"}`
+          const signed = yield* storage.presignGet(key, { expiresInS: settings.image_url_ttl_s })
+          yield* sql`INSERT INTO image_uploads (id, account_id, storage_key, url_digest, expires_at, created_at)
+            VALUES (${id}, ${accountId}, ${key}, ${yield* urlDigest(signed.url)}, ${signed.expiresAt}, ${yield* nowSeconds})`
+          yield* storage.put(key, bytes, mimeType)
+          return signed.url
+        }).pipe(Effect.catchTag("SqlError", (e) => Effect.die(e)))
 
       const findConfirmed = (urls: ReadonlyArray<string>) =>
         Effect.gen(function*() {
@@ -343,7 +337,7 @@ export class Uploads extends Context.Tag("Uploads")<Uploads, {
           return found as ReadonlyMap<string, ConfirmedMedia>
         })
 
-      return { createSessions, complete, findConfirmed }
+      return { createSessions, complete, storeImage, findConfirmed }
     })
   )
 }

@@ -17,6 +17,7 @@ import { MediaInspector } from "./MediaInspector.ts"
 import { ReferenceMedia } from "./ReferenceMedia.ts"
 import { RemoteMedia } from "./RemoteMedia.ts"
 import { Uploads } from "./Uploads.ts"
+import { UploadSweep } from "./UploadSweep.ts"
 
 /** The database for the configured backend, on top of the checked configuration. */
 export const DatabaseLive = SqlLive.pipe(Layer.provideMerge(AppConfig.layer))
@@ -43,6 +44,7 @@ export const ServicesLive = Layer.mergeAll(
   RateLimit.layer,
   Registry.layer,
   Webhooks.layer,
+  UploadSweep.layer.pipe(Layer.provide(ObjectStorage.layer)),
   MediaServicesLive
 ).pipe(
   Layer.provideMerge(Layer.mergeAll(Queue.layer, Billing.layer, Outbox.layer)),

@@ -6,12 +6,13 @@ import { SandboxImageGenerator } from "../services/SandboxImageGenerator.ts"
 import { channelWorker } from "./Generation.ts"
 import type { Generators } from "./Plans.ts"
 import { reaper } from "./Reaper.ts"
+import { uploadSweeper } from "./UploadSweeper.ts"
 import { webhookWorker } from "./Webhooks.ts"
 
 /**
  * The long-running fibers of a worker process (ROLE=worker or all): one
- * worker per channel that an enabled model uses, the lease reaper and the
- * webhook delivery worker. They stop with the layer's scope; a task
+ * worker per channel that an enabled model uses, the lease reaper, the
+ * webhook delivery worker and the sweeper of expired uploads. They stop with the layer's scope; a task
  * interrupted mid-run goes back to the queue, a webhook attempt is sent again.
  */
 export const WorkersLive = Layer.scopedDiscard(
@@ -28,5 +29,6 @@ export const WorkersLive = Layer.scopedDiscard(
     }
     yield* Effect.forkScoped(reaper)
     yield* Effect.forkScoped(webhookWorker)
+    yield* Effect.forkScoped(uploadSweeper)
   })
 )

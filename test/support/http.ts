@@ -9,6 +9,25 @@ export interface Reply {
   readonly body: any
 }
 
+const isReset = (e: unknown) =>
+  e instanceof TypeError && String((e as { cause?: { code?: string } }).cause?.code) === "ECONNRESET"
+
+/**
+ * `fetch`, sent again once when it met a reset: the gateway runs in the test's
+ * own process, so on a loaded machine fetch may reuse a kept-alive socket the
+ * server has just closed as idle. The server never read that request (a reset
+ * before any answer on a reused socket), so sending it again is what browsers
+ * do too. A body that is a stream could not be sent twice; these are not.
+ */
+export const fetchRetryingReset = async (url: string, init: RequestInit): Promise<Response> => {
+  try {
+    return await fetch(url, init)
+  } catch (e) {
+    if (!isReset(e)) throw e
+    return fetch(url, init)
+  }
+}
+
 /** One request over real HTTP; the body is parsed as JSON when it is JSON. */
 export const call = async (
   gw: Target,
@@ -23,7 +42,7 @@ export const call = async (
     headers["content-type"] ??= "application/json"
     body = JSON.stringify(options.json)
   }
-  const res = await fetch(gw.url + path, { method, headers, ...(body === undefined ? {} : { body }) })
+  const res = await fetchRetryingReset(gw.url + path, { method, headers, ...(body === undefined ? {} : { body }) })
   const text = await res.text()
   let parsed: unknown = text
   if ((res.headers.get("content-type") ?? "").includes("application/json")) parsed = JSON.parse(text)

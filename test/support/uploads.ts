@@ -79,7 +79,7 @@ export const uploadAll = async (gw: Target, key: string, files: ReadonlyArray<Up
     if (status !== 200) throw new Error(`PUT ${i}: ${status}`)
   }
   const confirmed = await complete(gw, key, created.body.data.map((s: any) => s.id))
-  if (confirmed.status !== 200 || confirmed.body.errors.length > 0) {
+  if (confirmed.status !== 200) {
     throw new Error(`complete: ${confirmed.status} ${JSON.stringify(confirmed.body)}`)
   }
   return confirmed.body.data
