@@ -41,9 +41,10 @@ const put = (session: MediaUploadSession, file: LocalFile, report: (bytes: numbe
   })
 
 /**
- * Step 3's answer, whichever form the gateway gives it: all or nothing (an
- * error answer, already a `GatewayError`), or a 200 listing refused ids in
- * `errors`. Either way every id must come back confirmed, in order.
+ * Step 3's 200 answer must confirm every id, in order. A refusal normally
+ * arrives as an error answer (all or nothing), already a `GatewayError`;
+ * a 200 that leaves an id out fails as well, with the code of its `errors`
+ * entry when a gateway of the older partial form lists one.
  */
 const confirmedInOrder = (
   sessions: ReadonlyArray<MediaUploadSession>,
