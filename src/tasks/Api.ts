@@ -3,7 +3,8 @@ import { Schema } from "effect"
 import { ImageTask, VideoTask } from "./Task.ts"
 import { VideoCreateRequest } from "../catalog/VideoCreateRequest.ts"
 import { ListEnvelope } from "../platform/http/ListEnvelope.ts"
-import { jsonBody } from "../platform/http/OpenApiBody.ts"
+import { jsonBody, multipartBody } from "../platform/http/OpenApiBody.ts"
+import { ImageCreateRequest, ImageEditFields } from "./Requests.ts"
 import { ModelKeyAuth, ResourceKeyAuth } from "../accounts/Security.ts"
 
 const taskPath = Schema.Struct({ task_id: Schema.String })
@@ -22,6 +23,18 @@ export const BatchQuery = Schema.Struct({
 export const TaskBatch = <A, I>(item: Schema.Schema<A, I>) =>
   Schema.Struct({ object: Schema.Literal("list"), data: Schema.Array(item), missing: Schema.Array(Schema.String) })
 
+/** Both forms of `POST /v1/image/tasks`: JSON, and multipart for an edit with files. */
+const imageTaskBody = {
+  requestBody: {
+    required: true,
+    content: {
+      ...jsonBody(ImageCreateRequest).requestBody.content,
+      ...multipartBody(ImageEditFields, { image: "A source image; repeat the field for several.", mask: "Optional mask." })
+        .requestBody.content
+    }
+  }
+}
+
 /**
  * Creating tasks: `sk-` model tokens. Bodies are read and validated by the
  * handlers against the plugin-derived rules, so every failure has the spec's
@@ -32,7 +45,10 @@ export class TaskCreateApi extends HttpApiGroup.make("taskCreate")
     HttpApiEndpoint.post("createVideoTask", "/v1/video/tasks").addSuccess(VideoTask, { status: 202 })
       .annotate(OpenApi.Override, jsonBody(VideoCreateRequest))
   )
-  .add(HttpApiEndpoint.post("createImageTask", "/v1/image/tasks").addSuccess(ImageTask, { status: 202 }))
+  .add(
+    HttpApiEndpoint.post("createImageTask", "/v1/image/tasks").addSuccess(ImageTask, { status: 202 })
+      .annotate(OpenApi.Override, imageTaskBody)
+  )
   .middleware(ModelKeyAuth)
   .annotate(OpenApi.Title, "Task creation")
 {}

@@ -1,42 +1,30 @@
 import { HttpApiBuilder } from "@effect/platform"
-import { Effect, Layer, Option, Schema } from "effect"
+import { Effect, Layer, Option } from "effect"
 import { GatewayApi } from "../Api.ts"
 import * as Errors from "../platform/http/Errors.ts"
 import { listPage } from "../platform/http/ListEnvelope.ts"
 import { CurrentPrincipal } from "../accounts/Security.ts"
-import { TaskKind } from "./Task.ts"
 import { Assets } from "./Assets.ts"
 import { ResourceKeyAuthLive } from "../accounts/Auth.ts"
-import { Limit, readQuery, UnixSeconds } from "../platform/http/ListQuery.ts"
+import { readQuery } from "../platform/http/ListQuery.ts"
+import { AssetListParams, DEFAULT_PAGE_LIMIT } from "./Requests.ts"
 import { serveObject } from "../storage/ServeObject.ts"
 
 /** The message names the id, cut short: a path may carry an id of any length. */
 const assetNotFound = (id: string) => () =>
   Errors.notFound("asset_not_found", `No asset ${JSON.stringify(id.length > 64 ? `${id.slice(0, 64)}…` : id)} under this account.`)
 
-/** An id filter: printable ASCII, so nothing PostgreSQL refuses (NUL) reaches it; an unknown id simply matches nothing. */
-const IdParam = Schema.String.pipe(Schema.pattern(/^[\x21-\x7e]{1,200}$/, { message: () => "expected an id" }))
-
-const listParams = Schema.Struct({
-  task_id: Schema.optional(IdParam),
-  kind: Schema.optional(TaskKind),
-  created_after: Schema.optional(UnixSeconds),
-  created_before: Schema.optional(UnixSeconds),
-  after: Schema.optional(IdParam),
-  limit: Limit
-})
-
 const accountId = Effect.map(CurrentPrincipal, (p) => p.accountId)
 
 const listAssets = Effect.gen(function*() {
-  const p = yield* readQuery(listParams)
+  const p = yield* readQuery(AssetListParams)
   const page = yield* (yield* Assets).list(yield* accountId, {
     taskId: p.task_id,
     kind: p.kind,
     createdAfter: p.created_after,
     createdBefore: p.created_before,
     after: p.after,
-    limit: p.limit
+    limit: p.limit ?? DEFAULT_PAGE_LIMIT
   }).pipe(
     Effect.catchTag("UnknownCursor", ({ after }) =>
       Errors.badRequest("invalid_request", `Invalid query: after: "${after}" names no asset of this account.`))

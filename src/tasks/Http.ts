@@ -28,11 +28,11 @@ const findOwn = <T extends VideoTask | ImageTask>(kind: TaskKind, id: string) =>
       : yield* Errors.notFound("task_not_found", `No ${kind} task with id "${id}" under this account.`)
   })
 
-const listOwn = <T extends VideoTask | ImageTask>(kind: TaskKind, operations: ReadonlyArray<string>) =>
+const listOwn = <T extends VideoTask | ImageTask>(kind: TaskKind) =>
   Effect.gen(function*() {
     const principal = yield* CurrentPrincipal
     const store = yield* TaskStore
-    const page = yield* store.list(principal.accountId, kind, yield* readListFilter(operations))
+    const page = yield* store.list(principal.accountId, kind, yield* readListFilter(kind))
     return {
       object: "list" as const,
       data: page.data as ReadonlyArray<T>,
@@ -53,10 +53,10 @@ const queryOwn = <T extends VideoTask | ImageTask>(kind: TaskKind) =>
 
 export const TaskReadLive = HttpApiBuilder.group(GatewayApi, "taskRead", (handlers) =>
   handlers
-    .handle("listVideoTasks", () => listOwn<VideoTask>("video", ["generation"]))
+    .handle("listVideoTasks", () => listOwn<VideoTask>("video"))
     .handle("queryVideoTasks", () => queryOwn<VideoTask>("video"))
     .handle("getVideoTask", ({ path }) => findOwn<VideoTask>("video", path.task_id))
-    .handle("listImageTasks", () => listOwn<ImageTask>("image", ["generation", "edit"]))
+    .handle("listImageTasks", () => listOwn<ImageTask>("image"))
     .handle("queryImageTasks", () => queryOwn<ImageTask>("image"))
     .handle("getImageTask", ({ path }) => findOwn<ImageTask>("image", path.task_id))).pipe(
     Layer.provide(ResourceKeyAuthLive)

@@ -1,3 +1,4 @@
+import { HttpApiSchema } from "@effect/platform"
 import { Schema } from "effect"
 import { UploadKind } from "../media/MediaTypes.ts"
 
@@ -84,3 +85,6 @@ export const ImageUploadBase64Request = Schema.Struct({
     }).annotations({ description: "Exactly one of b64_json, base64, data; field image (default) or mask" })
   ))
 })
+
+/** `POST /v1/image/uploads`: repeatable `image` files and an optional `mask` file, sent as `FormData`. */
+export const ImageUploadForm = HttpApiSchema.Multipart(Schema.Struct({}))

@@ -4,13 +4,15 @@ import * as Errors from "./Errors.ts"
 import { textProblem } from "../Text.ts"
 import { formatParseError } from "./Body.ts"
 
-/** A `created_after` / `created_before` bound. */
+/** A `created_after` / `created_before` bound, Unix seconds. */
 export const UnixSeconds = Schema.NumberFromString.pipe(Schema.int(), Schema.nonNegative())
 
-/** The spec's list `limit`: default 20, 1 to 100. */
-export const Limit = Schema.optionalWith(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 100)), {
-  default: () => 20
-})
+/** The spec's list `limit`, 1 to 100; a handler applies the default of 20. */
+export const PageLimit = Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 100))
+export const DEFAULT_PAGE_LIMIT = 20
+
+/** The spec's list `limit` with its default applied. */
+export const Limit = Schema.optionalWith(PageLimit, { default: () => DEFAULT_PAGE_LIMIT })
 
 /**
  * The query parameters of a listing, decoded by `schema`. A repeated or

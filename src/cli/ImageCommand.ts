@@ -1,0 +1,105 @@
+import { Command, Options } from "@effect/cli"
+import { Effect, Option } from "effect"
+import { imageEditForm, uploadImages } from "../client/ImageFiles.ts"
+import { isUrl } from "../client/LocalFiles.ts"
+import { createImageTask, type ImageTaskRequest } from "../client/Tasks.ts"
+import { type Common, common, jsonObject, UsageError, withGateway } from "./Common.ts"
+import { finishCreate } from "./TaskFlow.ts"
+import { createOptions } from "./VideoCommand.ts"
+
+const imageOptions = {
+  ...common,
+  ...createOptions,
+  model: Options.text("model").pipe(Options.withDescription("Image model ID (see `mtg models --type image`).")),
+  prompt: Options.text("prompt").pipe(Options.withDescription("What to draw, or how to change the images.")),
+  count: Options.integer("count").pipe(Options.optional, Options.withDescription("Number of images (output.count).")),
+  size: Options.text("size").pipe(Options.optional, Options.withDescription("<width>x<height>, e.g. 1024x1024.")),
+  quality: Options.text("quality").pipe(Options.optional, Options.withDescription("Quality level of the model's table.")),
+  format: Options.text("format").pipe(Options.optional, Options.withDescription("png, jpeg or webp, as the model allows."))
+}
+
+type ImageOptions = Common & {
+  readonly [K in "idempotencyKey" | "clientReferenceId" | "metadata" | "providerOptions" | "size" | "quality" | "format"]: Option.Option<string>
+} & { readonly model: string; readonly prompt: string; readonly count: Option.Option<number> }
+
+/** The JSON form's body from the flags; `input` holds the edit's image URLs. */
+const jsonRequest = (o: ImageOptions, operation: "generation" | "edit", input: Partial<ImageTaskRequest["input"]>) =>
+  Effect.gen(function*() {
+    const metadata = yield* jsonObject("metadata", o.metadata)
+    const providerOptions = yield* jsonObject("provider-options", o.providerOptions)
+    const output = {
+      ...(Option.isSome(o.count) ? { count: o.count.value } : {}),
+      ...(Option.isSome(o.size) ? { size: o.size.value } : {}),
+      ...(Option.isSome(o.quality) ? { quality: o.quality.value } : {}),
+      ...(Option.isSome(o.format) ? { format: o.format.value } : {})
+    }
+    return {
+      model: o.model,
+      operation,
+      input: { prompt: o.prompt, ...input },
+      ...(Object.keys(output).length > 0 ? { output } : {}),
+      ...(Option.isSome(o.clientReferenceId) ? { client_reference_id: o.clientReferenceId.value } : {}),
+      ...(metadata === undefined ? {} : { metadata }),
+      ...(providerOptions === undefined ? {} : { provider_options: providerOptions })
+    } satisfies ImageTaskRequest
+  })
+
+const follows = (o: { readonly wait: boolean; readonly out: Option.Option<string> }) => o.wait || Option.isSome(o.out)
+
+const create = Command.make("create", imageOptions, (o) =>
+  Effect.gen(function*() {
+    const reply = yield* createImageTask(yield* jsonRequest(o, "generation", {}), {
+      idempotencyKey: Option.getOrUndefined(o.idempotencyKey)
+    })
+    yield* finishCreate(o, "image", reply, o)
+  }).pipe(withGateway(o, follows(o) ? ["model", "resource"] : ["model"]))).pipe(
+  Command.withDescription("Create an image task (generation).")
+)
+
+const edit = Command.make("edit", {
+  ...imageOptions,
+  image: Options.text("image").pipe(
+    Options.repeated,
+    Options.withDescription("Source image, a local file or an http(s) URL; repeatable, at least one.")
+  ),
+  mask: Options.text("mask").pipe(Options.optional, Options.withDescription("Mask (transparent where to edit), file or URL."))
+}, (o) => {
+  const mask = Option.getOrUndefined(o.mask)
+  const all = [...o.image, ...(mask === undefined ? [] : [mask])]
+  const local = all.filter((v) => !isUrl(v))
+  // Only local files and nothing the form lacks: one multipart request carries the files.
+  const asForm = local.length === all.length && Option.isNone(o.count) && Option.isNone(o.clientReferenceId) &&
+    Option.isNone(o.metadata) && Option.isNone(o.providerOptions)
+  return Effect.gen(function*() {
+    if (o.image.length === 0) return yield* new UsageError({ message: "image edit needs at least one --image." })
+    const idempotencyKey = Option.getOrUndefined(o.idempotencyKey)
+    if (asForm) {
+      const form = yield* imageEditForm({
+        model: o.model,
+        prompt: o.prompt,
+        size: Option.getOrUndefined(o.size),
+        quality: Option.getOrUndefined(o.quality),
+        output_format: Option.getOrUndefined(o.format)
+      }, o.image, mask)
+      return yield* finishCreate(o, "image", yield* createImageTask(form, { idempotencyKey }), o)
+    }
+    // Otherwise the local files go through the image pre-upload and the JSON form names their URLs.
+    const stored = local.length === 0
+      ? { images: [], mask: undefined }
+      : yield* uploadImages(o.image.filter((v) => !isUrl(v)), mask !== undefined && !isUrl(mask) ? mask : undefined)
+    const uploaded = [...stored.images]
+    const images = o.image.map((v) => ({ url: isUrl(v) ? v : uploaded.shift()! }))
+    const maskUrl = mask === undefined ? undefined : isUrl(mask) ? mask : stored.mask!
+    const request = yield* jsonRequest(o, "edit", { images, ...(maskUrl === undefined ? {} : { mask: { url: maskUrl } }) })
+    yield* finishCreate(o, "image", yield* createImageTask(request, { idempotencyKey }), o)
+  }).pipe(withGateway(o, follows(o) || (local.length > 0 && !asForm) ? ["model", "resource"] : ["model"]))
+}).pipe(
+  Command.withDescription(
+    "Create an image edit task. Local files are sent in one multipart request, or through the image pre-upload when URLs or JSON-only flags are mixed in."
+  )
+)
+
+export const image = Command.make("image").pipe(
+  Command.withDescription("Image tasks."),
+  Command.withSubcommands([create, edit])
+)

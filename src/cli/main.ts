@@ -1,0 +1,14 @@
+import { NodeContext } from "@effect/platform-node"
+import { Effect, Layer } from "effect"
+import { NodeClientLive } from "../runtime/node/NodeClient.ts"
+import { runCli } from "./Cli.ts"
+import { withPlainConsole } from "./PlainConsole.ts"
+
+/**
+ * Node entry point of `mtg` (bin/mtg.mjs loads it through tsx). The exit code
+ * is set rather than forced, so output still being written is not cut; a
+ * handle left open cannot hold the process past a second.
+ */
+const code = await Effect.runPromise(runCli(process.argv).pipe(withPlainConsole, Effect.provide(Layer.merge(NodeContext.layer, NodeClientLive))))
+process.exitCode = code
+setTimeout(() => process.exit(code), 1000).unref()

@@ -1,0 +1,90 @@
+import type { HttpClientResponse } from "@effect/platform"
+import { Effect } from "effect"
+import type { ImageCreateRequest } from "../tasks/Requests.ts"
+import type { ImageTask, TaskKind, VideoTask } from "../tasks/Task.ts"
+import type { VideoCreateRequest } from "../catalog/VideoCreateRequest.ts"
+import { type ApiClient, GatewayClient } from "./Client.ts"
+import { normalize, retryAfterSeconds } from "./Http.ts"
+
+export type VideoTaskRequest = typeof VideoCreateRequest.Type
+export type ImageTaskRequest = ImageCreateRequest
+export type TaskOf<K extends TaskKind> = K extends "video" ? VideoTask : ImageTask
+export type AnyTask = VideoTask | ImageTask
+
+/** A task as one answer carried it, with the polling interval the gateway suggested. */
+export interface TaskReply<T> {
+  readonly task: T
+  /** Seconds, from `Retry-After`, when the answer had one. */
+  readonly retryAfter: number | undefined
+  /** `Idempotent-Replayed: true`: the Idempotency-Key named a task created before. */
+  readonly replayed: boolean
+}
+
+export interface CreateOptions {
+  readonly idempotencyKey?: string | undefined
+}
+
+const reply = <T>([task, response]: readonly [T, HttpClientResponse.HttpClientResponse]): TaskReply<T> => ({
+  task,
+  retryAfter: retryAfterSeconds(response),
+  replayed: response.headers["idempotent-replayed"] === "true"
+})
+
+const headers = (options: CreateOptions | undefined) =>
+  options?.idempotencyKey === undefined ? {} : { "idempotency-key": options.idempotencyKey }
+
+/** Runs one call of the contract with the key its endpoint takes, failing only with the client's errors. */
+export const withClient = <A, E>(f: (client: ApiClient) => Effect.Effect<A, E>, key: "model" | "resource") =>
+  Effect.flatMap(GatewayClient, (c) => normalize(f(key === "model" ? c.model : c.resource)))
+
+/** `POST /v1/video/tasks` with the model token; 202 with the queued task. */
+export const createVideoTask = (request: VideoTaskRequest, options?: CreateOptions) =>
+  withClient((c) => c.taskCreate.createVideoTask({ payload: request, headers: headers(options), withResponse: true }), "model")
+    .pipe(Effect.map(reply))
+
+/**
+ * `POST /v1/image/tasks` with the model token: the JSON form, or the multipart
+ * form of an edit as `FormData` (fields `model`, `operation`, `prompt`,
+ * `image` files, `mask`, `size`, `quality`, `output_format`).
+ */
+export const createImageTask = (request: ImageTaskRequest | FormData, options?: CreateOptions) =>
+  withClient((c) =>
+    request instanceof FormData
+      ? c.taskCreate.createImageTask({ payload: request, headers: headers(options), withResponse: true })
+      : c.taskCreate.createImageTask({ payload: request, headers: headers(options), withResponse: true }), "model")
+    .pipe(Effect.map(reply))
+
+/** `GET /v1/{kind}/tasks/{id}` with the resource key. */
+export const getTask = <K extends TaskKind>(kind: K, id: string) =>
+  withClient(
+    (c): Effect.Effect<readonly [AnyTask, HttpClientResponse.HttpClientResponse], unknown> =>
+      kind === "video"
+        ? c.taskRead.getVideoTask({ path: { task_id: id }, withResponse: true })
+        : c.taskRead.getImageTask({ path: { task_id: id }, withResponse: true }),
+    "resource"
+  ).pipe(Effect.map((answer) => reply(answer as readonly [TaskOf<K>, HttpClientResponse.HttpClientResponse])))
+
+export type VideoListParams = Parameters<ApiClient["taskRead"]["listVideoTasks"]>[0]["urlParams"]
+export type ImageListParams = Parameters<ApiClient["taskRead"]["listImageTasks"]>[0]["urlParams"]
+
+/** One page of the caller's tasks, newest first (DESIGN.md, List envelope). */
+export const listVideoTasks = (params: VideoListParams = {}) =>
+  withClient((c) => c.taskRead.listVideoTasks({ urlParams: params }), "resource")
+export const listImageTasks = (params: ImageListParams = {}) =>
+  withClient((c) => c.taskRead.listImageTasks({ urlParams: params }), "resource")
+
+/** Batch query: found tasks in request order and the ids not found. */
+export const queryTasks = (kind: TaskKind, ids: ReadonlyArray<string>) =>
+  withClient(
+    (c): Effect.Effect<{ readonly data: ReadonlyArray<AnyTask>; readonly missing: ReadonlyArray<string> }, unknown> =>
+      kind === "video"
+        ? c.taskRead.queryVideoTasks({ payload: { task_ids: ids } })
+        : c.taskRead.queryImageTasks({ payload: { task_ids: ids } }),
+    "resource"
+  )
+
+/** `GET /v1/models`: either key works; the resource key is used when no model token is set. */
+export const listModels = Effect.flatMap(
+  GatewayClient,
+  (c) => normalize((c.config.modelToken === undefined ? c.resource : c.model).models.listModels())
+)
