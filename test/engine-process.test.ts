@@ -419,7 +419,7 @@ if (PG) {
   // the multi-replica stories (b: two workers, c: a stale worker beside a live one,
   // d: a LISTEN backend to terminate) exist only on PostgreSQL. The crash story
   // does exist: one ROLE=all process, SIGKILLed and restarted on the same DATA_DIR.
-  describe("task engine processes (pglite)", { timeout: 120_000 }, () => {
+  describe("task engine processes (pglite)", { timeout: 240_000 }, () => {
     it("a) SIGKILL of the process with 20 tasks in flight: restarted on its DATA_DIR, it finishes all, each billed and announced once", async () => {
       const site = await installation()
       try {
