@@ -1,13 +1,18 @@
 import type { SqlClient } from "@effect/sql"
+import type { StoredRequest } from "../StoredRequest.ts"
 import type { TaskKind } from "../Task.ts"
 
-/** What a worker holds after a claim: the task and the attempt its writes are guarded by. */
+/**
+ * What a worker holds after a claim: the task and the attempt its writes are
+ * guarded by. The request is as stored, not yet decoded (see StoredRequest.ts).
+ */
 export interface Claim {
   readonly id: string
   readonly accountId: string
   readonly kind: TaskKind
   readonly model: string
-  readonly request: any
+  readonly request: unknown
+  readonly requestVersion: number
   readonly attempt: number
   readonly traceContext: { readonly traceparent?: string } | null
   readonly createdAt: number
@@ -18,7 +23,8 @@ export interface ClaimRow {
   readonly account_id: string
   readonly kind: TaskKind
   readonly model: string
-  readonly request: any
+  readonly request: unknown
+  readonly request_version: number
   readonly attempt: number
   readonly trace_context: Claim["traceContext"]
   readonly created_at: number
@@ -30,10 +36,14 @@ export const toClaim = (row: ClaimRow): Claim => ({
   kind: row.kind,
   model: row.model,
   request: row.request,
+  requestVersion: row.request_version,
   attempt: row.attempt,
   traceContext: row.trace_context,
   createdAt: row.created_at
 })
+
+/** A claim whose stored request decoded: what a run plans from. */
+export type DecodedClaim = Omit<Claim, "kind" | "request"> & StoredRequest
 
 /** The claim's guard: this task, this attempt, still running. A stale worker's write matches nothing. */
 export const ownedBy = (sql: SqlClient.SqlClient, claim: Pick<Claim, "id" | "attempt">) =>

@@ -12,7 +12,7 @@ import type { ImageSource, ValidImageRequest } from "../../catalog/ImageRequest.
 import type { ValidVideoRequest } from "../../catalog/VideoRequest.ts"
 import { AppConfig } from "../../platform/AppConfig.ts"
 import { ObjectStorage } from "../../storage/ObjectStorage.ts"
-import type { Claim } from "./Claim.ts"
+import type { Claim, DecodedClaim } from "./Claim.ts"
 import { Registry } from "../../catalog/Registry.ts"
 import { RemoteMedia } from "../../media/RemoteMedia.ts"
 import type { TaskFailure } from "./TaskOutcomes.ts"
@@ -99,14 +99,14 @@ const readSource = (source: ImageSource, where: string, maxBytes: number) =>
     return yield* fs.readFile(file).pipe(Effect.mapError(() => inputFailure(`${where} could not be read.`)))
   }).pipe(Effect.scoped)
 
-const modelGone = (claim: Claim, failure: TaskFailure): TaskFailure => ({
+const modelGone = (claim: DecodedClaim, failure: TaskFailure): TaskFailure => ({
   ...failure,
   message: `Model "${claim.model}" is no longer available.`,
   retryable: false
 })
 
 /** The plan for a claimed task, or the failure to end it with when its model or generator is gone. */
-export const planFor = (claim: Claim, generators: Generators) =>
+export const planFor = (claim: DecodedClaim, generators: Generators) =>
   Effect.gen(function*() {
     const registry = yield* Registry
     const { models } = yield* AppConfig

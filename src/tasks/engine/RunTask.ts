@@ -1,11 +1,12 @@
-import { Cause, Clock, Data, Effect, Schedule, Stream, Tracer } from "effect"
+import { Cause, Clock, Data, Effect, Either, Schedule, Stream, Tracer } from "effect"
 import { IdPrefix, newId } from "../../platform/Ids.ts"
 import type { EngineSettings } from "../../platform/Settings.ts"
 import { parseTraceparent } from "../../platform/TraceContext.ts"
 import { GenerationError } from "../../channel/Generator.ts"
 import { AppConfig } from "../../platform/AppConfig.ts"
 import { ObjectStorage } from "../../storage/ObjectStorage.ts"
-import type { Claim } from "./Claim.ts"
+import type { Claim, DecodedClaim } from "./Claim.ts"
+import { decodeStoredRequest } from "../StoredRequest.ts"
 import { TaskQueue } from "./TaskQueue.ts"
 import { ReferenceMedia } from "../ReferenceMedia.ts"
 import { type NewAsset, TaskOutcomes } from "./TaskOutcomes.ts"
@@ -21,6 +22,13 @@ const GENERATION_SHARE = 95
 
 
 
+/** A request this release cannot read: the kind's failure, refunded, with nothing internal in the message. */
+const unreadableFailure = (kind: Claim["kind"]) => ({
+  ...internalFailureOf(kind),
+  message: "This task was stored by a release of the service that cannot be run by this one. Its charge is refunded; create the task again.",
+  retryable: true
+})
+
 const parentSpan = (claim: Claim) => {
   const context = claim.traceContext?.traceparent ? parseTraceparent(claim.traceContext.traceparent) : undefined
   return context === undefined ? undefined : Tracer.externalSpan(context)
@@ -33,7 +41,7 @@ const parentSpan = (claim: Claim) => {
  * back, the work stops and writes nothing. Interrupted (the process stops),
  * the task goes back to the queue for another worker.
  */
-export const runTask = (claim: Claim, workerId: string, generators: Generators) =>
+export const runTask = (stored: Claim, workerId: string, generators: Generators) =>
   Effect.gen(function*() {
     const queue = yield* TaskQueue
     const outcomes = yield* TaskOutcomes
@@ -43,9 +51,18 @@ export const runTask = (claim: Claim, workerId: string, generators: Generators) 
 
     yield* Effect.gen(function*() {
       const now = yield* Clock.currentTimeMillis
-      yield* Effect.annotateCurrentSpan({ "task.queue_wait_ms": now - claim.createdAt * 1000, "worker.id": workerId })
-      yield* Effect.logInfo("task claimed").pipe(Effect.annotateLogs({ worker_id: workerId, model: claim.model }))
-    }).pipe(Effect.withSpan("task.claim", { attributes: { "task.id": claim.id, "task.attempt": claim.attempt } }))
+      yield* Effect.annotateCurrentSpan({ "task.queue_wait_ms": now - stored.createdAt * 1000, "worker.id": workerId })
+      yield* Effect.logInfo("task claimed").pipe(Effect.annotateLogs({ worker_id: workerId, model: stored.model }))
+    }).pipe(Effect.withSpan("task.claim", { attributes: { "task.id": stored.id, "task.attempt": stored.attempt } }))
+
+    const decoded = decodeStoredRequest(stored.kind, stored.requestVersion, stored.request)
+    if (Either.isLeft(decoded)) {
+      yield* Effect.logError("the stored request cannot be read; the task fails with its refund").pipe(
+        Effect.annotateLogs({ reason: decoded.left })
+      )
+      return yield* outcomes.fail(stored, unreadableFailure(stored.kind))
+    }
+    const claim: DecodedClaim = { ...stored, ...decoded.right }
 
     const planned = yield* planFor(claim, generators)
     if (!("generate" in planned)) return yield* outcomes.fail(claim, planned)
@@ -145,15 +162,15 @@ export const runTask = (claim: Claim, workerId: string, generators: Generators) 
       Effect.asVoid
     )
   }).pipe(
-    Effect.annotateLogs({ task_id: claim.id, attempt: claim.attempt }),
+    Effect.annotateLogs({ task_id: stored.id, attempt: stored.attempt }),
     Effect.withSpan("task.run", {
-      parent: parentSpan(claim),
+      parent: parentSpan(stored),
       attributes: {
-        "task.id": claim.id,
-        "task.model": claim.model,
-        "task.kind": claim.kind,
-        "task.attempt": claim.attempt,
-        "account.id": claim.accountId
+        "task.id": stored.id,
+        "task.model": stored.model,
+        "task.kind": stored.kind,
+        "task.attempt": stored.attempt,
+        "account.id": stored.accountId
       }
     })
   )

@@ -1,6 +1,7 @@
 import type { SqlClient } from "@effect/sql"
 import type { NewTask } from "../../TaskStore.ts"
 import type { TaskRow } from "../../TaskRow.ts"
+import { CURRENT_VERSION } from "../../StoredRequest.ts"
 
 /**
  * A new task, `queued`. With an Idempotency-Key this account already used,
@@ -8,10 +9,10 @@ import type { TaskRow } from "../../TaskRow.ts"
  */
 export const insertTask = (sql: SqlClient.SqlClient, id: string, task: NewTask, now: number) =>
   sql<TaskRow>`
-    INSERT INTO tasks (id, account_id, kind, model, operation, status, progress, request,
+    INSERT INTO tasks (id, account_id, kind, model, operation, status, progress, request, request_version,
       client_reference_id, metadata, idempotency_key, request_digest, created_at, updated_at, channel, trace_context)
     VALUES (${id}, ${task.accountId}, ${task.kind}, ${task.model}, ${task.operation}, 'queued', 0,
-      ${JSON.stringify(task.request)}::jsonb, ${task.clientReferenceId},
+      ${JSON.stringify(task.request)}::jsonb, ${CURRENT_VERSION}, ${task.clientReferenceId},
       ${task.metadata === null ? null : JSON.stringify(task.metadata)}::jsonb,
       ${task.idempotencyKey}, ${task.digest}, ${now}, ${now}, ${task.channel},
       ${task.traceparent === null ? null : JSON.stringify({ traceparent: task.traceparent })}::jsonb)
