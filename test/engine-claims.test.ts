@@ -4,8 +4,9 @@ import type { Claim } from "../src/tasks/engine/Claim.ts"
 import { TaskQueue } from "../src/tasks/engine/TaskQueue.ts"
 import { TaskOutcomes } from "../src/tasks/engine/TaskOutcomes.ts"
 import { reapOnce } from "../src/tasks/engine/Reaper.ts"
+import { after } from "./support/clock.ts"
 import { configWith } from "./support/config.ts"
-import { backend } from "./support/database.ts"
+import { backends } from "./support/database.ts"
 import { startGateway, type TestGateway } from "./support/gateway.ts"
 import { call, createAccount } from "./support/http.ts"
 import { eventsOf, ledgerOf, query, videoRequest } from "./support/tasks.ts"
@@ -13,23 +14,22 @@ import { eventsOf, ledgerOf, query, videoRequest } from "./support/tasks.ts"
 /**
  * The queue's guarantees, driven step by step: this gateway runs no engine
  * (ROLE=api), so the test itself plays the workers through the TaskQueue and
- * TaskOutcomes services, with a one-second lease it can outwait.
+ * TaskOutcomes services. Leases run out on Effect's TestClock, not the wall
+ * clock: the reaper is run as if the lease had passed.
  */
+const LEASE_S = 60
 
 let gw: TestGateway
-beforeAll(async () => {
-  const config = configWith("limits.json", (limits) => {
-    limits.engine = { lease_s: 1, heartbeat_s: 0.5, max_attempts: 2 }
-    for (const rate of Object.values(limits.rate_limits) as Array<any>) rate.burst = rate.per_second = 10_000
-  })
-  gw = await startGateway({ CONFIG_DIR: config })
+const config = configWith("limits.json", (limits) => {
+  limits.engine = { lease_s: LEASE_S, heartbeat_s: 20, max_attempts: 2 }
+  for (const rate of Object.values(limits.rate_limits) as Array<any>) rate.burst = rate.per_second = 10_000
 })
-afterAll(() => gw?.close())
 
 const run = <A, E>(effect: Effect.Effect<A, E, TaskQueue | TaskOutcomes>) => gw.runtime.runPromise(effect as Effect.Effect<A, E, never>)
 const claim = (worker: string, limit = 1) => run(Effect.flatMap(TaskQueue, (q) => q.claim("sandbox", worker, limit)))
-const expireLeases = () => new Promise((r) => setTimeout(r, 1100))
-const reap = () => run(Effect.flatMap(TaskQueue, (q) => q.reapExpired))
+/** The reaper as it runs once every lease taken so far has run out. */
+const afterLeases = after((LEASE_S + 1) * 1000)
+const reap = () => run(afterLeases(Effect.flatMap(TaskQueue, (q) => q.reapExpired)))
 const statusOf = async (id: string) =>
   (await query<{ status: string; attempt: number; progress: number }>(gw, (sql) =>
     sql`SELECT status, attempt, progress FROM tasks WHERE id = ${id}`))[0]!
@@ -52,7 +52,13 @@ const drain = async () => {
   for (let batch = await claim("drain", 100); batch.length > 0; batch = await claim("drain", 100)) await finish(batch)
 }
 
-describe(`queue claims (${backend})`, () => {
+// The same guarantees on each database this run reaches, one gateway at a time.
+describe.each(backends)("queue claims (%s)", (on) => {
+  beforeAll(async () => {
+    gw = await startGateway({ CONFIG_DIR: config }, undefined, {}, on)
+  })
+  afterAll(() => gw?.close())
+
   it("concurrent claims never hand one task to two workers", async () => {
     await drain()
     const { ids } = await newTasks(20)
@@ -72,7 +78,6 @@ describe(`queue claims (${backend})`, () => {
     expect(stale!.id).toBe(id)
     expect(stale!.attempt).toBe(1)
 
-    await expireLeases()
     const reaped = await reap()
     expect(reaped.requeued.map((r) => r.id)).toEqual([id])
     expect((await statusOf(id!)).status).toBe("queued")
@@ -103,14 +108,12 @@ describe(`queue claims (${backend})`, () => {
     const { acct, ids: [id] } = await newTasks(1)
     const first = await claim("crashing-1")
     expect(first[0]!.attempt).toBe(1)
-    await expireLeases()
     await reap()
     const second = await claim("crashing-2")
     expect(second[0]!.attempt).toBe(2)
-    await expireLeases()
 
     // The engine's own reaper sweep, three at once as on three replicas.
-    await Promise.all([reapOnce, reapOnce, reapOnce].map((sweep) => run(sweep)))
+    await Promise.all([reapOnce, reapOnce, reapOnce].map((sweep) => run(afterLeases(sweep))))
     expect((await statusOf(id!)).status).toBe("failed")
     const failed = await call(gw, "GET", `/v1/video/tasks/${id}`, { key: acct.resource.key })
     expect(failed.body.error).toEqual({ code: "video_task_failed", message: expect.any(String), retryable: true })
@@ -131,8 +134,7 @@ describe(`queue claims (${backend})`, () => {
     const id = created.body.id as string
     for (const worker of ["crashing-1", "crashing-2"]) {
       expect((await claim(worker)).map((c) => c.id)).toEqual([id])
-      await expireLeases()
-      await run(reapOnce)
+      await run(afterLeases(reapOnce))
     }
     const failed = await call(gw, "GET", `/v1/image/tasks/${id}`, { key: acct.resource.key })
     expect(failed.body).toMatchObject({ status: "failed", error: { code: "524", retryable: true } })

@@ -3,7 +3,7 @@ import { Fiber, Layer } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { EngineLive } from "../src/Gateway.ts"
 import { MediaToolsLive } from "../src/runtime/node/MediaTools.ts"
-import { backend } from "./support/database.ts"
+import { backends } from "./support/database.ts"
 import { startGateway, type TestGateway } from "./support/gateway.ts"
 import { call, createAccount } from "./support/http.ts"
 import { ledgerOf, pollTask, query, videoRequest } from "./support/tasks.ts"
@@ -16,14 +16,15 @@ import { ledgerOf, pollTask, query, videoRequest } from "./support/tasks.ts"
  */
 
 let gw: TestGateway
-beforeAll(async () => {
-  gw = await startGateway()
-})
-afterAll(() => gw?.close())
 
 const create = async (key: string) => (await call(gw, "POST", "/v1/video/tasks", { key, json: videoRequest() })).body.id as string
 
-describe(`stored task requests (${backend})`, () => {
+describe.each(backends)("stored task requests (%s)", (on) => {
+  beforeAll(async () => {
+    gw = await startGateway({}, undefined, {}, on)
+  })
+  afterAll(() => gw?.close())
+
   it("decodes the current version, and fails with a refund what it cannot read", async () => {
     const acct = await createAccount(gw, { name: "versions", wallet_credits: 100 })
     const [current, newer, broken] = [await create(acct.model.key), await create(acct.model.key), await create(acct.model.key)]

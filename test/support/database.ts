@@ -7,7 +7,17 @@ import pg from "pg"
  */
 export const serverUrl = process.env.DATABASE_URL
 
-export const backend = serverUrl ? "postgresql" : "pglite"
+export type Backend = "pglite" | "postgresql"
+
+/** The database of this run: PostgreSQL when `DATABASE_URL` is set. */
+export const backend: Backend = serverUrl ? "postgresql" : "pglite"
+
+/**
+ * Every database this run can reach, for suites that run the same cases on
+ * each in one run (`describe.each(backends)`): PGlite always, PostgreSQL
+ * too when `DATABASE_URL` is set.
+ */
+export const backends: ReadonlyArray<Backend> = serverUrl ? ["pglite", "postgresql"] : ["pglite"]
 
 const withDatabase = (url: string, database: string) => {
   const u = new URL(url)
@@ -25,9 +35,11 @@ const admin = async <A>(f: (client: pg.Client) => Promise<A>): Promise<A> => {
   }
 }
 
-/** A fresh, empty database URL, or undefined on PGlite. */
-export const createDatabase = async (): Promise<{ url: string | undefined; drop: () => Promise<void> }> => {
-  if (!serverUrl) return { url: undefined, drop: async () => {} }
+/** A fresh, empty database URL on PostgreSQL, or undefined for the embedded PGlite. */
+export const createDatabase = async (
+  on: Backend = backend
+): Promise<{ url: string | undefined; drop: () => Promise<void> }> => {
+  if (on === "pglite" || !serverUrl) return { url: undefined, drop: async () => {} }
   const name = `gw_test_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`
   await admin((c) => c.query(`CREATE DATABASE ${name}`))
   return {

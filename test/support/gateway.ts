@@ -10,7 +10,7 @@ import { gateway } from "../../src/Gateway.ts"
 import { MediaToolsLive } from "../../src/runtime/node/MediaTools.ts"
 import { NotificationListenerLive } from "../../src/runtime/node/PgListen.ts"
 import { TargetHttpClientLive } from "../../src/runtime/node/TargetHttpClient.ts"
-import { createDatabase } from "./database.ts"
+import { type Backend, backend, createDatabase } from "./database.ts"
 
 export const freePort = () =>
   new Promise<number>((done, fail) => {
@@ -35,7 +35,8 @@ export interface TestGateway {
 /**
  * Boots the whole gateway in this process on a free loopback port, with its
  * own data directory and database, and the repository's `config/` unless a
- * test passes another `CONFIG_DIR`. Tests talk to it with `fetch`.
+ * test passes another `CONFIG_DIR`, on the run's database unless `on` names
+ * another (see `backends`). Tests talk to it with `fetch`.
  * `server` sets options of the Node HTTP server, e.g. `keepAliveTimeout: 0`
  * so the server never closes an idle kept-alive socket just as the test's
  * fetch reuses it (ECONNRESET on a loaded machine); the client closes it.
@@ -43,12 +44,13 @@ export interface TestGateway {
 export const startGateway = async (
   env: Record<string, string> = {},
   extra?: Layer.Layer<never, unknown>,
-  server: ServerOptions = {}
+  server: ServerOptions = {},
+  on: Backend = backend
 ): Promise<TestGateway> => {
   const dataDir = mkdtempSync(join(tmpdir(), "gw-test-"))
   // The port is chosen first so the gateway's own URLs (PUBLIC_BASE_URL) point at it.
   const port = await freePort()
-  const db = await createDatabase()
+  const db = await createDatabase(on)
   const config = new Map<string, string>([
     ["DATA_DIR", dataDir],
     ["CONFIG_DIR", resolve("config")],
