@@ -52,6 +52,8 @@ export class GenerationError extends Data.TaggedError("GenerationError")<{
   readonly message: string
   readonly retryable: boolean
   readonly transient: boolean
+  /** For a transient failure: how long the upstream asked to be left alone (see RetryHint.ts). */
+  readonly retryAfterMs?: number | undefined
 }> {}
 
 export interface VideoGenerator {

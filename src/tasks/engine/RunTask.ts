@@ -1,4 +1,4 @@
-import { Cause, Clock, Data, Effect, Either, Schedule, Stream, Tracer } from "effect"
+import { Cause, Clock, Data, Duration, Effect, Either, Schedule, Stream, Tracer } from "effect"
 import { IdPrefix, newId } from "../../platform/Ids.ts"
 import type { EngineSettings } from "../../platform/Settings.ts"
 import { parseTraceparent } from "../../platform/TraceContext.ts"
@@ -21,6 +21,18 @@ const PROGRESS_STEP = 5
 const GENERATION_SHARE = 95
 
 
+
+/**
+ * Retries of a transient generation failure: exponential backoff, but never
+ * sooner than the upstream asked (its Retry-After, carried by the error).
+ */
+const generationRetries = (engine: EngineSettings) =>
+  Schedule.identity<GenerationError>().pipe(
+    Schedule.intersect(Schedule.exponential(engine.retry_base_ms)),
+    Schedule.intersect(Schedule.recurs(engine.generate_retries)),
+    Schedule.modifyDelay(([[error]], delay) =>
+      error.retryAfterMs === undefined ? delay : Duration.max(delay, Duration.millis(error.retryAfterMs)))
+  )
 
 /** A request this release cannot read: the kind's failure, refunded, with nothing internal in the message. */
 const unreadableFailure = (kind: Claim["kind"]) => ({
@@ -89,7 +101,7 @@ export const runTask = (stored: Claim, workerId: string, generators: Generators)
         Effect.withSpan("task.generate", { attributes: { "task.id": claim.id, "task.model": claim.model } })
       )
     }).pipe(
-      Effect.retry({ schedule: retrySchedule, while: (e) => e.transient }),
+      Effect.retry({ schedule: generationRetries(engine), while: (e) => e.transient }),
       Effect.mapError((e) => (e.transient ? new GenerationError({ ...plan.exhaustedFailure(e), transient: false }) : e))
     )
 
