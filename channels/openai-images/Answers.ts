@@ -1,0 +1,99 @@
+import { Either, Encoding, Schema } from "effect"
+import { GenerationError } from "../../src/channel/Generator.ts"
+import { retryHintMs } from "../../src/channel/RetryHint.ts"
+
+/**
+ * What an OpenAI Images answer means for the task (PROTOCOLS.md §5). The
+ * caller never sees the upstream's words: they may name the upstream model,
+ * the operator's organisation or request ids. Operators see them in the log.
+ */
+
+const Answer = Schema.Struct({
+  data: Schema.NonEmptyArray(Schema.Struct({ b64_json: Schema.String }))
+})
+const decodeAnswer = Schema.decodeUnknownEither(Schema.parseJson(Answer))
+
+const ErrorBody = Schema.Struct({
+  error: Schema.Struct({ code: Schema.optional(Schema.NullOr(Schema.String)), type: Schema.optional(Schema.NullOr(Schema.String)) })
+})
+const decodeError = Schema.decodeUnknownOption(Schema.parseJson(ErrorBody))
+
+const IMAGE_FAILED = "image_task_failed"
+/** The spec's business code for a temporarily unavailable image service. */
+const UNAVAILABLE = "524"
+
+/** Worth another try on this channel: the upstream was busy or broken for a moment. */
+export const transient = (retryAfterMs?: number) =>
+  new GenerationError({
+    code: UNAVAILABLE,
+    message: "The image service is temporarily unavailable. Create a new task to try again.",
+    retryable: true,
+    transient: true,
+    retryAfterMs
+  })
+
+/**
+ * The request may have reached the upstream and been run (a time-out or a
+ * dropped connection after sending). A synchronous API has no task to look
+ * for, so it is not sent again: that could make the operator pay twice.
+ */
+export const ambiguous = new GenerationError({
+  code: UNAVAILABLE,
+  message: "The image service did not answer in time. Create a new task to try again.",
+  retryable: true,
+  transient: false
+})
+
+const refused = new GenerationError({
+  code: IMAGE_FAILED,
+  message: "The image service refused this request.",
+  retryable: false,
+  transient: false
+})
+
+const contentPolicy = new GenerationError({
+  code: IMAGE_FAILED,
+  message: "The image service's content policy refused this prompt or its result.",
+  retryable: false,
+  transient: false
+})
+
+/** The upstream refuses this channel's credentials or model: not the caller's fault, and not fixed by retrying here. */
+const misconfigured = new GenerationError({
+  code: UNAVAILABLE,
+  message: "The image service is temporarily unavailable. Create a new task to try again.",
+  retryable: true,
+  transient: false
+})
+
+/** The images of a 200 answer, or why there are none. */
+export const readImages = (text: string): Either.Either<ReadonlyArray<Uint8Array>, GenerationError> =>
+  decodeAnswer(text).pipe(
+    // A 200 that is not the documented answer is a broken upstream moment, like a 502.
+    Either.mapLeft(() => transient()),
+    Either.flatMap((answer) =>
+      Either.all(answer.data.map((item) => Either.mapLeft(Encoding.decodeBase64(item.b64_json), () => transient())))
+    )
+  )
+
+/** A non-2xx answer as the task's failure. */
+export const failureOf = (
+  status: number,
+  headers: Readonly<Record<string, string | undefined>>,
+  text: string
+): GenerationError => {
+  const body = decodeError(text)
+  const code = body._tag === "Some" ? body.value.error.code : undefined
+  if (code === "moderation_blocked" || code === "content_policy_violation") return contentPolicy
+  if (status === 408 || status === 409 || status === 429 || status >= 500) {
+    let parsed: unknown
+    try {
+      parsed = JSON.parse(text)
+    } catch {
+      parsed = undefined
+    }
+    return transient(retryHintMs(headers, parsed))
+  }
+  if (status === 401 || status === 403 || status === 404) return misconfigured
+  return refused
+}
