@@ -7,6 +7,7 @@ import uploads from "./0006_uploads.ts"
 import taskOrder from "./0007_task_order.ts"
 import uploadLifecycle from "./0008_upload_lifecycle.ts"
 import assets from "./0009_assets.ts"
+import consoleSessions from "./0010_console.ts"
 
 /**
  * Forward-only migrations, in order. Each is a list of PostgreSQL statements
@@ -21,5 +22,6 @@ export const migrations: ReadonlyArray<readonly [id: number, name: string, state
   [6, "uploads", uploads],
   [7, "task_order", taskOrder],
   [8, "upload_lifecycle", uploadLifecycle],
-  [9, "assets", assets]
+  [9, "assets", assets],
+  [10, "console", consoleSessions]
 ]
