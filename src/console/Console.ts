@@ -44,7 +44,6 @@ export const ConsoleRoutesLive = HttpApiBuilder.Router.use((router) =>
     const api = <E, R>(handler: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
       Effect.provide(answer(handler), services)
     yield* router.get("/console", indexPage)
-    yield* router.get("/console/", indexPage)
     yield* router.get("/console/assets/:file", bundleFile)
     yield* router.get("/console/:file", rootFile)
 
