@@ -56,7 +56,9 @@ describe("console sessions", () => {
   it("signs out: the cookie no longer opens anything", async () => {
     const { cookie, csrf } = await signIn(acme.resource.key)
     expect((await call(gw, "DELETE", "/console/api/session", { headers: { cookie, "x-csrf-token": csrf } })).status).toBe(200)
-    expect((await call(gw, "GET", "/console/api/session", { headers: { cookie } })).status).toBe(401)
+    const after = await call(gw, "GET", "/console/api/session", { headers: { cookie } })
+    expect(after.body.signed_in).toBe(false)
+    expect((await call(gw, "GET", "/console/api/tasks", { headers: { cookie } })).status).toBe(401)
   })
 })
 

@@ -30,7 +30,16 @@ const describe = (session: Session) =>
     }
   })
 
-export const getSession = Effect.flatMap(currentSession, (s) => Effect.map(describe(s), (body) => json(body)))
+/**
+ * The page's first question. Not being signed in is an answer here, not an
+ * error: the page then shows the sign-in form (and the browser logs no failed request).
+ */
+export const getSession = currentSession.pipe(
+  Effect.flatMap(describe),
+  Effect.map((body) => json({ ...body, signed_in: true })),
+  Effect.catchTag("ConsoleError", (e) =>
+    e.status === 401 ? Effect.succeed(json({ object: "console.session", signed_in: false })) : Effect.fail(e))
+)
 
 const wrongKey = consoleError(
   401,
@@ -59,7 +68,7 @@ export const signIn = Effect.gen(function*() {
     session = yield* sessions.open("account", credential.value.accountId, credential.value.keyId)
   }
   const options = yield* cookieOptions
-  return HttpServerResponse.unsafeSetCookie(json(yield* describe(session), 201), COOKIE, session.token, {
+  return HttpServerResponse.unsafeSetCookie(json({ ...(yield* describe(session)), signed_in: true }, 201), COOKIE, session.token, {
     ...options,
     maxAge: `${SESSION_TTL_S} seconds`
   })
@@ -81,6 +90,6 @@ export const switchAccount = Effect.gen(function*() {
   const { account_id } = yield* readJson(SwitchAccount)
   yield* (yield* Accounts).detail(account_id)
   yield* (yield* ConsoleSessions).switchAccount(session, account_id)
-  return json(yield* describe({ ...session, accountId: account_id }))
+  return json({ ...(yield* describe({ ...session, accountId: account_id })), signed_in: true })
 })
 
