@@ -127,10 +127,10 @@ describe("console end to end", () => {
 
   it("the operator sees accounts, balances, ledger and keys, and works as an account", async () => {
     const { context, page, errors } = await openConsole(ADMIN_TOKEN)
-    await page.getByRole("heading", { name: "Accounts" }).waitFor()
+    await page.getByRole("heading", { name: "Accounts", exact: true }).waitFor()
     problems.push(...await inspectPage(page, "accounts"))
     await page.getByRole("link", { name: "Acme Studio" }).click()
-    await page.getByRole("heading", { name: "Acme Studio" }).waitFor()
+    await page.getByRole("heading", { name: "Acme Studio", exact: true }).waitFor()
     await page.getByLabel("Wallet credits (±)").fill("5")
     await page.getByRole("button", { name: "Add credits" }).click()
     await page.getByText("admin adjustment").waitFor()
