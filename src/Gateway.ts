@@ -10,6 +10,7 @@ import { RateLimit } from "./accounts/RateLimit.ts"
 import { GatewayApi } from "./Api.ts"
 import { Billing } from "./billing/Billing.ts"
 import { ModelsLive } from "./catalog/Http.ts"
+import { ConsoleLive } from "./console/Console.ts"
 import { Registry } from "./catalog/Registry.ts"
 import { Outbox } from "./events/Outbox.ts"
 import { MediaInspector } from "./media/MediaInspector.ts"
@@ -85,8 +86,8 @@ export const ApiLive = HttpApiBuilder.api(GatewayApi).pipe(
   Layer.provide([OpsLive, AdminLive, ModelsLive, TaskReadLive, TaskCreateLive, ImagesLive, StorageLive, AssetsLive, UploadsLive])
 )
 
-/** The HTTP application: the contract's handlers, `/openapi.json`, `/docs`, wrapped by the gateway middleware. */
-export const HttpAppLive = httpApp(GatewayApi, ApiLive)
+/** The HTTP application: the contract's handlers, `/openapi.json`, `/docs` and the console, wrapped by the gateway middleware. */
+export const HttpAppLive = httpApp(GatewayApi, Layer.merge(ApiLive, ConsoleLive))
 
 /**
  * The long-running fibers of a worker process (ROLE=worker or all): one

@@ -8,6 +8,7 @@ import taskOrder from "./0007_task_order.ts"
 import uploadLifecycle from "./0008_upload_lifecycle.ts"
 import assets from "./0009_assets.ts"
 import requestVersion from "./0010_request_version.ts"
+import consoleSessions from "./0011_console.ts"
 
 /**
  * Forward-only migrations, in order. Each is a list of PostgreSQL statements
@@ -23,5 +24,6 @@ export const migrations: ReadonlyArray<readonly [id: number, name: string, state
   [7, "task_order", taskOrder],
   [8, "upload_lifecycle", uploadLifecycle],
   [9, "assets", assets],
-  [10, "request_version", requestVersion]
+  [10, "request_version", requestVersion],
+  [11, "console", consoleSessions]
 ]

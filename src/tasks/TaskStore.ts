@@ -33,6 +33,8 @@ export interface NewTask {
 export interface ListFilter {
   readonly status?: TaskStatus | undefined
   readonly operation?: string | undefined
+  /** The console's filter; the public list API has none. */
+  readonly model?: string | undefined
   readonly clientReferenceId?: string | undefined
   readonly createdAfter?: number | undefined
   readonly createdBefore?: number | undefined
@@ -113,21 +115,23 @@ const make = Effect.gen(function*() {
    * one-second `created_at`); `after` continues strictly below the task with
    * that id (the previous page's last).
    */
-  const list = (accountId: string, kind: TaskKind, filter: ListFilter) =>
+  const list = (accountId: string, kind: TaskKind | undefined, filter: ListFilter) =>
     Effect.gen(function*() {
       let cursor: { seq: number } | undefined
       if (filter.after !== undefined) {
         ;[cursor] = yield* sql<{ seq: number }>`
-          SELECT seq FROM tasks WHERE id = ${filter.after} AND account_id = ${accountId} AND kind = ${kind}`
+          SELECT seq FROM tasks WHERE id = ${filter.after} AND account_id = ${accountId}
+            ${kind === undefined ? sql`` : sql`AND kind = ${kind}`}`
         if (cursor === undefined) {
-          return yield* Errors.badRequest("invalid_request", `"after" names no ${kind} task of this account.`)
+          return yield* Errors.badRequest("invalid_request", `"after" names no ${kind === undefined ? "" : `${kind} `}task of this account.`)
         }
       }
       const conditions = [
         sql`account_id = ${accountId}`,
-        sql`kind = ${kind}`,
+        ...(kind === undefined ? [] : [sql`kind = ${kind}`]),
         ...(filter.status ? [sql`status = ${filter.status}`] : []),
         ...(filter.operation ? [sql`operation = ${filter.operation}`] : []),
+        ...(filter.model ? [sql`model = ${filter.model}`] : []),
         ...(filter.clientReferenceId !== undefined ? [sql`client_reference_id = ${filter.clientReferenceId}`] : []),
         ...(filter.createdAfter !== undefined ? [sql`created_at >= ${filter.createdAfter}`] : []),
         ...(filter.createdBefore !== undefined ? [sql`created_at <= ${filter.createdBefore}`] : []),
@@ -140,7 +144,7 @@ const make = Effect.gen(function*() {
       return { data: rows.slice(0, filter.limit).map(toTaskObject), hasMore: rows.length > filter.limit }
     }).pipe(
       Effect.catchTag("SqlError", Effect.die),
-      Effect.withSpan("TaskStore.list", { attributes: { "task.kind": kind } })
+      Effect.withSpan("TaskStore.list", { attributes: { "task.kind": kind ?? "any" } })
     )
 
   return { create, find, findMany, list } as const

@@ -8,6 +8,8 @@ export interface EventFilter {
   readonly status: EventStatus | undefined
   readonly after: string | undefined
   readonly limit: number
+  /** Only the events of this task (the console's task page). */
+  readonly taskId?: string | undefined
 }
 
 interface EventRow {
@@ -48,6 +50,7 @@ export const listEventHistory = (sql: SqlClient.SqlClient, accountId: string, fi
       SELECT id, type, task_id, status, next_attempt_at, created_at, completed_at FROM webhook_events
       WHERE account_id = ${accountId}
         ${filter.status === undefined ? sql`` : sql`AND status = ${filter.status}`}
+        ${filter.taskId === undefined ? sql`` : sql`AND task_id = ${filter.taskId}`}
         ${cursor === undefined ? sql`` : sql`AND seq < ${cursor.seq}`}
       ORDER BY seq DESC LIMIT ${filter.limit + 1}`
     const page = rows.slice(0, filter.limit)

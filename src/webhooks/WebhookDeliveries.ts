@@ -62,6 +62,7 @@ interface ClaimRow {
   readonly type: string
   readonly attempts: number
   readonly failures: number
+  readonly resent_from: number
   readonly lease_owner: string | null
   readonly webhook_url: string | null
   readonly webhook_enabled: boolean
@@ -87,7 +88,7 @@ const make = Effect.gen(function*() {
     Effect.gen(function*() {
       const now = yield* Clock.currentTimeMillis
       const rows = yield* sql<ClaimRow>`
-        SELECT e.id, e.account_id, e.task_id, e.type, e.attempts, e.failures, e.lease_owner,
+        SELECT e.id, e.account_id, e.task_id, e.type, e.attempts, e.failures, e.resent_from, e.lease_owner,
           a.webhook_url, a.webhook_enabled
         FROM webhook_events e JOIN accounts a ON a.id = e.account_id
         WHERE e.id IN (
@@ -116,8 +117,9 @@ const make = Effect.gen(function*() {
             WHERE id = ${row.id}`
           continue
         }
-        // Every non-interrupted attempt ended as a failure (a delivered event is not pending).
-        const interrupted = row.attempts - row.failures
+        // Every non-interrupted attempt ended as a failure (a delivered event is not pending);
+        // a re-sent event counts from its re-send (EventResend.ts).
+        const interrupted = row.attempts - row.resent_from - row.failures
         if (row.failures >= maxAttempts || interrupted >= maxAttempts) {
           yield* sql`
             UPDATE webhook_events SET status = 'failed', lease_owner = NULL, lease_expires_at = NULL,

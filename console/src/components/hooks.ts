@@ -1,0 +1,56 @@
+import { useCallback, useEffect, useRef, useState } from "preact/hooks"
+
+export interface Loaded<T> {
+  readonly data: T | undefined
+  readonly error: string | undefined
+  readonly reload: () => Promise<void>
+}
+
+/**
+ * Loads once per change of `deps`, then again every `everyMs` while the tab
+ * is visible and `keepPolling(data)` holds (live status without a reload).
+ * A slow answer for old `deps` never overwrites a newer one.
+ */
+export const useLoad = <T>(
+  load: () => Promise<T>,
+  deps: ReadonlyArray<unknown>,
+  options: { readonly everyMs?: number; readonly keepPolling?: (data: T) => boolean } = {}
+): Loaded<T> => {
+  const [data, setData] = useState<T>()
+  const [error, setError] = useState<string>()
+  const generation = useRef(0)
+  const latest = useRef(load)
+  latest.current = load
+
+  const run = useCallback(async () => {
+    const mine = generation.current
+    try {
+      const value = await latest.current()
+      if (mine !== generation.current) return
+      setData(value)
+      setError(undefined)
+    } catch (e) {
+      if (mine === generation.current) setError((e as Error).message)
+    }
+  }, [])
+
+  useEffect(() => {
+    generation.current++
+    setData(undefined)
+    void run()
+  }, deps)
+
+  // A hidden tab skips the fetch but keeps the timer going, so it catches up when shown.
+  const [tick, setTick] = useState(0)
+  const { everyMs, keepPolling } = options
+  useEffect(() => {
+    if (everyMs === undefined || data === undefined || (keepPolling && !keepPolling(data))) return
+    const timer = window.setTimeout(() => {
+      if (document.visibilityState === "visible") void run().then(() => setTick((t) => t + 1))
+      else setTick((t) => t + 1)
+    }, everyMs)
+    return () => window.clearTimeout(timer)
+  }, [data, tick, everyMs])
+
+  return { data, error, reload: run }
+}

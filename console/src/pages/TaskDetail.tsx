@@ -1,0 +1,124 @@
+import { api, assetUrl } from "../api.ts"
+import { Deliveries, type WebhookEvent } from "../components/Deliveries.tsx"
+import { useLoad } from "../components/hooks.ts"
+import { ErrorNote, Fields, Json, Loading, Progress, Section, Status } from "../components/ui.tsx"
+import { bytes, credits, dateTime, shape } from "../format.ts"
+import { href } from "../router.ts"
+import type { TaskObject } from "./TaskLog.tsx"
+
+interface LedgerLine {
+  readonly id: string
+  readonly kind: string
+  readonly wallet_credits: number
+  readonly subscription_credits: number
+  readonly note: string | null
+  readonly created_at: number
+}
+
+interface Asset {
+  readonly id: string
+  readonly kind: "video" | "image"
+  readonly mime_type: string
+  readonly filename: string
+  readonly size_bytes: number
+  readonly width?: number
+  readonly height?: number
+  readonly duration_ms?: number
+}
+
+interface TaskPage {
+  readonly kind: "video" | "image"
+  readonly task: TaskObject & { error: { code: string; message: string; retryable: boolean } | null }
+  readonly request: unknown
+  readonly ledger: ReadonlyArray<LedgerLine>
+  readonly assets: ReadonlyArray<Asset>
+  readonly webhook_events: ReadonlyArray<WebhookEvent>
+  readonly operator?: Record<string, unknown>
+}
+
+const terminal = (status: string) => status === "succeeded" || status === "failed"
+
+/** Every field of the task object, in the API's order; objects shown as JSON. */
+const taskFields = (task: TaskObject) =>
+  Object.entries(task)
+    .filter(([name]) => name !== "result" && name !== "error")
+    .map(([name, value]) => [
+      name,
+      name.endsWith("_at") && typeof value === "number"
+        ? `${dateTime(value)} (${value})`
+        : name === "status" ? <Status status={String(value)} />
+        : name === "progress" ? <Progress value={Number(value)} label="Task progress" />
+        : value !== null && typeof value === "object" ? <Json value={value} label={name} />
+        : value === null ? "—" : String(value)
+    ] as const)
+
+/** A result file played or shown from the console's own origin. */
+const Result = ({ asset }: { asset: Asset }) => (
+  <figure class="result">
+    {asset.kind === "video"
+      ? <video controls preload="metadata" src={assetUrl(asset.id)} aria-label={`Result video ${asset.filename}`} />
+      : <img src={assetUrl(asset.id)} alt={`Result image ${asset.filename}`} width={asset.width} height={asset.height} />}
+    <figcaption class="small">
+      {asset.filename} · {asset.mime_type} · {bytes(asset.size_bytes)} · {shape(asset)} ·{" "}
+      <a href={assetUrl(asset.id, true)} download={asset.filename}>Download</a>
+    </figcaption>
+  </figure>
+)
+
+/**
+ * One task: its fields, the request as stored, the result, the error, its
+ * ledger lines and the webhook deliveries of its events. Polls until the
+ * task is finished. The operator also sees where it ran.
+ */
+export const TaskDetail = ({ id, pollSeconds }: { id: string; pollSeconds: number }) => {
+  const page = useLoad(() => api<TaskPage>("GET", `/tasks/${encodeURIComponent(id)}`), [id], {
+    everyMs: pollSeconds * 1000,
+    keepPolling: (p) => !terminal(p.task.status) || p.webhook_events.some((e) => e.status === "pending")
+  })
+  if (page.data === undefined) {
+    return <main id="main"><h1>Task</h1><ErrorNote message={page.error} />{page.error === undefined && <Loading />}</main>
+  }
+  const { task, request, ledger, assets, webhook_events, operator } = page.data
+  return (
+    <main id="main">
+      <p><a href={href("tasks")}>← Task log</a></p>
+      <h1 class="wrap">Task <span class="mono">{task.id}</span></h1>
+      <ErrorNote message={page.error} />
+      <div class="grid">
+        <Section title="Task" id="sec-task"><Fields rows={taskFields(task)} /></Section>
+        <Section title="Result" id="sec-result">
+          {assets.length > 0
+            ? assets.map((a) => <Result key={a.id} asset={a} />)
+            : <p class="muted">{terminal(task.status) ? "No result files (failed, or deleted)." : "Not finished yet."}</p>}
+          {task.error && (
+            <Fields rows={[["Error code", <code>{task.error.code}</code>], ["Message", task.error.message], ["Retryable", String(task.error.retryable)]]} />
+          )}
+        </Section>
+        <Section title="Ledger" id="sec-ledger">
+          {ledger.length === 0 ? <p class="muted">No ledger lines.</p> : (
+            <table class="table">
+              <thead><tr><th scope="col">Kind</th><th scope="col">Wallet</th><th scope="col">Subscription</th><th scope="col">When</th></tr></thead>
+              <tbody>
+                {ledger.map((l) => (
+                  <tr key={l.id}>
+                    <td data-label="Kind">{l.kind === "charge" ? "pre-charge" : l.kind}</td>
+                    <td data-label="Wallet">{credits(l.wallet_credits)}</td>
+                    <td data-label="Subscription">{credits(l.subscription_credits)}</td>
+                    <td data-label="When">{dateTime(l.created_at)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )}
+        </Section>
+        <Section title="Webhook deliveries" id="sec-webhooks"><Deliveries events={webhook_events} /></Section>
+        {operator && (
+          <Section title="Operator: where it ran" id="sec-operator">
+            <Fields rows={Object.entries(operator).map(([k, v]) => [k, v !== null && typeof v === "object" ? <Json value={v} label={k} /> : String(v ?? "—")] as const)} />
+          </Section>
+        )}
+        <Section title="Request as stored" id="sec-request"><Json value={request} label="Request" /></Section>
+      </div>
+    </main>
+  )
+}

@@ -1,0 +1,139 @@
+import { useEffect, useState } from "preact/hooks"
+import { api } from "../api.ts"
+import { Deliveries, type WebhookEvent } from "../components/Deliveries.tsx"
+import { useLoad } from "../components/hooks.ts"
+import { ErrorNote, Loading, Pager, Section } from "../components/ui.tsx"
+
+interface Settings {
+  readonly url: string | null
+  readonly enabled: boolean
+  readonly key: string | null
+}
+
+/** Runs an action, showing its outcome in the page's status line. */
+const useAction = () => {
+  const [message, setMessage] = useState<string>()
+  const [error, setError] = useState<string>()
+  const [busy, setBusy] = useState<string>()
+  const run = async (name: string, action: () => Promise<string>) => {
+    setBusy(name)
+    setError(undefined)
+    try {
+      setMessage(await action())
+    } catch (e) {
+      setMessage(undefined)
+      setError((e as Error).message)
+    } finally {
+      setBusy(undefined)
+    }
+  }
+  return { message, error, busy, run }
+}
+
+/**
+ * The account's webhook: URL and enabled, the `wk-` key (hidden until asked,
+ * regenerated in two steps: the old key stops at once), a `webhook.test`
+ * event, and the delivery log with every attempt and "send again".
+ */
+export const Webhook = () => {
+  const settings = useLoad(() => api<Settings>("GET", "/webhook"), [])
+  const [after, setAfter] = useState<string>()
+  const log = useLoad(
+    () => api<{ data: ReadonlyArray<WebhookEvent>; has_more: boolean; last_id: string | null }>("GET", `/webhook/events?limit=20${after ? `&after=${encodeURIComponent(after)}` : ""}`),
+    [after],
+    { everyMs: 3000, keepPolling: (l) => l.data.some((e) => e.status === "pending") }
+  )
+  const [url, setUrl] = useState("")
+  const [enabled, setEnabled] = useState(true)
+  const [showKey, setShowKey] = useState(false)
+  const [confirmRotate, setConfirmRotate] = useState(false)
+  const action = useAction()
+
+  useEffect(() => {
+    if (settings.data) {
+      setUrl(settings.data.url ?? "")
+      setEnabled(settings.data.url === null ? true : settings.data.enabled)
+    }
+  }, [settings.data])
+
+  const save = (event: Event) => {
+    event.preventDefault()
+    void action.run("save", async () => {
+      await api("PUT", "/webhook", { url: url.trim(), enabled })
+      await settings.reload()
+      return "Webhook settings saved."
+    })
+  }
+  const rotate = () =>
+    action.run("rotate", async () => {
+      await api("POST", "/webhook/rotate")
+      setConfirmRotate(false)
+      setShowKey(true)
+      await settings.reload()
+      return "New key made; the old key no longer signs anything."
+    })
+  const test = () =>
+    action.run("test", async () => {
+      const queued = await api<{ event_id: string }>("POST", "/webhook/test")
+      setAfter(undefined)
+      await log.reload()
+      return `Test event ${queued.event_id} queued.`
+    })
+  const resend = (id: string) =>
+    action.run(id, async () => {
+      await api("POST", `/webhook/events/${encodeURIComponent(id)}/resend`)
+      await log.reload()
+      return `Event ${id} will be sent again.`
+    })
+
+  const key = settings.data?.key ?? null
+  return (
+    <main id="main">
+      <h1>Webhook</h1>
+      <p class="note" role="status">{action.message ?? ""}</p>
+      <ErrorNote message={action.error ?? settings.error} />
+      {settings.data === undefined ? <Loading /> : (
+        <div class="grid">
+          <Section title="Settings" id="sec-webhook">
+            <form onSubmit={save} class="stack">
+              <label for="webhook-url">Receiver URL</label>
+              <input id="webhook-url" type="url" required placeholder="https://example.com/hooks" value={url}
+                onInput={(e) => setUrl((e.target as HTMLInputElement).value)} />
+              <label class="check">
+                <input type="checkbox" checked={enabled} onChange={(e) => setEnabled((e.target as HTMLInputElement).checked)} />
+                Enabled (task events are sent)
+              </label>
+              <button type="submit" class="primary" disabled={action.busy === "save"}>Save</button>
+            </form>
+          </Section>
+          <Section title="Signing key" id="sec-key">
+            {key === null ? <p class="muted">Save a URL to get a key.</p> : (
+              <div class="stack">
+                <p class="muted small">Sent as <code>Authorization: Bearer wk-…</code> and used for the <code>webhook-signature</code>.</p>
+                <output class="mono key" aria-label="Webhook key" data-testid="webhook-key">{showKey ? key : `${key.slice(0, 3)}${"•".repeat(12)}${key.slice(-4)}`}</output>
+                <div class="row">
+                  <button type="button" onClick={() => setShowKey(!showKey)} aria-pressed={showKey}>{showKey ? "Hide key" : "Show key"}</button>
+                  {!confirmRotate
+                    ? <button type="button" onClick={() => setConfirmRotate(true)}>Regenerate key</button>
+                    : (
+                      <>
+                        <button type="button" class="danger" onClick={rotate} disabled={action.busy === "rotate"}>Confirm: regenerate</button>
+                        <button type="button" onClick={() => setConfirmRotate(false)}>Cancel</button>
+                      </>
+                    )}
+                  <button type="button" onClick={test} disabled={action.busy === "test"}>Send test event</button>
+                </div>
+              </div>
+            )}
+          </Section>
+        </div>
+      )}
+      <Section title="Delivery log" id="sec-log">
+        <div class="row"><button type="button" onClick={() => void log.reload()}>Refresh</button></div>
+        <ErrorNote message={log.error} />
+        {log.data === undefined ? <Loading /> : <Deliveries events={log.data.data} onResend={resend} busy={action.busy} />}
+        {log.data && <Pager hasMore={log.data.has_more} lastId={log.data.last_id} atStart={after === undefined} onOlder={setAfter} onNewest={() => setAfter(undefined)} />}
+      </Section>
+    </main>
+  )
+}
