@@ -7,6 +7,8 @@ export interface Claim {
   readonly accountId: string
   readonly kind: TaskKind
   readonly model: string
+  /** The channel whose worker claimed it (set at creation: the model's first channel). */
+  readonly channel: string
   readonly request: any
   readonly attempt: number
   readonly traceContext: { readonly traceparent?: string } | null
@@ -18,6 +20,7 @@ export interface ClaimRow {
   readonly account_id: string
   readonly kind: TaskKind
   readonly model: string
+  readonly channel: string
   readonly request: any
   readonly attempt: number
   readonly trace_context: Claim["traceContext"]
@@ -29,6 +32,7 @@ export const toClaim = (row: ClaimRow): Claim => ({
   accountId: row.account_id,
   kind: row.kind,
   model: row.model,
+  channel: row.channel,
   request: row.request,
   attempt: row.attempt,
   traceContext: row.trace_context,
