@@ -35,7 +35,7 @@ export const ChannelSettings = Schema.Struct({
   url_auth: Schema.optionalWith(Schema.Literal("none", "resource_api_key"), { default: () => "none" as const }),
   /** Lifetime of a signed result URL. */
   result_url_ttl_s: Schema.optionalWith(PositiveInt, { default: () => 86_400 }),
-  timeouts: Schema.optionalWith(ChannelTimeouts, { default: () => Schema.decodeSync(ChannelTimeouts)({}) })
+  timeouts: Schema.optionalWith(ChannelTimeouts, { exact: true, default: () => Schema.decodeSync(ChannelTimeouts)({}) })
 })
 export type ChannelSettings = typeof ChannelSettings.Type
 
