@@ -2,13 +2,14 @@ import { FileSystem } from "@effect/platform"
 import { Chunk, Effect, Option, Stream } from "effect"
 import { concatBytes } from "../../platform/Digest.ts"
 import type { ChannelSettings } from "../../channel/ChannelSettings.ts"
+import type { TaskKind } from "../../channel/Adapter.ts"
 import { Channels } from "../../channel/Channels.ts"
 import { GenerationError, type GenerationEvent } from "../../channel/Generation.ts"
 import type { ImageSource, ValidImageRequest } from "../../catalog/ImageRequest.ts"
 import type { ValidVideoRequest } from "../../catalog/VideoRequest.ts"
 import { ObjectStorage } from "../../storage/ObjectStorage.ts"
 import type { Claim } from "./Claim.ts"
-import { Registry } from "../../catalog/Registry.ts"
+import { Registry, type ServedVideoModel } from "../../catalog/Registry.ts"
 import { RemoteMedia } from "../../media/RemoteMedia.ts"
 import type { TaskFailure } from "./TaskOutcomes.ts"
 
@@ -100,7 +101,7 @@ const modelGone = (claim: Claim, failure: TaskFailure): TaskFailure => ({
  * or undefined when the model is gone (disabled, removed) or no longer
  * routed to the channel the task was queued on.
  */
-const routeOf = <K extends "video" | "image">(claim: Claim, kind: K, served: { readonly routes: ReadonlyArray<{ readonly channel: string; readonly upstreamModel: string }> } | undefined) =>
+const routeOf = <K extends TaskKind>(claim: Claim, kind: K, served: Pick<ServedVideoModel, "routes"> | undefined) =>
   Effect.gen(function*() {
     const route = served?.routes.find((r) => r.channel === claim.channel)
     if (route === undefined) return undefined
