@@ -1,14 +1,11 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect, Layer } from "effect"
-import { SandboxGenerator } from "../channels/sandbox/SandboxGenerator.ts"
-import { SandboxImageGenerator } from "../channels/sandbox/SandboxImageGenerator.ts"
-import { SandboxImageRenderer } from "../channels/sandbox/SandboxImageRenderer.ts"
-import { SandboxRenderer } from "../channels/sandbox/SandboxRenderer.ts"
 import { Accounts } from "./accounts/Accounts.ts"
 import { AdminLive } from "./accounts/Http.ts"
 import { RateLimit } from "./accounts/RateLimit.ts"
 import { GatewayApi } from "./Api.ts"
 import { Billing } from "./billing/Billing.ts"
+import { Channels } from "./channel/Channels.ts"
 import { ModelsLive } from "./catalog/Http.ts"
 import { ConsoleLive } from "./console/Console.ts"
 import { Registry } from "./catalog/Registry.ts"
@@ -25,7 +22,6 @@ import { ObjectStorage } from "./storage/ObjectStorage.ts"
 import { Assets } from "./tasks/Assets.ts"
 import { AssetsLive } from "./tasks/AssetsHttp.ts"
 import { channelWorker } from "./tasks/engine/ChannelWorker.ts"
-import type { Generators } from "./tasks/engine/Plans.ts"
 import { reaper } from "./tasks/engine/Reaper.ts"
 import { TaskOutcomes } from "./tasks/engine/TaskOutcomes.ts"
 import { TaskQueue } from "./tasks/engine/TaskQueue.ts"
@@ -44,14 +40,21 @@ import { WebhookDeliveries } from "./webhooks/WebhookDeliveries.ts"
 export const DatabaseLive = SqlLive.pipe(Layer.provideMerge(AppConfig.layer))
 
 /**
+ * The model catalog over the configured channels: the plugins and adapters
+ * `config/models.json` names, loaded and checked. Needs the channel ports
+ * (FileSystem, Path, CommandExecutor, HttpClient, MediaTools) from the runtime.
+ */
+export const CatalogLive = Registry.layer.pipe(Layer.provideMerge(Channels.layer))
+
+/**
  * Uploads, media inspection and the reference media checks of tasks. Needs
  * MediaTools and TargetHttpClient from the runtime; ObjectStorage and
- * Registry are the same instances as below (layers are memoised by reference).
+ * the catalog are the same instances as below (layers are memoised by reference).
  */
 const MediaServicesLive = ReferenceMedia.layer.pipe(
   Layer.provideMerge(Layer.mergeAll(Uploads.layer, RemoteMedia.layer)),
   Layer.provideMerge(MediaInspector.layer),
-  Layer.provide(Layer.mergeAll(ObjectStorage.layer, Registry.layer))
+  Layer.provide(Layer.mergeAll(ObjectStorage.layer, CatalogLive))
 )
 
 /**
@@ -66,7 +69,7 @@ export const ServicesLive = Layer.mergeAll(
   TaskOutcomes.layer,
   ObjectStorage.layer,
   RateLimit.layer,
-  Registry.layer,
+  CatalogLive,
   WebhookDeliveries.layer,
   UploadSweep.layer.pipe(Layer.provide(ObjectStorage.layer)),
   MediaServicesLive
@@ -91,21 +94,20 @@ export const HttpAppLive = httpApp(GatewayApi, Layer.merge(ApiLive, ConsoleLive)
 
 /**
  * The long-running fibers of a worker process (ROLE=worker or all): one
- * worker per channel that an enabled model uses, the lease reaper, the
- * webhook delivery worker and the sweeper of expired uploads. They stop with the layer's scope; a task
- * interrupted mid-run goes back to the queue, a webhook attempt is sent again.
+ * worker per channel that an enabled model is routed to, with the channel's
+ * runner made first (a broken adapter stops the start), the lease reaper,
+ * the webhook delivery worker and the sweeper of expired uploads. They stop
+ * with the layer's scope; a task interrupted mid-run goes back to the queue,
+ * a webhook attempt is sent again.
  */
 export const WorkersLive = Layer.scopedDiscard(
   Effect.gen(function*() {
-    const { models } = yield* AppConfig
     const registry = yield* Registry
-    const generators: Generators = {
-      video: { sandbox: yield* SandboxGenerator },
-      image: { sandbox: yield* SandboxImageGenerator }
-    }
-    const used = new Set([...registry.videoModels, ...registry.imageModels].map((m) => m.settings.generator))
+    const channels = yield* Channels
+    const used = new Set([...registry.videoModels, ...registry.imageModels].flatMap((m) => m.routes.map((r) => r.channel)))
     for (const name of used) {
-      yield* Effect.forkScoped(channelWorker(name, models.channels[name as keyof typeof models.channels]!, generators))
+      yield* channels.runner(name)
+      yield* Effect.forkScoped(channelWorker(name, channels.get(name)!.settings))
     }
     yield* Effect.forkScoped(reaper)
     yield* Effect.forkScoped(webhookWorker)
@@ -113,11 +115,8 @@ export const WorkersLive = Layer.scopedDiscard(
   })
 )
 
-/** The task engine's fibers with the generators they drive. Needs MediaTools from the runtime. */
-export const EngineLive = WorkersLive.pipe(
-  Layer.provide([SandboxGenerator.layer, SandboxImageGenerator.layer]),
-  Layer.provide([SandboxRenderer.layer, SandboxImageRenderer.layer])
-)
+/** The task engine's fibers; the channels' runners come from Channels. */
+export const EngineLive = WorkersLive
 
 /**
  * The whole gateway given an HTTP server layer: the API (ROLE=api), the task

@@ -5,6 +5,7 @@ import { gateway } from "./Gateway.ts"
 import { MediaToolsLive } from "./runtime/node/MediaTools.ts"
 import * as NodeServer from "./runtime/node/NodeServer.ts"
 import { NotificationListenerLive } from "./runtime/node/PgListen.ts"
+import { UpstreamHttpClientLive } from "./runtime/node/UpstreamHttpClient.ts"
 import { TargetHttpClientLive } from "./runtime/node/TargetHttpClient.ts"
 import { TracingLive } from "./runtime/node/Tracing.ts"
 import { environmentConfig } from "./platform/AppConfig.ts"
@@ -23,6 +24,7 @@ const Main = Layer.unwrapEffect(
 Main.pipe(
   Layer.provide(MediaToolsLive),
   Layer.provide(TargetHttpClientLive),
+  Layer.provide(UpstreamHttpClientLive),
   Layer.provide(NotificationListenerLive),
   Layer.provide(TracingLive),
   Layer.provide(NodeContext.layer),

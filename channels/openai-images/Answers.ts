@@ -1,5 +1,5 @@
 import { Either, Encoding, Schema } from "effect"
-import { GenerationError } from "../../src/channel/Generator.ts"
+import { GenerationError } from "../../src/channel/Adapter.ts"
 import { retryHintMs } from "../../src/channel/RetryHint.ts"
 
 /**

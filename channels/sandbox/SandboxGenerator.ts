@@ -1,6 +1,6 @@
 import { Context, Effect, Layer } from "effect"
 import { videoDimensions } from "./Dimensions.ts"
-import { eventStream, GenerationError, type VideoGenerator, type VideoJob } from "../../src/channel/Generator.ts"
+import { eventStream, GenerationError, type VideoGenerator, type VideoJob } from "../../src/channel/Adapter.ts"
 import { SandboxRenderer } from "./SandboxRenderer.ts"
 import { rehearse } from "./SandboxSwitch.ts"
 

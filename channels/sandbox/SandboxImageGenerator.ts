@@ -1,5 +1,5 @@
 import { Context, Effect, Layer } from "effect"
-import { eventStream, GenerationError, type ImageGenerator, type ImageJob } from "../../src/channel/Generator.ts"
+import { eventStream, GenerationError, type ImageGenerator, type ImageJob } from "../../src/channel/Adapter.ts"
 import { parseSize } from "../../src/catalog/ImageCapabilities.ts"
 import { SandboxImageRenderer } from "./SandboxImageRenderer.ts"
 import { rehearse } from "./SandboxSwitch.ts"

@@ -1,28 +1,12 @@
 import { Context, Effect, Layer, ParseResult, Schema } from "effect"
-import type { ModelSettings } from "../platform/Settings.ts"
+import { type ModelRoute, modelRoutes, type ModelSettings } from "../platform/Settings.ts"
 import { VideoFamily, type VideoModelCapability } from "./Capabilities.ts"
 import { ImageFamily, type ImageModelCapability } from "./ImageCapabilities.ts"
 import type { ImageModelRules } from "./ImageRequest.ts"
 import { AppConfig, ConfigurationError } from "../platform/AppConfig.ts"
-
-/**
- * The sandbox's per-request switch (DESIGN.md, Generators), like a payment
- * provider's test cards. Only models routed to the sandbox accept it.
- */
-const SANDBOX_OPTIONS: VideoModelCapability["provider_options"] = {
-  sandbox: {
-    outcome: { type: "string", enum: ["succeed", "fail"] },
-    delay_ms: { type: "integer", min: 0, max: 600_000 }
-  }
-}
-
-/** Images may also rehearse a temporarily unavailable service (a failed task with code 524). */
-const SANDBOX_IMAGE_OPTIONS: VideoModelCapability["provider_options"] = {
-  sandbox: {
-    outcome: { type: "string", enum: ["succeed", "fail", "unavailable"] },
-    delay_ms: { type: "integer", min: 0, max: 600_000 }
-  }
-}
+import { Channels } from "../channel/Channels.ts"
+import { loadExtension } from "../platform/Extensions.ts"
+import { routedOptions } from "./RoutedOptions.ts"
 
 /** A model as the gateway serves it: the plugin's capabilities with the operator's settings. */
 export interface ServedModel<C> {
@@ -30,11 +14,13 @@ export interface ServedModel<C> {
   readonly ownedBy: string
   readonly capability: C
   readonly settings: ModelSettings
+  /** Its channels in failover order (a task runs on the first), checked to serve its kind. */
+  readonly routes: ReadonlyArray<ModelRoute>
   /** Credits per unit (second of video, or image) before the group multiplier. */
   readonly price: number
 }
 export type ServedVideoModel = ServedModel<VideoModelCapability>
-/** Image tables carry no `provider_options`; the channel adds what it accepts (the sandbox's switch). */
+/** Image tables carry no `provider_options`; its channels' adapters add what they accept. */
 export type ServedImageModel = ServedModel<ImageModelCapability> & ImageModelRules
 
 export interface RegistryService {
@@ -47,24 +33,23 @@ export interface RegistryService {
   readonly imageModels: ReadonlyArray<ServedImageModel>
 }
 
+const BUILTIN_PLUGINS = new URL("../../plugins/", import.meta.url)
+
 /**
- * Loads the plugins `config/models.json` names, by folder, so the core never
- * imports a family: a new family is a folder in `plugins/` and a line in config.
+ * Loads a plugin `config/models.json` names, by folder (Extensions.ts), so
+ * the core never imports a family: a new family is a folder and a config line.
  */
-const loadPlugin = (name: string) =>
+const loadPlugin = (ref: string, index: number) =>
   Effect.gen(function*() {
-    const module = yield* Effect.tryPromise({
-      try: () => import(new URL(`../../plugins/${name}/index.ts`, import.meta.url).href),
-      catch: (e) => new ConfigurationError({ message: `plugin "${name}": cannot be loaded (${(e as Error).message})` })
-    })
-    const schema = (module.default as { type?: unknown })?.type === "image" ? ImageFamily : VideoFamily
+    const exported = yield* loadExtension(ref, BUILTIN_PLUGINS, "plugin", `plugins[${index}]`)
+    const schema = (exported as { type?: unknown })?.type === "image" ? ImageFamily : VideoFamily
     return yield* Schema.decodeUnknown(schema as Schema.Schema<VideoFamily | ImageFamily, unknown>, {
       onExcessProperty: "error",
       errors: "all"
-    })(module.default).pipe(
+    })(exported).pipe(
       Effect.mapError((e) =>
         new ConfigurationError({
-          message: `plugin "${name}": invalid capability table\n${ParseResult.TreeFormatter.formatErrorSync(e)}`
+          message: `plugin "${ref}": invalid capability table\n${ParseResult.TreeFormatter.formatErrorSync(e)}`
         })
       )
     )
@@ -75,7 +60,8 @@ export class Registry extends Context.Tag("Registry")<Registry, RegistryService>
     Registry,
     Effect.gen(function*() {
       const { models } = yield* AppConfig
-      const families = yield* Effect.forEach(models.plugins, loadPlugin)
+      const channels = yield* Channels
+      const families = yield* Effect.forEach(models.plugins, (ref, i) => loadPlugin(ref, i))
       const served = new Map<string, ServedVideoModel>()
       const servedImages = new Map<string, ServedImageModel>()
       const declared = new Set<string>()
@@ -94,19 +80,15 @@ export class Registry extends Context.Tag("Registry")<Registry, RegistryService>
               message: `config models.json: at models.${capability.id}: ${family.type} model needs "${priceField}"`
             })
           }
-          const common = { family: family.family, ownedBy: family.owned_by, settings, price }
+          const routes = modelRoutes(capability.id, settings, models.channels)
+          const common = { family: family.family, ownedBy: family.owned_by, settings, routes, price }
           if (family.type === "image") {
-            servedImages.set(capability.id, {
-              ...common,
-              capability: capability as ImageModelCapability,
-              providerOptions: settings.generator === "sandbox" ? SANDBOX_IMAGE_OPTIONS : {}
-            })
+            const providerOptions = yield* routedOptions(channels, capability.id, "image", {}, routes)
+            servedImages.set(capability.id, { ...common, capability: capability as ImageModelCapability, providerOptions })
           } else {
             const video = capability as VideoModelCapability
-            const routed = settings.generator === "sandbox"
-              ? { ...video, provider_options: { ...video.provider_options, ...SANDBOX_OPTIONS } }
-              : video
-            served.set(capability.id, { ...common, capability: routed })
+            const options = yield* routedOptions(channels, capability.id, "video", video.provider_options, routes)
+            served.set(capability.id, { ...common, capability: { ...video, provider_options: options } })
           }
         }
       }

@@ -131,7 +131,22 @@ export const GroupsFile = Schema.Struct({
 )
 export type GroupsFile = typeof GroupsFile.Type
 
-const PluginName = Schema.String.pipe(Schema.pattern(/^[A-Za-z0-9_-]{1,64}$/))
+/** A built-in folder name, or a `./`/`../` path from the config directory (see Extensions.ts). */
+const ExtensionRef = Schema.String.pipe(Schema.pattern(/^(?:[A-Za-z0-9_-]{1,64}|\.\.?\/.+)$/))
+const ChannelName = Schema.String.pipe(Schema.pattern(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/))
+
+/**
+ * Configs written before channels had one built-in channel, `sandbox`: an
+ * entry of that name without `adapter` is the sandbox adapter, and a model
+ * that names no channel runs there when it is configured.
+ */
+export const LEGACY_CHANNEL = "sandbox"
+
+/** A model's channel: a bare name (the upstream knows the public id) or the name with the upstream's id. */
+export const ModelChannel = Schema.Union(
+  ChannelName,
+  Schema.Struct({ channel: ChannelName, upstream_model: Schema.optional(Schema.String.pipe(Schema.minLength(1))) })
+)
 
 export const ModelSettings = Schema.Struct({
   /** Off hides the model from `/v1/models` and refuses it with `unsupported_*_model`. */
@@ -142,34 +157,61 @@ export const ModelSettings = Schema.Struct({
   price_per_image: Schema.optional(NonNegative),
   /** Pricing policy: whether the subscription balance may pay; otherwise only the wallet. */
   subscription: Schema.Boolean,
-  /**
-   * Where generation runs. `sandbox` renders media locally and accepts the
-   * `provider_options.sandbox` test switch; upstream channels come later.
-   */
-  generator: Schema.optionalWith(Schema.Literal("sandbox"), { default: () => "sandbox" as const })
-})
+  /** Where generation runs, in failover order; a task runs on the first. */
+  channels: Schema.optional(Schema.NonEmptyArray(ModelChannel)),
+  /** Older configs: `generator: "x"` means `channels: ["x"]`. */
+  generator: Schema.optional(ChannelName)
+}).pipe(Schema.filter((m) =>
+  m.channels !== undefined && m.generator !== undefined
+    ? { path: ["generator"], message: `give "channels" or the older "generator", not both` }
+    : undefined
+))
 export type ModelSettings = typeof ModelSettings.Type
 
-/** Where generation runs, named by a model's `generator`. */
-export const ChannelSettings = Schema.Struct({
-  /** Tasks of this channel one worker process runs at once. */
-  concurrency: Schema.optionalWith(PositiveInt, { default: () => 2 }),
-  /**
-   * How results are downloaded: `none` gives a signed, expiring URL;
-   * `resource_api_key` a stable URL that needs the owning account's `ak_` key.
-   */
-  url_auth: Schema.optionalWith(Schema.Literal("none", "resource_api_key"), { default: () => "none" as const }),
-  /** Lifetime of a signed result URL. */
-  result_url_ttl_s: Schema.optionalWith(PositiveInt, { default: () => 86_400 })
-})
-export type ChannelSettings = typeof ChannelSettings.Type
+/** Where a model runs: a configured channel and the model id its upstream knows. */
+export interface ModelRoute {
+  readonly channel: string
+  readonly upstreamModel: string
+}
+
+/** A model's channels in order, with the older forms and the default resolved. */
+export const modelRoutes = (id: string, model: ModelSettings, channels: Readonly<Record<string, unknown>>): Array<ModelRoute> => {
+  const named = model.channels ?? (model.generator !== undefined ? [model.generator] : undefined)
+  if (named === undefined) return LEGACY_CHANNEL in channels ? [{ channel: LEGACY_CHANNEL, upstreamModel: id }] : []
+  return named.map((c) =>
+    typeof c === "string" ? { channel: c, upstreamModel: id } : { channel: c.channel, upstreamModel: c.upstream_model ?? id }
+  )
+}
+
+/**
+ * One channel's settings as written: `adapter` and the rest. The entry is
+ * checked at boot against the common settings merged with its adapter's own
+ * Schema (src/channel/Channels.ts), which only the loaded adapter knows.
+ */
+export const ChannelEntry = Schema.Record({ key: Schema.String, value: Schema.Unknown })
 
 export const ModelsFile = Schema.Struct({
-  /** Folders of `plugins/` to load. */
-  plugins: Schema.Array(PluginName),
-  channels: Schema.optionalWith(Schema.Record({ key: Schema.Literal("sandbox"), value: ChannelSettings }), {
-    default: () => ({ sandbox: Schema.decodeSync(ChannelSettings)({}) })
+  /** Family plugins to load: folders of `plugins/`, or paths relative to the config directory. */
+  plugins: Schema.Array(ExtensionRef),
+  /** Configured channels by name; without the key, the one legacy sandbox channel. */
+  channels: Schema.optionalWith(Schema.Record({ key: ChannelName, value: ChannelEntry }), {
+    default: () => ({ [LEGACY_CHANNEL]: {} })
   }),
   models: Schema.Record({ key: Schema.String, value: ModelSettings })
-})
+}).pipe(Schema.filter((file) => {
+  for (const [id, model] of Object.entries(file.models)) {
+    const routes = modelRoutes(id, model, file.channels)
+    const field = model.generator !== undefined ? "generator" : "channels"
+    if (routes.length === 0) {
+      return { path: ["models", id, "channels"], message: `names no channel, and there is no "${LEGACY_CHANNEL}" channel to default to` }
+    }
+    const unknown = routes.find((r) => !(r.channel in file.channels))
+    if (unknown !== undefined) {
+      return { path: ["models", id, field], message: `unknown channel "${unknown.channel}" (not a key of "channels")` }
+    }
+    const names = routes.map((r) => r.channel)
+    if (new Set(names).size !== names.length) return { path: ["models", id, field], message: "names a channel twice" }
+  }
+  return undefined
+}))
 export type ModelsFile = typeof ModelsFile.Type

@@ -89,7 +89,8 @@ const createVideo = Effect.gen(function*() {
       groupMultiplier(groups, principal.group)
     ),
     subscriptionAllowed: served.settings.subscription,
-    channel: served.settings.generator,
+    // The first channel; failover to the next is the engine's business.
+    channel: served.routes[0]!.channel,
     traceparent: yield* currentTraceparent
   })
   yield* Effect.annotateCurrentSpan({ "task.id": task.id, "task.model": task.model, "task.replayed": replayed })

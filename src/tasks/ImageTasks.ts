@@ -153,7 +153,7 @@ export const createImageTask = (submission: ImageSubmission, valid: ValidImageRe
       digest: yield* Effect.promise(() => sha256Hex(canonicalJson(submission.content))),
       chargeMicros: chargeMicros(served.price, valid.count, groupMultiplier(groups, principal.group)),
       subscriptionAllowed: served.settings.subscription,
-      channel: served.settings.generator,
+      channel: served.routes[0]!.channel,
       traceparent: yield* currentTraceparent
     })
     yield* Effect.annotateCurrentSpan({ "task.id": task.id, "task.model": task.model, "task.replayed": replayed })

@@ -4,7 +4,7 @@ import * as Errors from "../platform/http/Errors.ts"
 import { checkTargetUrl } from "../platform/TargetUrl.ts"
 import { nowSeconds } from "../platform/Time.ts"
 import type { MediaKind, VideoModelCapability } from "../catalog/Capabilities.ts"
-import { GenerationError } from "../channel/Generator.ts"
+import { GenerationError } from "../channel/Generation.ts"
 import {
   checkReferenceMedia,
   constraintOf,

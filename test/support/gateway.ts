@@ -9,6 +9,7 @@ import { join, resolve } from "node:path"
 import { gateway } from "../../src/Gateway.ts"
 import { MediaToolsLive } from "../../src/runtime/node/MediaTools.ts"
 import { NotificationListenerLive } from "../../src/runtime/node/PgListen.ts"
+import { UpstreamHttpClientLive } from "../../src/runtime/node/UpstreamHttpClient.ts"
 import { TargetHttpClientLive } from "../../src/runtime/node/TargetHttpClient.ts"
 import { type Backend, backend, createDatabase } from "./database.ts"
 
@@ -68,6 +69,8 @@ export const startGateway = async (
   const layer = Layer.merge(gateway(http), http).pipe(
     Layer.provide(MediaToolsLive),
     Layer.provide(TargetHttpClientLive),
+    Layer.provide(UpstreamHttpClientLive),
+  Layer.provide(UpstreamHttpClientLive),
     Layer.provide(NotificationListenerLive),
     Layer.provide(NodeContext.layer),
     Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(config))),

@@ -1,9 +1,8 @@
 import { Duration, Effect, Queue as Mailbox, Ref, Schedule, Stream } from "effect"
 import { randomBase62 } from "../../platform/Ids.ts"
-import type { ChannelSettings } from "../../platform/Settings.ts"
+import type { ChannelSettings } from "../../channel/ChannelSettings.ts"
 import { AppConfig } from "../../platform/AppConfig.ts"
 import { TaskQueue } from "./TaskQueue.ts"
-import type { Generators } from "./Plans.ts"
 import { runTask } from "./RunTask.ts"
 
 /**
@@ -11,7 +10,7 @@ import { runTask } from "./RunTask.ts"
  * more when a slot frees, when a NOTIFY says work arrived, or when the poll
  * interval passes (NOTIFY is a hint; polling is the guarantee).
  */
-export const channelWorker = (channelName: string, channel: ChannelSettings, generators: Generators) =>
+export const channelWorker = (channelName: string, channel: ChannelSettings) =>
   Effect.gen(function*() {
     const queue = yield* TaskQueue
     const { limits } = yield* AppConfig
@@ -33,7 +32,7 @@ export const channelWorker = (channelName: string, channel: ChannelSettings, gen
       const claims = yield* queue.claim(channelName, workerId, free)
       for (const claim of claims) {
         yield* Ref.update(running, (n) => n + 1)
-        yield* runTask(claim, workerId, generators).pipe(
+        yield* runTask(claim, workerId).pipe(
           Effect.ensuring(Ref.update(running, (n) => n - 1).pipe(Effect.zipRight(wake.offer(undefined)))),
           Effect.forkScoped
         )

@@ -11,6 +11,8 @@ export interface Claim {
   readonly accountId: string
   readonly kind: TaskKind
   readonly model: string
+  /** The channel whose worker claimed it (set at creation: the model's first channel). */
+  readonly channel: string
   readonly request: unknown
   readonly requestVersion: number
   readonly attempt: number
@@ -23,6 +25,7 @@ export interface ClaimRow {
   readonly account_id: string
   readonly kind: TaskKind
   readonly model: string
+  readonly channel: string
   readonly request: unknown
   readonly request_version: number
   readonly attempt: number
@@ -35,6 +38,7 @@ export const toClaim = (row: ClaimRow): Claim => ({
   accountId: row.account_id,
   kind: row.kind,
   model: row.model,
+  channel: row.channel,
   request: row.request,
   requestVersion: row.request_version,
   attempt: row.attempt,

@@ -1,19 +1,15 @@
 import { FileSystem } from "@effect/platform"
 import { Chunk, Effect, Option, Stream } from "effect"
 import { concatBytes } from "../../platform/Digest.ts"
-import type { ChannelSettings } from "../../platform/Settings.ts"
-import {
-  GenerationError,
-  type GenerationEvent,
-  type ImageGenerator,
-  type VideoGenerator
-} from "../../channel/Generator.ts"
+import type { ChannelSettings } from "../../channel/ChannelSettings.ts"
+import type { TaskKind } from "../../channel/Adapter.ts"
+import { Channels } from "../../channel/Channels.ts"
+import { GenerationError, type GenerationEvent } from "../../channel/Generation.ts"
 import type { ImageSource, ValidImageRequest } from "../../catalog/ImageRequest.ts"
 import type { ValidVideoRequest } from "../../catalog/VideoRequest.ts"
-import { AppConfig } from "../../platform/AppConfig.ts"
 import { ObjectStorage } from "../../storage/ObjectStorage.ts"
 import type { Claim, DecodedClaim } from "./Claim.ts"
-import { Registry } from "../../catalog/Registry.ts"
+import { Registry, type ServedVideoModel } from "../../catalog/Registry.ts"
 import { RemoteMedia } from "../../media/RemoteMedia.ts"
 import type { TaskFailure } from "./TaskOutcomes.ts"
 
@@ -38,11 +34,6 @@ export interface Plan {
   readonly internalFailure: TaskFailure
   /** What transient failures become once retries are spent. */
   readonly exhaustedFailure: (last: GenerationError) => TaskFailure
-}
-
-export interface Generators {
-  readonly video: Readonly<Record<string, VideoGenerator>>
-  readonly image: Readonly<Record<string, ImageGenerator>>
 }
 
 /** What a failure the caller should not see the details of becomes, per kind. */
@@ -105,21 +96,35 @@ const modelGone = (claim: DecodedClaim, failure: TaskFailure): TaskFailure => ({
   retryable: false
 })
 
-/** The plan for a claimed task, or the failure to end it with when its model or generator is gone. */
-export const planFor = (claim: DecodedClaim, generators: Generators) =>
+/**
+ * The model's route through the task's channel with that channel's runner,
+ * or undefined when the model is gone (disabled, removed) or no longer
+ * routed to the channel the task was queued on.
+ */
+const routeOf = <K extends TaskKind>(claim: Claim, kind: K, served: Pick<ServedVideoModel, "routes"> | undefined) =>
+  Effect.gen(function*() {
+    const route = served?.routes.find((r) => r.channel === claim.channel)
+    if (route === undefined) return undefined
+    const channels = yield* Channels
+    const channel = channels.get(route.channel)!
+    // Made when the engine started; a failure here is a defect, ending the task as an internal failure.
+    const runner = yield* Effect.orDie(channels.runner(route.channel))
+    return { upstreamModel: route.upstreamModel, settings: channel.settings, runner: runner[kind] }
+  })
+
+/** The plan for a claimed task, or the failure to end it with when its model or channel is gone. */
+export const planFor = (claim: DecodedClaim) =>
   Effect.gen(function*() {
     const registry = yield* Registry
-    const { models } = yield* AppConfig
-    const channelOf = (generator: string) => models.channels[generator as keyof typeof models.channels]!
 
     if (claim.kind === "video") {
       const served = registry.video(claim.model)
-      const generator = served && generators.video[served.settings.generator]
-      if (served === undefined || generator === undefined) return modelGone(claim, VIDEO_FAILURE)
+      const route = yield* routeOf(claim, "video", served)
+      if (served === undefined || route === undefined) return modelGone(claim, VIDEO_FAILURE)
       const request = claim.request as ValidVideoRequest
       const plan: Plan = {
-        generate: generator.generate({ taskId: claim.id, capability: served.capability, request }),
-        channel: channelOf(served.settings.generator),
+        generate: route.runner.generate({ taskId: claim.id, capability: served.capability, request, upstreamModel: route.upstreamModel }),
+        channel: route.settings,
         resultKey: "videos",
         internalFailure: VIDEO_FAILURE,
         exhaustedFailure: (last) => ({ code: last.code, message: last.message, retryable: last.retryable }),
@@ -134,15 +139,15 @@ export const planFor = (claim: DecodedClaim, generators: Generators) =>
           // The spec: duration_ms echoes the validated requested duration, never a probe.
           duration_ms: request.duration * 1000,
           temporary: stored.temporary,
-          url_auth: channelOf(served.settings.generator).url_auth
+          url_auth: route.settings.url_auth
         })
       }
       return plan
     }
 
     const served = registry.image(claim.model)
-    const generator = served && generators.image[served.settings.generator]
-    if (served === undefined || generator === undefined) return modelGone(claim, IMAGE_FAILURE)
+    const route = yield* routeOf(claim, "image", served)
+    if (served === undefined || route === undefined) return modelGone(claim, IMAGE_FAILURE)
     const request = claim.request as ValidImageRequest
     const maxBytes = served.capability.input_images.max_bytes
     const inputs = Effect.all({
@@ -152,9 +157,9 @@ export const planFor = (claim: DecodedClaim, generators: Generators) =>
     const plan: Plan = {
       generate: Stream.unwrap(
         Effect.map(inputs, (fetched) =>
-          generator.generate({ taskId: claim.id, capability: served.capability, request, inputs: fetched }))
+          route.runner.generate({ taskId: claim.id, capability: served.capability, request, upstreamModel: route.upstreamModel, inputs: fetched }))
       ).pipe(Stream.provideSomeContext(yield* Effect.context<ObjectStorage | RemoteMedia | FileSystem.FileSystem>())),
-      channel: channelOf(served.settings.generator),
+      channel: route.settings,
       resultKey: "images",
       internalFailure: IMAGE_FAILURE,
       exhaustedFailure: (last) => (last.transient ? IMAGE_UNAVAILABLE : { code: last.code, message: last.message, retryable: last.retryable }),

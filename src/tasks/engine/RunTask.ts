@@ -2,7 +2,7 @@ import { Cause, Clock, Data, Duration, Effect, Either, Schedule, Stream, Tracer 
 import { IdPrefix, newId } from "../../platform/Ids.ts"
 import type { EngineSettings } from "../../platform/Settings.ts"
 import { parseTraceparent } from "../../platform/TraceContext.ts"
-import { GenerationError } from "../../channel/Generator.ts"
+import { GenerationError } from "../../channel/Generation.ts"
 import { AppConfig } from "../../platform/AppConfig.ts"
 import { ObjectStorage } from "../../storage/ObjectStorage.ts"
 import type { Claim, DecodedClaim } from "./Claim.ts"
@@ -10,7 +10,7 @@ import { decodeStoredRequest } from "../StoredRequest.ts"
 import { TaskQueue } from "./TaskQueue.ts"
 import { ReferenceMedia } from "../ReferenceMedia.ts"
 import { type NewAsset, TaskOutcomes } from "./TaskOutcomes.ts"
-import { type Generators, internalFailureOf, type Output, type Plan, planFor } from "./Plans.ts"
+import { internalFailureOf, type Output, type Plan, planFor } from "./Plans.ts"
 
 /** The heartbeat found the claim taken back: another attempt owns the task now. */
 class LeaseLost extends Data.TaggedError("LeaseLost")<{ readonly taskId: string }> {}
@@ -53,7 +53,7 @@ const parentSpan = (claim: Claim) => {
  * back, the work stops and writes nothing. Interrupted (the process stops),
  * the task goes back to the queue for another worker.
  */
-export const runTask = (stored: Claim, workerId: string, generators: Generators) =>
+export const runTask = (stored: Claim, workerId: string) =>
   Effect.gen(function*() {
     const queue = yield* TaskQueue
     const outcomes = yield* TaskOutcomes
@@ -76,7 +76,7 @@ export const runTask = (stored: Claim, workerId: string, generators: Generators)
     }
     const claim: DecodedClaim = { ...stored, ...decoded.right }
 
-    const planned = yield* planFor(claim, generators)
+    const planned = yield* planFor(claim)
     if (!("generate" in planned)) return yield* outcomes.fail(claim, planned)
     const plan: Plan = planned
 

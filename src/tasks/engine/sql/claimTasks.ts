@@ -26,4 +26,4 @@ export const claimTasks = (
       SELECT id FROM tasks WHERE status = 'queued' AND channel = ${channel}
       ORDER BY seq LIMIT ${limit}
       FOR UPDATE SKIP LOCKED)
-    RETURNING id, account_id, kind, model, request, request_version, attempt, trace_context, created_at`
+    RETURNING id, account_id, kind, model, channel, request, request_version, attempt, trace_context, created_at`

@@ -5,15 +5,18 @@ import type { ImageModelCapability } from "../catalog/ImageCapabilities.ts"
 import type { ValidImageRequest } from "../catalog/ImageRequest.ts"
 
 /**
- * The generator contract (DESIGN.md, Generators): a generator turns one
- * claimed task into a stream of progress reports ending in its outputs. The
- * engine persists progress, stores outputs as assets and writes the terminal
- * state; a generator never touches the database or the object store.
+ * In-process generation, the part of the channel contract (Adapter.ts) the
+ * engine drives today: a runner turns one claimed task into a stream of
+ * progress reports ending in its outputs. The engine persists progress,
+ * stores outputs as assets and writes the terminal state; a runner never
+ * touches the database or the object store.
  */
 export interface VideoJob {
   readonly taskId: string
   readonly capability: VideoModelCapability
   readonly request: ValidVideoRequest
+  /** The model id the channel's upstream knows (`upstream_model` in config; the public id by default). */
+  readonly upstreamModel: string
 }
 
 /** An image task with its input images already fetched, so a generator needs no network or storage. */
@@ -21,6 +24,7 @@ export interface ImageJob {
   readonly taskId: string
   readonly capability: ImageModelCapability
   readonly request: ValidImageRequest
+  readonly upstreamModel: string
   readonly inputs: { readonly images: ReadonlyArray<Uint8Array>; readonly mask: Uint8Array | null }
 }
 
@@ -56,10 +60,12 @@ export class GenerationError extends Data.TaggedError("GenerationError")<{
   readonly retryAfterMs?: number | undefined
 }> {}
 
+/** A channel's video runner: generation in this process (the sandbox, a fixture). */
 export interface VideoGenerator {
   readonly generate: (job: VideoJob) => Stream.Stream<GenerationEvent, GenerationError>
 }
 
+/** A channel's image runner. */
 export interface ImageGenerator {
   readonly generate: (job: ImageJob) => Stream.Stream<GenerationEvent, GenerationError>
 }
@@ -70,7 +76,7 @@ export interface Reporter {
 }
 
 /**
- * A generator's stream from an effect that reports as it works: progress and
+ * A runner's stream from an effect that reports as it works: progress and
  * outputs are emitted in order, the stream ends when the effect succeeds and
  * fails with its error; the work is interrupted when the consumer stops.
  */

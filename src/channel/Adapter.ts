@@ -1,0 +1,92 @@
+import type { CommandExecutor, FileSystem, HttpClient, Path } from "@effect/platform"
+import { Schema } from "effect"
+import type { Effect, Scope } from "effect"
+import { OptionField } from "../catalog/Capabilities.ts"
+import type { MediaTools } from "../platform/MediaTools.ts"
+import type { ChannelSettings } from "./ChannelSettings.ts"
+import type { ImageGenerator, VideoGenerator } from "./Generation.ts"
+
+/**
+ * The channel adapter contract (DESIGN.md, Channels). An adapter is a folder
+ * of `channels/` (or any folder config points at) whose default export is
+ * `defineAdapter({...})`; a channel is a configured instance of one. The
+ * core loads adapters by name (Channels.ts) and never imports one, so an
+ * adapter imports only this contract and the platform ports.
+ */
+
+export * from "./ChannelSettings.ts"
+export * from "./Generation.ts"
+
+export const TaskKind = Schema.Literal("video", "image")
+export type TaskKind = typeof TaskKind.Type
+
+/**
+ * `provider_options` namespaces and their fields, in the shape of a plugin's
+ * capability table, added to every model routed to a channel of the adapter.
+ */
+export const ProviderOptions = Schema.Record({ key: Schema.String, value: Schema.Record({ key: Schema.String, value: OptionField }) })
+export type ProviderOptions = typeof ProviderOptions.Type
+
+/**
+ * What a runner of each kind does. Today every adapter generates in this
+ * process (`generate` → a stream of progress and outputs); an asynchronous
+ * upstream will be another member of these unions (submit, poll, find,
+ * fetchResult), so adapters written against this shape keep compiling.
+ */
+export interface KindRunners {
+  readonly video: VideoGenerator
+  readonly image: ImageGenerator
+}
+
+/** A channel's runner: one entry per kind its adapter serves. */
+export type ChannelRunner<K extends TaskKind = TaskKind> = { readonly [k in K]: KindRunners[k] }
+
+/**
+ * The platform ports an adapter may use, all provided by the runtime: files,
+ * paths, child processes (with MediaTools saying where ffmpeg is) and a
+ * plain HTTP client for operator-configured upstreams.
+ */
+export type ChannelPorts =
+  | FileSystem.FileSystem
+  | Path.Path
+  | CommandExecutor.CommandExecutor
+  | HttpClient.HttpClient
+  | MediaTools
+
+/** One configured channel as its adapter's `make` receives it: settings decoded, secrets resolved. */
+export interface Channel<S> {
+  readonly name: string
+  readonly settings: ChannelSettings & S
+}
+
+export interface ChannelAdapter<K extends TaskKind = TaskKind, S = unknown> {
+  readonly _tag: "ChannelAdapter"
+  /** For logs and errors; config names the adapter by folder. */
+  readonly name: string
+  readonly kinds: ReadonlyArray<K>
+  /** The adapter's own settings, beside the common ones; unknown keys are refused at boot. */
+  readonly settings: Schema.Schema<S, any>
+  readonly providerOptions: { readonly [k in K]?: ProviderOptions }
+  /**
+   * Builds the channel's runner once, when the engine starts; resources it
+   * opens live as long as the engine (the Scope).
+   */
+  readonly make: (channel: Channel<S>) => Effect.Effect<ChannelRunner<K>, never, ChannelPorts | Scope.Scope>
+}
+
+/** An adapter of any kinds and settings, as the loader holds them. */
+export type AnyAdapter = ChannelAdapter<TaskKind, any>
+
+/** The default export of an adapter module. */
+export const defineAdapter = <const K extends TaskKind, S>(
+  adapter: Omit<ChannelAdapter<K, S>, "_tag">
+): ChannelAdapter<K, S> => ({ _tag: "ChannelAdapter", ...adapter })
+
+/** Whether a module's default export looks like `defineAdapter(...)`; the rest is checked by Channels. */
+export const isAdapter = (value: unknown): value is AnyAdapter =>
+  typeof value === "object" && value !== null &&
+  (value as AnyAdapter)._tag === "ChannelAdapter" &&
+  typeof (value as AnyAdapter).name === "string" &&
+  Array.isArray((value as AnyAdapter).kinds) &&
+  Schema.isSchema((value as AnyAdapter).settings) &&
+  typeof (value as AnyAdapter).make === "function"

@@ -1,0 +1,115 @@
+import { Context, Effect, Layer, ParseResult, Schema, Scope } from "effect"
+import { AppConfig, ConfigurationError } from "../platform/AppConfig.ts"
+import { loadExtension } from "../platform/Extensions.ts"
+import { LEGACY_CHANNEL } from "../platform/Settings.ts"
+import { type AnyAdapter, type ChannelPorts, type ChannelRunner, isAdapter, ProviderOptions, TaskKind } from "./Adapter.ts"
+import { ChannelSettings } from "./ChannelSettings.ts"
+
+/** A configured channel: its adapter and its settings, checked and with secrets resolved. */
+export interface LoadedChannel {
+  readonly name: string
+  readonly adapter: AnyAdapter
+  readonly settings: ChannelSettings & Readonly<Record<string, unknown>>
+}
+
+export interface ChannelsService {
+  readonly get: (name: string) => LoadedChannel | undefined
+  readonly all: ReadonlyArray<LoadedChannel>
+  /**
+   * The channel's runner, made on first use and kept for the life of the
+   * service (the engine asks at start for each channel it works, so a
+   * broken adapter stops the boot; the API role never makes one).
+   */
+  readonly runner: (name: string) => Effect.Effect<ChannelRunner, ConfigurationError>
+}
+
+const BUILTIN_ADAPTERS = new URL("../../channels/", import.meta.url)
+
+const formatIssues = (where: string, error: ParseResult.ParseError) =>
+  ParseResult.ArrayFormatter.formatErrorSync(error)
+    .map((issue) => `  at ${[where, ...issue.path].join(".")}: ${issue.message}`)
+    .join("\n")
+
+/** The adapter's default export, checked to be one (its kinds and provider options too). */
+const loadAdapter = (name: string, ref: string) =>
+  Effect.gen(function*() {
+    const where = `channels.${name}.adapter`
+    const exported = yield* loadExtension(ref, BUILTIN_ADAPTERS, "adapter", where)
+    const refused = (problem: string) => new ConfigurationError({ message: `config models.json: at ${where}: adapter "${ref}" ${problem}` })
+    if (!isAdapter(exported)) return yield* refused("does not export defineAdapter(...) as its default")
+    if (!exported.kinds.every(Schema.is(TaskKind))) return yield* refused(`declares unknown kinds: ${(exported.kinds as ReadonlyArray<string>).join(", ")}`)
+    for (const kind of TaskKind.literals) {
+      const options = exported.providerOptions[kind]
+      if (options === undefined) continue
+      if (!exported.kinds.includes(kind)) return yield* refused(`declares ${kind} provider options but does not serve ${kind}`)
+      yield* Schema.decodeUnknown(ProviderOptions, { onExcessProperty: "error" })(options).pipe(
+        Effect.mapError((e) => refused(`has invalid ${kind} provider options\n${ParseResult.TreeFormatter.formatErrorSync(e)}`))
+      )
+    }
+    return exported
+  })
+
+/**
+ * One entry of `channels`: the common settings merged with the adapter's own,
+ * decoded as one Schema so a key neither knows is refused, and `{ "env" }`
+ * secrets are read from the environment.
+ */
+const loadChannel = (name: string, entry: Readonly<Record<string, unknown>>) =>
+  Effect.gen(function*() {
+    const ref = entry.adapter ?? (name === LEGACY_CHANNEL ? LEGACY_CHANNEL : undefined)
+    if (typeof ref !== "string") {
+      return yield* new ConfigurationError({ message: `config models.json: at channels.${name}.adapter: is missing (the adapter this channel runs)` })
+    }
+    const adapter = yield* loadAdapter(name, ref)
+    const schema = yield* Effect.try({
+      try: () => Schema.extend(ChannelSettings, adapter.settings),
+      catch: (e) =>
+        new ConfigurationError({ message: `adapter "${ref}": its settings Schema cannot be merged with the common settings (${(e as Error).message})` })
+    })
+    const settings = yield* Schema.decodeUnknown(schema, { onExcessProperty: "error", errors: "all" })({ ...entry, adapter: ref }).pipe(
+      Effect.mapError((e) => new ConfigurationError({ message: `config models.json: invalid channel "${name}"\n${formatIssues(`channels.${name}`, e)}` }))
+    )
+    const channel: LoadedChannel = { name, adapter, settings: settings as LoadedChannel["settings"] }
+    return channel
+  })
+
+/**
+ * The channels `config/models.json` configures, each with its adapter loaded
+ * by name (never imported by the core) and its settings checked at boot.
+ */
+export class Channels extends Context.Tag("Channels")<Channels, ChannelsService>() {
+  static readonly layer = Layer.scoped(
+    Channels,
+    Effect.gen(function*() {
+      const { models } = yield* AppConfig
+      const loaded = yield* Effect.forEach(Object.entries(models.channels), ([name, entry]) => loadChannel(name, entry))
+      const byName = new Map(loaded.map((c) => [c.name, c]))
+      // Runners are made later, in this layer's scope, with the ports it was built with.
+      const ports = yield* Effect.context<ChannelPorts>()
+      const scope = yield* Effect.scope
+
+      const make = (name: string) =>
+        Effect.gen(function*() {
+          const channel = byName.get(name)
+          if (channel === undefined) return yield* new ConfigurationError({ message: `channel "${name}" is not configured` })
+          const runner = yield* channel.adapter.make(channel).pipe(
+            Effect.provide(ports),
+            Scope.extend(scope),
+            Effect.catchAllDefect((defect) =>
+              new ConfigurationError({ message: `channel "${name}": adapter "${channel.adapter.name}" failed to start: ${String(defect)}` })
+            )
+          )
+          const missing = channel.adapter.kinds.find((kind) => typeof runner[kind]?.generate !== "function")
+          if (missing !== undefined) {
+            return yield* new ConfigurationError({ message: `channel "${name}": adapter "${channel.adapter.name}" gave no ${missing} runner` })
+          }
+          yield* Effect.logInfo("channel ready").pipe(Effect.annotateLogs({ channel: name, adapter: channel.adapter.name }))
+          return runner
+        })
+      // Once per channel, failures included: a second caller waits for the first make.
+      const runner = yield* Effect.cachedFunction(make)
+
+      return { get: (name) => byName.get(name), all: loaded, runner }
+    })
+  )
+}
