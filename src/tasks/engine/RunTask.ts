@@ -10,6 +10,7 @@ import { decodeStoredRequest } from "../StoredRequest.ts"
 import { TaskQueue } from "./TaskQueue.ts"
 import { ReferenceMedia } from "../ReferenceMedia.ts"
 import { type NewAsset, TaskOutcomes } from "./TaskOutcomes.ts"
+import { checkOutputs } from "./CheckOutputs.ts"
 import { internalFailureOf, type Output, type Plan, planFor } from "./Plans.ts"
 
 /** The heartbeat found the claim taken back: another attempt owns the task now. */
@@ -97,7 +98,7 @@ export const runTask = (stored: Claim, workerId: string) =>
           outputs.push(event)
           return Effect.void
         }),
-        Effect.as(outputs),
+        Effect.zipRight(Effect.suspend(() => checkOutputs(claim.kind, outputs, plan.internalFailure))),
         Effect.withSpan("task.generate", { attributes: { "task.id": claim.id, "task.model": claim.model } })
       )
     }).pipe(
