@@ -33,6 +33,8 @@ export type Fault =
   | { readonly kind: "truncated" }
 
 export interface ImagesRequest {
+  /** Milliseconds since the epoch when the request had arrived. */
+  readonly at: number
   readonly path: string
   readonly headers: IncomingHttpHeaders
   /** Text fields (JSON members or form fields). */
@@ -99,9 +101,9 @@ const readRequest = async (path: string, headers: IncomingHttpHeaders, body: Buf
       if (typeof value === "string") fields[name] = value
       else (files[name] ??= []).push(new Uint8Array(await value.arrayBuffer()))
     }
-    return { path, headers, fields, files }
+    return { at: Date.now(), path, headers, fields, files }
   }
-  return { path, headers, fields: JSON.parse(body.toString("utf8") || "{}"), files: {} }
+  return { at: Date.now(), path, headers, fields: JSON.parse(body.toString("utf8") || "{}"), files: {} }
 }
 
 export const startFakeImages = async (apiKey: string): Promise<FakeImages> => {

@@ -20,3 +20,11 @@ export const unthrottled = () =>
       rate.burst = 100_000
     }
   })
+
+/** Applies `edit` to another JSON file of a copy made by `configWith`; returns the directory. */
+export const alsoWith = (dir: string, file: string, edit: (json: any) => void): string => {
+  const json = JSON.parse(readFileSync(join(dir, file), "utf8"))
+  edit(json)
+  writeFileSync(join(dir, file), JSON.stringify(json))
+  return dir
+}

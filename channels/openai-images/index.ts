@@ -1,0 +1,98 @@
+import { HttpClient, type HttpClientError } from "@effect/platform"
+import { Duration, Effect, Either, Redacted, Schema } from "effect"
+import { defineAdapter, eventStream, type ImageJob, SecretFromEnv } from "../../src/channel/Adapter.ts"
+import { ambiguous, failureOf, readImages, transient } from "./Answers.ts"
+import { imagesRequest } from "./Requests.ts"
+
+/**
+ * The OpenAI Images API as a channel for image models (PROTOCOLS.md §5),
+ * or any relay that speaks it. The upstream is synchronous: one request
+ * answers with the pictures, so a run is one call held open up to
+ * `timeouts.submit_s` (high quality can take minutes).
+ *
+ * ```json
+ * "openai": { "adapter": "openai-images", "base_url": "https://api.openai.com/v1",
+ *             "credentials": { "api_key": { "env": "OPENAI_API_KEY" } },
+ *             "timeouts": { "submit_s": 300 } }
+ * ```
+ */
+
+const HttpUrl = Schema.String.pipe(Schema.pattern(/^https?:\/\/[^\s]+$/, { message: () => "an http(s) URL" }))
+
+/** Errors that happen before a byte of the request is sent: trying again cannot charge twice. */
+const NOT_SENT = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH", "ECONNABORTED"])
+
+const errorCode = (cause: unknown): string | undefined => {
+  for (let c = cause, depth = 0; c !== null && typeof c === "object" && depth < 4; c = (c as { cause?: unknown }).cause, depth++) {
+    const code = (c as { code?: unknown }).code
+    if (typeof code === "string") return code
+  }
+  return undefined
+}
+
+const fromTransport = (error: HttpClientError.HttpClientError) =>
+  error._tag === "RequestError" && NOT_SENT.has(errorCode(error.cause) ?? "") ? transient() : ambiguous
+
+const MIME = { png: "image/png", jpeg: "image/jpeg", webp: "image/webp" } as const
+
+export default defineAdapter({
+  name: "openai-images",
+  kinds: ["image"],
+  settings: Schema.Struct({
+    base_url: HttpUrl,
+    credentials: Schema.Struct({ api_key: SecretFromEnv })
+  }),
+  providerOptions: {},
+  make: (channel) =>
+    Effect.gen(function*() {
+      const client = yield* HttpClient.HttpClient
+      const { base_url, credentials, timeouts } = channel.settings
+      const limit = Duration.seconds(timeouts.submit_s)
+
+      const call = (job: ImageJob) =>
+        Effect.gen(function*() {
+          const request = imagesRequest(base_url, Redacted.value(credentials.api_key), job.upstreamModel, job)
+          const response = yield* client.execute(request).pipe(
+            Effect.tapError((e) =>
+              Effect.logWarning("an image request to the upstream failed").pipe(
+                Effect.annotateLogs({ channel: channel.name, cause: String((e.cause as Error | undefined)?.message ?? e.message) })
+              )
+            ),
+            Effect.mapError(fromTransport)
+          )
+          // A body that breaks off was sent and maybe run upstream: ambiguous, like a time-out.
+          const text = yield* Effect.mapError(response.text, () => ambiguous)
+          if (response.status !== 200) {
+            const failure = failureOf(response.status, response.headers, text)
+            yield* Effect.logWarning("upstream refused an image request").pipe(Effect.annotateLogs({
+              channel: channel.name,
+              upstream_status: response.status,
+              upstream_request_id: response.headers["x-request-id"] ?? null,
+              upstream_body: text.slice(0, 500)
+            }))
+            return yield* Effect.fail(failure)
+          }
+          const images = readImages(text)
+          return Either.isLeft(images) ? yield* Effect.fail(images.left) : images.right
+        }).pipe(
+          Effect.timeoutFail({ duration: limit, onTimeout: () => ambiguous }),
+          Effect.withSpan("upstream.submit", { attributes: { "channel.name": channel.name, "task.id": job.taskId } })
+        )
+
+      const generate = (job: ImageJob) =>
+        eventStream(({ output }) =>
+          Effect.gen(function*() {
+            // Type, format and dimensions are read from the bytes by the engine before they are stored.
+            for (const bytes of yield* call(job)) {
+              yield* output({
+                bytes,
+                mimeType: MIME[job.request.format],
+                extension: job.request.format === "jpeg" ? "jpg" : job.request.format,
+                format: job.request.format
+              })
+            }
+          })
+        )
+      return { image: { generate } }
+    })
+})
