@@ -21,6 +21,8 @@ export interface Service {
   readonly child: ChildProcess
   /** How it was started (see `start`). */
   readonly via: "npm" | "tsx" | "node"
+  /** Started in a process group of its own (the service is a descendant, not the child): `kill` signals the group. */
+  readonly group: boolean
   readonly port: number
   /** Everything written to stdout and stderr so far. */
   readonly output: () => string
@@ -33,25 +35,40 @@ export interface Service {
 const PRIVATE = ["DATABASE_URL", "ADMIN_TOKEN", "CONFIG_DIR", "DATA_DIR", "ROLE", "PUBLIC_BASE_URL"]
 
 /**
+ * The runtime the process-level tests start the service on: `RUNTIME=deno`
+ * runs it on Deno (`src/runtime/deno/main.ts`, the `deno` dev dependency's
+ * binary), anything else on Node. `DENO_ENTRY` names another entry point for
+ * Deno (e.g. `src/main.ts`, the Node server under Deno's Node compatibility).
+ */
+export const RUNTIME: "node" | "deno" = process.env.RUNTIME === "deno" ? "deno" : "node"
+const DENO = join(ROOT, "node_modules/.bin/deno")
+const DENO_ENTRY = process.env.DENO_ENTRY ?? "src/runtime/deno/main.ts"
+
+/**
  * Starts the service: with `npm start` as an operator would; with tsx's CLI
  * (`tsx`) when the exit code matters; or as `node --import tsx src/main.ts`
  * (`node`) when signals must reach the service itself. tsx's CLI runs the
  * service in a child process of its own and relays only SIGINT and SIGTERM
  * (`kill` below kills the whole group; a SIGSTOP would have to be sent to the group).
+ * On Deno, `npm` is `npm run start:deno`; `tsx` and `node` both run
+ * `deno run` directly, so the service is the child itself.
  */
 export const start = (env: Record<string, string>, port: number, via: "npm" | "tsx" | "node" = "tsx"): Service => {
-  const [command, args] = via === "npm"
+  const [command, args] = RUNTIME === "deno"
+    ? via === "npm" ? ["npm", ["run", "start:deno", "--silent"]] : [DENO, ["run", "--allow-all", DENO_ENTRY]]
+    : via === "npm"
     ? ["npm", ["start", "--silent"]]
     : via === "tsx"
     ? [process.execPath, [join(ROOT, "node_modules/tsx/dist/cli.mjs"), "src/main.ts"]]
     : [process.execPath, ["--import", "tsx", "src/main.ts"]]
+  const group = via === "npm" || (via === "tsx" && RUNTIME === "node")
   const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => !PRIVATE.includes(k)))
   const child = spawn(command, args as Array<string>, {
     cwd: ROOT,
     env: { ...clean, HOST: "127.0.0.1", PORT: String(port), ...env },
     stdio: ["ignore", "pipe", "pipe"],
     // npm and tsx's CLI run the service in a child: a process group of their own lets `kill` reach it.
-    detached: via !== "node"
+    detached: group
   })
   let output = ""
   child.stdout!.on("data", (chunk) => (output += chunk))
@@ -66,7 +83,7 @@ export const start = (env: Record<string, string>, port: number, via: "npm" | "t
         return []
       }
     })
-  return { child, via, port, output: () => output, logs, exited }
+  return { child, via, group, port, output: () => output, logs, exited }
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
@@ -117,7 +134,7 @@ export const stop = async (service: Service) => {
  */
 export const kill = async (service: Service) => {
   if (service.child.exitCode !== null || service.child.signalCode !== null) return
-  if (service.via === "node") service.child.kill("SIGKILL")
+  if (!service.group) service.child.kill("SIGKILL")
   else process.kill(-service.child.pid!, "SIGKILL")
   await service.exited
 }

@@ -1,0 +1,36 @@
+import { HttpServer } from "@effect/platform"
+import { Effect, Layer, Logger } from "effect"
+import { gateway } from "../../Gateway.ts"
+import { environmentConfig } from "../../platform/AppConfig.ts"
+import { MediaToolsLive } from "../node/MediaTools.ts"
+import { NotificationListenerLive } from "../node/PgListen.ts"
+import { TargetHttpClientLive } from "../node/TargetHttpClient.ts"
+import { TracingLive } from "../node/Tracing.ts"
+import { runMain } from "./DenoRuntime.ts"
+import * as DenoServer from "./DenoServer.ts"
+
+/**
+ * Entry point on Deno (`deno task start`, `npm run start:deno`): the same
+ * gateway as `src/main.ts`, served by `Deno.serve`. The other runtime layers
+ * are the Node ones, which run unchanged on Deno's Node compatibility: the
+ * ffmpeg/ffprobe paths of the installer packages, `pg` for LISTEN, the
+ * guarded `node:http` client for webhooks and reference media (its checks
+ * hook Node's DNS lookup and socket creation, which Deno's `fetch` does not
+ * expose), and the OTLP exporter. Files, paths and child processes come
+ * from @effect/platform-node's FileSystem, Path and CommandExecutor.
+ */
+const Main = Layer.unwrapEffect(
+  Effect.map(environmentConfig, (env) =>
+    gateway(DenoServer.layer({ host: env.host, port: env.port }).pipe(HttpServer.withLogAddress)))
+)
+
+Main.pipe(
+  Layer.provide(MediaToolsLive),
+  Layer.provide(TargetHttpClientLive),
+  Layer.provide(NotificationListenerLive),
+  Layer.provide(TracingLive),
+  Layer.provide(DenoServer.layerContext),
+  Layer.provide(Logger.json),
+  Layer.launch,
+  runMain({ disablePrettyLogger: true })
+)
