@@ -1,4 +1,4 @@
-import { HttpServer } from "@effect/platform"
+import { FetchHttpClient, HttpServer } from "@effect/platform"
 import { Effect, Layer, Logger } from "effect"
 import { gateway } from "../../Gateway.ts"
 import { environmentConfig } from "../../platform/AppConfig.ts"
@@ -17,7 +17,8 @@ import * as DenoServer from "./DenoServer.ts"
  * guarded `node:http` client for webhooks and reference media (its checks
  * hook Node's DNS lookup and socket creation, which Deno's `fetch` does not
  * expose), and the OTLP exporter. Files, paths and child processes come
- * from @effect/platform-node's FileSystem, Path and CommandExecutor.
+ * from @effect/platform-node's FileSystem, Path and CommandExecutor. Channel
+ * upstreams (operator-configured, not guarded) go through Deno's own fetch.
  */
 const Main = Layer.unwrapEffect(
   Effect.map(environmentConfig, (env) =>
@@ -27,6 +28,7 @@ const Main = Layer.unwrapEffect(
 Main.pipe(
   Layer.provide(MediaToolsLive),
   Layer.provide(TargetHttpClientLive),
+  Layer.provide(FetchHttpClient.layer),
   Layer.provide(NotificationListenerLive),
   Layer.provide(TracingLive),
   Layer.provide(DenoServer.layerContext),
