@@ -1,4 +1,5 @@
-import { type ChildProcess, spawn } from "node:child_process"
+import { type ChildProcess, execFileSync, spawn } from "node:child_process"
+import { existsSync } from "node:fs"
 import { join, resolve } from "node:path"
 
 /**
@@ -41,7 +42,15 @@ const PRIVATE = ["DATABASE_URL", "ADMIN_TOKEN", "CONFIG_DIR", "DATA_DIR", "ROLE"
  * Deno (e.g. `src/main.ts`, the Node server under Deno's Node compatibility).
  */
 export const RUNTIME: "node" | "deno" = process.env.RUNTIME === "deno" ? "deno" : "node"
-const DENO = join(ROOT, "node_modules/.bin/deno")
+/**
+ * The Deno binary itself, not `node_modules/.bin/deno`: that is the package's
+ * Node shim, which runs the binary as a child, so a signal sent to it would
+ * never reach the service (and SIGKILL would leave the service running).
+ * The shim puts the binary in place on its first run, when npm's install
+ * script (not allowed here) has not.
+ */
+const DENO = join(ROOT, "node_modules/deno/deno")
+if (RUNTIME === "deno" && !existsSync(DENO)) execFileSync(join(ROOT, "node_modules/.bin/deno"), ["--version"])
 const DENO_ENTRY = process.env.DENO_ENTRY ?? "src/runtime/deno/main.ts"
 
 /**

@@ -41,6 +41,13 @@ const make = (options: { readonly host: string; readonly port: number; readonly 
     const idle = async () => {
       while (running.size > 0) await Promise.allSettled([...running])
     }
+    // A stop signal turns new requests away at once, whatever the other layers still have to close first.
+    const stopSignals = ["SIGTERM", "SIGINT"] as const
+    const onStop = () => void (draining = true)
+    yield* Effect.acquireRelease(
+      Effect.sync(() => stopSignals.forEach((signal) => Deno.addSignalListener(signal, onStop))),
+      () => Effect.sync(() => stopSignals.forEach((signal) => Deno.removeSignalListener(signal, onStop)))
+    )
     const server = yield* Effect.acquireRelease(
       // Deno.serve binds synchronously: a taken port or an unknown host throws here, failing the start.
       Effect.try({
