@@ -13,7 +13,10 @@ export const InvalidRequestCode = Schema.Literal(
   "unsupported_video_operation",
   "unsupported_reference_mode",
   "unsupported_image_operation",
-  "invalid_image_parameter"
+  "invalid_image_parameter",
+  // Reference media checked at creation (confirmed uploads); literal here, named below for their other users.
+  "invalid_reference_media_duration",
+  "reference_media_duration_exceeded"
 )
 export type InvalidRequestCode = typeof InvalidRequestCode.Type
 
@@ -35,3 +38,11 @@ export class UnsupportedModel extends Schema.TaggedError<UnsupportedModel>()("Un
 }) {}
 
 export type ValidationError = InvalidRequest | UnsupportedModel
+
+/**
+ * The spec's two codes for reference media durations: a 400 at creation when
+ * the durations are known (confirmed uploads), a task failure when found
+ * later (external URLs). Shared by uploads, creation and the video kind.
+ */
+export const DURATION_UNREADABLE = "invalid_reference_media_duration"
+export const DURATION_EXCEEDED = "reference_media_duration_exceeded"

@@ -89,3 +89,19 @@ export const httpFailures = (...statuses: ReadonlyArray<number>): Schema.Schema<
 
 /** What reading a request body can fail with: malformed (400), too slow (408), too large (413), of the wrong type (415). */
 export const BodyErrors = httpFailures(400, 408, 413, 415)
+
+const NotFoundId = Symbol.for("media-gateway/PathIdNotFound")
+
+/**
+ * A path parameter that names one of a feature's resources, with the error
+ * for an id that names nothing. The gateway middleware answers ids that
+ * cannot even be stored (NUL, lone surrogates, malformed escapes) with it,
+ * before a handler would send them to the database.
+ */
+export const ResourceId = (notFound: () => Failure) => Schema.String.annotations({ [NotFoundId]: notFound })
+
+/** The not-found error a path parameter of `pathSchema` declares, if it does. */
+export const notFoundOfParam = (pathSchema: Schema.Schema.Any, param: string): (() => Failure) | undefined => {
+  const field = SchemaAST.getPropertySignatures(pathSchema.ast).find((p) => p.name === param)
+  return field === undefined ? undefined : SchemaAST.getAnnotation<() => Failure>(field.type, NotFoundId).pipe((o) => o._tag === "Some" ? o.value : undefined)
+}

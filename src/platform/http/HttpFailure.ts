@@ -24,13 +24,20 @@ export const payloadTooLarge = (limitBytes: number) =>
   make(413, "invalid_request_error")("request_too_large", `The request body exceeds the limit of ${limitBytes} bytes.`)
 export const unsupportedMediaType = (message: string) => make(415, "invalid_request_error")("unsupported_media_type", message)
 
-/** A feature's failure answered with extra headers that only its handler knows (e.g. `Idempotent-Replayed`). */
-export const withHeaders = (failure: Failure, headers: Record<string, string>): HttpFailure =>
+/**
+ * A feature's failure as its handler answers it: with extra headers only the
+ * handler knows (e.g. `Idempotent-Replayed`), or reworded for the endpoint
+ * (the OpenAI-shaped image endpoints name their own parameters).
+ */
+export const asHttpFailure = (
+  failure: Failure,
+  { headers = {}, message = failure.message }: { readonly headers?: Record<string, string>; readonly message?: string }
+): HttpFailure =>
   new HttpFailure({
     status: failure.status,
     type: failure.type,
     code: failure.code,
-    message: failure.message,
+    message,
     ...(failure.retryAfter === undefined ? {} : { retryAfter: failure.retryAfter }),
     ...(Object.keys(headers).length > 0 ? { headers } : {})
   })

@@ -1,6 +1,7 @@
 import { type HttpApi, type HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Cause, Clock, Effect } from "effect"
-import { isFailure } from "../Failure.ts"
+import { Cause, Clock, Effect, Option } from "effect"
+import { type Failure, isFailure } from "../Failure.ts"
+import { notFoundOfParam } from "./ErrorContract.ts"
 import { answerOf, internalError } from "./Errors.ts"
 import { HttpFailure, notFound } from "./HttpFailure.ts"
 import { CurrentRequestId } from "./RequestId.ts"
@@ -11,6 +12,8 @@ import { withSecurityHeaders } from "./SecurityHeaders.ts"
 interface Route {
   readonly method: string
   readonly segments: ReadonlyArray<string>
+  /** The owning feature's not-found error per path parameter, as the contract declares it (ResourceId). */
+  readonly notFound: (param: string) => (() => Failure) | undefined
 }
 
 /**
@@ -21,7 +24,9 @@ const routesOf = (api: HttpApi.HttpApi.Any): ReadonlyArray<Route> =>
   Object.values((api as HttpApi.HttpApi.AnyWithProps).groups).flatMap((group) =>
     Object.values(group.endpoints).map((endpoint) => ({
       method: endpoint.method,
-      segments: endpoint.path.split("/").filter(Boolean)
+      segments: endpoint.path.split("/").filter(Boolean),
+      notFound: (param: string) =>
+        Option.isSome(endpoint.pathSchema) ? notFoundOfParam(endpoint.pathSchema.value, param) : undefined
     }))
   )
 
@@ -30,15 +35,6 @@ const matches = (route: Route, segments: ReadonlyArray<string>) =>
   route.segments.every((s, i) => s.startsWith(":") ? segments[i]!.length > 0 : s === segments[i])
 
 const pathOf = (request: HttpServerRequest.HttpServerRequest) => request.url.split("?")[0]!
-
-/** The not-found code of what each path parameter of the contract names. */
-const NOT_FOUND_BY_PARAM: Readonly<Record<string, string>> = {
-  task_id: "task_not_found",
-  asset_id: "asset_not_found",
-  id: "account_not_found",
-  key_id: "key_not_found",
-  key: "object_not_found"
-}
 
 const decodedSegment = (segment: string): string | undefined => {
   try {
@@ -54,7 +50,7 @@ const decodedSegment = (segment: string): string | undefined => {
  * route before a handler would send it to the database. Other unknown ids,
  * however long, reach their handler and its 404 after authentication.
  */
-const impossibleId = (routes: ReadonlyArray<Route>, request: HttpServerRequest.HttpServerRequest): HttpFailure | undefined => {
+const impossibleId = (routes: ReadonlyArray<Route>, request: HttpServerRequest.HttpServerRequest): Failure | undefined => {
   const segments = pathOf(request).split("/").filter(Boolean)
   for (const route of routes) {
     if (!matches(route, segments)) continue
@@ -63,7 +59,7 @@ const impossibleId = (routes: ReadonlyArray<Route>, request: HttpServerRequest.H
       const value = decodedSegment(segments[i]!)
       if (value === undefined || textProblem(value) !== undefined) {
         const param = name.slice(1)
-        return notFound(NOT_FOUND_BY_PARAM[param] ?? "not_found", `No such ${param.replace(/_id$/, "")}.`)
+        return route.notFound(param)?.() ?? notFound("not_found", `No such ${param.replace(/_id$/, "")}.`)
       }
     }
   }
@@ -121,7 +117,7 @@ const handle = (
   Effect.gen(function*() {
     const started = yield* Clock.currentTimeMillis
     const impossible = impossibleId(routes, request)
-    const routed: HttpApp.Default<HttpFailure> = impossible === undefined ? app : Effect.fail(impossible)
+    const routed: HttpApp.Default<Failure> = impossible === undefined ? app : Effect.fail(impossible)
     const response = yield* routed.pipe(
       Effect.catchAllCause((cause) => {
         if (Cause.isInterruptedOnly(cause)) return Effect.interrupt

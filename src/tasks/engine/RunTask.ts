@@ -9,7 +9,8 @@ import type { Claim } from "./Claim.ts"
 import { TaskQueue } from "./TaskQueue.ts"
 import { ReferenceMedia } from "../ReferenceMedia.ts"
 import { type NewAsset, TaskOutcomes } from "./TaskOutcomes.ts"
-import { type Generators, internalFailureOf, type Output, type Plan, planFor } from "./Plans.ts"
+import { internalFailureOf } from "../Kinds.ts"
+import { type Generators, type Output, type Plan, planFor } from "./Plans.ts"
 
 /** The heartbeat found the claim taken back: another attempt owns the task now. */
 class LeaseLost extends Data.TaggedError("LeaseLost")<{ readonly taskId: string }> {}
