@@ -3,6 +3,14 @@ import { failure } from "../platform/Failure.ts"
 
 /** The 400s of request validation derived from the capability tables (spec: Errors). */
 
+/**
+ * The spec's two codes for reference media durations: a 400 at creation when
+ * the durations are known (confirmed uploads), a task failure when found
+ * later (external URLs). Shared by uploads, creation and the video kind.
+ */
+export const DURATION_UNREADABLE = "invalid_reference_media_duration"
+export const DURATION_EXCEEDED = "reference_media_duration_exceeded"
+
 export const InvalidRequestCode = Schema.Literal(
   "invalid_request",
   "invalid_provider_options",
@@ -14,9 +22,9 @@ export const InvalidRequestCode = Schema.Literal(
   "unsupported_reference_mode",
   "unsupported_image_operation",
   "invalid_image_parameter",
-  // Reference media checked at creation (confirmed uploads); literal here, named below for their other users.
-  "invalid_reference_media_duration",
-  "reference_media_duration_exceeded"
+  // Reference media checked at creation (confirmed uploads).
+  DURATION_UNREADABLE,
+  DURATION_EXCEEDED
 )
 export type InvalidRequestCode = typeof InvalidRequestCode.Type
 
@@ -38,11 +46,3 @@ export class UnsupportedModel extends Schema.TaggedError<UnsupportedModel>()("Un
 }) {}
 
 export type ValidationError = InvalidRequest | UnsupportedModel
-
-/**
- * The spec's two codes for reference media durations: a 400 at creation when
- * the durations are known (confirmed uploads), a task failure when found
- * later (external URLs). Shared by uploads, creation and the video kind.
- */
-export const DURATION_UNREADABLE = "invalid_reference_media_duration"
-export const DURATION_EXCEEDED = "reference_media_duration_exceeded"

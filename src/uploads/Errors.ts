@@ -1,4 +1,5 @@
 import { Schema } from "effect"
+import { DURATION_UNREADABLE } from "../catalog/Errors.ts"
 import { failure } from "../platform/Failure.ts"
 
 /** Errors of upload sessions, their confirmation and the image pre-upload (DESIGN.md: Confirming uploads). */
@@ -22,7 +23,7 @@ export class UploadNotReceived extends Schema.TaggedError<UploadNotReceived>()("
 /** Bytes that fail inspection at confirmation; the message names the upload. */
 export class InvalidUploadContent extends Schema.TaggedError<InvalidUploadContent>()("InvalidUploadContent", {
   ...failure(400),
-  code: Schema.Literal("invalid_upload_content", "upload_size_mismatch", "invalid_reference_media_duration"),
+  code: Schema.Literal("invalid_upload_content", "upload_size_mismatch", DURATION_UNREADABLE),
   message: Schema.String
 }) {}
 

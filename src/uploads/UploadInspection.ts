@@ -1,5 +1,6 @@
 import { FileSystem, Path } from "@effect/platform"
 import { Effect, Option, Stream } from "effect"
+import { DURATION_UNREADABLE } from "../catalog/Errors.ts"
 import { InspectionUnavailable, InvalidUploadContent } from "./Errors.ts"
 import type { UploadKind } from "../media/MediaTypes.ts"
 import { describeType, type Inspection, MediaInspector, SNIFF_BYTES } from "../media/MediaInspector.ts"
@@ -76,7 +77,7 @@ export const makeUploadInspection = Effect.gen(function*() {
           // The spec's code for a video or audio whose real duration cannot be read.
           return upload.kind === "image"
             ? Effect.fail(invalidContent(`${e.message}.`))
-            : Effect.fail(new InvalidUploadContent({ code: "invalid_reference_media_duration", message: `Upload ${id}: ${e.message}.` }))
+            : Effect.fail(new InvalidUploadContent({ code: DURATION_UNREADABLE, message: `Upload ${id}: ${e.message}.` }))
         })
       )
     }).pipe(

@@ -77,12 +77,7 @@ export const readJson = <A, I>(schema: Schema.Schema<A, I>, maxBytes?: number) =
     const request = yield* HttpServerRequest.HttpServerRequest
     const { limits } = yield* AppConfig
     if (!isJsonContentType(request.headers["content-type"])) {
-      return yield* new Errors.HttpFailure({
-        status: 415,
-        type: "invalid_request_error",
-        code: "unsupported_media_type",
-        message: "The request body must be JSON with Content-Type: application/json."
-      })
+      return yield* Errors.unsupportedMediaType("The request body must be JSON with Content-Type: application/json.")
     }
     const bytes = yield* readBytes(maxBytes ?? limits.body.json_bytes)
     const json = yield* Effect.try({

@@ -44,12 +44,7 @@ export const readForm = (options: { readonly maxFileBytes: number; readonly maxF
     const request = yield* HttpServerRequest.HttpServerRequest
     const contentType = request.headers["content-type"] ?? ""
     if (!/^multipart\/form-data\s*;/i.test(contentType)) {
-      return yield* new Errors.HttpFailure({
-        status: 415,
-        type: "invalid_request_error",
-        code: "unsupported_media_type",
-        message: "Send multipart/form-data with a boundary."
-      })
+      return yield* Errors.unsupportedMediaType("Send multipart/form-data with a boundary.")
     }
     const { limits } = yield* AppConfig
     const bytes = yield* readBytes(
