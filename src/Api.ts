@@ -1,7 +1,8 @@
 import { HttpApi, OpenApi } from "@effect/platform"
 import { AdminApi } from "./accounts/Api.ts"
 import { AssetsApi } from "./tasks/AssetsApi.ts"
-import { ApiErrorWire } from "./platform/http/Errors.ts"
+import { error } from "./platform/http/ErrorContract.ts"
+import { InternalError } from "./platform/Failure.ts"
 import { ImagesApi } from "./tasks/ImagesApi.ts"
 import { ModelsApi } from "./catalog/Api.ts"
 import { OpsApi } from "./ops/Api.ts"
@@ -20,6 +21,7 @@ export class GatewayApi extends HttpApi.make("gateway")
   .add(AdminApi)
   .add(StorageApi)
   .add(UploadsApi)
-  .addError(ApiErrorWire)
+  // Any endpoint may fail inside; each endpoint declares the rest of what it answers with.
+  .addError(error(InternalError))
   .annotate(OpenApi.Title, "Media task gateway")
 {}

@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Context, Effect, Layer, Option } from "effect"
-import * as Errors from "../platform/http/Errors.ts"
+import { AccountNotFound, InvalidAccountRequest, KeyNotFound } from "./Errors.ts"
 import type {
   Account,
   AccountDetail,
@@ -53,7 +53,7 @@ const toAccount = (row: AccountRow): Account => ({
   created_at: row.created_at
 })
 
-const accountNotFound = (id: string) => Errors.notFound("account_not_found", `No account with id "${id}".`)
+const accountNotFound = AccountNotFound.of
 
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
@@ -64,7 +64,7 @@ const make = Effect.gen(function*() {
   const checkGroup = (group: string | undefined) =>
     group === undefined || group in config.groups.groups
       ? Effect.void
-      : Effect.fail(Errors.badRequest("invalid_request", `Unknown group "${group}"; see config/groups.json.`))
+      : Effect.fail(new InvalidAccountRequest({ code: "invalid_request", message: `Unknown group "${group}"; see config/groups.json.` }))
 
   const findRow = (id: string) =>
     sql<AccountRow>`SELECT * FROM accounts WHERE id = ${id}`.pipe(
@@ -89,7 +89,7 @@ const make = Effect.gen(function*() {
         RETURNING *`
       if (rows.length === 0) {
         yield* getRow(accountId)
-        return yield* Errors.badRequest("invalid_request", "The adjustment would make a balance negative.")
+        return yield* new InvalidAccountRequest({ code: "invalid_request", message: "The adjustment would make a balance negative." })
       }
       yield* sql`
         INSERT INTO ledger (id, account_id, kind, wallet_micros, subscription_micros, note, created_at)
@@ -111,7 +111,13 @@ const make = Effect.gen(function*() {
         ? yield* credit(id, wallet, subscription, "initial balance")
         : yield* getRow(id)
       return toAccount(row)
-    }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die), Effect.withSpan("Accounts.create"))
+    }).pipe(
+      // The row was inserted in this transaction: not finding it is a defect, not a 404 of this endpoint.
+      Effect.catchTag("AccountNotFound", Effect.die),
+      sql.withTransaction,
+      Effect.catchTag("SqlError", Effect.die),
+      Effect.withSpan("Accounts.create")
+    )
 
   const detail = (id: string) =>
     Effect.gen(function*() {
@@ -171,7 +177,7 @@ const make = Effect.gen(function*() {
       const now = yield* nowSeconds
       const rows = yield* sql<KeyRow>`
         UPDATE api_keys SET disabled_at = coalesce(disabled_at, ${now}) WHERE id = ${keyId} RETURNING *`
-      if (rows.length === 0) return yield* Errors.notFound("key_not_found", `No key with id "${keyId}".`)
+      if (rows.length === 0) return yield* new KeyNotFound({ message: `No key with id "${keyId}".` })
       const k = rows[0]!
       return { id: k.id, object: "api_key" as const, kind: k.kind, disabled: true, disabled_at: k.disabled_at! }
     }).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("Accounts.disableKey"))
@@ -246,7 +252,7 @@ const make = Effect.gen(function*() {
     Effect.gen(function*() {
       const row = yield* getRow(accountId)
       if (row.webhook_url === null) {
-        return yield* Errors.badRequest("webhook_not_configured", "Set a webhook URL before rotating its key.")
+        return yield* new InvalidAccountRequest({ code: "webhook_not_configured", message: "Set a webhook URL before rotating its key." })
       }
       const key = generateKey("webhook")
       const enc = yield* secrets.encrypt(key)
@@ -267,7 +273,7 @@ const make = Effect.gen(function*() {
     Effect.gen(function*() {
       const row = yield* getRow(accountId)
       if (row.webhook_url === null) {
-        return yield* Errors.badRequest("webhook_not_configured", "Set a webhook URL before sending a test event.")
+        return yield* new InvalidAccountRequest({ code: "webhook_not_configured", message: "Set a webhook URL before sending a test event." })
       }
       const id = yield* outbox.record(accountId, "webhook.test", { object: "webhook.test", account_id: accountId }, null, {
         always: true

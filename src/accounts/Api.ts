@@ -14,27 +14,39 @@ import {
 import { WebhookEventList } from "../webhooks/EventRecord.ts"
 import { jsonBody } from "../platform/http/OpenApiBody.ts"
 import { AdminAuth } from "./Security.ts"
+import { BodyErrors, errors, httpFailures, ResourceId } from "../platform/http/ErrorContract.ts"
+import { InvalidTargetUrl } from "../platform/TargetUrl.ts"
+import { UnknownEventCursor } from "../webhooks/Errors.ts"
+import { AccountNotFound, InvalidAccountRequest, KeyNotFound } from "./Errors.ts"
 
 /**
  * The operator's API (DESIGN.md, operating contract). Request bodies are read
  * and checked by the handlers so that every failure has the spec's error body.
  */
-const accountPath = Schema.Struct({ id: Schema.String })
+const accountPath = Schema.Struct({ id: ResourceId(() => new AccountNotFound({ message: "No such account." })) })
+const keyPath = Schema.Struct({ key_id: ResourceId(() => new KeyNotFound({ message: "No such key." })) })
+
+const NoAccount = errors(AccountNotFound)
+/** Changing an account: it must exist, and the change must be possible (a known group, a configured webhook, no negative balance). */
+const AccountChange = errors(AccountNotFound, InvalidAccountRequest)
 
 export class AdminApi extends HttpApiGroup.make("admin")
   .add(
     HttpApiEndpoint.post("createAccount", "/admin/v1/accounts").addSuccess(Account, { status: 201 })
+      .addError(BodyErrors).addError(errors(InvalidAccountRequest))
       .annotate(OpenApi.Override, jsonBody(CreateAccountRequest))
   )
-  .add(HttpApiEndpoint.get("getAccount", "/admin/v1/accounts/:id").setPath(accountPath).addSuccess(AccountDetail))
+  .add(HttpApiEndpoint.get("getAccount", "/admin/v1/accounts/:id").setPath(accountPath).addSuccess(AccountDetail).addError(NoAccount))
   .add(
     HttpApiEndpoint.post("createKey", "/admin/v1/accounts/:id/keys").setPath(accountPath)
       .addSuccess(IssuedKey, { status: 201 })
+      .addError(BodyErrors).addError(AccountChange)
       .annotate(OpenApi.Override, jsonBody(CreateKeyRequest))
   )
   .add(
     HttpApiEndpoint.post("disableKey", "/admin/v1/keys/:key_id/disable")
-      .setPath(Schema.Struct({ key_id: Schema.String }))
+      .setPath(keyPath)
+      .addError(errors(KeyNotFound))
       .addSuccess(Schema.Struct({
         id: Schema.String,
         object: Schema.Literal("api_key"),
@@ -46,26 +58,31 @@ export class AdminApi extends HttpApiGroup.make("admin")
   .add(
     HttpApiEndpoint.post("addCredits", "/admin/v1/accounts/:id/credits").setPath(accountPath)
       .addSuccess(Schema.Struct({ object: Schema.Literal("balances"), account_id: Schema.String, ...Balances.fields }))
+      .addError(BodyErrors).addError(AccountChange)
       .annotate(OpenApi.Override, jsonBody(CreditsRequest))
   )
   .add(
     HttpApiEndpoint.put("setWebhook", "/admin/v1/accounts/:id/webhook").setPath(accountPath)
       .addSuccess(WebhookSettings)
+      .addError(BodyErrors).addError(errors(AccountNotFound, InvalidTargetUrl))
       .annotate(OpenApi.Override, jsonBody(WebhookRequest))
   )
   .add(
     HttpApiEndpoint.post("rotateWebhookKey", "/admin/v1/accounts/:id/webhook/rotate").setPath(accountPath)
       .addSuccess(Schema.Struct({ key: Schema.String }))
+      .addError(AccountChange)
   )
   .add(
     HttpApiEndpoint.post("testWebhook", "/admin/v1/accounts/:id/webhook/test").setPath(accountPath)
       .addSuccess(Schema.Struct({ object: Schema.Literal("webhook.test.queued"), event_id: Schema.String }), {
         status: 202
       })
+      .addError(AccountChange)
   )
   .add(
     HttpApiEndpoint.get("listWebhookEvents", "/admin/v1/accounts/:id/webhook/events").setPath(accountPath)
       .addSuccess(WebhookEventList)
+      .addError(httpFailures(400)).addError(errors(AccountNotFound, UnknownEventCursor))
       .annotate(OpenApi.Description, "Recent events, newest first, with every delivery attempt; ?status=&limit=&after=")
   )
   .middleware(AdminAuth)

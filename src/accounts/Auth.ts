@@ -1,6 +1,6 @@
 import { HttpServerRequest } from "@effect/platform"
 import { Effect, Layer, Option } from "effect"
-import * as Errors from "../platform/http/Errors.ts"
+import { InvalidApiKey, PermissionDenied } from "./Errors.ts"
 import { AdminAuth, AnyKeyAuth, ModelKeyAuth, ResourceKeyAuth } from "./Security.ts"
 import type { Principal } from "./Account.ts"
 import type { RateClass } from "../platform/Settings.ts"
@@ -35,15 +35,15 @@ const authenticate = (expected: Principal["kind"] | "any") =>
     return Effect.gen(function*() {
       const token = yield* bearerToken
       if (Option.isNone(token)) {
-        return yield* Errors.unauthorized("Missing or malformed Authorization header; send Authorization: Bearer <key>.")
+        return yield* new InvalidApiKey({ message: "Missing or malformed Authorization header; send Authorization: Bearer <key>." })
       }
       const principal = yield* accounts.authenticate(token.value)
-      if (Option.isNone(principal)) return yield* Errors.unauthorized()
+      if (Option.isNone(principal)) return yield* new InvalidApiKey()
       const { kind, ...rest } = principal.value
       if (kind === "webhook" || (expected !== "any" && kind !== expected)) {
-        return yield* Errors.forbidden(
-          `This endpoint needs ${expected === "any" ? "an API key" : KIND_NAMES[expected]}; ${KIND_NAMES[kind]} was sent.`
-        )
+        return yield* new PermissionDenied({
+          message: `This endpoint needs ${expected === "any" ? "an API key" : KIND_NAMES[expected]}; ${KIND_NAMES[kind]} was sent.`
+        })
       }
       const request = yield* HttpServerRequest.HttpServerRequest
       yield* rateLimit.take(rest.keyId, rateClassOf(request, kind))
@@ -70,7 +70,7 @@ export const AdminAuthLive = Layer.effect(
         Effect.flatMap(bearerToken, (token) =>
           Option.isSome(token) && secrets.checkAdminToken(token.value)
             ? Effect.void
-            : Effect.fail(Errors.unauthorized("Missing or wrong admin token; send Authorization: Bearer <ADMIN_TOKEN>.")))
+            : Effect.fail(new InvalidApiKey({ message: "Missing or wrong admin token; send Authorization: Bearer <ADMIN_TOKEN>." })))
     }))
 )
 

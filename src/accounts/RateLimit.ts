@@ -1,5 +1,5 @@
 import { Clock, Context, Effect, Layer } from "effect"
-import * as Errors from "../platform/http/Errors.ts"
+import { RateLimited } from "./Errors.ts"
 import type { RateClass } from "../platform/Settings.ts"
 import { AppConfig } from "../platform/AppConfig.ts"
 
@@ -13,7 +13,7 @@ interface Bucket {
  * (DESIGN.md): with N replicas a key may reach N times the configured rate.
  */
 export class RateLimit extends Context.Tag("RateLimit")<RateLimit, {
-  readonly take: (keyId: string, rateClass: RateClass) => Effect.Effect<void, Errors.ApiError>
+  readonly take: (keyId: string, rateClass: RateClass) => Effect.Effect<void, RateLimited>
 }>() {
   static readonly layer = Layer.effect(
     RateLimit,
@@ -45,7 +45,7 @@ export class RateLimit extends Context.Tag("RateLimit")<RateLimit, {
               bucket.tokens -= 1
               return Effect.void
             }
-            return Effect.fail(Errors.rateLimited(Math.max(1, Math.ceil((1 - bucket.tokens) / per_second))))
+            return Effect.fail(RateLimited.after(Math.max(1, Math.ceil((1 - bucket.tokens) / per_second))))
           })
       }
     })

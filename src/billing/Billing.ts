@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Context, Effect, Layer } from "effect"
-import * as Errors from "../platform/http/Errors.ts"
+import { InsufficientBalance } from "./Errors.ts"
 import { IdPrefix, newId } from "../platform/Ids.ts"
 import { toCredits } from "./Money.ts"
 import { nowSeconds } from "../platform/Time.ts"
@@ -26,7 +26,7 @@ export class Billing extends Context.Tag("Billing")<Billing, {
     taskId: string,
     micros: number,
     subscriptionAllowed: boolean
-  ) => Effect.Effect<ChargeSplit, Errors.ApiError>
+  ) => Effect.Effect<ChargeSplit, InsufficientBalance>
   /** Gives back exactly what `charge` took for the task, to the balances it came from. */
   readonly refund: (accountId: string, taskId: string, split: ChargeSplit) => Effect.Effect<void>
 }>() {
@@ -46,12 +46,11 @@ export class Billing extends Context.Tag("Billing")<Billing, {
             const walletMicros = micros - subscriptionMicros
             if (walletMicros > account!.wallet_micros) {
               const available = account!.wallet_micros + (subscriptionAllowed ? account!.subscription_micros : 0)
-              return yield* Errors.paymentRequired(
-                "insufficient_balance",
-                `This task costs ${toCredits(micros)} credits; the balance available to this model is ${
+              return yield* new InsufficientBalance({
+                message: `This task costs ${toCredits(micros)} credits; the balance available to this model is ${
                   toCredits(available)
                 } credits.`
-              )
+              })
             }
             const now = yield* nowSeconds
             yield* sql`

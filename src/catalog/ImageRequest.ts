@@ -1,5 +1,5 @@
 import type { Either } from "effect"
-import type { ApiError } from "../platform/http/Errors.ts"
+import type { ValidationError } from "./Errors.ts"
 import type { OptionField } from "./Capabilities.ts"
 import type { ImageFormat, ImageModelCapability, ImageOperation } from "./ImageCapabilities.ts"
 import { checkDeclaredOptions, checkFields, fail, invalid, isHttpUrl, isObject, runChecks } from "./RequestChecks.ts"
@@ -167,4 +167,4 @@ const validate = (lookup: (id: string) => ImageModelRules | undefined, { body, f
 export const validateImageRequest = (
   lookup: (id: string) => ImageModelRules | undefined,
   request: ImageRequestBody
-): Either.Either<ValidImageRequest, ApiError> => runChecks(() => validate(lookup, request))
+): Either.Either<ValidImageRequest, ValidationError> => runChecks(() => validate(lookup, request))

@@ -1,6 +1,5 @@
 import { Either } from "effect"
-import * as Errors from "../platform/http/Errors.ts"
-import type { ApiError } from "../platform/http/Errors.ts"
+import { InvalidRequest, type InvalidRequestCode, UnsupportedModel, type UnsupportedModelCode, type ValidationError } from "./Errors.ts"
 import type { OptionField } from "./Capabilities.ts"
 
 /**
@@ -10,15 +9,18 @@ import type { OptionField } from "./Capabilities.ts"
  */
 
 class Invalid {
-  constructor(readonly error: ApiError) {}
+  constructor(readonly error: ValidationError) {}
 }
 
-export const fail = (code: string, message: string): never => {
-  throw new Invalid(Errors.badRequest(code, message))
+const isUnsupportedModel = (code: string): code is UnsupportedModelCode =>
+  code === "unsupported_video_model" || code === "unsupported_image_model"
+
+export const fail = (code: InvalidRequestCode | UnsupportedModelCode, message: string): never => {
+  throw new Invalid(isUnsupportedModel(code) ? new UnsupportedModel({ code, message }) : new InvalidRequest({ code, message }))
 }
 export const invalid = (message: string): never => fail("invalid_request", message)
 
-export const runChecks = <A>(validate: () => A): Either.Either<A, ApiError> => {
+export const runChecks = <A>(validate: () => A): Either.Either<A, ValidationError> => {
   try {
     return Either.right(validate())
   } catch (e) {

@@ -1,5 +1,5 @@
 import { Either } from "effect"
-import type { ApiError } from "../platform/http/Errors.ts"
+import type { ValidationError } from "./Errors.ts"
 import { ReferenceSource, VideoCreateRequest, VideoInput, VideoOutput } from "./VideoCreateRequest.ts"
 import type { AspectRatio, ModeCapability, ReferenceMode, VideoModelCapability } from "./Capabilities.ts"
 import { checkDeclaredOptions, checkFields, fail, invalid, isHttpUrl, isObject, own, runChecks } from "./RequestChecks.ts"
@@ -278,4 +278,4 @@ const validate = (lookup: (id: string) => VideoModelCapability | undefined, body
 export const validateVideoRequest = (
   lookup: (id: string) => VideoModelCapability | undefined,
   body: unknown
-): Either.Either<ValidVideoRequest, ApiError> => runChecks(() => validate(lookup, body))
+): Either.Either<ValidVideoRequest, ValidationError> => runChecks(() => validate(lookup, body))

@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { ErrorType } from "../platform/http/Errors.ts"
+import { ErrorType } from "../platform/Failure.ts"
 import { TaskKind, TaskStatus } from "../tasks/Task.ts"
 
 /**

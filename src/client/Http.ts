@@ -1,6 +1,6 @@
 import { HttpClient, type HttpClientError, type HttpClientResponse } from "@effect/platform"
 import { Effect, Either, ParseResult, Predicate, Schema } from "effect"
-import { ErrorBody } from "../platform/http/Errors.ts"
+import { ErrorBody } from "../platform/http/ErrorContract.ts"
 import { type ClientError, GatewayError, NetworkError } from "./Errors.ts"
 
 /** `Retry-After` in seconds: delta seconds or an HTTP date; undefined when absent or unreadable. */

@@ -4,12 +4,12 @@ import { Effect, Option, Schema } from "effect"
 import { listPage } from "../platform/http/ListEnvelope.ts"
 import { PageLimit, readQuery } from "../platform/http/ListQuery.ts"
 import { nowSeconds } from "../platform/Time.ts"
-import { serveObject } from "../storage/ServeObject.ts"
+import { serveObject } from "../storage/ServeObjectHttp.ts"
 import { Assets } from "../tasks/Assets.ts"
 import { TaskKind } from "../tasks/Task.ts"
 import { listConfirmedUploads } from "../uploads/UploadList.ts"
 import { accountOf, writableSession } from "./ConsoleAuth.ts"
-import { consoleError, json } from "./Respond.ts"
+import { ConsoleError, consoleError, json } from "./Respond.ts"
 import { viewer } from "./TaskRoutes.ts"
 
 const AssetParams = Schema.Struct({
@@ -49,6 +49,7 @@ export const assetContent = Effect.gen(function*() {
   // The stored filename is ours (task id and index), but quotes are dropped to keep the header well formed.
   const filename = asset.value.filename.replace(/["\\\r\n]/g, "")
   return yield* serveObject(asset.value.storageKey, {
+    notFound: () => new ConsoleError({ status: 404, code: "asset_not_found", message: "No such asset under this account." }),
     headers: {
       "content-disposition": `${download ? "attachment" : "inline"}; filename="${filename}"`,
       "cache-control": "private, no-store"

@@ -1,12 +1,10 @@
+import type { TaskEventType } from "../tasks/Kinds.ts"
+
 /** The `api_version` every event carries (spec: Versioning). */
 export const API_VERSION = "2026-07-17"
 
-export type EventType =
-  | "video.task.succeeded"
-  | "video.task.failed"
-  | "image.task.succeeded"
-  | "image.task.failed"
-  | "webhook.test"
+/** The task kinds' events (their kind modules name them) and the operator's test event. */
+export type EventType = TaskEventType | "webhook.test"
 
 /** The event object of the spec; `id` stays the same on every delivery attempt. */
 export interface EventObject {

@@ -1,11 +1,13 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
+import { error } from "../platform/http/ErrorContract.ts"
+import { NotReady } from "./Errors.ts"
 
 export const Health = Schema.Struct({ status: Schema.Literal("ok") })
 
 export class OpsApi extends HttpApiGroup.make("ops")
   .add(HttpApiEndpoint.get("healthz", "/healthz").addSuccess(Health))
-  .add(HttpApiEndpoint.get("readyz", "/readyz").addSuccess(Health))
+  .add(HttpApiEndpoint.get("readyz", "/readyz").addSuccess(Health).addError(error(NotReady)))
   .annotate(OpenApi.Title, "Operations")
   .annotate(OpenApi.Description, "Liveness (process up) and readiness (database reachable, migrations applied)")
 {}

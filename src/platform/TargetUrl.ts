@@ -1,6 +1,6 @@
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
 import ipaddr from "ipaddr.js"
-import * as Errors from "./http/Errors.ts"
+import { failure } from "./Failure.ts"
 
 /**
  * The one address policy for every outbound request to a URL a caller or an
@@ -99,6 +99,12 @@ const isPublicHost = (hostname: string): boolean => {
   return host.includes(".") && !LOCAL_NAMES.test(host)
 }
 
+/** A URL the service would call or fetch that it must not: its owner (webhooks, references) says where it came from. */
+export class InvalidTargetUrl extends Schema.TaggedError<InvalidTargetUrl>()("InvalidTargetUrl", {
+  ...failure(400, "invalid_request"),
+  message: Schema.String
+}) {}
+
 /**
  * First check of a URL the service will call (webhooks) or fetch
  * (references, image inputs, each redirect hop): http(s) only, no
@@ -108,7 +114,7 @@ const isPublicHost = (hostname: string): boolean => {
  */
 export const checkTargetUrl = (raw: string, allowPrivate: boolean) =>
   Effect.gen(function*() {
-    const invalid = (why: string) => Errors.badRequest("invalid_request", `Invalid URL "${raw}": ${why}.`)
+    const invalid = (why: string) => new InvalidTargetUrl({ message: `Invalid URL "${raw}": ${why}.` })
     let url: URL
     try {
       url = new URL(raw)

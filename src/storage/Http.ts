@@ -1,9 +1,11 @@
 import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect, Option, Stream } from "effect"
 import { GatewayApi } from "../Api.ts"
-import * as Errors from "../platform/http/Errors.ts"
+import { InternalError } from "../platform/Failure.ts"
+import { notFound } from "../platform/http/HttpFailure.ts"
+import { IncompleteBody, InvalidSignature, ObjectNotFound, UrlExpired } from "./Errors.ts"
 import { LocalObjectStore, type SignedRequest } from "./LocalObjectStorage.ts"
-import { serveObject } from "./ServeObject.ts"
+import { serveObject } from "./ServeObjectHttp.ts"
 
 /** An upload that sends nothing for this long is abandoned rather than holding a connection and a temp file. */
 const UPLOAD_IDLE = "30 seconds"
@@ -15,7 +17,7 @@ const authorize = (method: SignedRequest["method"], segment: string) =>
   Effect.gen(function*() {
     const local = yield* LocalObjectStore
     if (Option.isNone(local)) {
-      return yield* Errors.notFound("not_found", "Objects are stored in S3; this service does not serve /storage URLs.")
+      return yield* notFound("not_found", "Objects are stored in S3; this service does not serve /storage URLs.")
     }
     const request = yield* HttpServerRequest.HttpServerRequest
     const params = yield* HttpServerRequest.ParsedSearchParams
@@ -31,17 +33,9 @@ const authorize = (method: SignedRequest["method"], segment: string) =>
       case "Valid":
         return { key: check.key, store: local.value, request }
       case "Expired":
-        return yield* new Errors.ApiError({
-          status: 403,
-          type: "permission_error",
-          code: "url_expired",
-          message: "This pre-signed URL has expired; ask for a new one."
-        })
+        return yield* new UrlExpired()
       case "Invalid":
-        return yield* new Errors.ApiError({
-          status: 403,
-          type: "permission_error",
-          code: "invalid_signature",
+        return yield* new InvalidSignature({
           message: method === "PUT"
             ? "The URL's signature does not match this request: method, object, Content-Type and Content-Length must be those it was issued for."
             : "The URL's signature does not match this request: it is not a download URL for this object, or it was altered."
@@ -55,27 +49,28 @@ const putObject = (segment: string) =>
     // The signature covered Content-Length, so it is present and is the length the uploader was granted.
     const length = Number(request.headers["content-length"])
     const body = request.stream.pipe(
-      Stream.mapError(() => Errors.badRequest("incomplete_body", "The upload broke off before its Content-Length was sent.")),
+      Stream.mapError(() => new IncompleteBody({ message: "The upload broke off before its Content-Length was sent." })),
       Stream.timeoutFail(
-        () => Errors.badRequest("incomplete_body", `The upload sent nothing for ${UPLOAD_IDLE}; nothing was stored.`),
+        () => new IncompleteBody({ message: `The upload sent nothing for ${UPLOAD_IDLE}; nothing was stored.` }),
         UPLOAD_IDLE
       )
     )
     yield* store.receive(key, request.headers["content-type"] ?? "", length, body).pipe(
       Effect.catchTags({
         BodyLengthMismatch: (e) =>
-          Effect.fail(Errors.badRequest(
-            "incomplete_body",
-            `The body had ${e.received} bytes where Content-Length announced ${e.expected}; nothing was stored.`
-          )),
-        StorageError: (e) => Effect.zipRight(Effect.logError("object storage failed", e), Effect.fail(Errors.internalError()))
+          Effect.fail(
+            new IncompleteBody({
+              message: `The body had ${e.received} bytes where Content-Length announced ${e.expected}; nothing was stored.`
+            })
+          ),
+        StorageError: (e) => Effect.zipRight(Effect.logError("object storage failed", e), Effect.fail(new InternalError()))
       })
     )
     return HttpServerResponse.empty({ status: 200 })
   })
 
 const getObject = (segment: string) =>
-  Effect.flatMap(authorize("GET", segment), ({ key }) => serveObject(key))
+  Effect.flatMap(authorize("GET", segment), ({ key }) => serveObject(key, { notFound: () => new ObjectNotFound() }))
 
 export const StorageLive = HttpApiBuilder.group(GatewayApi, "storage", (handlers) =>
   handlers

@@ -6,8 +6,28 @@ import { ListEnvelope } from "../platform/http/ListEnvelope.ts"
 import { jsonBody, multipartBody } from "../platform/http/OpenApiBody.ts"
 import { ImageCreateRequest, ImageEditFields } from "./Requests.ts"
 import { ModelKeyAuth, ResourceKeyAuth } from "../accounts/Security.ts"
+import { BodyErrors, errors, httpFailures, ResourceId } from "../platform/http/ErrorContract.ts"
+import { InvalidRequest, UnsupportedModel } from "../catalog/Errors.ts"
+import { InsufficientBalance } from "../billing/Errors.ts"
+import { InspectionUnavailable, InvalidUpload } from "../uploads/Errors.ts"
+import { IdempotencyConflict, InvalidTaskRequest, TaskNotFound } from "./Errors.ts"
 
-const taskPath = Schema.Struct({ task_id: Schema.String })
+const taskPath = Schema.Struct({ task_id: ResourceId(() => new TaskNotFound({ message: "No such task." })) })
+
+/** What creating a task of either kind can answer with, besides reading its body. */
+export const CreateErrors = errors(
+  InvalidRequest,
+  UnsupportedModel,
+  InvalidTaskRequest,
+  IdempotencyConflict,
+  InsufficientBalance
+)
+
+/** Image inputs are inspected at creation (multipart files and pre-uploads). */
+export const ImageInputErrors = errors(InvalidUpload, InspectionUnavailable)
+
+/** A list's query: a malformed parameter (400 from the query reader) or an unknown `after` cursor. */
+export const ListErrors = Schema.Union(httpFailures(400), errors(InvalidTaskRequest))
 
 /** The list envelope of DESIGN.md, shared with the other listings. */
 export const TaskList = ListEnvelope
@@ -43,10 +63,12 @@ const imageTaskBody = {
 export class TaskCreateApi extends HttpApiGroup.make("taskCreate")
   .add(
     HttpApiEndpoint.post("createVideoTask", "/v1/video/tasks").addSuccess(VideoTask, { status: 202 })
+      .addError(BodyErrors).addError(CreateErrors)
       .annotate(OpenApi.Override, jsonBody(VideoCreateRequest))
   )
   .add(
     HttpApiEndpoint.post("createImageTask", "/v1/image/tasks").addSuccess(ImageTask, { status: 202 })
+      .addError(BodyErrors).addError(CreateErrors).addError(ImageInputErrors)
       .annotate(OpenApi.Override, imageTaskBody)
   )
   .middleware(ModelKeyAuth)
@@ -55,18 +77,26 @@ export class TaskCreateApi extends HttpApiGroup.make("taskCreate")
 
 /** Reading tasks: `ak_` resource keys, own account only. Query parameters are checked by the handlers. */
 export class TaskReadApi extends HttpApiGroup.make("taskRead")
-  .add(HttpApiEndpoint.get("listVideoTasks", "/v1/video/tasks").addSuccess(TaskList(VideoTask)))
+  .add(HttpApiEndpoint.get("listVideoTasks", "/v1/video/tasks").addSuccess(TaskList(VideoTask)).addError(ListErrors))
   .add(
     HttpApiEndpoint.post("queryVideoTasks", "/v1/video/tasks/query").addSuccess(TaskBatch(VideoTask))
+      .addError(BodyErrors)
       .annotate(OpenApi.Override, jsonBody(BatchQuery))
   )
-  .add(HttpApiEndpoint.get("getVideoTask", "/v1/video/tasks/:task_id").setPath(taskPath).addSuccess(VideoTask))
-  .add(HttpApiEndpoint.get("listImageTasks", "/v1/image/tasks").addSuccess(TaskList(ImageTask)))
+  .add(
+    HttpApiEndpoint.get("getVideoTask", "/v1/video/tasks/:task_id").setPath(taskPath).addSuccess(VideoTask)
+      .addError(errors(TaskNotFound))
+  )
+  .add(HttpApiEndpoint.get("listImageTasks", "/v1/image/tasks").addSuccess(TaskList(ImageTask)).addError(ListErrors))
   .add(
     HttpApiEndpoint.post("queryImageTasks", "/v1/image/tasks/query").addSuccess(TaskBatch(ImageTask))
+      .addError(BodyErrors)
       .annotate(OpenApi.Override, jsonBody(BatchQuery))
   )
-  .add(HttpApiEndpoint.get("getImageTask", "/v1/image/tasks/:task_id").setPath(taskPath).addSuccess(ImageTask))
+  .add(
+    HttpApiEndpoint.get("getImageTask", "/v1/image/tasks/:task_id").setPath(taskPath).addSuccess(ImageTask)
+      .addError(errors(TaskNotFound))
+  )
   .middleware(ResourceKeyAuth)
   .annotate(OpenApi.Title, "Task queries")
 {}

@@ -2,9 +2,14 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/p
 import { Schema } from "effect"
 import { Asset, AssetDeleted } from "./Asset.ts"
 import { ListEnvelope } from "../platform/http/ListEnvelope.ts"
+import { errors, httpFailures, ResourceId } from "../platform/http/ErrorContract.ts"
+import { AssetNotFound } from "./Errors.ts"
+import { ListErrors } from "./Api.ts"
 import { ResourceKeyAuth } from "../accounts/Security.ts"
 
-const assetPath = Schema.Struct({ asset_id: Schema.String })
+const assetPath = Schema.Struct({ asset_id: ResourceId(() => new AssetNotFound({ message: "No such asset." })) })
+
+const NotFound = errors(AssetNotFound)
 
 const query = (name: string, description: string, schema: Record<string, unknown>) => ({
   name,
@@ -37,13 +42,14 @@ const listParameters = {
  */
 export class AssetsApi extends HttpApiGroup.make("assets")
   .add(
-    HttpApiEndpoint.get("listAssets", "/v1/assets").addSuccess(ListEnvelope(Asset))
+    HttpApiEndpoint.get("listAssets", "/v1/assets").addSuccess(ListEnvelope(Asset)).addError(ListErrors)
       .annotate(OpenApi.Override, listParameters)
       .annotate(OpenApi.Description, "Newest first, in exact creation order; deleted assets are left out.")
   )
-  .add(HttpApiEndpoint.get("getAsset", "/v1/assets/:asset_id").setPath(assetPath).addSuccess(Asset))
+  .add(HttpApiEndpoint.get("getAsset", "/v1/assets/:asset_id").setPath(assetPath).addSuccess(Asset).addError(NotFound))
   .add(
     HttpApiEndpoint.del("deleteAsset", "/v1/assets/:asset_id").setPath(assetPath).addSuccess(AssetDeleted)
+      .addError(NotFound)
       .annotate(
         OpenApi.Description,
         "Removes the bytes from object storage. The task keeps its result as it was; the URL there stops working."
@@ -52,6 +58,8 @@ export class AssetsApi extends HttpApiGroup.make("assets")
   .add(
     HttpApiEndpoint.get("getAssetContent", "/v1/assets/:asset_id/content").setPath(assetPath)
       .addSuccess(HttpApiSchema.Uint8Array())
+      // 416 for a range outside the object, with its Content-Range.
+      .addError(NotFound).addError(httpFailures(416))
   )
   .middleware(ResourceKeyAuth)
   .annotate(OpenApi.Title, "Assets")

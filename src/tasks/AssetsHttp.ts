@@ -1,18 +1,19 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect, Layer, Option } from "effect"
 import { GatewayApi } from "../Api.ts"
-import * as Errors from "../platform/http/Errors.ts"
+import { InternalError } from "../platform/Failure.ts"
+import { AssetNotFound, InvalidTaskRequest } from "./Errors.ts"
 import { listPage } from "../platform/http/ListEnvelope.ts"
 import { CurrentPrincipal } from "../accounts/Security.ts"
 import { Assets } from "./Assets.ts"
 import { ResourceKeyAuthLive } from "../accounts/Auth.ts"
 import { readQuery } from "../platform/http/ListQuery.ts"
 import { AssetListParams, DEFAULT_PAGE_LIMIT } from "./Requests.ts"
-import { serveObject } from "../storage/ServeObject.ts"
+import { serveObject } from "../storage/ServeObjectHttp.ts"
 
 /** The message names the id, cut short: a path may carry an id of any length. */
 const assetNotFound = (id: string) => () =>
-  Errors.notFound("asset_not_found", `No asset ${JSON.stringify(id.length > 64 ? `${id.slice(0, 64)}…` : id)} under this account.`)
+  new AssetNotFound({ message: `No asset ${JSON.stringify(id.length > 64 ? `${id.slice(0, 64)}…` : id)} under this account.` })
 
 const accountId = Effect.map(CurrentPrincipal, (p) => p.accountId)
 
@@ -27,7 +28,7 @@ const listAssets = Effect.gen(function*() {
     limit: p.limit ?? DEFAULT_PAGE_LIMIT
   }).pipe(
     Effect.catchTag("UnknownCursor", ({ after }) =>
-      Errors.badRequest("invalid_request", `Invalid query: after: "${after}" names no asset of this account.`))
+      new InvalidTaskRequest({ code: "invalid_request", message: `Invalid query: after: "${after}" names no asset of this account.` }))
   )
   return listPage(page.data, page.hasMore)
 })
@@ -42,7 +43,7 @@ const deleteAsset = (id: string) =>
   Effect.gen(function*() {
     const removed = yield* (yield* Assets).remove(yield* accountId, id).pipe(
       Effect.catchTag("StorageError", (e) =>
-        Effect.zipRight(Effect.logError("removing an asset's object failed", e), Errors.internalError()))
+        Effect.zipRight(Effect.logError("removing an asset's object failed", e), new InternalError()))
     )
     if (!removed) return yield* assetNotFound(id)()
     return { id, object: "asset.deleted" as const, deleted: true as const }

@@ -2,7 +2,7 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Effect, Layer, Option, Schema } from "effect"
 import { GatewayApi } from "../Api.ts"
 import { BatchQuery } from "./Api.ts"
-import * as Errors from "../platform/http/Errors.ts"
+import { TaskNotFound } from "./Errors.ts"
 import { CurrentPrincipal } from "../accounts/Security.ts"
 import { canonicalJson, sha256Hex } from "../platform/Digest.ts"
 import { chargeMicros, groupMultiplier } from "../billing/Pricing.ts"
@@ -25,7 +25,7 @@ const findOwn = <T extends VideoTask | ImageTask>(kind: TaskKind, id: string) =>
     const task = yield* store.find(principal.accountId, kind, id)
     return Option.isSome(task)
       ? task.value as T
-      : yield* Errors.notFound("task_not_found", `No ${kind} task with id "${id}" under this account.`)
+      : yield* new TaskNotFound({ message: `No ${kind} task with id "${id}" under this account.` })
   })
 
 const listOwn = <T extends VideoTask | ImageTask>(kind: TaskKind) =>

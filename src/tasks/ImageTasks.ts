@@ -1,6 +1,7 @@
 import { HttpServerRequest } from "@effect/platform"
 import { Effect, Schema } from "effect"
-import * as Errors from "../platform/http/Errors.ts"
+import { InternalError } from "../platform/Failure.ts"
+import { InvalidTaskRequest } from "./Errors.ts"
 import { CurrentPrincipal } from "../accounts/Security.ts"
 import { canonicalJson, sha256Hex } from "../platform/Digest.ts"
 import { chargeMicros, groupMultiplier } from "../billing/Pricing.ts"
@@ -41,7 +42,7 @@ const storedFile = (accountId: string, file: FormFile, maxBytes: number) =>
   Effect.gen(function*() {
     const where = `${file.field}[${file.index}]`
     if (file.bytes.byteLength > maxBytes) {
-      return yield* Errors.badRequest("invalid_image_parameter", `${where} is over ${maxBytes} bytes.`)
+      return yield* new InvalidTaskRequest({ code: "invalid_image_parameter", message: `${where} is over ${maxBytes} bytes.` })
     }
     const { mimeType } = yield* checkImageBytes(where, file.bytes)
     const digest = yield* Effect.promise(() => sha256Hex(file.bytes))
@@ -84,16 +85,16 @@ const fromForm = (accountId: string) =>
     // Bounds before the model is known; the model's own limits are checked after.
     const form = yield* readForm(yield* imageFormLimits)
     for (const name of form.fields.keys()) {
-      if (!FORM_FIELDS.has(name)) return yield* Errors.badRequest("invalid_request", `Unknown form field "${name}".`)
+      if (!FORM_FIELDS.has(name)) return yield* new InvalidTaskRequest({ code: "invalid_request", message: `Unknown form field "${name}".` })
     }
     for (const file of form.files) {
-      if (!FORM_FILES.has(file.field)) return yield* Errors.badRequest("invalid_request", `Unknown file field "${file.field}".`)
+      if (!FORM_FILES.has(file.field)) return yield* new InvalidTaskRequest({ code: "invalid_request", message: `Unknown file field "${file.field}".` })
     }
     if (form.fields.get("operation") !== "edit") {
-      return yield* Errors.badRequest("invalid_request", `The multipart form is only for "operation" = "edit".`)
+      return yield* new InvalidTaskRequest({ code: "invalid_request", message: `The multipart form is only for "operation" = "edit".` })
     }
     const masks = form.files.filter((f) => f.field === "mask")
-    if (masks.length > 1) return yield* Errors.badRequest("invalid_request", `At most one "mask" file is accepted.`)
+    if (masks.length > 1) return yield* new InvalidTaskRequest({ code: "invalid_request", message: `At most one "mask" file is accepted.` })
     const output = Object.fromEntries(
       [["size", "size"], ["quality", "quality"], ["output_format", "format"]]
         .flatMap(([field, key]) => (form.fields.has(field!) ? [[key, form.fields.get(field!)]] : []))
@@ -139,7 +140,7 @@ export const createImageTask = (submission: ImageSubmission, valid: ValidImageRe
     const served = registry.image(valid.model)!
     yield* submission.store.pipe(
       Effect.tapError((e) => Effect.logError("storing image inputs failed", e)),
-      Effect.mapError(() => Errors.internalError())
+      Effect.mapError(() => new InternalError())
     )
     const { task, replayed } = yield* taskStore.create({
       accountId: principal.accountId,
@@ -172,7 +173,7 @@ const checkInputUrls = (request: ValidImageRequest, allowPrivate: boolean) =>
       source !== null && "url" in source
         ? checkTargetUrl(source.url, allowPrivate).pipe(
           Effect.asVoid,
-          Effect.mapError((e) => Errors.badRequest(e.code, `${where}: ${e.message}`))
+          Effect.mapError((e) => new InvalidTaskRequest({ code: e.code, message: `${where}: ${e.message}` }))
         )
         : Effect.void,
     { discard: true }

@@ -3,6 +3,12 @@ import { IMAGE_EDIT_FILES, ImagesEditFields, ImagesGenerationRequest, ImagesResp
 import { ImageTask } from "./Task.ts"
 import { jsonBody, multipartBody } from "../platform/http/OpenApiBody.ts"
 import { ModelKeyAuth } from "../accounts/Security.ts"
+import { BodyErrors, errors } from "../platform/http/ErrorContract.ts"
+import { CreateErrors, ImageInputErrors } from "./Api.ts"
+import { AssetNotFound, ImageServiceUnavailable, ImageTaskFailed } from "./Errors.ts"
+
+/** Besides creating the task: its failure (502, or 503 for `524`), and a result image deleted before it was read back. */
+const WaitErrors = errors(ImageTaskFailed, ImageServiceUnavailable, AssetNotFound)
 
 const WAIT =
   "Creates, charges and runs an image task exactly like `POST /v1/image/tasks` (same validation, Idempotency-Key, refund, webhook event) and waits for it. " +
@@ -19,6 +25,7 @@ export class ImagesApi extends HttpApiGroup.make("images")
     HttpApiEndpoint.post("createImageGeneration", "/v1/images/generations")
       .addSuccess(ImagesResponse)
       .addSuccess(ImageTask, { status: 202 })
+      .addError(BodyErrors).addError(CreateErrors).addError(ImageInputErrors).addError(WaitErrors)
       .annotate(OpenApi.Override, jsonBody(ImagesGenerationRequest))
       .annotate(OpenApi.Description, WAIT)
   )
@@ -26,6 +33,7 @@ export class ImagesApi extends HttpApiGroup.make("images")
     HttpApiEndpoint.post("createImageEdit", "/v1/images/edits")
       .addSuccess(ImagesResponse)
       .addSuccess(ImageTask, { status: 202 })
+      .addError(BodyErrors).addError(CreateErrors).addError(ImageInputErrors).addError(WaitErrors)
       .annotate(OpenApi.Override, multipartBody(ImagesEditFields, IMAGE_EDIT_FILES))
       .annotate(OpenApi.Description, WAIT)
   )

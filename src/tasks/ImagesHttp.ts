@@ -1,7 +1,10 @@
 import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { Chunk, Effect, Encoding, Layer, Option, Stream } from "effect"
 import { GatewayApi } from "../Api.ts"
-import * as Errors from "../platform/http/Errors.ts"
+import { InternalError } from "../platform/Failure.ts"
+import { asHttpFailure } from "../platform/http/HttpFailure.ts"
+import { AssetNotFound, ImageServiceUnavailable, ImageTaskFailed } from "./Errors.ts"
+import { ImageKind } from "./ImageKind.ts"
 import { CurrentPrincipal } from "../accounts/Security.ts"
 import { concatBytes } from "../platform/Digest.ts"
 import type { ImagesResponse, ResponseFormat } from "./OpenAiImages.ts"
@@ -15,13 +18,10 @@ import { inOpenAiTerms, type OpenAiImageRequest, readEdit, readGeneration } from
 import { accepted } from "./TaskCreation.ts"
 import { awaitSettled } from "./TaskWait.ts"
 
-/** The spec's business code of a temporarily unavailable image service. */
-const UNAVAILABLE = "524"
-
 /** The stored bytes of one result image, read back for `b64_json`. */
 const resultBytes = (accountId: string, assetId: string) =>
   Effect.gen(function*() {
-    const gone = Errors.notFound("asset_not_found", `The result image ${assetId} was deleted.`)
+    const gone = new AssetNotFound({ message: `The result image ${assetId} was deleted.` })
     const asset = yield* Effect.flatMap(Assets, (assets) => assets.find(accountId, assetId))
     if (Option.isNone(asset)) return yield* gone
     const content = yield* Effect.flatMap(ObjectStorage, (storage) => storage.read(asset.value.storageKey))
@@ -30,7 +30,7 @@ const resultBytes = (accountId: string, assetId: string) =>
     return concatBytes(Chunk.toReadonlyArray(chunks))
   }).pipe(
     Effect.catchTag("StorageError", (e) =>
-      Effect.zipRight(Effect.logError("reading a result image failed", e), Effect.fail(Errors.internalError())))
+      Effect.zipRight(Effect.logError("reading a result image failed", e), Effect.fail(new InternalError())))
   )
 
 /**
@@ -45,7 +45,7 @@ const answer = (accountId: string, task: ImageTask, replayed: boolean, format: R
     if (task.status === "succeeded") {
       const data = yield* Effect.forEach(
         task.result?.images ?? [],
-        (item): Effect.Effect<ImagesResponse["data"][number], Errors.ApiError, Assets | ObjectStorage> =>
+        (item): Effect.Effect<ImagesResponse["data"][number], AssetNotFound | InternalError, Assets | ObjectStorage> =>
           format === "url"
             ? Effect.succeed({ url: item.url })
             : Effect.map(resultBytes(accountId, item.asset_id), (bytes) => ({ b64_json: Encoding.encodeBase64(bytes) }))
@@ -54,26 +54,26 @@ const answer = (accountId: string, task: ImageTask, replayed: boolean, format: R
       return HttpServerResponse.unsafeJson(body, { headers: replay })
     }
     if (task.status === "failed") {
-      const code = task.error?.code ?? "image_task_failed"
-      const headers = code === UNAVAILABLE ? { ...replay, "retry-after": String(limits.poll_interval_s) } : replay
-      return yield* new Errors.ApiError({
-        status: code === UNAVAILABLE ? 503 : 502,
-        type: "api_error",
-        code,
-        message: task.error?.message ?? "The image could not be generated.",
-        ...(Object.keys(headers).length > 0 ? { headers } : {})
-      })
+      const code = task.error?.code ?? ImageKind.codes.failed
+      const message = task.error?.message ?? "The image could not be generated."
+      const failed = code === ImageKind.codes.unavailable
+        ? new ImageServiceUnavailable({ message, retryAfter: limits.poll_interval_s })
+        : new ImageTaskFailed({ code, message })
+      // Idempotent-Replayed is this endpoint's own header, so the answer is made here.
+      return yield* asHttpFailure(failed, { headers: replay })
     }
     return accepted("image", task, replayed, limits.poll_interval_s)
   })
 
 /** Creates the task on the path of `POST /v1/image/tasks`, then waits for it up to `limits.sync_wait_s`. */
-const createAndWait = <R>(read: Effect.Effect<OpenAiImageRequest, Errors.ApiError, R>) =>
+const createAndWait = <E, R>(read: Effect.Effect<OpenAiImageRequest, E, R>) =>
   Effect.gen(function*() {
     const principal = yield* CurrentPrincipal
     const { limits } = yield* AppConfig
     const { submission, responseFormat } = yield* read
-    const valid = yield* validateSubmission(submission).pipe(Effect.mapError(inOpenAiTerms))
+    const valid = yield* validateSubmission(submission).pipe(
+      Effect.mapError((e) => asHttpFailure(e, { message: inOpenAiTerms(e.message) }))
+    )
     const { task, replayed } = yield* createImageTask(submission, valid)
     const settled = yield* awaitSettled(principal.accountId, task, limits.sync_wait_s)
     return yield* answer(principal.accountId, settled, replayed, responseFormat)

@@ -1,5 +1,5 @@
 import { Effect, Schema } from "effect"
-import * as Errors from "../platform/http/Errors.ts"
+import { InvalidTaskRequest } from "./Errors.ts"
 import {
   IMAGE_EDIT_FILES,
   ImagesEditFields,
@@ -64,14 +64,14 @@ export const readEdit = (accountId: string) =>
     const form = yield* readForm(yield* imageFormLimits)
     for (const file of form.files) {
       if (!Object.hasOwn(IMAGE_EDIT_FILES, file.field)) {
-        return yield* Errors.badRequest("invalid_request", `Unknown file field "${file.field}".`)
+        return yield* new InvalidTaskRequest({ code: "invalid_request", message: `Unknown file field "${file.field}".` })
       }
     }
     const fields = yield* Schema.decodeUnknown(ImagesEditFields, { onExcessProperty: "error", errors: "all" })(
       Object.fromEntries(form.fields)
-    ).pipe(Effect.mapError((e) => Errors.badRequest("invalid_request", `Invalid form fields: ${formatParseError(e)}`)))
+    ).pipe(Effect.mapError((e) => new InvalidTaskRequest({ code: "invalid_request", message: `Invalid form fields: ${formatParseError(e)}` })))
     const masks = form.files.filter((f) => f.field === "mask")
-    if (masks.length > 1) return yield* Errors.badRequest("invalid_request", `At most one "mask" file is accepted.`)
+    if (masks.length > 1) return yield* new InvalidTaskRequest({ code: "invalid_request", message: `At most one "mask" file is accepted.` })
     // One numbering for both spellings, so messages name `image[i]` as the caller counts them.
     const images = form.files.filter((f) => f.field !== "mask").map((f, index) => ({ ...f, field: "image", index }))
     const submission = yield* formSubmission(accountId, taskBody("edit", fields), images, masks[0] ?? null)
@@ -89,14 +89,6 @@ const PARAMETER_NAMES: ReadonlyArray<readonly [string, string]> = [
   [`"output.format"`, `"output_format"`]
 ]
 
-/** A validation error worded with the parameters the caller sent, not the task fields they map to. */
-export const inOpenAiTerms = (error: Errors.ApiError): Errors.ApiError => {
-  const message = PARAMETER_NAMES.reduce((text, [field, parameter]) => text.replaceAll(field, parameter), error.message)
-  return new Errors.ApiError({
-    status: error.status,
-    type: error.type,
-    code: error.code,
-    message,
-    ...(error.headers === undefined ? {} : { headers: error.headers })
-  })
-}
+/** A validation message worded with the parameters the caller sent, not the task fields they map to. */
+export const inOpenAiTerms = (message: string): string =>
+  PARAMETER_NAMES.reduce((text, [field, parameter]) => text.replaceAll(field, parameter), message)

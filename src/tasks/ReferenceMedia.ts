@@ -1,6 +1,6 @@
 import { FileSystem, Path } from "@effect/platform"
 import { Context, Effect, Layer, Schedule } from "effect"
-import * as Errors from "../platform/http/Errors.ts"
+import { DURATION_EXCEEDED, DURATION_UNREADABLE, InvalidRequest } from "../catalog/Errors.ts"
 import { checkTargetUrl } from "../platform/TargetUrl.ts"
 import { nowSeconds } from "../platform/Time.ts"
 import type { MediaKind, VideoModelCapability } from "../catalog/Capabilities.ts"
@@ -19,17 +19,14 @@ import { describeType, MediaInspector } from "../media/MediaInspector.ts"
 import { Registry } from "../catalog/Registry.ts"
 import { RemoteMedia } from "../media/RemoteMedia.ts"
 import { Uploads } from "../uploads/Uploads.ts"
-
-/** The spec's two codes for reference durations; the rest of the table's rules are plain parameter errors. */
-const DURATION_UNREADABLE = "invalid_reference_media_duration"
-const DURATION_EXCEEDED = "reference_media_duration_exceeded"
+import { VideoKind } from "./VideoKind.ts"
 
 /**
  * At creation a confirmed upload's content is known: a broken rule is a 400.
  * A duration below the minimum is an invalid duration, one above a per-file
  * or total cap is exceeded; a wrong type or size is a plain invalid request.
  */
-const creationCode = (v: Violation) =>
+const creationCode = (v: Violation): InvalidRequest["code"] =>
   v.rule === "too_long" || v.rule === "total" ? DURATION_EXCEEDED : v.rule === "too_short" ? DURATION_UNREADABLE : "invalid_request"
 
 /**
@@ -40,7 +37,7 @@ const creationCode = (v: Violation) =>
  */
 const engineFailure = (kind: MediaKind, code: string | undefined, message: string, retryable = false) =>
   new GenerationError({
-    code: code ?? (kind === "image" ? "video_task_failed" : DURATION_UNREADABLE),
+    code: code ?? (kind === "image" ? VideoKind.codes.failed : DURATION_UNREADABLE),
     message,
     retryable,
     transient: false
@@ -57,7 +54,7 @@ const engineViolation = (v: Violation) =>
  * URLs (a broken rule fails the task, which refunds it).
  */
 export class ReferenceMedia extends Context.Tag("ReferenceMedia")<ReferenceMedia, {
-  readonly checkAtCreation: (capability: VideoModelCapability, request: ValidVideoRequest) => Effect.Effect<void, Errors.ApiError>
+  readonly checkAtCreation: (capability: VideoModelCapability, request: ValidVideoRequest) => Effect.Effect<void, InvalidRequest>
   /** For a claimed video task; a model no longer served is left to the engine's own check. */
   readonly checkBeforeRun: (modelId: string, request: ValidVideoRequest) => Effect.Effect<void, GenerationError>
 }>() {
@@ -85,33 +82,33 @@ export class ReferenceMedia extends Context.Tag("ReferenceMedia")<ReferenceMedia
             const upload = confirmed.get(slot.url)
             if (upload === undefined) {
               yield* checkTargetUrl(slot.url, config.allowPrivateTargets).pipe(
-                Effect.mapError((e) => Errors.badRequest(e.code, `${slot.where}: ${e.message}`))
+                Effect.mapError((e) => new InvalidRequest({ code: e.code, message: `${slot.where}: ${e.message}` }))
               )
               continue
             }
             if (upload.kind !== slot.kind) {
-              return yield* Errors.badRequest(
-                "invalid_request",
-                `${slot.where} is the URL of a confirmed ${upload.kind} upload; this field takes ${slot.kind}.`
-              )
+              return yield* new InvalidRequest({
+                code: "invalid_request",
+                message: `${slot.where} is the URL of a confirmed ${upload.kind} upload; this field takes ${slot.kind}.`
+              })
             }
             if (upload.urlExpiresAt <= now) {
-              return yield* Errors.badRequest(
-                "invalid_request",
-                `${slot.where}: the URL of upload ${upload.id} has expired; confirm the upload again for a fresh URL.`
-              )
+              return yield* new InvalidRequest({
+                code: "invalid_request",
+                message: `${slot.where}: the URL of upload ${upload.id} has expired; confirm the upload again for a fresh URL.`
+              })
             }
             known.push({ where: slot.where, kind: slot.kind, mimeType: upload.mimeType, sizeBytes: upload.sizeBytes, durationMs: upload.durationMs })
           }
           const violation = checkReferenceMedia(capability, known)
-          if (violation !== undefined) return yield* Errors.badRequest(creationCode(violation), violation.message)
+          if (violation !== undefined) return yield* new InvalidRequest({ code: creationCode(violation), message: violation.message })
         }).pipe(Effect.withSpan("ReferenceMedia.checkAtCreation"))
 
       /** Fetches one external reference into a temporary file and reads what it really is. */
       const inspectExternal = (slot: ReferenceSlot, maxBytes: number) =>
         Effect.gen(function*() {
           const dir = yield* fs.makeTempDirectoryScoped({ prefix: "reference-" }).pipe(
-            Effect.mapError(() => engineFailure(slot.kind, "video_task_failed", `${slot.where} could not be inspected.`, true))
+            Effect.mapError(() => engineFailure(slot.kind, VideoKind.codes.failed, `${slot.where} could not be inspected.`, true))
           )
           const fetched = yield* remote.fetchToFile(slot.url, { maxBytes, file: path.join(dir, "media") }).pipe(
             Effect.retry({ schedule: retry, while: (e) => e.transient }),
@@ -120,7 +117,7 @@ export class ReferenceMedia extends Context.Tag("ReferenceMedia")<ReferenceMedia
           const found = yield* inspector.inspectFile(fetched.path, fetched.head, fetched.sizeBytes).pipe(
             Effect.mapError((e) =>
               e.reason === "unavailable"
-                ? engineFailure(slot.kind, "video_task_failed", `${slot.where} could not be inspected; try again.`, true)
+                ? engineFailure(slot.kind, VideoKind.codes.failed, `${slot.where} could not be inspected; try again.`, true)
                 : engineFailure(slot.kind, undefined, `${slot.where}: ${e.message}.`)
             )
           )

@@ -1,6 +1,6 @@
 import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
-import * as Errors from "../platform/http/Errors.ts"
+import { InvalidTaskRequest } from "./Errors.ts"
 import type { ImageTask, TaskKind, VideoTask } from "./Task.ts"
 import { formatTraceparent } from "../platform/TraceContext.ts"
 
@@ -13,7 +13,7 @@ export const idempotencyKey = Effect.flatMap(HttpServerRequest.HttpServerRequest
   if (key === undefined) return Effect.succeed(null)
   if (key.length === 0 || key.length > MAX_IDEMPOTENCY_KEY) {
     return Effect.fail(
-      Errors.badRequest("invalid_request", `Idempotency-Key must be 1 to ${MAX_IDEMPOTENCY_KEY} characters.`)
+      new InvalidTaskRequest({ code: "invalid_request", message: `Idempotency-Key must be 1 to ${MAX_IDEMPOTENCY_KEY} characters.` })
     )
   }
   return Effect.succeed(key)

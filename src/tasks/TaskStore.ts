@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Context, Effect, Layer, Option } from "effect"
-import * as Errors from "../platform/http/Errors.ts"
+import { IdempotencyConflict, InvalidTaskRequest } from "./Errors.ts"
 import { IdPrefix, newId } from "../platform/Ids.ts"
 import type { ImageTask, TaskKind, TaskStatus, VideoTask } from "./Task.ts"
 import { type TaskRow, toTaskObject } from "./TaskRow.ts"
@@ -58,10 +58,7 @@ const make = Effect.gen(function*() {
         SELECT * FROM tasks WHERE account_id = ${task.accountId} AND idempotency_key = ${task.idempotencyKey}`
       if (existing === undefined) return yield* Effect.die(new Error("idempotency row vanished"))
       if (existing.request_digest !== task.digest || existing.kind !== task.kind) {
-        return yield* Errors.conflict(
-          "idempotency_key_conflict",
-          "This Idempotency-Key was already used with a different request; use a new key."
-        )
+        return yield* new IdempotencyConflict()
       }
       return { task: toTaskObject(existing), replayed: true }
     })
@@ -123,7 +120,10 @@ const make = Effect.gen(function*() {
           SELECT seq FROM tasks WHERE id = ${filter.after} AND account_id = ${accountId}
             ${kind === undefined ? sql`` : sql`AND kind = ${kind}`}`
         if (cursor === undefined) {
-          return yield* Errors.badRequest("invalid_request", `"after" names no ${kind === undefined ? "" : `${kind} `}task of this account.`)
+          return yield* new InvalidTaskRequest({
+            code: "invalid_request",
+            message: `"after" names no ${kind === undefined ? "" : `${kind} `}task of this account.`
+          })
         }
       }
       const conditions = [

@@ -9,6 +9,18 @@ import {
 } from "./Upload.ts"
 import { jsonBody } from "../platform/http/OpenApiBody.ts"
 import { ResourceKeyAuth } from "../accounts/Security.ts"
+import { BodyErrors, errors } from "../platform/http/ErrorContract.ts"
+import {
+  InspectionUnavailable,
+  InvalidUpload,
+  InvalidUploadContent,
+  UploadNotFound,
+  UploadNotReceived,
+  UploadTooLarge
+} from "./Errors.ts"
+
+/** What pre-uploading images answers with: a file that is not a usable image, one too large, an inspector down. */
+const ImageUploadErrors = errors(InvalidUpload, UploadTooLarge, InspectionUnavailable)
 
 /**
  * Uploads with `ak_` resource keys: the three-step direct upload of reference
@@ -19,11 +31,14 @@ import { ResourceKeyAuth } from "../accounts/Security.ts"
 export class UploadsApi extends HttpApiGroup.make("uploads")
   .add(
     HttpApiEndpoint.post("createMediaUploads", "/v1/media/uploads").addSuccess(MediaUploadSessionList)
+      .addError(BodyErrors).addError(errors(InvalidUpload))
       .annotate(OpenApi.Override, jsonBody(MediaUploadRequest))
       .annotate(OpenApi.Description, "Pre-signed PUT URLs for 1 to 12 files; the bytes go straight to object storage.")
   )
   .add(
     HttpApiEndpoint.post("completeMediaUploads", "/v1/media/uploads/complete").addSuccess(MediaUploadList)
+      .addError(BodyErrors)
+      .addError(errors(UploadNotFound, UploadNotReceived, InvalidUploadContent, InspectionUnavailable))
       .annotate(OpenApi.Override, jsonBody(CompleteUploadsRequest))
       .annotate(
         OpenApi.Description,
@@ -32,10 +47,12 @@ export class UploadsApi extends HttpApiGroup.make("uploads")
   )
   .add(
     HttpApiEndpoint.post("createImageUploads", "/v1/image/uploads").addSuccess(ImageUploadList)
+      .addError(BodyErrors).addError(ImageUploadErrors)
       .annotate(OpenApi.Description, "multipart/form-data: repeatable `image` files and an optional `mask` file.")
   )
   .add(
     HttpApiEndpoint.post("createImageUploadsBase64", "/v1/image/uploads/base64").addSuccess(ImageUploadList)
+      .addError(BodyErrors).addError(ImageUploadErrors)
       .annotate(OpenApi.Override, jsonBody(ImageUploadBase64Request))
   )
   .middleware(ResourceKeyAuth)

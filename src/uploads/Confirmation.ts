@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Either } from "effect"
-import * as Errors from "../platform/http/Errors.ts"
+import { UploadNotReceived } from "./Errors.ts"
 import { randomBase62 } from "../platform/Ids.ts"
 import { nowSeconds } from "../platform/Time.ts"
 import type { ConfirmedUpload } from "./Upload.ts"
@@ -66,12 +66,11 @@ export const makeConfirmation = Effect.gen(function*() {
         RETURNING storage_key`
       if (recorded.length === 0) return yield* uploadNotFound(row.id)
       if (yield* storage.copy(row.storage_key, key)) return key
-      return yield* Errors.conflict(
-        "upload_not_received",
-        (yield* nowSeconds) > row.session_expires_at
+      return yield* new UploadNotReceived({
+        message: (yield* nowSeconds) > row.session_expires_at
           ? `Upload ${row.id} has no bytes and its upload_url has expired; create a new session.`
           : `Upload ${row.id} has no bytes yet: PUT the file to its upload_url with the returned headers, then confirm.`
-      )
+      })
     })
 
   /** Copies this call made that are not confirmed: removed, then forgotten. A failure leaves them to the sweeper. */

@@ -1,5 +1,5 @@
 import { Effect } from "effect"
-import * as Errors from "../platform/http/Errors.ts"
+import { InspectionUnavailable, InvalidUpload } from "./Errors.ts"
 import { MediaInspector } from "../media/MediaInspector.ts"
 import { Registry } from "../catalog/Registry.ts"
 
@@ -33,13 +33,12 @@ export const checkImageBytes = (where: string, bytes: Uint8Array) =>
     Effect.flatMap((inspection) =>
       inspection.kind === "image"
         ? Effect.succeed(inspection)
-        : Effect.fail(Errors.badRequest(
-          "invalid_request",
-          `${where} is not an image: it is ${inspection.mimeType}; send a PNG, JPEG or WebP image.`
-        ))
+        : Effect.fail(
+          new InvalidUpload({ message: `${where} is not an image: it is ${inspection.mimeType}; send a PNG, JPEG or WebP image.` })
+        )
     ),
-    Effect.catchTag("InspectError", (e) =>
+    Effect.catchTag("InspectError", (e): Effect.Effect<never, InspectionUnavailable | InvalidUpload> =>
       e.reason === "unavailable"
-        ? Effect.fail(new Errors.ApiError({ status: 503, type: "api_error", code: "inspection_unavailable", message: `${where}: ${e.message}.` }))
-        : Effect.fail(Errors.badRequest("invalid_request", `${where} is not a usable PNG, JPEG or WebP image: ${e.message}.`)))
+        ? Effect.fail(new InspectionUnavailable({ code: "inspection_unavailable", message: `${where}: ${e.message}.` }))
+        : Effect.fail(new InvalidUpload({ message: `${where} is not a usable PNG, JPEG or WebP image: ${e.message}.` })))
   )

@@ -1,5 +1,6 @@
 import { Effect, Encoding, Either, Schema } from "effect"
-import * as Errors from "../platform/http/Errors.ts"
+import { InternalError } from "../platform/Failure.ts"
+import { InvalidUpload, UploadTooLarge } from "./Errors.ts"
 import { CurrentPrincipal } from "../accounts/Security.ts"
 import type { ImageUploadList } from "./Upload.ts"
 import { AppConfig } from "../platform/AppConfig.ts"
@@ -28,15 +29,10 @@ interface Upload {
   readonly bytes: Uint8Array
 }
 
-const bad = (message: string) => Errors.badRequest("invalid_request", message)
+const bad = (message: string) => new InvalidUpload({ message })
 
 const tooLarge = (where: string, maxBytes: number) =>
-  new Errors.ApiError({
-    status: 413,
-    type: "invalid_request_error",
-    code: "request_too_large",
-    message: `${where} is larger than ${maxBytes} bytes.`
-  })
+  new UploadTooLarge({ message: `${where} is larger than ${maxBytes} bytes.` })
 
 const checkCounts = (uploads: ReadonlyArray<Upload>, maxImages: number) => {
   const images = uploads.filter((u) => u.field === "image").length
@@ -56,7 +52,7 @@ const storeAll = (uploads: ReadonlyArray<Upload>) =>
       Effect.map(checkImageBytes(upload.where, upload.bytes), ({ mimeType }) => ({ upload, mimeType })), { concurrency: 2 })
     const urls = yield* Effect.forEach(found, ({ mimeType, upload }) =>
       Effect.map(store.storeImage(principal.accountId, upload.bytes, mimeType), (url) => ({ field: upload.field, url }))).pipe(
-        Effect.catchTag("StorageError", (e) => Effect.zipRight(Effect.logError("storing an image upload failed", e), Effect.fail(Errors.internalError())))
+        Effect.catchTag("StorageError", (e) => Effect.zipRight(Effect.logError("storing an image upload failed", e), Effect.fail(new InternalError())))
       )
     const mask = urls.find((u) => u.field === "mask")
     return {
@@ -90,7 +86,7 @@ export const imageUploadsFromForm = Effect.gen(function*() {
 const BASE64 = /^[A-Za-z0-9+/_-]*={0,2}$/
 
 /** Plain base64 (standard or URL-safe alphabet, line breaks allowed) or a `data:…;base64,` URL. */
-const decodeContent = (where: string, content: string): Either.Either<Uint8Array, Errors.ApiError> => {
+const decodeContent = (where: string, content: string): Either.Either<Uint8Array, InvalidUpload | UploadTooLarge> => {
   let payload = content
   if (/^data:/i.test(content.trimStart())) {
     const match = /^\s*data:([^,]*),(.*)$/s.exec(content)
@@ -110,7 +106,7 @@ const decodeContent = (where: string, content: string): Either.Either<Uint8Array
   return Encoding.decodeBase64(padded).pipe(Either.mapLeft(() => bad(`${where} is not valid base64.`)))
 }
 
-const readItem = (item: unknown, i: number, maxBytes: number): Either.Either<Upload, Errors.ApiError> => {
+const readItem = (item: unknown, i: number, maxBytes: number): Either.Either<Upload, InvalidUpload | UploadTooLarge> => {
   const where = `images[${i}]`
   let content: unknown
   let field: unknown = "image"

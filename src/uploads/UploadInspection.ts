@@ -1,6 +1,7 @@
 import { FileSystem, Path } from "@effect/platform"
 import { Effect, Option, Stream } from "effect"
-import * as Errors from "../platform/http/Errors.ts"
+import { DURATION_UNREADABLE } from "../catalog/Errors.ts"
+import { InspectionUnavailable, InvalidUploadContent } from "./Errors.ts"
 import type { UploadKind } from "../media/MediaTypes.ts"
 import { describeType, type Inspection, MediaInspector, SNIFF_BYTES } from "../media/MediaInspector.ts"
 import { ObjectStorage } from "../storage/ObjectStorage.ts"
@@ -17,12 +18,7 @@ const KIND_NAMES: Record<UploadKind, string> = { image: "an image", video: "a vi
 
 /** Storage, a temporary file or the prober failed: nothing is wrong with the upload itself. */
 export const inspectionUnavailable = (id: string) =>
-  new Errors.ApiError({
-    status: 503,
-    type: "api_error",
-    code: "upload_inspection_failed",
-    message: `Upload ${id} could not be inspected right now; try again.`
-  })
+  new InspectionUnavailable({ code: "upload_inspection_failed", message: `Upload ${id} could not be inspected right now; try again.` })
 
 /**
  * Confirmation's reading of an upload (DESIGN.md, Confirming uploads): the
@@ -37,12 +33,12 @@ export const makeUploadInspection = Effect.gen(function*() {
   const fs = yield* FileSystem.FileSystem
   const path = yield* Path.Path
 
-  return (upload: DeclaredUpload, key: string): Effect.Effect<Inspection, Errors.ApiError> =>
+  return (upload: DeclaredUpload, key: string): Effect.Effect<Inspection, InvalidUploadContent | InspectionUnavailable> =>
     Effect.gen(function*() {
       const { declared_size_bytes: declaredSize, id } = upload
       const sizeMismatch = (found: string) =>
-        Errors.badRequest("upload_size_mismatch", `Upload ${id} holds ${found} bytes, not the declared ${declaredSize}.`)
-      const invalidContent = (message: string) => Errors.badRequest("invalid_upload_content", `Upload ${id}: ${message}`)
+        new InvalidUploadContent({ code: "upload_size_mismatch", message: `Upload ${id} holds ${found} bytes, not the declared ${declaredSize}.` })
+      const invalidContent = (message: string) => new InvalidUploadContent({ code: "invalid_upload_content", message: `Upload ${id}: ${message}` })
       const content = yield* storage.read(key)
       if (Option.isNone(content)) return yield* inspectionUnavailable(id)
       if (content.value.size !== declaredSize) return yield* sizeMismatch(String(content.value.size))
@@ -76,12 +72,12 @@ export const makeUploadInspection = Effect.gen(function*() {
         return yield* invalidContent(`the bytes are ${describeType(real.mimeType)} (${real.mimeType}), but ${declared} was declared.`)
       }
       return yield* inspector.probe(file, { mimeType: real.mimeType, kind: upload.kind }, size).pipe(
-        Effect.catchTag("InspectError", (e) => {
+        Effect.catchTag("InspectError", (e): Effect.Effect<never, InspectionUnavailable | InvalidUploadContent> => {
           if (e.reason === "unavailable") return Effect.fail(inspectionUnavailable(id))
           // The spec's code for a video or audio whose real duration cannot be read.
           return upload.kind === "image"
             ? Effect.fail(invalidContent(`${e.message}.`))
-            : Effect.fail(Errors.badRequest("invalid_reference_media_duration", `Upload ${id}: ${e.message}.`))
+            : Effect.fail(new InvalidUploadContent({ code: DURATION_UNREADABLE, message: `Upload ${id}: ${e.message}.` }))
         })
       )
     }).pipe(

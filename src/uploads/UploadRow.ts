@@ -1,5 +1,5 @@
 import { Effect } from "effect"
-import * as Errors from "../platform/http/Errors.ts"
+import { UploadNotFound } from "./Errors.ts"
 import { sha256Hex } from "../platform/Digest.ts"
 import type { UploadKind } from "../media/MediaTypes.ts"
 
@@ -26,7 +26,7 @@ export interface UploadRow {
   readonly sweep_lease_until: number | null
 }
 
-export const uploadNotFound = (id: string) => Errors.notFound("upload_not_found", `No upload with id "${id}" under this account.`)
+export const uploadNotFound = UploadNotFound.of
 
 /** Issued URLs of uploads are remembered and found by this digest (`media_upload_urls`, `image_uploads`). */
 export const urlDigest = (url: string) => Effect.promise(() => sha256Hex(url))

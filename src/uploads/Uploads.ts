@@ -1,6 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Context, Effect, Layer } from "effect"
-import * as Errors from "../platform/http/Errors.ts"
+import { InternalError } from "../platform/Failure.ts"
+import { InvalidUpload, type UploadError } from "./Errors.ts"
 import { IdPrefix, newId } from "../platform/Ids.ts"
 import { nowSeconds } from "../platform/Time.ts"
 import type { ConfirmedUpload, MediaUploadFile, MediaUploadSession } from "./Upload.ts"
@@ -38,7 +39,7 @@ export class Uploads extends Context.Tag("Uploads")<Uploads, {
   readonly createSessions: (
     accountId: string,
     files: ReadonlyArray<MediaUploadFile>
-  ) => Effect.Effect<ReadonlyArray<MediaUploadSession>, Errors.ApiError>
+  ) => Effect.Effect<ReadonlyArray<MediaUploadSession>, InvalidUpload | InternalError>
   /**
    * All or nothing (DESIGN.md, Confirming uploads): the uploads in request
    * order, each confirmed (or confirmed before), or the first refusal and
@@ -47,7 +48,7 @@ export class Uploads extends Context.Tag("Uploads")<Uploads, {
   readonly complete: (
     accountId: string,
     ids: ReadonlyArray<string>
-  ) => Effect.Effect<ReadonlyArray<ConfirmedUpload>, Errors.ApiError>
+  ) => Effect.Effect<ReadonlyArray<ConfirmedUpload>, UploadError>
   /** Stores one checked image pre-upload; its URL, valid `image_url_ttl_s`. */
   readonly storeImage: (accountId: string, bytes: Uint8Array, mimeType: string) => Effect.Effect<string, StorageError>
   /** The confirmed uploads whose current URL is one of `urls`, by URL. */
@@ -70,20 +71,18 @@ export class Uploads extends Context.Tag("Uploads")<Uploads, {
             const where = `files[${i}]`
             const rule = rules[file.kind]
             if (rule === undefined) {
-              return Errors.badRequest("invalid_request", `${where}.kind: no available model takes ${file.kind} references.`)
+              return new InvalidUpload({ message: `${where}.kind: no available model takes ${file.kind} references.` })
             }
             const mimeType = normalizeMimeType(file.mime_type)
             if (!rule.mimeTypes.includes(mimeType)) {
-              return Errors.badRequest(
-                "invalid_request",
-                `${where}.mime_type "${file.mime_type}" is not accepted for ${file.kind}; accepted: ${rule.mimeTypes.join(", ")}.`
-              )
+              return new InvalidUpload({
+                message: `${where}.mime_type "${file.mime_type}" is not accepted for ${file.kind}; accepted: ${rule.mimeTypes.join(", ")}.`
+              })
             }
             if (file.size_bytes > rule.maxBytes) {
-              return Errors.badRequest(
-                "invalid_request",
-                `${where}.size_bytes is ${file.size_bytes}; ${file.kind} uploads are at most ${rule.maxBytes} bytes.`
-              )
+              return new InvalidUpload({
+                message: `${where}.size_bytes is ${file.size_bytes}; ${file.kind} uploads are at most ${rule.maxBytes} bytes.`
+              })
             }
             return Effect.succeed({ file, mimeType, extension: inspectable(mimeType)?.extension ?? "bin" })
           })
@@ -115,7 +114,7 @@ export class Uploads extends Context.Tag("Uploads")<Uploads, {
         }).pipe(
           Effect.catchTags({
             SqlError: (e) => Effect.die(e),
-            StorageError: (e) => Effect.zipRight(Effect.logError("signing an upload URL failed", e), Effect.fail(Errors.internalError()))
+            StorageError: (e) => Effect.zipRight(Effect.logError("signing an upload URL failed", e), Effect.fail(new InternalError()))
           }),
           Effect.withSpan("Uploads.createSessions", { attributes: { "upload.count": files.length } })
         )

@@ -1,6 +1,7 @@
 import type { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import * as Errors from "../platform/http/Errors.ts"
+import { AccountNotFound } from "../accounts/Errors.ts"
+import { UnknownEventCursor } from "./Errors.ts"
 
 export type EventStatus = "pending" | "delivered" | "failed" | "skipped"
 
@@ -37,13 +38,13 @@ interface AttemptRow {
 export const listEventHistory = (sql: SqlClient.SqlClient, accountId: string, filter: EventFilter) =>
   Effect.gen(function*() {
     const [account] = yield* sql`SELECT id FROM accounts WHERE id = ${accountId}`
-    if (account === undefined) return yield* Errors.notFound("account_not_found", `No account with id "${accountId}".`)
+    if (account === undefined) return yield* AccountNotFound.of(accountId)
     let cursor: { seq: number } | undefined
     if (filter.after !== undefined) {
       ;[cursor] = yield* sql<{ seq: number }>`
         SELECT seq FROM webhook_events WHERE id = ${filter.after} AND account_id = ${accountId}`
       if (cursor === undefined) {
-        return yield* Errors.badRequest("invalid_request", `Unknown cursor "after": no event "${filter.after}".`)
+        return yield* new UnknownEventCursor({ message: `Unknown cursor "after": no event "${filter.after}".` })
       }
     }
     const rows = yield* sql<EventRow>`

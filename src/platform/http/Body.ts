@@ -1,6 +1,6 @@
 import { HttpServerRequest } from "@effect/platform"
 import { Effect, Fiber, Option, ParseResult, Schema, Stream } from "effect"
-import * as Errors from "./Errors.ts"
+import * as Errors from "./HttpFailure.ts"
 import { concatBytes } from "../Digest.ts"
 import { jsonProblem } from "../Text.ts"
 import { AppConfig } from "../AppConfig.ts"
@@ -44,7 +44,7 @@ export const readBytes = (limit: number) =>
     )
     if (Option.isNone(outcome)) {
       yield* Effect.forkDaemon(Effect.delay(Fiber.interrupt(reader), "2 seconds"))
-      return yield* new Errors.ApiError({
+      return yield* new Errors.HttpFailure({
         status: 408,
         type: "invalid_request_error",
         code: "request_timeout",
@@ -77,12 +77,7 @@ export const readJson = <A, I>(schema: Schema.Schema<A, I>, maxBytes?: number) =
     const request = yield* HttpServerRequest.HttpServerRequest
     const { limits } = yield* AppConfig
     if (!isJsonContentType(request.headers["content-type"])) {
-      return yield* new Errors.ApiError({
-        status: 415,
-        type: "invalid_request_error",
-        code: "unsupported_media_type",
-        message: "The request body must be JSON with Content-Type: application/json."
-      })
+      return yield* Errors.unsupportedMediaType("The request body must be JSON with Content-Type: application/json.")
     }
     const bytes = yield* readBytes(maxBytes ?? limits.body.json_bytes)
     const json = yield* Effect.try({

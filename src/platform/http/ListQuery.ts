@@ -1,6 +1,6 @@
 import { HttpServerRequest } from "@effect/platform"
 import { Effect, Schema } from "effect"
-import * as Errors from "./Errors.ts"
+import * as Errors from "./HttpFailure.ts"
 import { textProblem } from "../Text.ts"
 import { formatParseError } from "./Body.ts"
 

@@ -1,6 +1,9 @@
 import { type HttpApi, type HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Cause, Clock, Effect } from "effect"
-import * as Errors from "./Errors.ts"
+import { Cause, Clock, Effect, Option } from "effect"
+import { type Failure, isFailure } from "../Failure.ts"
+import { notFoundOfParam } from "./ErrorContract.ts"
+import { answerOf, internalError } from "./Errors.ts"
+import { HttpFailure, notFound } from "./HttpFailure.ts"
 import { CurrentRequestId } from "./RequestId.ts"
 import { IdPrefix, newId } from "../Ids.ts"
 import { textProblem } from "../Text.ts"
@@ -9,6 +12,8 @@ import { withSecurityHeaders } from "./SecurityHeaders.ts"
 interface Route {
   readonly method: string
   readonly segments: ReadonlyArray<string>
+  /** The owning feature's not-found error per path parameter, as the contract declares it (ResourceId). */
+  readonly notFound: (param: string) => (() => Failure) | undefined
 }
 
 /**
@@ -19,7 +24,9 @@ const routesOf = (api: HttpApi.HttpApi.Any): ReadonlyArray<Route> =>
   Object.values((api as HttpApi.HttpApi.AnyWithProps).groups).flatMap((group) =>
     Object.values(group.endpoints).map((endpoint) => ({
       method: endpoint.method,
-      segments: endpoint.path.split("/").filter(Boolean)
+      segments: endpoint.path.split("/").filter(Boolean),
+      notFound: (param: string) =>
+        Option.isSome(endpoint.pathSchema) ? notFoundOfParam(endpoint.pathSchema.value, param) : undefined
     }))
   )
 
@@ -28,15 +35,6 @@ const matches = (route: Route, segments: ReadonlyArray<string>) =>
   route.segments.every((s, i) => s.startsWith(":") ? segments[i]!.length > 0 : s === segments[i])
 
 const pathOf = (request: HttpServerRequest.HttpServerRequest) => request.url.split("?")[0]!
-
-/** The not-found code of what each path parameter of the contract names. */
-const NOT_FOUND_BY_PARAM: Readonly<Record<string, string>> = {
-  task_id: "task_not_found",
-  asset_id: "asset_not_found",
-  id: "account_not_found",
-  key_id: "key_not_found",
-  key: "object_not_found"
-}
 
 const decodedSegment = (segment: string): string | undefined => {
   try {
@@ -52,7 +50,7 @@ const decodedSegment = (segment: string): string | undefined => {
  * route before a handler would send it to the database. Other unknown ids,
  * however long, reach their handler and its 404 after authentication.
  */
-const impossibleId = (routes: ReadonlyArray<Route>, request: HttpServerRequest.HttpServerRequest): Errors.ApiError | undefined => {
+const impossibleId = (routes: ReadonlyArray<Route>, request: HttpServerRequest.HttpServerRequest): Failure | undefined => {
   const segments = pathOf(request).split("/").filter(Boolean)
   for (const route of routes) {
     if (!matches(route, segments)) continue
@@ -61,21 +59,21 @@ const impossibleId = (routes: ReadonlyArray<Route>, request: HttpServerRequest.H
       const value = decodedSegment(segments[i]!)
       if (value === undefined || textProblem(value) !== undefined) {
         const param = name.slice(1)
-        return Errors.notFound(NOT_FOUND_BY_PARAM[param] ?? "not_found", `No such ${param.replace(/_id$/, "")}.`)
+        return route.notFound(param)?.() ?? notFound("not_found", `No such ${param.replace(/_id$/, "")}.`)
       }
     }
   }
   return undefined
 }
 
-const routeMiss = (routes: ReadonlyArray<Route>, request: HttpServerRequest.HttpServerRequest): Errors.ApiError => {
+const routeMiss = (routes: ReadonlyArray<Route>, request: HttpServerRequest.HttpServerRequest): HttpFailure => {
   const segments = pathOf(request).split("/").filter(Boolean)
   const allowed = routes.filter((r) => matches(r, segments)).map((r) => r.method)
   if (allowed.length === 0) {
-    return Errors.notFound("not_found", `No route for ${request.method} ${pathOf(request)}.`)
+    return notFound("not_found", `No route for ${request.method} ${pathOf(request)}.`)
   }
   const allow = [...new Set(allowed)].sort().join(", ")
-  return new Errors.ApiError({
+  return new HttpFailure({
     status: 405,
     type: "invalid_request_error",
     code: "method_not_allowed",
@@ -84,11 +82,11 @@ const routeMiss = (routes: ReadonlyArray<Route>, request: HttpServerRequest.Http
   })
 }
 
-export const renderError = (error: Errors.ApiError, requestId: string) =>
-  HttpServerResponse.unsafeJson(Errors.errorBody(error, requestId), {
-    status: error.status,
-    headers: error.headers ?? {}
-  })
+/** The spec's answer to a failure of any feature or of the HTTP layer (the mapping is Errors.ts). */
+export const renderError = (error: Parameters<typeof answerOf>[0], requestId: string) => {
+  const { body, headers, status } = answerOf(error, requestId)
+  return HttpServerResponse.unsafeJson(body, { status, headers })
+}
 
 /** A client-chosen request id is kept when it is short and plain; otherwise one is made. */
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
@@ -119,18 +117,18 @@ const handle = (
   Effect.gen(function*() {
     const started = yield* Clock.currentTimeMillis
     const impossible = impossibleId(routes, request)
-    const routed: HttpApp.Default<Errors.ApiError> = impossible === undefined ? app : Effect.fail(impossible)
+    const routed: HttpApp.Default<Failure> = impossible === undefined ? app : Effect.fail(impossible)
     const response = yield* routed.pipe(
       Effect.catchAllCause((cause) => {
         if (Cause.isInterruptedOnly(cause)) return Effect.interrupt
         const error = Cause.squash(cause)
-        if (error instanceof Errors.ApiError) return Effect.succeed(renderError(error, requestId))
+        if (isFailure(error)) return Effect.succeed(renderError(error, requestId))
         if ((error as { _tag?: string })?._tag === "RouteNotFound") {
           return Effect.succeed(renderError(routeMiss(routes, request), requestId))
         }
         return Effect.as(
           Effect.logError("unhandled failure", cause),
-          renderError(Errors.internalError(), requestId)
+          renderError(internalError(), requestId)
         )
       }),
       Effect.locally(CurrentRequestId, requestId)

@@ -1,7 +1,7 @@
 import { HttpServerRequest } from "@effect/platform"
 import { Effect } from "effect"
 import * as Multipasta from "multipasta"
-import * as Errors from "./Errors.ts"
+import * as Errors from "./HttpFailure.ts"
 import { concatBytes } from "../Digest.ts"
 import { textProblem } from "../Text.ts"
 import { AppConfig } from "../AppConfig.ts"
@@ -44,12 +44,7 @@ export const readForm = (options: { readonly maxFileBytes: number; readonly maxF
     const request = yield* HttpServerRequest.HttpServerRequest
     const contentType = request.headers["content-type"] ?? ""
     if (!/^multipart\/form-data\s*;/i.test(contentType)) {
-      return yield* new Errors.ApiError({
-        status: 415,
-        type: "invalid_request_error",
-        code: "unsupported_media_type",
-        message: "Send multipart/form-data with a boundary."
-      })
+      return yield* Errors.unsupportedMediaType("Send multipart/form-data with a boundary.")
     }
     const { limits } = yield* AppConfig
     const bytes = yield* readBytes(
@@ -63,13 +58,13 @@ export const parseForm = (
   contentType: string,
   bytes: Uint8Array,
   options: { readonly maxFileBytes: number; readonly maxFiles: number }
-): Effect.Effect<Form, Errors.ApiError> =>
+): Effect.Effect<Form, Errors.HttpFailure> =>
   Effect.suspend(() => {
     const fields = new Map<string, string>()
     const files: Array<FormFile> = []
-    let failure: Errors.ApiError | undefined
+    let failure: Errors.HttpFailure | undefined
     let done = false
-    const fail = (error: Errors.ApiError) => {
+    const fail = (error: Errors.HttpFailure) => {
       failure ??= error
     }
     const named = (info: Multipasta.PartInfo, what: string) => {
@@ -99,7 +94,7 @@ export const parseForm = (
           files.push({ field: info.name, index, bytes: concatBytes(chunks) })
         }
       },
-      onError: (error) => fail(toApiError(error, options)),
+      onError: (error) => fail(toHttpFailure(error, options)),
       onDone: () => {
         done = true
       }
@@ -112,7 +107,7 @@ export const parseForm = (
     return Effect.succeed({ fields, files } satisfies Form)
   })
 
-const toApiError = (error: Multipasta.MultipartError, options: { readonly maxFileBytes: number; readonly maxFiles: number }) => {
+const toHttpFailure = (error: Multipasta.MultipartError, options: { readonly maxFileBytes: number; readonly maxFiles: number }) => {
   switch (error._tag) {
     case "ReachedLimit":
       switch (error.limit) {

@@ -12,6 +12,8 @@ import type { Claim, DecodedClaim } from "./Claim.ts"
 import { Registry, type ServedVideoModel } from "../../catalog/Registry.ts"
 import { RemoteMedia } from "../../media/RemoteMedia.ts"
 import type { TaskFailure } from "./TaskOutcomes.ts"
+import { IMAGE_FAILURE, IMAGE_UNAVAILABLE, ImageKind } from "../ImageKind.ts"
+import { VIDEO_FAILURE } from "../VideoKind.ts"
 
 export type Output = Extract<GenerationEvent, { _tag: "Output" }>
 
@@ -36,28 +38,8 @@ export interface Plan {
   readonly exhaustedFailure: (last: GenerationError) => TaskFailure
 }
 
-/** What a failure the caller should not see the details of becomes, per kind. */
-export const internalFailureOf = (kind: Claim["kind"]): TaskFailure => (kind === "video" ? VIDEO_FAILURE : IMAGE_FAILURE)
-
-/**
- * What a task whose claims are all spent (its workers crashed or stalled each
- * time) becomes, per kind: for images that is the spec's temporary
- * unavailability, `524` with `retryable` true.
- */
-export const attemptsSpentFailureOf = (kind: Claim["kind"]): TaskFailure =>
-  kind === "video" ? VIDEO_FAILURE : IMAGE_UNAVAILABLE
-
-const VIDEO_FAILURE: TaskFailure = { code: "video_task_failed", message: "The video could not be generated.", retryable: true }
-const IMAGE_FAILURE: TaskFailure = { code: "image_task_failed", message: "The image could not be generated.", retryable: true }
-/** The spec's business code for a temporarily unavailable image service; no internal detail is given. */
-const IMAGE_UNAVAILABLE: TaskFailure = {
-  code: "524",
-  message: "The image service is temporarily unavailable. Create a new task to try again.",
-  retryable: true
-}
-
 const inputFailure = (message: string) =>
-  new GenerationError({ code: "image_task_failed", message, retryable: false, transient: false })
+  new GenerationError({ code: ImageKind.codes.failed, message, retryable: false, transient: false })
 
 /**
  * The bytes of an input image: a stored multipart file, or a caller's URL
@@ -84,7 +66,7 @@ const readSource = (source: ImageSource, where: string, maxBytes: number) =>
     const file = `${dir}/input`
     yield* remote.fetchToFile(source.url, { maxBytes, file }).pipe(
       Effect.mapError((e) =>
-        new GenerationError({ code: "image_task_failed", message: `${where} could not be fetched: ${e.message}.`, retryable: e.transient, transient: e.transient })
+        new GenerationError({ code: ImageKind.codes.failed, message: `${where} could not be fetched: ${e.message}.`, retryable: e.transient, transient: e.transient })
       )
     )
     return yield* fs.readFile(file).pipe(Effect.mapError(() => inputFailure(`${where} could not be read.`)))

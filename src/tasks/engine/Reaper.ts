@@ -2,7 +2,7 @@ import { Effect, Schedule } from "effect"
 import { AppConfig } from "../../platform/AppConfig.ts"
 import { TaskQueue } from "./TaskQueue.ts"
 import { TaskOutcomes } from "./TaskOutcomes.ts"
-import { attemptsSpentFailureOf } from "./Plans.ts"
+import { attemptsSpentFailureOf } from "../Kinds.ts"
 
 /**
  * One look for expired leases: tasks with attempts left go back to the queue

@@ -11,7 +11,8 @@ import { TaskQueue } from "./TaskQueue.ts"
 import { ReferenceMedia } from "../ReferenceMedia.ts"
 import { type NewAsset, TaskOutcomes } from "./TaskOutcomes.ts"
 import { checkOutputs } from "./CheckOutputs.ts"
-import { internalFailureOf, type Output, type Plan, planFor } from "./Plans.ts"
+import { internalFailureOf } from "../Kinds.ts"
+import { type Output, type Plan, planFor } from "./Plans.ts"
 
 /** The heartbeat found the claim taken back: another attempt owns the task now. */
 class LeaseLost extends Data.TaggedError("LeaseLost")<{ readonly taskId: string }> {}

@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Context, Data, Effect, Layer } from "effect"
 import type { UrlAuth } from "../Asset.ts"
-import type { TaskKind } from "../Task.ts"
+import { eventTypeOf } from "../Kinds.ts"
 import { nowSeconds } from "../../platform/Time.ts"
 import { Billing } from "../../billing/Billing.ts"
 import { Outbox } from "../../events/Outbox.ts"
@@ -35,8 +35,6 @@ export interface NewAsset {
   readonly expiresAt: number | null
 }
 
-const eventType = (kind: TaskKind, status: "succeeded" | "failed") => `${kind}.task.${status}` as const
-
 /**
  * Terminal transitions. Each is ONE transaction holding the guarded state
  * change, the refund of a failure and the outbox event, so a crash leaves
@@ -55,7 +53,7 @@ const make = Effect.gen(function*() {
       if (row === undefined) return yield* new StaleClaim({ taskId: claim.id, attempt: claim.attempt })
       for (const asset of assets) yield* insertAsset(sql, claim, asset, now)
       const task = toTaskObject(row)
-      yield* outbox.record(claim.accountId, eventType(claim.kind, "succeeded"), task, claim.id)
+      yield* outbox.record(claim.accountId, eventTypeOf(claim.kind, "succeeded"), task, claim.id)
       return task
     }).pipe(
       sql.withTransaction,
@@ -74,7 +72,7 @@ const make = Effect.gen(function*() {
         subscriptionMicros: row.charged_subscription_micros
       })
       const task = toTaskObject(row)
-      yield* outbox.record(claim.accountId, eventType(claim.kind, "failed"), task, claim.id)
+      yield* outbox.record(claim.accountId, eventTypeOf(claim.kind, "failed"), task, claim.id)
       return task
     }).pipe(
       sql.withTransaction,

@@ -1,18 +1,19 @@
 import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Effect, Option } from "effect"
-import * as Errors from "../platform/http/Errors.ts"
+import { Effect, Option, Predicate } from "effect"
+import { InternalError } from "../platform/Failure.ts"
+import { HttpFailure } from "../platform/http/HttpFailure.ts"
 import { resolveRange } from "./ByteRange.ts"
 import { ObjectStorage, type StorageError } from "./ObjectStorage.ts"
 
-export interface ServeOptions {
-  /** The error for a missing object; callers that check access first may name their own resource. */
-  readonly notFound?: () => Errors.ApiError
+export interface ServeOptions<E> {
+  /** The error for a missing object: the resource the caller asked for (an object, an asset). */
+  readonly notFound: () => E
   /** Extra response headers, e.g. Content-Disposition or Cache-Control. */
   readonly headers?: Record<string, string>
 }
 
 const storageFailure = (error: StorageError) =>
-  Effect.zipRight(Effect.logError("object storage failed", error), Effect.fail(Errors.internalError()))
+  Effect.zipRight(Effect.logError("object storage failed", error), Effect.fail(new InternalError()))
 
 /**
  * Answers the current GET or HEAD request with the object at `key`: 200 with
@@ -21,14 +22,13 @@ const storageFailure = (error: StorageError) =>
  * and no body. The body is streamed from storage, never held whole. Whoever
  * calls this has already decided the caller may read the object.
  */
-export const serveObject = (key: string, options: ServeOptions = {}) =>
+export const serveObject = <E>(key: string, options: ServeOptions<E>) =>
   Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
     const storage = yield* ObjectStorage
-    const notFound = () =>
-      options.notFound?.() ?? Errors.notFound("object_not_found", "No object at this address.")
+    const { notFound } = options
     const info = yield* storage.head(key)
-    if (Option.isNone(info)) return yield* notFound()
+    if (Option.isNone(info)) return yield* Effect.fail(notFound())
     const { size, contentType } = info.value
     const common = {
       ...options.headers,
@@ -39,7 +39,7 @@ export const serveObject = (key: string, options: ServeOptions = {}) =>
     }
     const range = resolveRange(request.headers["range"], size, request.headers["if-range"])
     if (range._tag === "Unsatisfiable") {
-      return yield* new Errors.ApiError({
+      return yield* new HttpFailure({
         status: 416,
         type: "invalid_request_error",
         code: "range_not_satisfiable",
@@ -56,9 +56,12 @@ export const serveObject = (key: string, options: ServeOptions = {}) =>
     }
     if (request.method === "HEAD") return HttpServerResponse.empty({ status, headers })
     const content = yield* storage.read(key, size === 0 ? undefined : { start, end })
-    if (Option.isNone(content)) return yield* notFound()
+    if (Option.isNone(content)) return yield* Effect.fail(notFound())
     if (content.value.size !== size) {
-      return yield* Effect.fail(Errors.internalError("The object changed while being read; retry."))
+      return yield* Effect.fail(new InternalError({ message: "The object changed while being read; retry." }))
     }
     return HttpServerResponse.stream(content.value.body, { status, headers })
-  }).pipe(Effect.catchTag("StorageError", storageFailure))
+  }).pipe(
+    // By predicate, not catchTag: the caller's not-found error type is generic here.
+    Effect.catchIf((e): e is StorageError => Predicate.isTagged(e, "StorageError"), storageFailure)
+  )

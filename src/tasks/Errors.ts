@@ -1,0 +1,47 @@
+import { Schema } from "effect"
+import { failure } from "../platform/Failure.ts"
+import { ImageKind } from "./ImageKind.ts"
+
+/** Errors of creating and reading tasks and their assets. */
+
+/** An unknown task, or another account's (spec: 404 `task_not_found`). */
+export class TaskNotFound extends Schema.TaggedError<TaskNotFound>()("TaskNotFound", {
+  ...failure(404, "task_not_found"),
+  message: Schema.String
+}) {}
+
+/** An unknown asset, another account's, or a deleted one. */
+export class AssetNotFound extends Schema.TaggedError<AssetNotFound>()("AssetNotFound", {
+  ...failure(404, "asset_not_found"),
+  message: Schema.String
+}) {}
+
+/** The same Idempotency-Key with different content (spec: 409). */
+export class IdempotencyConflict extends Schema.TaggedError<IdempotencyConflict>()("IdempotencyConflict", {
+  ...failure(409, "idempotency_key_conflict"),
+  message: Schema.String.pipe(
+    Schema.propertySignature,
+    Schema.withConstructorDefault(() => "This Idempotency-Key was already used with a different request; use a new key.")
+  )
+}) {}
+
+/** A creation or query request the task layer refuses before any validation by the model's table. */
+export class InvalidTaskRequest extends Schema.TaggedError<InvalidTaskRequest>()("InvalidTaskRequest", {
+  ...failure(400),
+  code: Schema.Literal("invalid_request", "invalid_image_parameter"),
+  message: Schema.String
+}) {}
+
+/** The synchronous image endpoints: the task failed with `code` (DESIGN.md: 502). */
+export class ImageTaskFailed extends Schema.TaggedError<ImageTaskFailed>()("ImageTaskFailed", {
+  ...failure(502),
+  code: Schema.String,
+  message: Schema.String
+}) {}
+
+/** The synchronous image endpoints: the task failed as `524`, temporarily unavailable (DESIGN.md: 503 + Retry-After). */
+export class ImageServiceUnavailable extends Schema.TaggedError<ImageServiceUnavailable>()("ImageServiceUnavailable", {
+  ...failure(503, ImageKind.codes.unavailable),
+  message: Schema.String,
+  retryAfter: Schema.Number
+}) {}
