@@ -45,6 +45,20 @@ export const query = (params: Record<string, string | number | undefined | null>
   return text === "" ? "" : `?${text}`
 }
 
+/** A result file as the console's asset endpoints answer it (the API's asset object, less what pages do not show). */
+export interface Asset {
+  readonly id: string
+  readonly task_id: string
+  readonly kind: "video" | "image"
+  readonly mime_type: string
+  readonly filename: string
+  readonly size_bytes: number
+  readonly width?: number
+  readonly height?: number
+  readonly duration_ms?: number
+  readonly expires_at: number | null
+}
+
 export interface ListPage<T> {
   readonly data: ReadonlyArray<T>
   readonly has_more: boolean

@@ -17,19 +17,8 @@ export interface ConfirmedUploadSummary {
   readonly confirmed_at: number
 }
 
-interface Row {
-  readonly id: string
-  readonly kind: ConfirmedUploadSummary["kind"]
-  readonly filename: string
-  readonly mime_type: string
-  readonly size_bytes: number
-  readonly duration_ms: number | null
-  readonly width: number | null
-  readonly height: number | null
-  readonly url: string
-  readonly url_expires_at: number
-  readonly confirmed_at: number
-}
+/** The stored columns: the summary less its constant `object`, with the URL's expiry under its column name. */
+type Row = Omit<ConfirmedUploadSummary, "object" | "expires_at"> & { readonly url_expires_at: number }
 
 /** An account's confirmed uploads whose URL still works, newest first (pending sessions are not resources yet). */
 export const listConfirmedUploads = (sql: SqlClient.SqlClient, accountId: string, now: number, limit: number) =>

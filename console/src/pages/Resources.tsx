@@ -1,22 +1,9 @@
 import { useState } from "preact/hooks"
-import { api, assetUrl, type ListPage } from "../api.ts"
+import { api, type Asset, assetUrl, type ListPage } from "../api.ts"
 import { useLoad } from "../components/hooks.ts"
 import { ErrorNote, Loading, Pager, Section } from "../components/ui.tsx"
 import { bytes, dateTime, shape } from "../format.ts"
 import { href } from "../router.ts"
-
-interface Asset {
-  readonly id: string
-  readonly task_id: string
-  readonly kind: string
-  readonly mime_type: string
-  readonly filename: string
-  readonly size_bytes: number
-  readonly width?: number
-  readonly height?: number
-  readonly duration_ms?: number
-  readonly expires_at: number | null
-}
 
 interface Upload {
   readonly id: string

@@ -1,4 +1,4 @@
-import { api, assetUrl } from "../api.ts"
+import { api, type Asset, assetUrl } from "../api.ts"
 import { Deliveries, type WebhookEvent } from "../components/Deliveries.tsx"
 import { useLoad } from "../components/hooks.ts"
 import { ErrorNote, Fields, Json, Loading, Progress, Section, Status } from "../components/ui.tsx"
@@ -13,17 +13,6 @@ interface LedgerLine {
   readonly subscription_credits: number
   readonly note: string | null
   readonly created_at: number
-}
-
-interface Asset {
-  readonly id: string
-  readonly kind: "video" | "image"
-  readonly mime_type: string
-  readonly filename: string
-  readonly size_bytes: number
-  readonly width?: number
-  readonly height?: number
-  readonly duration_ms?: number
 }
 
 interface TaskPage {
