@@ -5,7 +5,7 @@ import effect from "@effect/eslint-plugin"
 import tseslint from "typescript-eslint"
 
 export default tseslint.config(
-  { ignores: ["node_modules/", "data/", "dist/", "coverage/", "test-results/", "**/*.d.ts"] },
+  { ignores: ["node_modules/", "**/dist/", "data/", "coverage/", "test-results/", "**/*.d.ts"] },
   ...tseslint.configs.recommended,
   ...effect.configs.dprint,
   {
