@@ -1,6 +1,6 @@
 import { HttpServer } from "@effect/platform"
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
-import { Effect, Layer, Logger } from "effect"
+import { Effect, Layer } from "effect"
 import { gateway } from "./Gateway.ts"
 import { MediaToolsLive } from "./runtime/node/MediaTools.ts"
 import * as NodeServer from "./runtime/node/NodeServer.ts"
@@ -8,6 +8,8 @@ import { NotificationListenerLive } from "./runtime/node/PgListen.ts"
 import { UpstreamHttpClientLive } from "./runtime/node/UpstreamHttpClient.ts"
 import { TargetHttpClientLive } from "./runtime/node/TargetHttpClient.ts"
 import { TracingLive } from "./runtime/node/Tracing.ts"
+import { Sha256Live } from "./runtime/node/Digest.ts"
+import { JsonLogLive } from "./runtime/node/Logging.ts"
 import { environmentConfig } from "./platform/AppConfig.ts"
 
 /**
@@ -28,7 +30,8 @@ Main.pipe(
   Layer.provide(NotificationListenerLive),
   Layer.provide(TracingLive),
   Layer.provide(NodeContext.layer),
-  Layer.provide(Logger.json),
+  Layer.provide(Sha256Live),
+  Layer.provide(JsonLogLive),
   Layer.launch,
   NodeRuntime.runMain({ disablePrettyLogger: true })
 )

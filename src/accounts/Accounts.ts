@@ -6,18 +6,20 @@ import type {
   AccountDetail,
   CreateAccountRequest,
   CreateKeyRequest,
-  Credential,
   CreditsRequest,
   WebhookRequest
 } from "./Account.ts"
 import { IdPrefix, newId } from "../platform/Ids.ts"
-import { constantTimeEqual, generateKey, hashKey, isWellFormedKey, keyHint, KeyKind } from "../platform/Keys.ts"
+import { generateKey, hashKey, keyHint } from "../platform/Keys.ts"
 import { toCredits, toMicros } from "../billing/Money.ts"
 import { nowSeconds } from "../platform/Time.ts"
 import { checkTargetUrl } from "../platform/TargetUrl.ts"
 import { AppConfig } from "../platform/AppConfig.ts"
 import { Outbox } from "../events/Outbox.ts"
 import { Secrets } from "../platform/Secrets.ts"
+import { Sha256 } from "../platform/Digest.ts"
+import { makeAuthenticate } from "./Authenticate.ts"
+import { KEY_DISABLED_CHANNEL, KeyCache } from "./KeyCache.ts"
 
 interface AccountRow {
   readonly id: string
@@ -60,6 +62,8 @@ const make = Effect.gen(function*() {
   const config = yield* AppConfig
   const secrets = yield* Secrets
   const outbox = yield* Outbox
+  const sha256 = yield* Sha256
+  const cache = yield* KeyCache
 
   const checkGroup = (group: string | undefined) =>
     group === undefined || group in config.groups.groups
@@ -178,40 +182,14 @@ const make = Effect.gen(function*() {
       const rows = yield* sql<KeyRow>`
         UPDATE api_keys SET disabled_at = coalesce(disabled_at, ${now}) WHERE id = ${keyId} RETURNING *`
       if (rows.length === 0) return yield* new KeyNotFound({ message: `No key with id "${keyId}".` })
+      // Other replicas drop their cached look-up on commit (KeyCache.ts); this one at once.
+      yield* sql`SELECT pg_notify(${KEY_DISABLED_CHANNEL}, ${keyId})`
+      cache.evict(keyId)
       const k = rows[0]!
       return { id: k.id, object: "api_key" as const, kind: k.kind, disabled: true, disabled_at: k.disabled_at! }
-    }).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("Accounts.disableKey"))
+    }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die), Effect.withSpan("Accounts.disableKey"))
 
-  /** Resolves a bearer key to its account, or nothing for an unknown or disabled key. */
-  const authenticate = (key: string) =>
-    Effect.gen(function*() {
-      if (!isWellFormedKey(key)) return Option.none<Credential>()
-      const hash = yield* Effect.promise(() => hashKey(key))
-      if (key.startsWith(KeyKind.webhook)) {
-        const rows = yield* sql<AccountRow & { webhook_key_hash: string }>`
-          SELECT * FROM accounts WHERE webhook_key_hash = ${hash}`
-        const row = rows[0]
-        return row !== undefined && constantTimeEqual(row.webhook_key_hash, hash)
-          ? Option.some<Credential>({ kind: "webhook", accountId: row.id, keyId: "webhook", group: row.group_name })
-          : Option.none<Credential>()
-      }
-      const rows = yield* sql<KeyRow & { account_group: string }>`
-        SELECT k.*, a.group_name AS account_group
-        FROM api_keys k JOIN accounts a ON a.id = k.account_id
-        WHERE k.key_hash = ${hash}`
-      const row = rows[0]
-      // The lookup is by digest; comparing the digest again in constant time
-      // keeps the decision itself free of timing differences.
-      if (row === undefined || row.disabled_at !== null || !constantTimeEqual(row.key_hash, hash)) {
-        return Option.none<Credential>()
-      }
-      return Option.some<Credential>({
-        accountId: row.account_id,
-        keyId: row.id,
-        kind: row.kind,
-        group: row.group_name ?? row.account_group
-      })
-    }).pipe(Effect.orDie, Effect.withSpan("Accounts.authenticate"))
+  const authenticate = makeAuthenticate(sql, sha256, cache)
 
   const addCredits = (accountId: string, req: CreditsRequest) =>
     credit(accountId, toMicros(req.wallet ?? 0), toMicros(req.subscription ?? 0), "admin adjustment").pipe(
@@ -295,5 +273,5 @@ const make = Effect.gen(function*() {
 })
 
 export class Accounts extends Context.Tag("Accounts")<Accounts, Effect.Effect.Success<typeof make>>() {
-  static readonly layer = Layer.effect(Accounts, make)
+  static readonly layer = Layer.effect(Accounts, make).pipe(Layer.provide(KeyCache.layer))
 }

@@ -1,3 +1,5 @@
+import { Context, Effect } from "effect"
+
 /**
  * JSON with object keys sorted at every level, so two requests that differ
  * only in key order have the same digest ("same content" for idempotency).
@@ -32,3 +34,16 @@ export const concatBytes = (chunks: ReadonlyArray<Uint8Array>): Uint8Array => {
   }
   return out
 }
+
+/**
+ * The port for SHA-256 on hot paths (every authenticated request digests its
+ * key). Web Crypto's digest is asynchronous: on Node it goes through the
+ * thread pool and a promise, several times the cost of the hash itself. The
+ * default is Web Crypto, so every runtime and test works as is; a runtime
+ * with a faster synchronous primitive provides it (src/runtime/node/Digest.ts).
+ */
+export class Sha256 extends Context.Reference<Sha256>()("Sha256", {
+  defaultValue: (): { readonly hex: (input: string) => Effect.Effect<string> } => ({
+    hex: (input) => Effect.promise(() => sha256Hex(input))
+  })
+}) {}

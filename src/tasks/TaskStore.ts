@@ -90,7 +90,8 @@ const make = Effect.gen(function*() {
     sql<TaskRow>`SELECT * FROM tasks WHERE id = ${id} AND account_id = ${accountId} AND kind = ${kind}`.pipe(
       Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toTaskObject)),
       Effect.orDie,
-      Effect.withSpan("TaskStore.find", { attributes: { "task.id": id, "task.kind": kind } })
+      // The polling path: no stack trace per span (each one costs an Error and its formatting).
+      Effect.withSpan("TaskStore.find", { attributes: { "task.id": id, "task.kind": kind }, captureStackTrace: false })
     )
 
   /** Tasks of this account among `ids`, in the order of `ids`, and the ids not found. */

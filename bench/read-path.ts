@@ -1,0 +1,203 @@
+/**
+ * Benchmark (issue 16, read path): `GET /v1/video/tasks/{id}` with an `ak_`
+ * key through the gateway on PostgreSQL, against a fastify + pg peer doing
+ * the same authenticated lookup (bench/read-peer.ts). Both are processes of
+ * their own; autocannon drives them in interleaved rounds (gateway, peer,
+ * gateway, …) so a change of load on this shared machine hits both alike.
+ * Server CPU per request is the process's utime + stime from /proc/<pid>/stat
+ * over a round divided by the responses of that round.
+ *
+ *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npx tsx bench/read-path.ts
+ *   ROUNDS=4 ROUND_S=4 …   # defaults
+ *   PROFILE=dir …          # the gateway runs with --cpu-prof into dir
+ */
+import autocannon from "autocannon"
+import { type ChildProcess, spawn } from "node:child_process"
+import { randomBytes } from "node:crypto"
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import * as os from "node:os"
+import { join } from "node:path"
+import { canonicalJson } from "../src/platform/Digest.ts"
+import { addRows } from "./markdown.ts"
+import { freePort, gitHead, machine, RESULTS_DIR, RESULTS_MD, ROOT, round, sleep, withClient, withDatabase } from "./support.ts"
+
+const ADMIN_TOKEN = "adm_bench_0123456789abcdefghijklmnop"
+const ROUNDS = Number(process.env.ROUNDS ?? 4)
+const ROUND_S = Number(process.env.ROUND_S ?? 4)
+const WARMUP_S = 2
+const CONNECTIONS = 10
+const CLK_TCK = 100 // USER_HZ on Linux
+
+const log = (message: string) => console.log(`[read-path] ${message}`)
+
+interface Server { readonly name: string; readonly url: string; readonly child: ChildProcess }
+
+const startProcess = (name: string, args: Array<string>, env: Record<string, string>, port: number): Server => {
+  const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] })
+  // Drained always: a full pipe would block the server's log writes and skew the figures.
+  const tail: Array<string> = []
+  for (const stream of [child.stdout!, child.stderr!]) {
+    stream.on("data", (d: Buffer) => {
+      tail.push(d.toString().slice(0, 500))
+      if (tail.length > 20) tail.shift()
+    })
+  }
+  child.on("exit", (code) => code && log(`${name} exited ${code}: ${tail.join("")}`))
+  return { name, url: `http://127.0.0.1:${port}`, child }
+}
+
+const waitReady = async (server: Server, path: string) => {
+  for (let i = 0; i < 900; i++) {
+    if (server.child.exitCode !== null) throw new Error(`${server.name} exited before ready`)
+    try {
+      const res = await fetch(server.url + path, { signal: AbortSignal.timeout(2_000) })
+      await res.arrayBuffer()
+      if (res.status < 500) return
+    } catch { /* not listening yet */ }
+    await sleep(100)
+  }
+  throw new Error(`${server.name} not ready`)
+}
+
+const stop = async (server: Server) => {
+  if (server.child.exitCode !== null) return
+  const exited = new Promise((ok) => server.child.once("exit", ok))
+  server.child.kill("SIGTERM")
+  if (!await Promise.race([exited.then(() => true), sleep(15_000).then(() => false)])) server.child.kill("SIGKILL")
+}
+
+/** utime + stime of a process in clock ticks. */
+const cpuTicks = (pid: number) => {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+  return Number(fields[11]) + Number(fields[12])
+}
+
+interface Round { readonly rps: number; readonly requests: number; readonly cpuMsPerReq: number; readonly non2xx: number; readonly errors: number }
+
+const round1 = async (server: Server, path: string, headers: Record<string, string>, durationS: number): Promise<Round> => {
+  const before = cpuTicks(server.child.pid!)
+  const result = await autocannon({ url: server.url + path, headers, connections: CONNECTIONS, duration: durationS })
+  const cpuMs = ((cpuTicks(server.child.pid!) - before) * 1000) / CLK_TCK
+  return {
+    rps: round(result.requests.total / durationS, 1),
+    requests: result.requests.total,
+    cpuMsPerReq: round(cpuMs / Math.max(1, result.requests.total), 3),
+    non2xx: result.non2xx,
+    errors: result.errors + result.timeouts
+  }
+}
+
+const median = (xs: ReadonlyArray<number>) => {
+  const s = [...xs].sort((a, b) => a - b)
+  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2
+}
+
+const HEADER = `## read-path
+
+\`GET /v1/video/tasks/{id}\` with an \`ak_\` key, gateway on PostgreSQL (\`node --import tsx src/main.ts\`,
+a fresh database per run, read rate limit raised so no 429) against a fastify + pg peer
+(\`bench/read-peer.ts\`: SHA-256 of the key, key joined with its account, task of that account,
+the same JSON). autocannon, 10 connections, ${WARMUP_S} s warm-up each, then interleaved rounds;
+req/s is the median round, CPU/req is the server process's utime + stime (/proc) over all
+rounds divided by its responses. Load is the 1-minute load average at start / end (2 shared cores).
+
+Run: \`DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npx tsx bench/read-path.ts\`.
+
+| Date | Machine | Commit | Rounds | Gateway req/s | Peer req/s | req/s gw/peer | Gateway CPU ms/req | Peer CPU ms/req | CPU gw/peer | Load start / end |
+|---|---|---|---|---:|---:|---:|---:|---:|---:|---|
+`
+
+const main = async () => {
+  const serverUrl = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test"
+  const loadStart = os.loadavg()[0]!
+  const cleanups: Array<() => Promise<unknown>> = []
+  try {
+    const configDir = mkdtempSync(join(os.tmpdir(), "gw-read-config-"))
+    const dataDir = mkdtempSync(join(os.tmpdir(), "gw-read-data-"))
+    cleanups.push(async () => rmSync(configDir, { recursive: true, force: true }), async () => rmSync(dataDir, { recursive: true, force: true }))
+    for (const file of ["groups.json", "models.json"]) writeFileSync(join(configDir, file), readFileSync(join(ROOT, "config", file)))
+    const limits = JSON.parse(readFileSync(join(ROOT, "config", "limits.json"), "utf8"))
+    limits.rate_limits.read = { per_second: 1_000_000, burst: 1_000_000 }
+    writeFileSync(join(configDir, "limits.json"), JSON.stringify(limits, null, 2))
+
+    const name = `bench_read_${Date.now().toString(36)}_${randomBytes(3).toString("hex")}`
+    await withClient(serverUrl, (c) => c.query(`CREATE DATABASE ${name}`))
+    const databaseUrl = withDatabase(serverUrl, name)
+    cleanups.push(() => withClient(serverUrl, (c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)))
+
+    const gwPort = await freePort()
+    const profile = process.env.PROFILE
+    const gateway = startProcess("gateway", [...(profile ? ["--cpu-prof", `--cpu-prof-dir=${profile}`] : []), "--import", "tsx", "src/main.ts"], {
+      HOST: "127.0.0.1", PORT: String(gwPort), DATA_DIR: dataDir, CONFIG_DIR: configDir, ADMIN_TOKEN, DATABASE_URL: databaseUrl
+    }, gwPort)
+    cleanups.unshift(() => stop(gateway))
+    await waitReady(gateway, "/readyz")
+
+    const admin = async (path: string, json: unknown) => {
+      const res = await fetch(gateway.url + path, {
+        method: "POST", headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" }, body: JSON.stringify(json)
+      })
+      const body = await res.json() as any
+      if (res.status >= 300) throw new Error(`POST ${path}: ${res.status} ${JSON.stringify(body)}`)
+      return body
+    }
+    const account = await admin("/admin/v1/accounts", { name: "bench" })
+    const key = await admin(`/admin/v1/accounts/${account.id}/keys`, { kind: "resource" })
+    const id = `task_${randomBytes(16).toString("hex").slice(0, 22)}`
+    const now = Math.floor(Date.now() / 1000)
+    await withClient(databaseUrl, (c) => c.query(
+      `INSERT INTO tasks (id, account_id, kind, model, operation, status, request, created_at, updated_at)
+       VALUES ($1, $2, 'video', 'provx-famS-2.0-720p', 'generation', 'queued', '{}'::jsonb, $3, $3)`,
+      [id, account.id, now]
+    ))
+
+    const peerPort = await freePort()
+    const peer = startProcess("peer", ["--import", "tsx", "bench/read-peer.ts"], { PORT: String(peerPort), DATABASE_URL: databaseUrl }, peerPort)
+    cleanups.unshift(() => stop(peer))
+    await waitReady(peer, "/healthz")
+
+    const path = `/v1/video/tasks/${id}`
+    const headers = { authorization: `Bearer ${key.key}` }
+    const bodies = await Promise.all([gateway, peer].map(async (s) => {
+      const res = await fetch(s.url + path, { headers })
+      // Same members and values; the gateway's schema encoder orders keys its own way.
+      return `${res.status} ${canonicalJson(await res.json())}`
+    }))
+    if (bodies[0] !== bodies[1] || !bodies[0]!.startsWith("200 ")) throw new Error(`answers differ:\n${bodies.join("\n")}`)
+    log(`both answer ${bodies[0]}`)
+
+    for (const s of [gateway, peer]) await round1(s, path, headers, WARMUP_S)
+    const rounds: Record<string, Array<Round>> = { gateway: [], peer: [] }
+    for (let i = 0; i < ROUNDS; i++) {
+      for (const s of i % 2 ? [peer, gateway] : [gateway, peer]) {
+        const r = await round1(s, path, headers, ROUND_S)
+        if (r.non2xx || r.errors) throw new Error(`${s.name}: ${r.non2xx} non-2xx, ${r.errors} errors`)
+        rounds[s.name]!.push(r)
+        log(`round ${i + 1} ${s.name}: ${r.rps} req/s, ${r.cpuMsPerReq} ms CPU/req`)
+      }
+    }
+    const summary = (rs: Array<Round>) => ({
+      rps: round(median(rs.map((r) => r.rps)), 1),
+      cpuMsPerReq: round(rs.reduce((a, r) => a + r.cpuMsPerReq * r.requests, 0) / rs.reduce((a, r) => a + r.requests, 0), 3)
+    })
+    const gw = summary(rounds.gateway!)
+    const pr = summary(rounds.peer!)
+    const loadEnd = os.loadavg()[0]!
+    const m = machine()
+    const date = new Date().toISOString().slice(0, 10)
+    const commit = (await gitHead())?.slice(0, 7) ?? "?"
+    const entry = { date, machine: m, commit, rounds: ROUNDS, roundS: ROUND_S, gateway: gw, peer: pr, perRound: rounds, load: [loadStart, loadEnd] }
+    log(JSON.stringify({ gateway: gw, peer: pr, load: [loadStart, loadEnd] }))
+    mkdirSync(RESULTS_DIR, { recursive: true })
+    const file = join(RESULTS_DIR, `read-path-${date}.json`)
+    const previous = existsSync(file) ? JSON.parse(readFileSync(file, "utf8")) : []
+    writeFileSync(file, JSON.stringify([...previous, entry], null, 2) + "\n")
+    const row = `| ${date} | ${m.cpu}, ${m.cores} cores, node ${m.node} | ${commit} | ${ROUNDS} × ${ROUND_S} s | ${gw.rps} | ${pr.rps} | ${round(gw.rps / pr.rps, 2)} | ${gw.cpuMsPerReq} | ${pr.cpuMsPerReq} | ${round(gw.cpuMsPerReq / pr.cpuMsPerReq, 2)} | ${loadStart.toFixed(2)} / ${loadEnd.toFixed(2)} |`
+    writeFileSync(RESULTS_MD, addRows(readFileSync(RESULTS_MD, "utf8"), "read-path", HEADER, [row]))
+  } finally {
+    for (const cleanup of cleanups) await cleanup().catch((e) => log(`cleanup: ${e}`))
+  }
+}
+
+await main()
