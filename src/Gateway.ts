@@ -23,6 +23,7 @@ import { Assets } from "./tasks/Assets.ts"
 import { AssetsLive } from "./tasks/AssetsHttp.ts"
 import { channelWorker } from "./tasks/engine/ChannelWorker.ts"
 import { reaper } from "./tasks/engine/Reaper.ts"
+import { upstreamPoller } from "./tasks/engine/UpstreamPoller.ts"
 import { TaskOutcomes } from "./tasks/engine/TaskOutcomes.ts"
 import { TaskQueue } from "./tasks/engine/TaskQueue.ts"
 import { TaskCreateLive, TaskReadLive } from "./tasks/Http.ts"
@@ -108,6 +109,7 @@ export const WorkersLive = Layer.scopedDiscard(
     for (const name of used) {
       yield* channels.runner(name)
       yield* Effect.forkScoped(channelWorker(name, channels.get(name)!.settings))
+      yield* Effect.forkScoped(upstreamPoller(name))
     }
     yield* Effect.forkScoped(reaper)
     yield* Effect.forkScoped(webhookWorker)
