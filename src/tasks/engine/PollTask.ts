@@ -67,6 +67,8 @@ export const pollTask = (row: WaitingRow, state: UpstreamState, runner: AsyncRun
       case "Succeeded": {
         // "Done but no output" (a filtered job) is a failure with a refund, never an empty success.
         if (state.results.length === 0) return yield* failWith(new GenerationError({ ...plan.internalFailure, transient: false }), "no_output")
+        // Downloads may take up to `download_s`: hold the task that long, so no other poller starts them again.
+        yield* queue.reschedule(claim, now + (plan.channel.timeouts.download_s + plan.channel.timeouts.poll_s) * 1000)
         const done = yield* fetchResults(claim.kind, plan, runner, state.results).pipe(
           Effect.flatMap((outputs) => checkOutputs(claim.kind, outputs, plan.internalFailure)),
           Effect.flatMap((outputs) =>

@@ -34,8 +34,9 @@ export const upstreamPoller = (channelName: string) =>
     // An in-process channel has nothing waiting upstream.
     if (upstreams.size === 0) return
     const intervalMs = limits.engine.poll_interval_ms
-    // Held longer than one poll call can last, so a slow pass is not polled twice at once.
-    const holdMs = (settings.timeouts.poll_s + settings.timeouts.download_s) * 1000
+    // Held longer than one poll call can last, so a slow pass is not polled twice at once, and short
+    // enough that tasks of a poller that died are polled again soon (downloads extend their own hold).
+    const holdMs = settings.timeouts.poll_s * 2 * 1000
 
     const pollBatch = (upstream: AsyncRunner<unknown>, rows: ReadonlyArray<WaitingRow>) =>
       Effect.gen(function*() {
@@ -59,11 +60,16 @@ export const upstreamPoller = (channelName: string) =>
 
     const pass = Effect.gen(function*() {
       const rows = yield* queue.claimDue(channelName, PASS_SIZE, holdMs)
-      for (const [kind, upstream] of upstreams) {
+      yield* Effect.forEach(upstreams, ([kind, upstream]) => {
         const ofKind = rows.filter((r) => r.kind === kind)
         const batches = Chunk.chunksOf(Chunk.fromIterable(ofKind), BATCH_SIZE)
-        yield* Effect.forEach(batches, (batch) => pollBatch(upstream, Chunk.toReadonlyArray(batch)), { concurrency: 4, discard: true })
-      }
+        return Effect.forEach(batches, (batch) => pollBatch(upstream, Chunk.toReadonlyArray(batch)), { concurrency: 4, discard: true })
+      }, { discard: true }).pipe(
+        // Stopped mid-pass (a shutdown): the held tasks are due at once, for the next process to poll.
+        Effect.onInterrupt(() =>
+          Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.forEach(rows, (row) => queue.reschedule(row, now), { discard: true }))
+        )
+      )
       return rows.length === PASS_SIZE
     })
 
