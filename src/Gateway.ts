@@ -2,6 +2,7 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Effect, Layer } from "effect"
 import { Accounts } from "./accounts/Accounts.ts"
 import { AdminLive } from "./accounts/Http.ts"
+import { AdminTasksLive } from "./tasks/AdminTaskHttp.ts"
 import { RateLimit } from "./accounts/RateLimit.ts"
 import { GatewayApi } from "./Api.ts"
 import { Billing } from "./billing/Billing.ts"
@@ -87,7 +88,7 @@ export const MigratedServicesLive = Layer.effectDiscard(
 
 /** The handlers of every group of the contract (src/Api.ts), each from its feature's `Http.ts`. */
 export const ApiLive = HttpApiBuilder.api(GatewayApi).pipe(
-  Layer.provide([OpsLive, AdminLive, ModelsLive, TaskReadLive, TaskCreateLive, ImagesLive, StorageLive, AssetsLive, UploadsLive])
+  Layer.provide([OpsLive, AdminLive, AdminTasksLive, ModelsLive, TaskReadLive, TaskCreateLive, ImagesLive, StorageLive, AssetsLive, UploadsLive])
 )
 
 /** The HTTP application: the contract's handlers, `/openapi.json`, `/docs` and the console, wrapped by the gateway middleware. */

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { alsoWith, configWith } from "./support/config.ts"
 import { backend } from "./support/database.ts"
 import { startGateway, type TestGateway } from "./support/gateway.ts"
-import { call, createAccount } from "./support/http.ts"
+import { admin, call, createAccount } from "./support/http.ts"
 import { probeBytes } from "./support/media.ts"
 import { ledgerOf, pollTask, query, videoRequest } from "./support/tasks.ts"
 
@@ -100,6 +100,32 @@ describe(`the gateway channel (${backend})`, () => {
     expect([...png.slice(1, 4)]).toEqual([0x50, 0x4e, 0x47])
     expect(await bTasksFor(task.id)).toHaveLength(1)
     await expectNothingOfB(task)
+  }, 120_000)
+
+  it("operators see the task's account, ledger, attempts, channel and upstream answer; callers never do", async () => {
+    const acct = await createAccount(a, { name: "audited", wallet_credits: 100 })
+    const created = await call(a, "POST", "/v1/video/tasks", { key: acct.model.key, json: videoRequest() })
+    const task = (await pollTask(a, acct.resource.key, created.body.id)).at(-1)
+    expect(task.status).toBe("succeeded")
+    const [upstream] = await bTasksFor(task.id)
+
+    const view = await admin(a, "GET", `/admin/v1/tasks/${task.id}`)
+    expect(view.status).toBe(200)
+    expect(view.body.object).toBe("admin.task")
+    expect(view.body.task).toEqual(task)
+    expect(view.body.account.id).toBe(acct.id)
+    expect(view.body.ledger.map((l: any) => l.kind)).toEqual(["charge"])
+    expect(view.body.channels_tried).toEqual(["peer"])
+    expect(view.body.engine).toMatchObject({ run_state: "done", channel: "peer", upstream_id: upstream!.id, upstream_model: VIDEO })
+    expect(view.body.attempts).toHaveLength(1)
+    expect(view.body.attempts[0]).toMatchObject({ attempt: 1, channel: "peer", upstream_id: upstream!.id, outcome: "succeeded" })
+    expect(view.body.attempts[0].last_answer).toMatchObject({ id: upstream!.id, status: "succeeded" })
+
+    // Not with a caller's keys, and unknown ids are 404.
+    for (const key of [acct.model.key, acct.resource.key]) {
+      expect((await call(a, "GET", `/admin/v1/tasks/${task.id}`, { key })).status).toBe(401)
+    }
+    expect((await admin(a, "GET", "/admin/v1/tasks/task_doesnotexist0000000000")).status).toBe(404)
   }, 120_000)
 
   it("a task failing on B fails on A with B's code, refunded on A", async () => {
