@@ -21,6 +21,7 @@ const NO_FIND = "provy-famS-2.0-720p"
 const SHORT = "provy-famS-2.0-fast-480p"
 
 let gw: TestGateway
+let env: Record<string, string>
 const rec = () => (globalThis as { scripted?: ScriptedRecord }).scripted!
 
 beforeAll(async () => {
@@ -37,7 +38,8 @@ beforeAll(async () => {
     limits.engine = { poll_interval_ms: 200, heartbeat_s: 1, lease_s: 10, retry_base_ms: 50, generate_retries: 2 }
     for (const rate of Object.values(limits.rate_limits) as Array<any>) rate.burst = rate.per_second = 10_000
   })
-  gw = await startGateway({ ROLE: "all", CONFIG_DIR: config })
+  env = { ROLE: "all", CONFIG_DIR: config }
+  gw = await startGateway(env)
 }, 60_000)
 afterAll(async () => {
   await gw?.close()
@@ -106,6 +108,25 @@ describe(`the engine on an asynchronous upstream (${backend})`, () => {
     const times = rec().polls.filter((p) => rec().upstream.get(p.id)?.taskId === task.id).map((p) => p.at)
     expect(times[1]! - times[0]!).toBeGreaterThanOrEqual(1400)
   })
+
+  it("a process stopped mid-submit: the next attempt finds the upstream task instead of submitting again", async () => {
+    const acct = await createAccount(gw, { name: "hang", wallet_credits: 100 })
+    const created = await call(gw, "POST", "/v1/video/tasks", { key: acct.model.key, json: videoRequest({ model: WITH_FIND, input: { prompt: "hang" } }) })
+    const id = created.body.id
+    const until = Date.now() + 10_000
+    while (rec().submits.get(id) !== 1) {
+      if (Date.now() > until) throw new Error("never submitted")
+      await new Promise((r) => setTimeout(r, 50))
+    }
+    await gw.stop()
+    gw = await startGateway(env, undefined, {}, backend, gw)
+    const task = (await pollTask(gw, acct.resource.key, id)).at(-1)
+    expect(task.status).toBe("succeeded")
+    expect(rec().submits.get(id)).toBe(1)
+    expect([...rec().upstream.values()].filter((t) => t.taskId === id)).toHaveLength(1)
+    const view = await admin(gw, "GET", `/admin/v1/tasks/${id}`)
+    expect(view.body.attempts.map((a: any) => a.outcome)).toEqual(["submitting", "succeeded"])
+  }, 120_000)
 
   it("the reaper leaves waiting tasks alone", async () => {
     const acct = await createAccount(gw, { name: "reaper", wallet_credits: 100 })

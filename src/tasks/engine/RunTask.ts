@@ -111,7 +111,10 @@ export const runTask = (stored: Claim, workerId: string) =>
     const submit = (run: Extract<PlanRun, { _tag: "Upstream" }>) =>
       Effect.gen(function*() {
         const attempt = { taskId: claim.id, attempt: claim.attempt, channel: claim.channel }
-        const outcome = yield* submitUpstream(claim, plan, run, engine).pipe(
+        // Recorded before sending, so an attempt that dies mid-submit leaves a trace the next one reconciles.
+        const inDoubt = yield* queue.submitInDoubt(claim)
+        yield* queue.attempt({ ...attempt, upstreamId: null, outcome: "submitting", lastAnswer: undefined })
+        const outcome = yield* submitUpstream(claim, plan, run, engine, inDoubt).pipe(
           Effect.tapError((e) =>
             queue.attempt({ ...attempt, upstreamId: null, outcome: "submit_failed", lastAnswer: { code: e.code, message: e.message } })
           )

@@ -26,8 +26,10 @@ export const generationRetries = (engine: EngineSettings) =>
  * before anything else: a found task is adopted; "certainly none" allows a
  * new submit; without `find`, or when `find` cannot tell, the task fails
  * with its refund (retryable) rather than risk a second upstream charge.
+ * `inDoubt`: an earlier attempt stopped mid-submit (a crash, a shutdown), so
+ * the first step is that same reconciliation, not a submit.
  */
-export const submitUpstream = (claim: Claim, plan: Plan, run: UpstreamRun, engine: EngineSettings) => {
+export const submitUpstream = (claim: Claim, plan: Plan, run: UpstreamRun, engine: EngineSettings, inDoubt: boolean) => {
   const unresolved = new GenerationError({ ...plan.internalFailure, retryable: true, transient: false })
   const limit = Duration.seconds(plan.channel.timeouts.submit_s + 5)
 
@@ -51,14 +53,20 @@ export const submitUpstream = (claim: Claim, plan: Plan, run: UpstreamRun, engin
     )
   }
 
-  return run.submit.pipe(
+  const lost = new GenerationError({ ...plan.internalFailure, transient: true, ambiguous: true })
+  const submitOnce = run.submit.pipe(
     // The adapter applies `submit_s`; this bound only guards against one that does not.
-    Effect.timeoutFail({
-      duration: limit,
-      onTimeout: () => new GenerationError({ ...plan.internalFailure, transient: true, ambiguous: true })
-    }),
+    Effect.timeoutFail({ duration: limit, onTimeout: () => lost }),
     Effect.withSpan("upstream.submit", { attributes: { "task.id": claim.id, "task.channel": claim.channel } }),
-    Effect.catchAll(reconcile),
+    Effect.catchAll(reconcile)
+  )
+  // Reconcile first when in doubt; once told "none", later tries submit.
+  let findFirst = inDoubt
+  return Effect.suspend(() => {
+    if (!findFirst) return submitOnce
+    findFirst = false
+    return reconcile(lost)
+  }).pipe(
     Effect.retry({ schedule: generationRetries(engine), while: (e) => e.transient && !e.ambiguous }),
     Effect.mapError((e) => (e.transient ? new GenerationError({ ...plan.exhaustedFailure(e), transient: false }) : e))
   )

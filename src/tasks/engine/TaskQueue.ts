@@ -14,6 +14,7 @@ import { claimWaiting } from "./sql/claimWaiting.ts"
 import { type AttemptRecord, recordAttempt } from "./sql/recordAttempt.ts"
 import { reschedulePoll } from "./sql/reschedulePoll.ts"
 import { waitUpstream } from "./sql/waitUpstream.ts"
+import { findUnresolvedSubmit } from "./sql/findUnresolvedSubmit.ts"
 
 /** The NOTIFY channel a create signals on; the payload is the task's channel. */
 export const QUEUED_CHANNEL = "tasks_queued"
@@ -104,7 +105,24 @@ const make = Effect.gen(function*() {
       yield* recordAttempt(sql, record, Math.floor(now / 1000))
     }).pipe(Effect.orDie)
 
-  return { claim, heartbeat, progress, release, reapExpired, notify, wakeups, wait, claimDue, reschedule, attempt } as const
+  /** Whether an earlier attempt of the claim's task was stopped mid-submit (its upstream may hold the task). */
+  const submitInDoubt = (claim: Claim) =>
+    findUnresolvedSubmit(sql, claim.id, claim.attempt).pipe(Effect.map((rows) => rows.length > 0), Effect.orDie)
+
+  return {
+    claim,
+    heartbeat,
+    progress,
+    release,
+    reapExpired,
+    notify,
+    wakeups,
+    wait,
+    claimDue,
+    reschedule,
+    attempt,
+    submitInDoubt
+  } as const
 })
 
 export class TaskQueue extends Context.Tag("TaskQueue")<TaskQueue, Effect.Effect.Success<typeof make>>() {
