@@ -7,6 +7,7 @@ import { toClaim, type DecodedClaim } from "./Claim.ts"
 import { checkOutputs } from "./CheckOutputs.ts"
 import { fetchResults } from "./FetchResults.ts"
 import { planFor } from "./Plans.ts"
+import { parentSpan } from "./RunTask.ts"
 import type { WaitingRow } from "./sql/claimWaiting.ts"
 import { storeOutputs } from "./StoreOutputs.ts"
 import { TaskOutcomes } from "./TaskOutcomes.ts"
@@ -95,5 +96,8 @@ export const pollTask = (row: WaitingRow, state: UpstreamState, runner: AsyncRun
     Effect.catchTag("StaleClaim", () => Effect.logWarning("the task ended elsewhere; this poll's outcome was refused")),
     Effect.catchAllDefect((defect) => Effect.logError("polling a task died", defect)),
     Effect.annotateLogs({ task_id: row.id, attempt: row.attempt }),
-    Effect.withSpan("task.poll", { attributes: { "task.id": row.id, "task.attempt": row.attempt, "upstream.state": state._tag } })
+    Effect.withSpan("task.poll", {
+      parent: parentSpan(toClaim(row)),
+      attributes: { "task.id": row.id, "task.attempt": row.attempt, "upstream.state": state._tag }
+    })
   )

@@ -31,7 +31,8 @@ const unreadableFailure = (kind: Claim["kind"]) => ({
   retryable: true
 })
 
-const parentSpan = (claim: Claim) => {
+/** The create request's span, so the task's trace holds its claim, generation (or submit and polls) and storing. */
+export const parentSpan = (claim: Pick<Claim, "traceContext">) => {
   const context = claim.traceContext?.traceparent ? parseTraceparent(claim.traceContext.traceparent) : undefined
   return context === undefined ? undefined : Tracer.externalSpan(context)
 }

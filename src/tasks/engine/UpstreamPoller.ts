@@ -3,6 +3,8 @@ import { TaskKind } from "../../channel/Adapter.ts"
 import { Channels } from "../../channel/Channels.ts"
 import { type AsyncRunner, isAsyncRunner, UpstreamState } from "../../channel/Upstream.ts"
 import { AppConfig } from "../../platform/AppConfig.ts"
+import { GenerationError } from "../../channel/Generation.ts"
+import { internalFailureOf } from "../Kinds.ts"
 import type { WaitingRow } from "./sql/claimWaiting.ts"
 import { nextPollDelay, pollTask } from "./PollTask.ts"
 import { TaskQueue } from "./TaskQueue.ts"
@@ -60,6 +62,12 @@ export const upstreamPoller = (channelName: string) =>
 
     const pass = Effect.gen(function*() {
       const rows = yield* queue.claimDue(channelName, PASS_SIZE, holdMs)
+      // A kind this channel no longer serves asynchronously (its adapter changed): nothing can poll it, so it
+      // fails through the refunding path rather than wait forever.
+      const orphans = rows.filter((r) => !upstreams.has(r.kind))
+      yield* Effect.forEach(orphans, (row) =>
+        pollTask(row, UpstreamState.Failed({ error: new GenerationError({ ...internalFailureOf(row.kind), transient: false }) }),
+          upstreams.values().next().value!, intervalMs), { discard: true })
       yield* Effect.forEach(upstreams, ([kind, upstream]) => {
         const ofKind = rows.filter((r) => r.kind === kind)
         const batches = Chunk.chunksOf(Chunk.fromIterable(ofKind), BATCH_SIZE)
