@@ -1,5 +1,6 @@
 import { HttpApi, OpenApi } from "@effect/platform"
 import { AdminApi } from "./accounts/Api.ts"
+import { AdminTaskApi } from "./tasks/AdminTaskApi.ts"
 import { AssetsApi } from "./tasks/AssetsApi.ts"
 import { error } from "./platform/http/ErrorContract.ts"
 import { InternalError } from "./platform/Failure.ts"
@@ -19,6 +20,7 @@ export class GatewayApi extends HttpApi.make("gateway")
   .add(ImagesApi)
   .add(AssetsApi)
   .add(AdminApi)
+  .add(AdminTaskApi)
   .add(StorageApi)
   .add(UploadsApi)
   // Any endpoint may fail inside; each endpoint declares the rest of what it answers with.

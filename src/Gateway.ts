@@ -2,6 +2,7 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Effect, Layer } from "effect"
 import { Accounts } from "./accounts/Accounts.ts"
 import { AdminLive } from "./accounts/Http.ts"
+import { AdminTasksLive } from "./tasks/AdminTaskHttp.ts"
 import { RateLimit } from "./accounts/RateLimit.ts"
 import { GatewayApi } from "./Api.ts"
 import { Billing } from "./billing/Billing.ts"
@@ -23,6 +24,7 @@ import { Assets } from "./tasks/Assets.ts"
 import { AssetsLive } from "./tasks/AssetsHttp.ts"
 import { channelWorker } from "./tasks/engine/ChannelWorker.ts"
 import { reaper } from "./tasks/engine/Reaper.ts"
+import { upstreamPoller } from "./tasks/engine/UpstreamPoller.ts"
 import { TaskOutcomes } from "./tasks/engine/TaskOutcomes.ts"
 import { TaskQueue } from "./tasks/engine/TaskQueue.ts"
 import { TaskCreateLive, TaskReadLive } from "./tasks/Http.ts"
@@ -86,7 +88,7 @@ export const MigratedServicesLive = Layer.effectDiscard(
 
 /** The handlers of every group of the contract (src/Api.ts), each from its feature's `Http.ts`. */
 export const ApiLive = HttpApiBuilder.api(GatewayApi).pipe(
-  Layer.provide([OpsLive, AdminLive, ModelsLive, TaskReadLive, TaskCreateLive, ImagesLive, StorageLive, AssetsLive, UploadsLive])
+  Layer.provide([OpsLive, AdminLive, AdminTasksLive, ModelsLive, TaskReadLive, TaskCreateLive, ImagesLive, StorageLive, AssetsLive, UploadsLive])
 )
 
 /** The HTTP application: the contract's handlers, `/openapi.json`, `/docs` and the console, wrapped by the gateway middleware. */
@@ -108,6 +110,7 @@ export const WorkersLive = Layer.scopedDiscard(
     for (const name of used) {
       yield* channels.runner(name)
       yield* Effect.forkScoped(channelWorker(name, channels.get(name)!.settings))
+      yield* Effect.forkScoped(upstreamPoller(name))
     }
     yield* Effect.forkScoped(reaper)
     yield* Effect.forkScoped(webhookWorker)

@@ -5,6 +5,7 @@ import { OptionField } from "../catalog/Capabilities.ts"
 import type { MediaTools } from "../platform/MediaTools.ts"
 import type { ChannelSettings } from "./ChannelSettings.ts"
 import type { ImageGenerator, VideoGenerator } from "./Generation.ts"
+import type { ImageUpstream, VideoUpstream } from "./Upstream.ts"
 
 /**
  * The channel adapter contract (DESIGN.md, Channels). An adapter is a folder
@@ -16,6 +17,8 @@ import type { ImageGenerator, VideoGenerator } from "./Generation.ts"
 
 export * from "./ChannelSettings.ts"
 export * from "./Generation.ts"
+export * from "./Upstream.ts"
+export { retryHintMs } from "./RetryHint.ts"
 
 export const TaskKind = Schema.Literal("video", "image")
 export type TaskKind = typeof TaskKind.Type
@@ -28,14 +31,13 @@ export const ProviderOptions = Schema.Record({ key: Schema.String, value: Schema
 export type ProviderOptions = typeof ProviderOptions.Type
 
 /**
- * What a runner of each kind does. Today every adapter generates in this
- * process (`generate` → a stream of progress and outputs); an asynchronous
- * upstream will be another member of these unions (submit, poll, find,
- * fetchResult), so adapters written against this shape keep compiling.
+ * What a runner of each kind does: generate in this process (`generate` → a
+ * stream of progress and outputs), or drive an asynchronous upstream
+ * (`submit`, `poll`, `fetchResult`, optional `find`; Upstream.ts).
  */
 export interface KindRunners {
-  readonly video: VideoGenerator
-  readonly image: ImageGenerator
+  readonly video: VideoGenerator | VideoUpstream
+  readonly image: ImageGenerator | ImageUpstream
 }
 
 /** A channel's runner: one entry per kind its adapter serves. */

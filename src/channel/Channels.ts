@@ -4,6 +4,7 @@ import { loadExtension } from "../platform/Extensions.ts"
 import { LEGACY_CHANNEL } from "../platform/Settings.ts"
 import { type AnyAdapter, type ChannelPorts, type ChannelRunner, isAdapter, ProviderOptions, TaskKind } from "./Adapter.ts"
 import { ChannelSettings } from "./ChannelSettings.ts"
+import { isAsyncRunner } from "./Upstream.ts"
 
 /** A configured channel: its adapter and its settings, checked and with secrets resolved. */
 export interface LoadedChannel {
@@ -99,7 +100,9 @@ export class Channels extends Context.Tag("Channels")<Channels, ChannelsService>
               new ConfigurationError({ message: `channel "${name}": adapter "${channel.adapter.name}" failed to start: ${String(defect)}` })
             )
           )
-          const missing = channel.adapter.kinds.find((kind) => typeof runner[kind]?.generate !== "function")
+          const missing = channel.adapter.kinds.find((kind) =>
+            !isAsyncRunner(runner[kind]) && typeof (runner[kind] as { generate?: unknown } | undefined)?.generate !== "function"
+          )
           if (missing !== undefined) {
             return yield* new ConfigurationError({ message: `channel "${name}": adapter "${channel.adapter.name}" gave no ${missing} runner` })
           }

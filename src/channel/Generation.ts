@@ -58,6 +58,12 @@ export class GenerationError extends Data.TaggedError("GenerationError")<{
   readonly transient: boolean
   /** For a transient failure: how long the upstream asked to be left alone (see RetryHint.ts). */
   readonly retryAfterMs?: number | undefined
+  /**
+   * A submit whose fate is unknown (time-out or reset after the request was
+   * sent): the engine asks the adapter's `find` before anything else and
+   * never submits blindly again.
+   */
+  readonly ambiguous?: boolean | undefined
 }> {}
 
 /** A channel's video runner: generation in this process (the sandbox, a fixture). */

@@ -9,6 +9,7 @@ import uploadLifecycle from "./0008_upload_lifecycle.ts"
 import assets from "./0009_assets.ts"
 import requestVersion from "./0010_request_version.ts"
 import consoleSessions from "./0011_console.ts"
+import waiting from "./0012_waiting.ts"
 
 /**
  * Forward-only migrations, in order. Each is a list of PostgreSQL statements
@@ -25,5 +26,6 @@ export const migrations: ReadonlyArray<readonly [id: number, name: string, state
   [8, "upload_lifecycle", uploadLifecycle],
   [9, "assets", assets],
   [10, "request_version", requestVersion],
-  [11, "console", consoleSessions]
+  [11, "console", consoleSessions],
+  [12, "waiting", waiting]
 ]

@@ -47,3 +47,10 @@ export const createDatabase = async (
     drop: () => admin((c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => undefined)
   }
 }
+
+/** Drops a database `createDatabase` made (by its URL); nothing for the embedded PGlite. */
+export const dropDatabase = async (url: string | undefined) => {
+  if (url === undefined || !serverUrl) return
+  const name = new URL(url).pathname.slice(1)
+  await admin((c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`))
+}

@@ -11,7 +11,7 @@ import { MediaToolsLive } from "../../src/runtime/node/MediaTools.ts"
 import { NotificationListenerLive } from "../../src/runtime/node/PgListen.ts"
 import { UpstreamHttpClientLive } from "../../src/runtime/node/UpstreamHttpClient.ts"
 import { TargetHttpClientLive } from "../../src/runtime/node/TargetHttpClient.ts"
-import { type Backend, backend, createDatabase } from "./database.ts"
+import { type Backend, backend, createDatabase, dropDatabase } from "./database.ts"
 
 export const freePort = () =>
   new Promise<number>((done, fail) => {
@@ -31,6 +31,8 @@ export interface TestGateway {
   readonly databaseUrl: string | undefined
   readonly runtime: ManagedRuntime.ManagedRuntime<any, any>
   readonly close: () => Promise<void>
+  /** Stops the service but keeps its data directory and database, for a restart (`reuse`). */
+  readonly stop: () => Promise<void>
 }
 
 /**
@@ -46,12 +48,14 @@ export const startGateway = async (
   env: Record<string, string> = {},
   extra?: Layer.Layer<never, unknown>,
   server: ServerOptions = {},
-  on: Backend = backend
+  on: Backend = backend,
+  /** The data directory and database of a stopped gateway, to start it again on them. */
+  reuse?: Pick<TestGateway, "dataDir" | "databaseUrl">
 ): Promise<TestGateway> => {
-  const dataDir = mkdtempSync(join(tmpdir(), "gw-test-"))
+  const dataDir = reuse?.dataDir ?? mkdtempSync(join(tmpdir(), "gw-test-"))
   // The port is chosen first so the gateway's own URLs (PUBLIC_BASE_URL) point at it.
   const port = await freePort()
-  const db = await createDatabase(on)
+  const db = reuse !== undefined ? { url: reuse.databaseUrl, drop: () => dropDatabase(reuse.databaseUrl) } : await createDatabase(on)
   const config = new Map<string, string>([
     ["DATA_DIR", dataDir],
     ["CONFIG_DIR", resolve("config")],
@@ -86,6 +90,7 @@ export const startGateway = async (
     dataDir,
     databaseUrl: db.url,
     runtime,
+    stop: () => runtime.dispose(),
     close: async () => {
       await runtime.dispose()
       await db.drop()

@@ -2,7 +2,8 @@ import { FileSystem } from "@effect/platform"
 import { Chunk, Effect, Option, Stream } from "effect"
 import { concatBytes } from "../../platform/Digest.ts"
 import type { ChannelSettings } from "../../channel/ChannelSettings.ts"
-import type { TaskKind } from "../../channel/Adapter.ts"
+import type { KindRunners, TaskKind } from "../../channel/Adapter.ts"
+import { type AsyncRunner, isAsyncRunner, type SubmitOutcome } from "../../channel/Upstream.ts"
 import { Channels } from "../../channel/Channels.ts"
 import { GenerationError, type GenerationEvent } from "../../channel/Generation.ts"
 import type { ImageSource, ValidImageRequest } from "../../catalog/ImageRequest.ts"
@@ -25,9 +26,40 @@ export interface StoredOutput {
   readonly temporary: boolean
 }
 
+/**
+ * How a task is run on its channel: generated in this process (a stream of
+ * events), or submitted to an asynchronous upstream that the engine then
+ * polls (Upstream.ts). Both are lazy: nothing runs until the engine does.
+ */
+export type PlanRun =
+  | { readonly _tag: "Generate"; readonly events: Stream.Stream<GenerationEvent, GenerationError> }
+  | {
+    readonly _tag: "Upstream"
+    readonly runner: AsyncRunner<unknown>
+    readonly upstreamModel: string
+    readonly submit: Effect.Effect<SubmitOutcome, GenerationError>
+    readonly find: Effect.Effect<string | undefined, GenerationError> | undefined
+  }
+
+const runOf = <J>(runner: KindRunners[TaskKind], upstreamModel: string, job: Effect.Effect<J, GenerationError>): PlanRun => {
+  if (isAsyncRunner(runner)) {
+    const upstream = runner as AsyncRunner<J>
+    const find = upstream.find
+    return {
+      _tag: "Upstream",
+      runner: runner,
+      upstreamModel,
+      submit: Effect.flatMap(job, upstream.submit),
+      find: find === undefined ? undefined : Effect.flatMap(job, find)
+    }
+  }
+  const generator = runner as { readonly generate: (job: J) => Stream.Stream<GenerationEvent, GenerationError> }
+  return { _tag: "Generate", events: Stream.unwrap(Effect.map(job, generator.generate)) }
+}
+
 /** How the engine runs one kind of task; everything else about a run is shared. */
 export interface Plan {
-  readonly generate: Stream.Stream<GenerationEvent, GenerationError>
+  readonly run: PlanRun
   readonly channel: ChannelSettings
   /** The result item of the spec for one stored output. */
   readonly item: (output: Output, stored: StoredOutput, index: number) => Record<string, unknown>
@@ -105,7 +137,8 @@ export const planFor = (claim: DecodedClaim) =>
       if (served === undefined || route === undefined) return modelGone(claim, VIDEO_FAILURE)
       const request = claim.request as ValidVideoRequest
       const plan: Plan = {
-        generate: route.runner.generate({ taskId: claim.id, capability: served.capability, request, upstreamModel: route.upstreamModel }),
+        run: runOf(route.runner, route.upstreamModel,
+          Effect.succeed({ taskId: claim.id, capability: served.capability, request, upstreamModel: route.upstreamModel })),
         channel: route.settings,
         resultKey: "videos",
         internalFailure: VIDEO_FAILURE,
@@ -136,11 +169,11 @@ export const planFor = (claim: DecodedClaim) =>
       images: Effect.forEach(request.images, (source, i) => readSource(source, `input.images[${i}]`, maxBytes)),
       mask: request.mask === null ? Effect.succeed(null) : readSource(request.mask, "input.mask", maxBytes)
     })
+    const job = Effect.map(inputs, (fetched) =>
+      ({ taskId: claim.id, capability: served.capability, request, upstreamModel: route.upstreamModel, inputs: fetched })
+    ).pipe(Effect.provide(yield* Effect.context<ObjectStorage | RemoteMedia | FileSystem.FileSystem>()))
     const plan: Plan = {
-      generate: Stream.unwrap(
-        Effect.map(inputs, (fetched) =>
-          route.runner.generate({ taskId: claim.id, capability: served.capability, request, upstreamModel: route.upstreamModel, inputs: fetched }))
-      ).pipe(Stream.provideSomeContext(yield* Effect.context<ObjectStorage | RemoteMedia | FileSystem.FileSystem>())),
+      run: runOf(route.runner, route.upstreamModel, job),
       channel: route.settings,
       resultKey: "images",
       internalFailure: IMAGE_FAILURE,

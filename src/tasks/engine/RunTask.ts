@@ -1,18 +1,18 @@
-import { Cause, Clock, Data, Duration, Effect, Either, Schedule, Stream, Tracer } from "effect"
-import { IdPrefix, newId } from "../../platform/Ids.ts"
+import { Cause, Clock, Data, Effect, Either, Schedule, Stream, Tracer } from "effect"
 import type { EngineSettings } from "../../platform/Settings.ts"
 import { parseTraceparent } from "../../platform/TraceContext.ts"
-import { GenerationError } from "../../channel/Generation.ts"
+import { GenerationError, GenerationEvent } from "../../channel/Generation.ts"
 import { AppConfig } from "../../platform/AppConfig.ts"
-import { ObjectStorage } from "../../storage/ObjectStorage.ts"
 import type { Claim, DecodedClaim } from "./Claim.ts"
 import { decodeStoredRequest } from "../StoredRequest.ts"
 import { TaskQueue } from "./TaskQueue.ts"
 import { ReferenceMedia } from "../ReferenceMedia.ts"
-import { type NewAsset, TaskOutcomes } from "./TaskOutcomes.ts"
+import { StaleClaim, TaskOutcomes } from "./TaskOutcomes.ts"
+import { storeOutputs } from "./StoreOutputs.ts"
+import { generationRetries, submitUpstream } from "./SubmitUpstream.ts"
 import { checkOutputs } from "./CheckOutputs.ts"
 import { internalFailureOf } from "../Kinds.ts"
-import { type Output, type Plan, planFor } from "./Plans.ts"
+import { type Output, type Plan, type PlanRun, planFor } from "./Plans.ts"
 
 /** The heartbeat found the claim taken back: another attempt owns the task now. */
 class LeaseLost extends Data.TaggedError("LeaseLost")<{ readonly taskId: string }> {}
@@ -24,18 +24,6 @@ const GENERATION_SHARE = 95
 
 
 
-/**
- * Retries of a transient generation failure: exponential backoff, but never
- * sooner than the upstream asked (its Retry-After, carried by the error).
- */
-const generationRetries = (engine: EngineSettings) =>
-  Schedule.identity<GenerationError>().pipe(
-    Schedule.intersect(Schedule.exponential(engine.retry_base_ms)),
-    Schedule.intersect(Schedule.recurs(engine.generate_retries)),
-    Schedule.modifyDelay(([[error]], delay) =>
-      error.retryAfterMs === undefined ? delay : Duration.max(delay, Duration.millis(error.retryAfterMs)))
-  )
-
 /** A request this release cannot read: the kind's failure, refunded, with nothing internal in the message. */
 const unreadableFailure = (kind: Claim["kind"]) => ({
   ...internalFailureOf(kind),
@@ -43,7 +31,8 @@ const unreadableFailure = (kind: Claim["kind"]) => ({
   retryable: true
 })
 
-const parentSpan = (claim: Claim) => {
+/** The create request's span, so the task's trace holds its claim, generation (or submit and polls) and storing. */
+export const parentSpan = (claim: Pick<Claim, "traceContext">) => {
   const context = claim.traceContext?.traceparent ? parseTraceparent(claim.traceContext.traceparent) : undefined
   return context === undefined ? undefined : Tracer.externalSpan(context)
 }
@@ -59,7 +48,6 @@ export const runTask = (stored: Claim, workerId: string) =>
   Effect.gen(function*() {
     const queue = yield* TaskQueue
     const outcomes = yield* TaskOutcomes
-    const storage = yield* ObjectStorage
     const config = yield* AppConfig
     const engine: EngineSettings = config.limits.engine
 
@@ -79,7 +67,7 @@ export const runTask = (stored: Claim, workerId: string) =>
     const claim: DecodedClaim = { ...stored, ...decoded.right }
 
     const planned = yield* planFor(claim)
-    if (!("generate" in planned)) return yield* outcomes.fail(claim, planned)
+    if (!("run" in planned)) return yield* outcomes.fail(claim, planned)
     const plan: Plan = planned
 
     let written = 0
@@ -89,65 +77,66 @@ export const runTask = (stored: Claim, workerId: string) =>
       written = step
       return queue.progress(claim, step)
     }
-    const retrySchedule = Schedule.exponential(engine.retry_base_ms).pipe(Schedule.intersect(Schedule.recurs(engine.generate_retries)))
-
-    const generate = Effect.suspend(() => {
-      const outputs: Array<Output> = []
-      return plan.generate.pipe(
-        Stream.runForEach((event) => {
-          if (event._tag === "Progress") return report((event.percent * GENERATION_SHARE) / 100)
-          outputs.push(event)
-          return Effect.void
-        }),
-        Effect.zipRight(Effect.suspend(() => checkOutputs(claim.kind, outputs, plan.internalFailure))),
-        Effect.withSpan("task.generate", { attributes: { "task.id": claim.id, "task.model": claim.model } })
+    const generate = (events: Stream.Stream<GenerationEvent, GenerationError>) =>
+      Effect.suspend(() => {
+        const outputs: Array<Output> = []
+        return events.pipe(
+          Stream.runForEach((event) => {
+            if (event._tag === "Progress") return report((event.percent * GENERATION_SHARE) / 100)
+            outputs.push(event)
+            return Effect.void
+          }),
+          Effect.zipRight(Effect.suspend(() => checkOutputs(claim.kind, outputs, plan.internalFailure))),
+          Effect.withSpan("task.generate", { attributes: { "task.id": claim.id, "task.model": claim.model } })
+        )
+      }).pipe(
+        Effect.retry({ schedule: generationRetries(engine), while: (e) => e.transient }),
+        Effect.mapError((e) => (e.transient ? new GenerationError({ ...plan.exhaustedFailure(e), transient: false }) : e))
       )
-    }).pipe(
-      Effect.retry({ schedule: generationRetries(engine), while: (e) => e.transient }),
-      Effect.mapError((e) => (e.transient ? new GenerationError({ ...plan.exhaustedFailure(e), transient: false }) : e))
-    )
 
-    const store = (outputs: ReadonlyArray<Output>) =>
-      Effect.forEach(outputs, (output, index) =>
-        Effect.gen(function*() {
-          const id = newId(IdPrefix.asset)
-          const filename = `${id}.${output.extension}`
-          const storageKey = `results/${claim.id}/${filename}`
-          yield* storage.put(storageKey, output.bytes, output.mimeType)
-          const signed = plan.channel.url_auth === "none"
-            ? yield* storage.presignGet(storageKey, { expiresInS: plan.channel.result_url_ttl_s })
-            : undefined
-          const link = signed !== undefined
-            ? { url: signed.url, temporary: true }
-            : { url: `${config.publicBaseUrl}/v1/assets/${id}/content`, temporary: false }
-          const asset: NewAsset = {
-            id,
-            storageKey,
-            mimeType: output.mimeType,
-            filename,
-            sizeBytes: output.bytes.byteLength,
-            width: output.width ?? null,
-            height: output.height ?? null,
-            durationMs: output.durationMs ?? null,
-            url: link.url,
-            urlAuth: plan.channel.url_auth,
-            expiresAt: signed?.expiresAt ?? null
-          }
-          return { asset, item: plan.item(output, { id, filename, ...link }, index) }
-        })).pipe(
-        Effect.retry(retrySchedule),
-        Effect.withSpan("task.store", { attributes: { "task.id": claim.id, "task.outputs": outputs.length } })
-      )
+    /** Stores checked outputs and succeeds the task. */
+    const finish = (outputs: ReadonlyArray<Output>) =>
+      Effect.gen(function*() {
+        const stored = yield* storeOutputs(claim, plan, outputs).pipe(
+          Effect.tapError((e) => Effect.logError("storing a result failed", e)),
+          Effect.mapError(() => new GenerationError({ ...plan.internalFailure, transient: false }))
+        )
+        return yield* outcomes.succeed(claim, stored.map((s) => s.asset), { [plan.resultKey]: stored.map((s) => s.item) })
+      })
+
+    /**
+     * An asynchronous upstream: submit, then either finish at once (a
+     * synchronous answer) or leave the task waiting with no lease and no
+     * fiber; the channel's poller takes it from there (UpstreamPoller.ts).
+     */
+    const submit = (run: Extract<PlanRun, { _tag: "Upstream" }>) =>
+      Effect.gen(function*() {
+        const attempt = { taskId: claim.id, attempt: claim.attempt, channel: claim.channel }
+        // Recorded before sending, so an attempt that dies mid-submit leaves a trace the next one reconciles.
+        const inDoubt = yield* queue.submitInDoubt(claim)
+        yield* queue.attempt({ ...attempt, upstreamId: null, outcome: "submitting", lastAnswer: undefined })
+        const outcome = yield* submitUpstream(claim, plan, run, engine, inDoubt).pipe(
+          Effect.tapError((e) =>
+            queue.attempt({ ...attempt, upstreamId: null, outcome: "submit_failed", lastAnswer: { code: e.code, message: e.message } })
+          )
+        )
+        if (outcome._tag === "Finished") {
+          const checked = yield* checkOutputs(claim.kind, outcome.outputs.map((o) => GenerationEvent.Output(o)), plan.internalFailure)
+          return yield* finish(checked)
+        }
+        const now = yield* Clock.currentTimeMillis
+        yield* queue.attempt({ ...attempt, upstreamId: outcome.upstreamId, outcome: "waiting", lastAnswer: undefined })
+        const waiting = yield* queue.wait(claim, { id: outcome.upstreamId, model: run.upstreamModel, runAt: now + engine.poll_interval_ms })
+        if (!waiting) return yield* new StaleClaim({ taskId: claim.id, attempt: claim.attempt })
+        yield* Effect.logInfo("task waits upstream")
+        return { status: "in_progress" as const }
+      })
 
     const work = Effect.gen(function*() {
       // External reference URLs are fetched and probed first; a broken rule fails (and refunds) the task.
       if (claim.kind === "video") yield* Effect.flatMap(ReferenceMedia, (r) => r.checkBeforeRun(claim.model, claim.request))
-      const outputs = yield* generate
-      const stored = yield* store(outputs).pipe(
-        Effect.tapError((e) => Effect.logError("storing a result failed", e)),
-        Effect.mapError(() => new GenerationError({ ...plan.internalFailure, transient: false }))
-      )
-      return yield* outcomes.succeed(claim, stored.map((s) => s.asset), { [plan.resultKey]: stored.map((s) => s.item) })
+      if (plan.run._tag === "Upstream") return yield* submit(plan.run)
+      return yield* finish(yield* generate(plan.run.events))
     })
 
     const heartbeat = queue.heartbeat(claim).pipe(

@@ -10,6 +10,11 @@ import { notifyQueued } from "./sql/notifyQueued.ts"
 import { releaseTask } from "./sql/releaseTask.ts"
 import { requeueExpired } from "./sql/requeueExpired.ts"
 import { setProgress } from "./sql/setProgress.ts"
+import { claimWaiting } from "./sql/claimWaiting.ts"
+import { type AttemptRecord, recordAttempt } from "./sql/recordAttempt.ts"
+import { reschedulePoll } from "./sql/reschedulePoll.ts"
+import { waitUpstream } from "./sql/waitUpstream.ts"
+import { findUnresolvedSubmit } from "./sql/findUnresolvedSubmit.ts"
 
 /** The NOTIFY channel a create signals on; the payload is the task's channel. */
 export const QUEUED_CHANNEL = "tasks_queued"
@@ -76,7 +81,48 @@ const make = Effect.gen(function*() {
    */
   const wakeups = (channel: string) => listen(QUEUED_CHANNEL).pipe(Stream.filter((payload) => payload === channel))
 
-  return { claim, heartbeat, progress, release, reapExpired, notify, wakeups } as const
+  /** A submitted task waits upstream: lease dropped, first poll at `runAt`; false for a stale claim. */
+  const wait = (claim: Claim, upstream: { readonly id: string; readonly model: string; readonly runAt: number }) =>
+    Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      const rows = yield* waitUpstream(sql, claim, upstream, now)
+      return rows.length === 1
+    }).pipe(Effect.orDie)
+
+  /** Due waiting tasks of a channel, held for `holdMs` while they are polled. */
+  const claimDue = (channel: string, limit: number, holdMs: number) =>
+    Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      return yield* claimWaiting(sql, { channel, limit, now, holdMs })
+    }).pipe(Effect.orDie)
+
+  const reschedule = (claim: Pick<Claim, "id" | "attempt">, runAt: number) => reschedulePoll(sql, claim, runAt).pipe(Effect.asVoid, Effect.orDie)
+
+  /** The operator's record of an attempt (task_attempts); never read by callers. */
+  const attempt = (record: AttemptRecord) =>
+    Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      yield* recordAttempt(sql, record, Math.floor(now / 1000))
+    }).pipe(Effect.orDie)
+
+  /** Whether an earlier attempt of the claim's task was stopped mid-submit (its upstream may hold the task). */
+  const submitInDoubt = (claim: Claim) =>
+    findUnresolvedSubmit(sql, claim.id, claim.attempt).pipe(Effect.map((rows) => rows.length > 0), Effect.orDie)
+
+  return {
+    claim,
+    heartbeat,
+    progress,
+    release,
+    reapExpired,
+    notify,
+    wakeups,
+    wait,
+    claimDue,
+    reschedule,
+    attempt,
+    submitInDoubt
+  } as const
 })
 
 export class TaskQueue extends Context.Tag("TaskQueue")<TaskQueue, Effect.Effect.Success<typeof make>>() {

@@ -19,7 +19,7 @@ export const claimTasks = (
 ) =>
   sql<ClaimRow>`
     UPDATE tasks
-    SET status = 'in_progress', attempt = attempt + 1, lease_owner = ${workerId},
+    SET status = 'in_progress', run_state = 'running', run_at = NULL, attempt = attempt + 1, lease_owner = ${workerId},
         lease_expires_at = ${now + leaseMs}, started_at = ${Math.floor(now / 1000)},
         updated_at = ${Math.floor(now / 1000)}
     WHERE id IN (

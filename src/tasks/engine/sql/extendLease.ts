@@ -5,4 +5,4 @@ import { type Claim, ownedBy } from "../Claim.ts"
 export const extendLease = (sql: SqlClient.SqlClient, claim: Claim, until: number) =>
   sql`
     UPDATE tasks SET lease_expires_at = ${until}
-    WHERE ${ownedBy(sql, claim)} RETURNING id`
+    WHERE ${ownedBy(sql, claim)} AND run_state = 'running' RETURNING id`

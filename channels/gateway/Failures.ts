@@ -1,0 +1,51 @@
+import type { HttpClientError } from "@effect/platform"
+import { GenerationError, retryHintMs } from "../../src/channel/Adapter.ts"
+
+/**
+ * What a failed exchange with the upstream gateway means. The caller never
+ * sees the upstream's words for it (its balance, its request ids): they
+ * reach the operator's log and task_attempts only.
+ */
+
+export const FAILED_CODE = { video: "video_task_failed", image: "image_task_failed" } as const
+const UNAVAILABLE = { video: "video_task_failed", image: "524" } as const
+const MESSAGE = { video: "The video could not be generated.", image: "The image service is temporarily unavailable." } as const
+
+export type Kind = "video" | "image"
+
+/** Errors raised before a byte of the request is sent: the upstream certainly has nothing. */
+const NOT_SENT = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH", "ECONNABORTED"])
+
+const errorCode = (cause: unknown): string | undefined => {
+  for (let c = cause, depth = 0; c !== null && typeof c === "object" && depth < 4; c = (c as { cause?: unknown }).cause, depth++) {
+    const code = (c as { code?: unknown }).code
+    if (typeof code === "string") return code
+  }
+  return undefined
+}
+
+/** Worth another try: the upstream was unreachable or busy for a moment. */
+export const transient = (kind: Kind, retryAfterMs?: number) =>
+  new GenerationError({ code: UNAVAILABLE[kind], message: MESSAGE[kind], retryable: true, transient: true, retryAfterMs })
+
+/** The request was sent and may have been run: the engine asks `find`. */
+export const ambiguous = (kind: Kind) =>
+  new GenerationError({ code: UNAVAILABLE[kind], message: MESSAGE[kind], retryable: true, transient: true, ambiguous: true })
+
+/** Refused for good (a request the upstream will never take, our credentials rejected). */
+export const refused = (kind: Kind, retryable: boolean) =>
+  new GenerationError({ code: FAILED_CODE[kind], message: MESSAGE[kind], retryable, transient: false })
+
+export const fromTransport = (kind: Kind, error: HttpClientError.HttpClientError) =>
+  error._tag === "RequestError" && NOT_SENT.has(errorCode(error.cause) ?? "") ? transient(kind) : ambiguous(kind)
+
+/**
+ * A non-success answer: 429 and 5xx are tried again, as long as the upstream
+ * asked (`Retry-After`); our credentials refused or our balance there spent
+ * are the operator's problem, so the caller may try again later; any other
+ * refusal is final.
+ */
+export const fromStatus = (kind: Kind, status: number, headers: Readonly<Record<string, string | undefined>>, body: unknown) => {
+  if (status === 429 || status >= 500) return transient(kind, retryHintMs(headers, body))
+  return refused(kind, status === 401 || status === 402 || status === 403)
+}

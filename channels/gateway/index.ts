@@ -1,0 +1,127 @@
+import { HttpBody, HttpClient, HttpClientRequest } from "@effect/platform"
+import { Duration, Effect, Redacted, Schema, Stream } from "effect"
+import {
+  type AsyncRunner,
+  defineAdapter,
+  type ImageJob,
+  type ResultRef,
+  SecretFromEnv,
+  SubmitOutcome,
+  type VideoJob
+} from "../../src/channel/Adapter.ts"
+import { ambiguous, FAILED_CODE, fromStatus, fromTransport, type Kind, transient } from "./Failures.ts"
+import { createRequest, imageBody, queryRequest, videoBody } from "./Requests.ts"
+import { statesOf } from "./States.ts"
+
+/**
+ * `gateway`: another instance of this service as the upstream, so a fleet
+ * can front a fleet (DESIGN.md, Channels).
+ *
+ * ```json
+ * "peer": { "adapter": "gateway", "base_url": "https://gw.example.com",
+ *           "credentials": { "model_token": { "env": "PEER_SK" }, "resource_key": { "env": "PEER_AK" } },
+ *           "concurrency": 50, "url_auth": "resource_api_key" }
+ * ```
+ *
+ * - submit: `POST {base}/v1/{video,image}/tasks` with the `sk-` token, the
+ *   unified request re-encoded (Requests.ts) and `Idempotency-Key` = our task id.
+ * - poll: the spec's batch query `POST {base}/v1/{kind}/tasks/query` with the
+ *   `ak_` key, up to 100 ids per call (States.ts maps the statuses).
+ * - results: each result URL downloaded as is when signed, with the `ak_`
+ *   key when its `url_auth` is `resource_api_key`; we re-host them.
+ * - find: the same create again with the same Idempotency-Key. The upstream
+ *   keeps the key per account and replays the original task instead of
+ *   creating a second one, so after a time-out we learn the id of the task
+ *   our lost request created (or create it, if the request never arrived) and
+ *   the upstream never runs, nor charges, the task twice.
+ */
+
+const HttpUrl = Schema.String.pipe(Schema.pattern(/^https?:\/\/[^\s]+$/, { message: () => "an http(s) URL" }))
+const Created = Schema.Struct({ id: Schema.String })
+
+export default defineAdapter({
+  name: "gateway",
+  kinds: ["video", "image"],
+  settings: Schema.Struct({
+    base_url: HttpUrl,
+    credentials: Schema.Struct({ model_token: SecretFromEnv, resource_key: SecretFromEnv })
+  }),
+  providerOptions: {},
+  make: (channel) =>
+    Effect.gen(function*() {
+      const client = yield* HttpClient.HttpClient
+      const { base_url, credentials, timeouts } = channel.settings
+      const base = base_url.replace(/\/+$/, "")
+      const modelToken = Redacted.value(credentials.model_token)
+      const resourceKey = Redacted.value(credentials.resource_key)
+
+      /** One exchange, bounded in time; its answer read as JSON (or null). */
+      const exchange = (kind: Kind, request: HttpClientRequest.HttpClientRequest, seconds: number, what: string) =>
+        Effect.gen(function*() {
+          const response = yield* client.execute(request).pipe(
+            Effect.tapError((e) => Effect.logWarning(`${what} to the upstream gateway failed`).pipe(
+              Effect.annotateLogs({ channel: channel.name, cause: e.message })
+            )),
+            Effect.mapError((e) => fromTransport(kind, e))
+          )
+          const text = yield* Effect.orElseSucceed(response.text, () => "")
+          const body = yield* Effect.orElseSucceed(Effect.try(() => JSON.parse(text) as unknown), () => null)
+          return { status: response.status, headers: response.headers, body, text }
+        }).pipe(
+          Effect.timeoutFail({ duration: Duration.seconds(seconds), onTimeout: () => ambiguous(kind) })
+        )
+
+      const submitOf = <J extends VideoJob | ImageJob>(kind: Kind, encode: (job: J) => Parameters<typeof createRequest>[4]) =>
+        (job: J) =>
+          Effect.gen(function*() {
+            const answer = yield* exchange(kind, createRequest(base, kind, modelToken, job.taskId, encode(job)), timeouts.submit_s, "a create")
+            if (answer.status < 200 || answer.status > 299) {
+              yield* Effect.logWarning("the upstream gateway refused a create").pipe(Effect.annotateLogs({
+                channel: channel.name,
+                upstream_status: answer.status,
+                upstream_body: answer.text.slice(0, 500)
+              }))
+              return yield* fromStatus(kind, answer.status, answer.headers, answer.body)
+            }
+            const created = Schema.decodeUnknownOption(Created)(answer.body)
+            // A 2xx without an id cannot be polled; the create may have happened, so find decides.
+            if (created._tag === "None") return yield* ambiguous(kind)
+            return SubmitOutcome.Accepted({ upstreamId: created.value.id })
+          })
+
+      const poll = (kind: Kind) => (ids: ReadonlyArray<string>) =>
+        Effect.gen(function*() {
+          const answer = yield* exchange(kind, queryRequest(base, kind, resourceKey, ids), timeouts.poll_s, "a batch query")
+          if (answer.status !== 200) return yield* fromStatus(kind, answer.status, answer.headers, answer.body)
+          return statesOf(answer.body, kind, base, FAILED_CODE[kind])
+        })
+
+      const fetchResult = (kind: Kind) => (ref: ResultRef) =>
+        Stream.unwrap(
+          Effect.gen(function*() {
+            const plain = HttpClientRequest.get(ref.url)
+            const request = ref.auth === "resource_api_key" ? HttpClientRequest.bearerToken(plain, resourceKey) : plain
+            const response = yield* client.execute(request).pipe(Effect.mapError(() => transient(kind)))
+            // An expired link or a vanished file: polled again, then failed at the deadline.
+            if (response.status !== 200) return yield* transient(kind)
+            return response.stream.pipe(Stream.mapError(() => transient(kind)))
+          })
+        )
+
+      const runnerOf = <J extends VideoJob | ImageJob>(kind: Kind, encode: (job: J) => Parameters<typeof createRequest>[4]): AsyncRunner<J> => {
+        const submit = submitOf<J>(kind, encode)
+        return {
+          submit,
+          poll: poll(kind),
+          fetchResult: fetchResult(kind),
+          // The same create, same key: the upstream answers with the task it already holds (see above).
+          find: (job) => submit(job).pipe(Effect.map((outcome) => (outcome._tag === "Accepted" ? outcome.upstreamId : undefined)))
+        }
+      }
+
+      return {
+        video: runnerOf<VideoJob>("video", (job) => HttpBody.unsafeJson(videoBody(job))),
+        image: runnerOf<ImageJob>("image", imageBody)
+      }
+    })
+})

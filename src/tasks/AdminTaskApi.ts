@@ -1,0 +1,49 @@
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { AccountDetail } from "../accounts/Account.ts"
+import { AdminAuth } from "../accounts/Security.ts"
+import { errors, ResourceId } from "../platform/http/ErrorContract.ts"
+import { TaskNotFound } from "./Errors.ts"
+import { ImageTask, VideoTask } from "./Task.ts"
+
+const taskPath = Schema.Struct({ id: ResourceId(() => new TaskNotFound({ message: "No such task." })) })
+
+const Nullable = <A, I>(s: Schema.Schema<A, I>) => Schema.NullOr(s)
+
+/** One attempt as task_attempts keeps it: the channel, the upstream's id and its last answer (its own JSON). */
+export const TaskAttempt = Schema.Struct({
+  attempt: Schema.Int,
+  channel: Schema.String,
+  upstream_id: Nullable(Schema.String),
+  outcome: Schema.String,
+  last_answer: Schema.Unknown,
+  created_at: Schema.Number,
+  updated_at: Schema.Number
+})
+
+export const AdminTaskView = Schema.Struct({
+  object: Schema.Literal("admin.task"),
+  task: Schema.Union(VideoTask, ImageTask),
+  account: Nullable(AccountDetail),
+  ledger: Schema.Array(Schema.Unknown),
+  engine: Schema.Struct({
+    run_state: Schema.String,
+    channel: Schema.String,
+    attempt: Schema.Int,
+    run_at: Nullable(Schema.Number),
+    upstream_id: Nullable(Schema.String),
+    upstream_model: Nullable(Schema.String),
+    submitted_at: Nullable(Schema.Number),
+    polls: Schema.Int,
+    lease_owner: Nullable(Schema.String)
+  }),
+  channels_tried: Schema.Array(Schema.String),
+  attempts: Schema.Array(TaskAttempt)
+})
+
+/** The operator's view of a task (admin token only); callers' endpoints never show any of it. */
+export class AdminTaskApi extends HttpApiGroup.make("adminTasks")
+  .add(HttpApiEndpoint.get("getTask", "/admin/v1/tasks/:id").setPath(taskPath).addSuccess(AdminTaskView).addError(errors(TaskNotFound)))
+  .middleware(AdminAuth)
+  .annotate(OpenApi.Title, "Administration: tasks")
+{}

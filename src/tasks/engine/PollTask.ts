@@ -1,0 +1,103 @@
+import { Clock, Effect, Either } from "effect"
+import { GenerationError } from "../../channel/Generation.ts"
+import type { AsyncRunner, UpstreamState } from "../../channel/Upstream.ts"
+import { decodeStoredRequest } from "../StoredRequest.ts"
+import { internalFailureOf } from "../Kinds.ts"
+import { toClaim, type DecodedClaim } from "./Claim.ts"
+import { checkOutputs } from "./CheckOutputs.ts"
+import { fetchResults } from "./FetchResults.ts"
+import { planFor } from "./Plans.ts"
+import { parentSpan } from "./RunTask.ts"
+import type { WaitingRow } from "./sql/claimWaiting.ts"
+import { storeOutputs } from "./StoreOutputs.ts"
+import { TaskOutcomes } from "./TaskOutcomes.ts"
+import { TaskQueue } from "./TaskQueue.ts"
+
+/** Polls back off from the engine's poll interval up to this, so every waiting task is asked at least this often. */
+export const MAX_POLL_GAP_MS = 30_000
+
+/** The delay before the next poll of a task polled `polls` times; never sooner than an upstream's retry hint. */
+export const nextPollDelay = (intervalMs: number, polls: number, hintMs?: number) =>
+  Math.max(Math.min(intervalMs * 2 ** Math.min(polls, 10), MAX_POLL_GAP_MS), hintMs ?? 0)
+
+/**
+ * What one poll answer does to one waiting task: pending → progress and the
+ * next poll; succeeded → results downloaded, checked, re-hosted and the task
+ * succeeded; failed → failed with its refund; unknown → polled again until
+ * `timeouts.deadline_s` from the submit, then failed with its refund. Every
+ * answer is kept for operators in task_attempts.
+ */
+export const pollTask = (row: WaitingRow, state: UpstreamState, runner: AsyncRunner<unknown>, intervalMs: number) =>
+  Effect.gen(function*() {
+    const queue = yield* TaskQueue
+    const outcomes = yield* TaskOutcomes
+    const stored = toClaim(row)
+    const attempt = { taskId: row.id, attempt: row.attempt, channel: row.channel, upstreamId: row.upstream_id }
+
+    const decoded = decodeStoredRequest(stored.kind, stored.requestVersion, stored.request)
+    if (Either.isLeft(decoded)) return yield* outcomes.fail(stored, internalFailureOf(stored.kind))
+    const claim: DecodedClaim = { ...stored, ...decoded.right }
+    const planned = yield* planFor(claim)
+    if (!("run" in planned)) return yield* outcomes.fail(claim, planned)
+    const plan = planned
+
+    const now = yield* Clock.currentTimeMillis
+    const pastDeadline = now - row.submitted_at >= plan.channel.timeouts.deadline_s * 1000
+    const again = (hintMs?: number) => queue.reschedule(claim, now + nextPollDelay(intervalMs, row.polls, hintMs))
+    const failWith = (error: GenerationError, outcome: string) =>
+      queue.attempt({ ...attempt, outcome, lastAnswer: state.answer ?? { code: error.code, message: error.message } }).pipe(
+        Effect.zipRight(outcomes.fail(claim, { code: error.code, message: error.message, retryable: error.retryable }))
+      )
+    const expired = new GenerationError({ ...plan.internalFailure, retryable: true, transient: false })
+
+    switch (state._tag) {
+      case "Pending":
+      case "Unknown": {
+        if (state.answer !== undefined) yield* queue.attempt({ ...attempt, outcome: "waiting", lastAnswer: state.answer })
+        if (pastDeadline) {
+          yield* Effect.logWarning("upstream task past its deadline; failing with refund").pipe(
+            Effect.annotateLogs({ upstream_state: state._tag })
+          )
+          return yield* failWith(expired, "deadline")
+        }
+        if (state._tag === "Pending" && state.progress !== undefined) yield* queue.progress(claim, state.progress * 0.95)
+        return yield* again()
+      }
+      case "Failed":
+        return yield* failWith(state.error, "failed")
+      case "Succeeded": {
+        // "Done but no output" (a filtered job) is a failure with a refund, never an empty success.
+        if (state.results.length === 0) return yield* failWith(new GenerationError({ ...plan.internalFailure, transient: false }), "no_output")
+        // Downloads may take up to `download_s`: hold the task that long, so no other poller starts them again.
+        yield* queue.reschedule(claim, now + (plan.channel.timeouts.download_s + plan.channel.timeouts.poll_s) * 1000)
+        const done = yield* fetchResults(claim.kind, plan, runner, state.results).pipe(
+          Effect.flatMap((outputs) => checkOutputs(claim.kind, outputs, plan.internalFailure)),
+          Effect.flatMap((outputs) =>
+            storeOutputs(claim, plan, outputs).pipe(
+              Effect.mapError(() => new GenerationError({ ...plan.internalFailure, transient: true }))
+            )
+          ),
+          Effect.either
+        )
+        if (Either.isLeft(done)) {
+          // A download that broke off or an unusable file: asked again later, until the deadline.
+          if (done.left.transient && !pastDeadline) {
+            yield* Effect.logWarning("fetching an upstream result failed; trying again").pipe(Effect.annotateLogs({ reason: done.left.message }))
+            return yield* again(done.left.retryAfterMs)
+          }
+          return yield* failWith(new GenerationError({ ...done.left, transient: false }), "fetch_failed")
+        }
+        yield* queue.attempt({ ...attempt, outcome: "succeeded", lastAnswer: state.answer })
+        return yield* outcomes.succeed(claim, done.right.map((s) => s.asset), { [plan.resultKey]: done.right.map((s) => s.item) })
+      }
+    }
+  }).pipe(
+    Effect.asVoid,
+    Effect.catchTag("StaleClaim", () => Effect.logWarning("the task ended elsewhere; this poll's outcome was refused")),
+    Effect.catchAllDefect((defect) => Effect.logError("polling a task died", defect)),
+    Effect.annotateLogs({ task_id: row.id, attempt: row.attempt }),
+    Effect.withSpan("task.poll", {
+      parent: parentSpan(toClaim(row)),
+      attributes: { "task.id": row.id, "task.attempt": row.attempt, "upstream.state": state._tag }
+    })
+  )

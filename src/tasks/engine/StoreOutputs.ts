@@ -1,0 +1,52 @@
+import { Effect, Schedule } from "effect"
+import { IdPrefix, newId } from "../../platform/Ids.ts"
+import { AppConfig } from "../../platform/AppConfig.ts"
+import { ObjectStorage } from "../../storage/ObjectStorage.ts"
+import type { Claim } from "./Claim.ts"
+import type { Output, Plan } from "./Plans.ts"
+import type { NewAsset } from "./TaskOutcomes.ts"
+
+/**
+ * Re-hosts a task's checked outputs in object storage (whichever way they
+ * were made: in process, or downloaded from an upstream) and returns the
+ * assets to insert with the success and the result items of the spec. The
+ * caller only ever sees our URLs, never an upstream's.
+ */
+export const storeOutputs = (claim: Claim, plan: Plan, outputs: ReadonlyArray<Output>) =>
+  Effect.gen(function*() {
+    const storage = yield* ObjectStorage
+    const config = yield* AppConfig
+    const retrySchedule = Schedule.exponential(config.limits.engine.retry_base_ms).pipe(
+      Schedule.intersect(Schedule.recurs(config.limits.engine.generate_retries))
+    )
+    return yield* Effect.forEach(outputs, (output, index) =>
+      Effect.gen(function*() {
+        const id = newId(IdPrefix.asset)
+        const filename = `${id}.${output.extension}`
+        const storageKey = `results/${claim.id}/${filename}`
+        yield* storage.put(storageKey, output.bytes, output.mimeType)
+        const signed = plan.channel.url_auth === "none"
+          ? yield* storage.presignGet(storageKey, { expiresInS: plan.channel.result_url_ttl_s })
+          : undefined
+        const link = signed !== undefined
+          ? { url: signed.url, temporary: true }
+          : { url: `${config.publicBaseUrl}/v1/assets/${id}/content`, temporary: false }
+        const asset: NewAsset = {
+          id,
+          storageKey,
+          mimeType: output.mimeType,
+          filename,
+          sizeBytes: output.bytes.byteLength,
+          width: output.width ?? null,
+          height: output.height ?? null,
+          durationMs: output.durationMs ?? null,
+          url: link.url,
+          urlAuth: plan.channel.url_auth,
+          expiresAt: signed?.expiresAt ?? null
+        }
+        return { asset, item: plan.item(output, { id, filename, ...link }, index) }
+      })).pipe(
+      Effect.retry(retrySchedule),
+      Effect.withSpan("task.store", { attributes: { "task.id": claim.id, "task.outputs": outputs.length } })
+    )
+  })
