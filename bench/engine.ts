@@ -26,8 +26,19 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import * as os from "node:os"
 import { join } from "node:path"
 import { addRows } from "./markdown.ts"
-import { freePort, gitHead, machine, percentile, RESULTS_DIR, RESULTS_MD, ROOT, round, sleep, withClient, withDatabase } from "./support.ts"
-
+import {
+  freePort,
+  gitHead,
+  machine,
+  percentile,
+  RESULTS_DIR,
+  RESULTS_MD,
+  ROOT,
+  round,
+  sleep,
+  withClient,
+  withDatabase
+} from "./support.ts"
 
 const ADMIN_TOKEN = "adm_bench_engine_0123456789abcdefghij"
 const MODEL = "provy-famS-2.0-480p"
@@ -122,7 +133,9 @@ const GC_ON_SIGNAL = "data:text/javascript,process.on('SIGUSR2',()=>{globalThis.
 /** `node --import tsx src/main.ts`: the spawned process is the service itself (its pid is the one measured). */
 const startService = (name: string, env: Record<string, string>): Proc => {
   const inherited = Object.fromEntries(
-    Object.entries(process.env).filter(([k]) => !["DATABASE_URL", "ADMIN_TOKEN", "CONFIG_DIR", "DATA_DIR", "ROLE"].includes(k))
+    Object.entries(process.env).filter(([k]) =>
+      !["DATABASE_URL", "ADMIN_TOKEN", "CONFIG_DIR", "DATA_DIR", "ROLE"].includes(k)
+    )
   )
   const child = spawn(process.execPath, ["--expose-gc", "--import", GC_ON_SIGNAL, "--import", "tsx", "src/main.ts"], {
     cwd: ROOT,
@@ -171,7 +184,7 @@ const startService = (name: string, env: Record<string, string>): Proc => {
           // not a log line
         }
       }
-      if (kept) for (const wake of waiters) wake()
+      if (kept) { for (const wake of waiters) wake() }
     })
   }
   return proc
@@ -190,7 +203,9 @@ const waitFor = <A>(procs: ReadonlyArray<Proc>, find: () => A | undefined, what:
       const dead = procs.find((p) => p.exitCode !== null || p.exitSignal !== null)
       if (dead) {
         done()
-        fail(new Error(`${dead.name} exited (code ${dead.exitCode}, signal ${dead.exitSignal}) while waiting for ${what}`))
+        fail(
+          new Error(`${dead.name} exited (code ${dead.exitCode}, signal ${dead.exitSignal}) while waiting for ${what}`)
+        )
       }
     }
     const timer = setTimeout(() => {
@@ -252,7 +267,10 @@ const request = async (base: string, method: string, path: string, key: string, 
 }
 
 const createAccount = async (base: string) => {
-  const account = await request(base, "POST", "/admin/v1/accounts", ADMIN_TOKEN, { name: "bench", wallet_credits: 100_000 })
+  const account = await request(base, "POST", "/admin/v1/accounts", ADMIN_TOKEN, {
+    name: "bench",
+    wallet_credits: 100_000
+  })
   if (account.status !== 201) throw new Error(`account: ${account.status} ${JSON.stringify(account.body)}`)
   const key = await request(base, "POST", `/admin/v1/accounts/${account.body.id}/keys`, ADMIN_TOKEN, { kind: "model" })
   if (key.status !== 201) throw new Error(`key: ${key.status} ${JSON.stringify(key.body)}`)
@@ -285,12 +303,18 @@ const claimedLine = (workers: ReadonlyArray<Proc>, id: string) =>
 /** Creates `n` tasks and waits for all to finish; the problems found (a task failed, claimed twice). */
 const runBatch = async (base: string, key: string, workers: ReadonlyArray<Proc>, n: number) => {
   const created = await pool(n, SETTINGS.createConcurrency, () => createTask(base, key))
-  const finished = await Promise.all(created.map((t) => waitFor(workers, () => finishedLine(workers, t.id), `task ${t.id} finished`)))
+  const finished = await Promise.all(
+    created.map((t) => waitFor(workers, () => finishedLine(workers, t.id), `task ${t.id} finished`))
+  )
   const problems: Array<string> = []
   for (const [i, f] of finished.entries()) {
     if (f.line.annotations.status !== "succeeded") problems.push(`${created[i]!.id}: ${f.line.annotations.status}`)
-    const claims = workers.flatMap((w) => w.lines.filter((l) => l.message === "task claimed" && l.annotations.task_id === created[i]!.id))
-    if (claims.length !== 1 || claims[0]!.annotations.attempt !== 1) problems.push(`${created[i]!.id}: claimed ${claims.length} times`)
+    const claims = workers.flatMap((w) =>
+      w.lines.filter((l) => l.message === "task claimed" && l.annotations.task_id === created[i]!.id)
+    )
+    if (claims.length !== 1 || claims[0]!.annotations.attempt !== 1) {
+      problems.push(`${created[i]!.id}: claimed ${claims.length} times`)
+    }
   }
   return { created, finished, problems }
 }
@@ -333,7 +357,12 @@ const claimLatency = async (base: string, key: string, workers: ReadonlyArray<Pr
     // The system is idle again before the next sample.
     await waitFor(workers, () => finishedLine(workers, task.id), `task ${task.id} finished`)
   }
-  return { fromResponseMs: summary(fromResponse), fromSentMs: summary(fromSent), samples: fromResponse, claimsPerWorker: byWorker }
+  return {
+    fromResponseMs: summary(fromResponse),
+    fromSentMs: summary(fromSent),
+    samples: fromResponse,
+    claimsPerWorker: byWorker
+  }
 }
 
 const startupPglite = async () => {
@@ -342,7 +371,9 @@ const startupPglite = async () => {
     const dataDir = mkdtempSync(join(os.tmpdir(), "gw-bench-start-"))
     const port = await freePort()
     const inherited = Object.fromEntries(
-      Object.entries(process.env).filter(([k]) => !["DATABASE_URL", "ADMIN_TOKEN", "CONFIG_DIR", "DATA_DIR", "ROLE"].includes(k))
+      Object.entries(process.env).filter(([k]) =>
+        !["DATABASE_URL", "ADMIN_TOKEN", "CONFIG_DIR", "DATA_DIR", "ROLE"].includes(k)
+      )
     )
     const t0 = performance.now()
     const child = spawn("npm", ["start", "--silent"], {
@@ -357,7 +388,8 @@ const startupPglite = async () => {
         state.exitCode = code
         state.exitSignal = signal
         ok()
-      }))
+      })
+    )
     try {
       await waitHealthy(port, state)
       runs.push(Math.round(performance.now() - t0))
@@ -401,7 +433,9 @@ at its defaults: poll every 1 s, NOTIFY wake-ups).
   that collects on SIGUSR2; the service is unchanged). "Seen" growth is from
   the collected reading before; "retained" is collected to collected. The
   API's first reading comes after it served the phases above. Requirement: the
-  first ${SETTINGS.queuedTasks} add under ${SETTINGS.memoryBudgetMiB} MB (${round((SETTINGS.memoryBudgetMiB * 1e6) / 2 ** 20)} MiB); checked on the retained figure.
+  first ${SETTINGS.queuedTasks} add under ${SETTINGS.memoryBudgetMiB} MB (${
+  round((SETTINGS.memoryBudgetMiB * 1e6) / 2 ** 20)
+} MiB); checked on the retained figure.
 - Start-up: \`npm start\` with a fresh \`DATA_DIR\` on the embedded PGlite, from
   spawn to the first 200 from \`/healthz\` (migrations included).
 - The machine's 1-minute load average at the start and the end of the run is
@@ -453,7 +487,9 @@ const main = async () => {
     await withClient(serverUrl, (c) => c.query(`CREATE DATABASE ${name}`))
     const databaseUrl = withDatabase(serverUrl, name)
     cleanups.push(() => withClient(serverUrl, (c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)))
-    const postgres = await withClient(databaseUrl, (c) => c.query("SHOW server_version")).then((r) => r.rows[0].server_version)
+    const postgres = await withClient(databaseUrl, (c) => c.query("SHOW server_version")).then((r) =>
+      r.rows[0].server_version
+    )
     log(`database ${name} (PostgreSQL ${postgres})`)
 
     const port = await freePort()
@@ -477,7 +513,12 @@ const main = async () => {
     }
     const startWorker = async (procName: string, configDir: string) => {
       const proc = launch(procName, "worker", configDir)
-      await waitFor([proc], () => proc.lines.find((l) => l.message === "worker started"), `${procName} started`, 120_000)
+      await waitFor(
+        [proc],
+        () => proc.lines.find((l) => l.message === "worker started"),
+        `${procName} started`,
+        120_000
+      )
       return proc
     }
 
@@ -490,7 +531,9 @@ const main = async () => {
     const w1 = await startWorker("worker-1", standard)
     log("one worker: claim latency")
     const latency1 = await claimLatency(base, account.key, [w1])
-    log(`one worker: create→claim p50 ${latency1.fromResponseMs.p50} ms, p95 ${latency1.fromResponseMs.p95} ms, max ${latency1.fromResponseMs.max} ms`)
+    log(
+      `one worker: create→claim p50 ${latency1.fromResponseMs.p50} ms, p95 ${latency1.fromResponseMs.p95} ms, max ${latency1.fromResponseMs.max} ms`
+    )
     log("one worker: throughput")
     const throughput1 = await throughput(base, account.key, [w1])
     log(`one worker: ${throughput1.tasksPerSecond} tasks/s (${throughput1.tasks} in ${throughput1.seconds} s)`)
@@ -498,7 +541,9 @@ const main = async () => {
     const w2 = await startWorker("worker-2", standard)
     log("two workers: claim latency")
     const latency2 = await claimLatency(base, account.key, [w1, w2])
-    log(`two workers: create→claim p50 ${latency2.fromResponseMs.p50} ms, p95 ${latency2.fromResponseMs.p95} ms, max ${latency2.fromResponseMs.max} ms`)
+    log(
+      `two workers: create→claim p50 ${latency2.fromResponseMs.p50} ms, p95 ${latency2.fromResponseMs.p95} ms, max ${latency2.fromResponseMs.max} ms`
+    )
     log("two workers: throughput")
     const throughput2 = await throughput(base, account.key, [w1, w2])
     log(`two workers: ${throughput2.tasksPerSecond} tasks/s (${throughput2.tasks} in ${throughput2.seconds} s)`)
@@ -517,14 +562,23 @@ const main = async () => {
       busy.child.kill("SIGUSR2")
       await sleep(1000)
       const collected = { api: memoryMiB(api.child.pid), worker: memoryMiB(busy.child.pid) }
-      log(`${queued} queued: api ${seen.api.rss} MiB (${collected.api.rss} after GC), worker ${seen.worker.rss} MiB (${collected.worker.rss} after GC)`)
+      log(
+        `${queued} queued: api ${seen.api.rss} MiB (${collected.api.rss} after GC), worker ${seen.worker.rss} MiB (${collected.worker.rss} after GC)`
+      )
       return { queued, seen, collected }
     }
     const readings = [await read(0)]
     let byStatus: Record<string, number> = {}
     for (const pass of [1, 2]) {
-      await pool(SETTINGS.queuedTasks, SETTINGS.createConcurrency, () => createTask(base, account.key, { delay_ms: 600_000 }))
-      const counts = await withClient(databaseUrl, (c) => c.query("SELECT status, count(*)::int AS n FROM tasks GROUP BY status"))
+      await pool(
+        SETTINGS.queuedTasks,
+        SETTINGS.createConcurrency,
+        () => createTask(base, account.key, { delay_ms: 600_000 })
+      )
+      const counts = await withClient(
+        databaseUrl,
+        (c) => c.query("SELECT status, count(*)::int AS n FROM tasks GROUP BY status")
+      )
       byStatus = Object.fromEntries(counts.rows.map((r) => [r.status, r.n]))
       const queued = pass * SETTINGS.queuedTasks
       if (byStatus.queued !== queued) throw new Error(`expected ${queued} queued, found ${JSON.stringify(byStatus)}`)
@@ -562,9 +616,15 @@ const main = async () => {
     const budgetMiB = (SETTINGS.memoryBudgetMiB * 1e6) / 2 ** 20
     for (const who of ["api", "worker"] as const) {
       const retained = memory[who].first.retainedMiB
-      if (retained >= budgetMiB) problems.push(`${who} retains ${retained} MiB more with ${SETTINGS.queuedTasks} queued tasks`)
+      if (retained >= budgetMiB) {
+        problems.push(`${who} retains ${retained} MiB more with ${SETTINGS.queuedTasks} queued tasks`)
+      }
     }
-    for (const p of procs) for (const line of p.notable) if (!line.includes("\"logLevel\":\"WARN\"")) problems.push(`${p.name}: ${line.slice(0, 300)}`)
+    for (const p of procs) {
+      for (const line of p.notable) {
+        if (!line.includes("\"logLevel\":\"WARN\"")) problems.push(`${p.name}: ${line.slice(0, 300)}`)
+      }
+    }
 
     const m = machine()
     const { samples: samples1, ...latencyOne } = latency1
@@ -598,12 +658,20 @@ const main = async () => {
         `p50 ${l.fromResponseMs.p50} / p95 ${l.fromResponseMs.p95} / max ${l.fromResponseMs.max} ms (${l.fromResponseMs.n} tasks)`
       const signed = (n: number) => `${n >= 0 ? "+" : ""}${n}`
       const mem = (x: typeof memory.api) =>
-        `${x.beforeMiB} → ${x.afterMiB} MiB as seen (${signed(x.first.seenMiB)}), ${x.afterCollectedMiB} MiB after GC (${
-          signed(x.first.retainedMiB)
-        }); the next ${SETTINGS.queuedTasks}: ${signed(x.second.seenMiB)} seen, ${signed(x.second.retainedMiB)} retained`
+        `${x.beforeMiB} → ${x.afterMiB} MiB as seen (${
+          signed(x.first.seenMiB)
+        }), ${x.afterCollectedMiB} MiB after GC (${signed(x.first.retainedMiB)}); the next ${SETTINGS.queuedTasks}: ${
+          signed(x.second.seenMiB)
+        } seen, ${signed(x.second.retainedMiB)} retained`
       const rows = [
-        ["throughput, 1 worker", `${throughput1.tasksPerSecond} tasks/s (${throughput1.tasks} tasks in ${throughput1.seconds} s)`],
-        ["throughput, 2 workers", `${throughput2.tasksPerSecond} tasks/s (${throughput2.tasks} tasks in ${throughput2.seconds} s)`],
+        [
+          "throughput, 1 worker",
+          `${throughput1.tasksPerSecond} tasks/s (${throughput1.tasks} tasks in ${throughput1.seconds} s)`
+        ],
+        [
+          "throughput, 2 workers",
+          `${throughput2.tasksPerSecond} tasks/s (${throughput2.tasks} tasks in ${throughput2.seconds} s)`
+        ],
         ["create → claim, 1 worker", lat(latency1)],
         ["create → claim, 2 workers", lat(latency2)],
         [`RSS, API, ${SETTINGS.queuedTasks} tasks queued`, mem(memory.api)],
@@ -633,7 +701,9 @@ const main = async () => {
   }
   if (failure !== undefined) {
     console.error("[bench] FAILED:", failure instanceof Error ? failure.message : failure)
-    for (const p of procs) if (p.notable.length || p.exitCode) console.error(`[bench] ${p.name} log tail:\n${p.tail.join("\n")}`)
+    for (const p of procs) {
+      if (p.notable.length || p.exitCode) console.error(`[bench] ${p.name} log tail:\n${p.tail.join("\n")}`)
+    }
     process.exitCode = 1
   }
 }

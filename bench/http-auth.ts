@@ -18,8 +18,18 @@ import * as os from "node:os"
 import { join } from "node:path"
 import { Worker } from "node:worker_threads"
 import { addRows } from "./markdown.ts"
-import { freePort, gitHead, machine, percentile, RESULTS_DIR, RESULTS_MD, ROOT, sleep, withClient, withDatabase } from "./support.ts"
-
+import {
+  freePort,
+  gitHead,
+  machine,
+  percentile,
+  RESULTS_DIR,
+  RESULTS_MD,
+  ROOT,
+  sleep,
+  withClient,
+  withDatabase
+} from "./support.ts"
 
 const ADMIN_TOKEN = "adm_bench_0123456789abcdefghijklmnop"
 const SETTINGS = { connections: 10, pipelining: 1, durationS: 10, warmupS: 3, timeoutS: 10 } as const
@@ -30,7 +40,6 @@ const log = (message: string) => console.log(`[bench] ${message}`)
 
 // ---------------------------------------------------------------------------
 // Helpers
-
 
 const round = (n: number, digits = 3) => Number(n.toFixed(digits))
 
@@ -181,7 +190,13 @@ interface Measured {
   readonly requestsPerSecStddev: number
   readonly completedRequests: number
   readonly sentRequests: number
-  readonly latencyMs: { readonly p50: number; readonly p90: number; readonly p99: number; readonly mean: number; readonly max: number }
+  readonly latencyMs: {
+    readonly p50: number
+    readonly p90: number
+    readonly p99: number
+    readonly mean: number
+    readonly max: number
+  }
   /** autocannon's own histogram, which records whole milliseconds. */
   readonly autocannonLatencyMs: { readonly p50: number; readonly p99: number; readonly mean: number }
   readonly statusCodes: Record<string, number>
@@ -244,9 +259,13 @@ const check = (name: string, m: Measured, expected: number): Array<string> => {
   const problems: Array<string> = []
   const counted = Object.values(m.statusCodes).reduce((a, b) => a + b, 0)
   if (counted === 0) problems.push(`${name}: no responses`)
-  if (counted !== m.completedRequests) problems.push(`${name}: ${counted} status codes for ${m.completedRequests} responses`)
+  if (counted !== m.completedRequests) {
+    problems.push(`${name}: ${counted} status codes for ${m.completedRequests} responses`)
+  }
   for (const [code, count] of Object.entries(m.statusCodes)) {
-    if (Number(code) !== expected) problems.push(`${name}: ${count} responses with status ${code} (expected only ${expected})`)
+    if (Number(code) !== expected) {
+      problems.push(`${name}: ${count} responses with status ${code} (expected only ${expected})`)
+    }
   }
   const expectedNon2xx = expected >= 200 && expected < 300 ? 0 : counted
   if (m.non2xx !== expectedNon2xx) problems.push(`${name}: non2xx ${m.non2xx}, expected ${expectedNon2xx}`)
@@ -349,7 +368,11 @@ const main = async () => {
     const gateway = gw
     cleanups.unshift(async () => {
       const stop = await stopGateway(gateway)
-      log(`gateway stopped in ${stop.ms} ms (code ${stop.code}, signal ${stop.signal}${stop.killed ? ", SIGKILL after timeout" : ""})`)
+      log(
+        `gateway stopped in ${stop.ms} ms (code ${stop.code}, signal ${stop.signal}${
+          stop.killed ? ", SIGKILL after timeout" : ""
+        })`
+      )
       return stop
     })
     const readyMs = await waitReady(gateway)
@@ -357,7 +380,9 @@ const main = async () => {
 
     const account = await adminCall(gateway, "/admin/v1/accounts", { name: "bench" })
     const key = await adminCall(gateway, `/admin/v1/accounts/${account.id}/keys`, { kind: "resource" })
-    if (typeof key.key !== "string" || !key.key.startsWith("ak_")) throw new Error(`unexpected key: ${JSON.stringify(key)}`)
+    if (typeof key.key !== "string" || !key.key.startsWith("ak_")) {
+      throw new Error(`unexpected key: ${JSON.stringify(key)}`)
+    }
 
     const id = taskId()
     let expected = 404
@@ -381,7 +406,9 @@ const main = async () => {
     if (probe.status !== expected) throw new Error(`GET ${path}: ${probe.status}, expected ${expected}: ${text}`)
     const parsed = JSON.parse(text)
     if (expected === 200 && parsed.id !== id) throw new Error(`GET ${path}: unexpected body ${text}`)
-    if (expected === 404 && typeof parsed?.error?.request_id !== "string") throw new Error(`GET ${path}: unexpected body ${text}`)
+    if (expected === 404 && typeof parsed?.error?.request_id !== "string") {
+      throw new Error(`GET ${path}: unexpected body ${text}`)
+    }
     log(`GET ${path} -> ${probe.status} ${contentType}, ${body.length} bytes: ${text}`)
 
     const bare = await startBare(probe.status, body, contentType)
@@ -416,9 +443,22 @@ const main = async () => {
       commit: await gitHead(),
       machine: m,
       backend,
-      path: { method: "GET", route: "/v1/video/tasks/{task_id}", status: expected, bodyBytes: body.length, contentType },
+      path: {
+        method: "GET",
+        route: "/v1/video/tasks/{task_id}",
+        status: expected,
+        bodyBytes: body.length,
+        contentType
+      },
       settings: SETTINGS,
-      gateway: { ...gwRun, readyMs, peakRssMiB: gwRss, logLines: gateway.logs.lines, accessLogLines: gateway.logs.accessLines, warnOrErrorLogLines: gateway.logs.notable },
+      gateway: {
+        ...gwRun,
+        readyMs,
+        peakRssMiB: gwRss,
+        logLines: gateway.logs.lines,
+        accessLogLines: gateway.logs.accessLines,
+        warnOrErrorLogLines: gateway.logs.notable
+      },
       bare: bareRun,
       ratios,
       ok: problems.length === 0,
@@ -434,14 +474,17 @@ const main = async () => {
 
     if (problems.length === 0) {
       const machineText = `${m.cpu}, ${m.cores} cores, ${m.memoryGiB} GiB, node ${m.node}, ${m.platform}`
-      const row = `| ${day} | ${machineText} | ${backend} | ${expected} | ${gwRun.requestsPerSecMean} | ${gwRun.latencyMs.p50} / ${gwRun.latencyMs.p99} | ${bareRun.requestsPerSecMean} | ${bareRun.latencyMs.p50} / ${bareRun.latencyMs.p99} | ${ratios.throughput} | ${ratios.latencyP50} |\n`
+      const row =
+        `| ${day} | ${machineText} | ${backend} | ${expected} | ${gwRun.requestsPerSecMean} | ${gwRun.latencyMs.p50} / ${gwRun.latencyMs.p99} | ${bareRun.requestsPerSecMean} | ${bareRun.latencyMs.p50} / ${bareRun.latencyMs.p99} | ${ratios.throughput} | ${ratios.latencyP50} |\n`
       const existing = existsSync(RESULTS_MD) ? readFileSync(RESULTS_MD, "utf8") : RESULTS_HEADER
       // Into this benchmark's own table: other sections may follow it.
       writeFileSync(RESULTS_MD, addRows(existing, "http-auth", RESULTS_HEADER, [row.trimEnd()]))
     }
 
     console.log(JSON.stringify(entry, null, 2))
-    log(`${backend}, path ${expected}: gateway ${gwRun.requestsPerSecMean} req/s p50 ${gwRun.latencyMs.p50} ms p99 ${gwRun.latencyMs.p99} ms | bare ${bareRun.requestsPerSecMean} req/s p50 ${bareRun.latencyMs.p50} ms p99 ${bareRun.latencyMs.p99} ms | throughput x${ratios.throughput}, p50 x${ratios.latencyP50}`)
+    log(
+      `${backend}, path ${expected}: gateway ${gwRun.requestsPerSecMean} req/s p50 ${gwRun.latencyMs.p50} ms p99 ${gwRun.latencyMs.p99} ms | bare ${bareRun.requestsPerSecMean} req/s p50 ${bareRun.latencyMs.p50} ms p99 ${bareRun.latencyMs.p99} ms | throughput x${ratios.throughput}, p50 x${ratios.latencyP50}`
+    )
     log(`wrote ${file}${problems.length === 0 ? ` and a row in ${RESULTS_MD}` : ""}`)
     if (problems.length) throw new Error(`benchmark checks failed:\n  ${problems.join("\n  ")}`)
   } catch (e) {

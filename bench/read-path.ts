@@ -19,7 +19,18 @@ import * as os from "node:os"
 import { join } from "node:path"
 import { canonicalJson } from "../src/platform/Digest.ts"
 import { addRows } from "./markdown.ts"
-import { freePort, gitHead, machine, RESULTS_DIR, RESULTS_MD, ROOT, round, sleep, withClient, withDatabase } from "./support.ts"
+import {
+  freePort,
+  gitHead,
+  machine,
+  RESULTS_DIR,
+  RESULTS_MD,
+  ROOT,
+  round,
+  sleep,
+  withClient,
+  withDatabase
+} from "./support.ts"
 
 const ADMIN_TOKEN = "adm_bench_0123456789abcdefghijklmnop"
 const ROUNDS = Number(process.env.ROUNDS ?? 4)
@@ -30,10 +41,18 @@ const CLK_TCK = 100 // USER_HZ on Linux
 
 const log = (message: string) => console.log(`[read-path] ${message}`)
 
-interface Server { readonly name: string; readonly url: string; readonly child: ChildProcess }
+interface Server {
+  readonly name: string
+  readonly url: string
+  readonly child: ChildProcess
+}
 
 const startProcess = (name: string, args: Array<string>, env: Record<string, string>, port: number): Server => {
-  const child = spawn(process.execPath, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] })
+  const child = spawn(process.execPath, args, {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "pipe"]
+  })
   // Drained always: a full pipe would block the server's log writes and skew the figures.
   const tail: Array<string> = []
   for (const stream of [child.stdout!, child.stderr!]) {
@@ -73,9 +92,20 @@ const cpuTicks = (pid: number) => {
   return Number(fields[11]) + Number(fields[12])
 }
 
-interface Round { readonly rps: number; readonly requests: number; readonly cpuMsPerReq: number; readonly non2xx: number; readonly errors: number }
+interface Round {
+  readonly rps: number
+  readonly requests: number
+  readonly cpuMsPerReq: number
+  readonly non2xx: number
+  readonly errors: number
+}
 
-const round1 = async (server: Server, path: string, headers: Record<string, string>, durationS: number): Promise<Round> => {
+const round1 = async (
+  server: Server,
+  path: string,
+  headers: Record<string, string>,
+  durationS: number
+): Promise<Round> => {
   const before = cpuTicks(server.child.pid!)
   const result = await autocannon({ url: server.url + path, headers, connections: CONNECTIONS, duration: durationS })
   const cpuMs = ((cpuTicks(server.child.pid!) - before) * 1000) / CLK_TCK
@@ -115,8 +145,13 @@ const main = async () => {
   try {
     const configDir = mkdtempSync(join(os.tmpdir(), "gw-read-config-"))
     const dataDir = mkdtempSync(join(os.tmpdir(), "gw-read-data-"))
-    cleanups.push(async () => rmSync(configDir, { recursive: true, force: true }), async () => rmSync(dataDir, { recursive: true, force: true }))
-    for (const file of ["groups.json", "models.json"]) writeFileSync(join(configDir, file), readFileSync(join(ROOT, "config", file)))
+    cleanups.push(
+      async () => rmSync(configDir, { recursive: true, force: true }),
+      async () => rmSync(dataDir, { recursive: true, force: true })
+    )
+    for (const file of ["groups.json", "models.json"]) {
+      writeFileSync(join(configDir, file), readFileSync(join(ROOT, "config", file)))
+    }
     const limits = JSON.parse(readFileSync(join(ROOT, "config", "limits.json"), "utf8"))
     limits.rate_limits.read = { per_second: 1_000_000, burst: 1_000_000 }
     writeFileSync(join(configDir, "limits.json"), JSON.stringify(limits, null, 2))
@@ -128,15 +163,27 @@ const main = async () => {
 
     const gwPort = await freePort()
     const profile = process.env.PROFILE
-    const gateway = startProcess("gateway", [...(profile ? ["--cpu-prof", `--cpu-prof-dir=${profile}`] : []), "--import", "tsx", "src/main.ts"], {
-      HOST: "127.0.0.1", PORT: String(gwPort), DATA_DIR: dataDir, CONFIG_DIR: configDir, ADMIN_TOKEN, DATABASE_URL: databaseUrl
+    const gateway = startProcess("gateway", [
+      ...(profile ? ["--cpu-prof", `--cpu-prof-dir=${profile}`] : []),
+      "--import",
+      "tsx",
+      "src/main.ts"
+    ], {
+      HOST: "127.0.0.1",
+      PORT: String(gwPort),
+      DATA_DIR: dataDir,
+      CONFIG_DIR: configDir,
+      ADMIN_TOKEN,
+      DATABASE_URL: databaseUrl
     }, gwPort)
     cleanups.unshift(() => stop(gateway))
     await waitReady(gateway, "/readyz")
 
     const admin = async (path: string, json: unknown) => {
       const res = await fetch(gateway.url + path, {
-        method: "POST", headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" }, body: JSON.stringify(json)
+        method: "POST",
+        headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
+        body: JSON.stringify(json)
       })
       const body = await res.json() as any
       if (res.status >= 300) throw new Error(`POST ${path}: ${res.status} ${JSON.stringify(body)}`)
@@ -146,14 +193,18 @@ const main = async () => {
     const key = await admin(`/admin/v1/accounts/${account.id}/keys`, { kind: "resource" })
     const id = `task_${randomBytes(16).toString("hex").slice(0, 22)}`
     const now = Math.floor(Date.now() / 1000)
-    await withClient(databaseUrl, (c) => c.query(
-      `INSERT INTO tasks (id, account_id, kind, model, operation, status, request, created_at, updated_at)
+    await withClient(databaseUrl, (c) =>
+      c.query(
+        `INSERT INTO tasks (id, account_id, kind, model, operation, status, request, created_at, updated_at)
        VALUES ($1, $2, 'video', 'provx-famS-2.0-720p', 'generation', 'queued', '{}'::jsonb, $3, $3)`,
-      [id, account.id, now]
-    ))
+        [id, account.id, now]
+      ))
 
     const peerPort = await freePort()
-    const peer = startProcess("peer", ["--import", "tsx", "bench/read-peer.ts"], { PORT: String(peerPort), DATABASE_URL: databaseUrl }, peerPort)
+    const peer = startProcess("peer", ["--import", "tsx", "bench/read-peer.ts"], {
+      PORT: String(peerPort),
+      DATABASE_URL: databaseUrl
+    }, peerPort)
     cleanups.unshift(() => stop(peer))
     await waitReady(peer, "/healthz")
 
@@ -164,7 +215,9 @@ const main = async () => {
       // Same members and values; the gateway's schema encoder orders keys its own way.
       return `${res.status} ${canonicalJson(await res.json())}`
     }))
-    if (bodies[0] !== bodies[1] || !bodies[0]!.startsWith("200 ")) throw new Error(`answers differ:\n${bodies.join("\n")}`)
+    if (bodies[0] !== bodies[1] || !bodies[0]!.startsWith("200 ")) {
+      throw new Error(`answers differ:\n${bodies.join("\n")}`)
+    }
     log(`both answer ${bodies[0]}`)
 
     for (const s of [gateway, peer]) await round1(s, path, headers, WARMUP_S)
@@ -179,7 +232,10 @@ const main = async () => {
     }
     const summary = (rs: Array<Round>) => ({
       rps: round(median(rs.map((r) => r.rps)), 1),
-      cpuMsPerReq: round(rs.reduce((a, r) => a + r.cpuMsPerReq * r.requests, 0) / rs.reduce((a, r) => a + r.requests, 0), 3)
+      cpuMsPerReq: round(
+        rs.reduce((a, r) => a + r.cpuMsPerReq * r.requests, 0) / rs.reduce((a, r) => a + r.requests, 0),
+        3
+      )
     })
     const gw = summary(rounds.gateway!)
     const pr = summary(rounds.peer!)
@@ -187,13 +243,28 @@ const main = async () => {
     const m = machine()
     const date = new Date().toISOString().slice(0, 10)
     const commit = (await gitHead())?.slice(0, 7) ?? "?"
-    const entry = { date, machine: m, commit, rounds: ROUNDS, roundS: ROUND_S, gateway: gw, peer: pr, perRound: rounds, load: [loadStart, loadEnd] }
+    const entry = {
+      date,
+      machine: m,
+      commit,
+      rounds: ROUNDS,
+      roundS: ROUND_S,
+      gateway: gw,
+      peer: pr,
+      perRound: rounds,
+      load: [loadStart, loadEnd]
+    }
     log(JSON.stringify({ gateway: gw, peer: pr, load: [loadStart, loadEnd] }))
     mkdirSync(RESULTS_DIR, { recursive: true })
     const file = join(RESULTS_DIR, `read-path-${date}.json`)
     const previous = existsSync(file) ? JSON.parse(readFileSync(file, "utf8")) : []
     writeFileSync(file, JSON.stringify([...previous, entry], null, 2) + "\n")
-    const row = `| ${date} | ${m.cpu}, ${m.cores} cores, node ${m.node} | ${commit} | ${ROUNDS} × ${ROUND_S} s | ${gw.rps} | ${pr.rps} | ${round(gw.rps / pr.rps, 2)} | ${gw.cpuMsPerReq} | ${pr.cpuMsPerReq} | ${round(gw.cpuMsPerReq / pr.cpuMsPerReq, 2)} | ${loadStart.toFixed(2)} / ${loadEnd.toFixed(2)} |`
+    const row =
+      `| ${date} | ${m.cpu}, ${m.cores} cores, node ${m.node} | ${commit} | ${ROUNDS} × ${ROUND_S} s | ${gw.rps} | ${pr.rps} | ${
+        round(gw.rps / pr.rps, 2)
+      } | ${gw.cpuMsPerReq} | ${pr.cpuMsPerReq} | ${round(gw.cpuMsPerReq / pr.cpuMsPerReq, 2)} | ${
+        loadStart.toFixed(2)
+      } / ${loadEnd.toFixed(2)} |`
     writeFileSync(RESULTS_MD, addRows(readFileSync(RESULTS_MD, "utf8"), "read-path", HEADER, [row]))
   } finally {
     for (const cleanup of cleanups) await cleanup().catch((e) => log(`cleanup: ${e}`))

@@ -31,22 +31,30 @@ app.get<{ Params: { id: string } }>("/v1/video/tasks/:id", async (request, reply
   reply.header("x-request-id", requestId)
   const answer = await (async () => {
     const key = BEARER.exec(request.headers.authorization ?? "")?.[1]
-    if (key === undefined || !KEY_SHAPE.test(key)) return problem(401, "authentication_error", "invalid_api_key", "Invalid API key.", requestId)
+    if (key === undefined || !KEY_SHAPE.test(key)) {
+      return problem(401, "authentication_error", "invalid_api_key", "Invalid API key.", requestId)
+    }
     const hash = createHash("sha256").update(key).digest("hex")
     const { rows: keys } = await pool.query(
       `SELECT k.*, a.group_name AS account_group FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.key_hash = $1`,
       [hash]
     )
     const row = keys[0]
-    if (row === undefined || row.disabled_at !== null || !timingSafeEqual(Buffer.from(row.key_hash), Buffer.from(hash))) {
+    if (
+      row === undefined || row.disabled_at !== null || !timingSafeEqual(Buffer.from(row.key_hash), Buffer.from(hash))
+    ) {
       return problem(401, "authentication_error", "invalid_api_key", "Invalid API key.", requestId)
     }
-    if (row.kind !== "resource") return problem(403, "permission_error", "permission_denied", "Wrong key kind.", requestId)
+    if (row.kind !== "resource") {
+      return problem(403, "permission_error", "permission_denied", "Wrong key kind.", requestId)
+    }
     const { rows: tasks } = await pool.query<TaskRow>(
       `SELECT * FROM tasks WHERE id = $1 AND account_id = $2 AND kind = 'video'`,
       [request.params.id, row.account_id]
     )
-    if (tasks[0] === undefined) return problem(404, "invalid_request_error", "task_not_found", "No such task.", requestId)
+    if (tasks[0] === undefined) {
+      return problem(404, "invalid_request_error", "task_not_found", "No such task.", requestId)
+    }
     return { status: 200, body: toTaskObject(tasks[0]) }
   })()
   reply.code(answer.status).header("content-type", "application/json").send(JSON.stringify(answer.body))

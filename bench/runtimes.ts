@@ -120,7 +120,10 @@ const json = async (url: string, method: string, key: string, body?: unknown) =>
 
 /** An account, its keys and one queued task; the read path's URL and headers. */
 const readTarget = async (service: Running) => {
-  const account = await json(`${service.url}/admin/v1/accounts`, "POST", ADMIN_TOKEN, { name: "bench", wallet_credits: 100 })
+  const account = await json(`${service.url}/admin/v1/accounts`, "POST", ADMIN_TOKEN, {
+    name: "bench",
+    wallet_credits: 100
+  })
   const keys = `${service.url}/admin/v1/accounts/${account.id}/keys`
   const model = await json(keys, "POST", ADMIN_TOKEN, { kind: "model" })
   const resource = await json(keys, "POST", ADMIN_TOKEN, { kind: "resource" })
@@ -136,14 +139,25 @@ const readTarget = async (service: Running) => {
 const load = async (target: { url: string; headers: Record<string, string> }, durationS: number) => {
   const times: Array<number> = []
   let non2xx = 0
-  const instance = autocannon({ ...target, connections: LOAD.connections, pipelining: 1, duration: durationS, timeout: 10 })
+  const instance = autocannon({
+    ...target,
+    connections: LOAD.connections,
+    pipelining: 1,
+    duration: durationS,
+    timeout: 10
+  })
   instance.on("response", (_client, status, _bytes, ms) => {
     times.push(ms)
     if (status !== 200) non2xx++
   })
   const result = await instance
   const sorted = Float64Array.from(times).sort()
-  return { rps: round(result.requests.mean, 1), p50: round(percentile(sorted, 50)!, 2), p99: round(percentile(sorted, 99)!, 2), non2xx }
+  return {
+    rps: round(result.requests.mean, 1),
+    p50: round(percentile(sorted, 50)!, 2),
+    p99: round(percentile(sorted, 99)!, 2),
+    non2xx
+  }
 }
 
 const readPath = async (runtime: Runtime) => {
@@ -188,11 +202,15 @@ const main = async () => {
 
   const m = machine()
   const date = new Date().toISOString().slice(0, 10)
-  const where = `${m.cpu.split(" ").slice(0, 2).join(" ")}, ${m.cores} cores, ${m.node}, ${denoVersion}, load ${loadStart.toFixed(2)} → ${loadEnd.toFixed(2)}`
+  const where = `${m.cpu.split(" ").slice(0, 2).join(" ")}, ${m.cores} cores, ${m.node}, ${denoVersion}, load ${
+    loadStart.toFixed(2)
+  } → ${loadEnd.toFixed(2)}`
   const median = (xs: Array<number>) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
   const rows = (["node", "deno"] as const).map((runtime) => {
     const r = reads[runtime]!
-    return `| ${date} | ${where} | ${runtime} | ${starts[runtime].join(" / ")} (median ${median(starts[runtime])}) | ${r.rps} | ${r.p50} / ${r.p99} | ${r.non2xx} |`
+    return `| ${date} | ${where} | ${runtime} | ${starts[runtime].join(" / ")} (median ${
+      median(starts[runtime])
+    }) | ${r.rps} | ${r.p50} / ${r.p99} | ${r.non2xx} |`
   })
   const header = [
     "## runtimes",

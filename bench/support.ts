@@ -1,6 +1,6 @@
-import os from "node:os"
 import { spawn } from "node:child_process"
 import { createServer } from "node:net"
+import os from "node:os"
 import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import pg from "pg"
@@ -44,7 +44,9 @@ export const withClient = async <A>(url: string, f: (client: pg.Client) => Promi
 
 /** Nearest-rank percentile of a sorted sample. */
 export const percentile = (sorted: ArrayLike<number>, p: number) =>
-  sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!
+  sorted.length === 0
+    ? NaN
+    : sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!
 
 export const machine = () => {
   const cpus = os.cpus()

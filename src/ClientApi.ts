@@ -1,8 +1,8 @@
 import type { HttpApi, HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
 import { Schema } from "effect"
-import { CompleteUploadsRequest, ImageUploadBase64Request, ImageUploadForm, MediaUploadRequest } from "./uploads/Upload.ts"
-import { VideoCreateRequest } from "./catalog/VideoCreateRequest.ts"
 import { GatewayApi } from "./Api.ts"
+import { VideoCreateRequest } from "./catalog/VideoCreateRequest.ts"
+import { BatchQuery } from "./tasks/Api.ts"
 import {
   AssetListParams,
   IdempotencyHeaders,
@@ -11,7 +11,12 @@ import {
   ImageTaskListParams,
   VideoTaskListParams
 } from "./tasks/Requests.ts"
-import { BatchQuery } from "./tasks/Api.ts"
+import {
+  CompleteUploadsRequest,
+  ImageUploadBase64Request,
+  ImageUploadForm,
+  MediaUploadRequest
+} from "./uploads/Upload.ts"
 
 type AnyEndpoint = HttpApiEndpoint.HttpApiEndpoint.Any
 type AnyGroup = HttpApiGroup.HttpApiGroup.Any
@@ -49,12 +54,19 @@ export const refine = <
   api: HttpApi.HttpApi<Id, Groups, E, R>,
   group: G,
   changes: M
-): HttpApi.HttpApi<Id, Exclude<Groups, { readonly identifier: G }> | ChangedGroup<HttpApiGroup.HttpApiGroup.WithName<Groups, G>, M>, E, R> => {
+): HttpApi.HttpApi<
+  Id,
+  Exclude<Groups, { readonly identifier: G }> | ChangedGroup<HttpApiGroup.HttpApiGroup.WithName<Groups, G>, M>,
+  E,
+  R
+> => {
   // Adding an endpoint or a group under a name it already has replaces it.
   const original = (api as unknown as HttpApi.HttpApi.AnyWithProps).groups[group]!
   let changed = original
   for (const [name, change] of Object.entries(changes) as Array<[string, (e: unknown) => unknown]>) {
-    changed = changed.add(change(original.endpoints[name]) as HttpApiEndpoint.HttpApiEndpoint.AnyWithProps) as typeof changed
+    changed = changed.add(
+      change(original.endpoints[name]) as HttpApiEndpoint.HttpApiEndpoint.AnyWithProps
+    ) as typeof changed
   }
   return (api as unknown as HttpApi.HttpApi.AnyWithProps).add(changed) as any
 }

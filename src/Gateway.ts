@@ -2,14 +2,13 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Effect, Layer } from "effect"
 import { Accounts } from "./accounts/Accounts.ts"
 import { AdminLive } from "./accounts/Http.ts"
-import { AdminTasksLive } from "./tasks/AdminTaskHttp.ts"
 import { RateLimit } from "./accounts/RateLimit.ts"
 import { GatewayApi } from "./Api.ts"
 import { Billing } from "./billing/Billing.ts"
-import { Channels } from "./channel/Channels.ts"
 import { ModelsLive } from "./catalog/Http.ts"
-import { ConsoleLive } from "./console/Console.ts"
 import { Registry } from "./catalog/Registry.ts"
+import { Channels } from "./channel/Channels.ts"
+import { ConsoleLive } from "./console/Console.ts"
 import { Outbox } from "./events/Outbox.ts"
 import { MediaInspector } from "./media/MediaInspector.ts"
 import { RemoteMedia } from "./media/RemoteMedia.ts"
@@ -20,13 +19,14 @@ import { httpApp } from "./platform/http/Server.ts"
 import { Secrets } from "./platform/Secrets.ts"
 import { StorageLive } from "./storage/Http.ts"
 import { ObjectStorage } from "./storage/ObjectStorage.ts"
+import { AdminTasksLive } from "./tasks/AdminTaskHttp.ts"
 import { Assets } from "./tasks/Assets.ts"
 import { AssetsLive } from "./tasks/AssetsHttp.ts"
 import { channelWorker } from "./tasks/engine/ChannelWorker.ts"
 import { reaper } from "./tasks/engine/Reaper.ts"
-import { upstreamPoller } from "./tasks/engine/UpstreamPoller.ts"
 import { TaskOutcomes } from "./tasks/engine/TaskOutcomes.ts"
 import { TaskQueue } from "./tasks/engine/TaskQueue.ts"
+import { upstreamPoller } from "./tasks/engine/UpstreamPoller.ts"
 import { TaskCreateLive, TaskReadLive } from "./tasks/Http.ts"
 import { ImagesLive } from "./tasks/ImagesHttp.ts"
 import { ReferenceMedia } from "./tasks/ReferenceMedia.ts"
@@ -83,12 +83,26 @@ export const ServicesLive = Layer.mergeAll(
 
 /** The services with every migration applied; nothing is served or run before this is built. */
 export const MigratedServicesLive = Layer.effectDiscard(
-  Effect.tap(migrate, (applied) => Effect.logInfo("database ready").pipe(Effect.annotateLogs({ migrations_applied: applied })))
+  Effect.tap(
+    migrate,
+    (applied) => Effect.logInfo("database ready").pipe(Effect.annotateLogs({ migrations_applied: applied }))
+  )
 ).pipe(Layer.provideMerge(ServicesLive))
 
 /** The handlers of every group of the contract (src/Api.ts), each from its feature's `Http.ts`. */
 export const ApiLive = HttpApiBuilder.api(GatewayApi).pipe(
-  Layer.provide([OpsLive, AdminLive, AdminTasksLive, ModelsLive, TaskReadLive, TaskCreateLive, ImagesLive, StorageLive, AssetsLive, UploadsLive])
+  Layer.provide([
+    OpsLive,
+    AdminLive,
+    AdminTasksLive,
+    ModelsLive,
+    TaskReadLive,
+    TaskCreateLive,
+    ImagesLive,
+    StorageLive,
+    AssetsLive,
+    UploadsLive
+  ])
 )
 
 /** The HTTP application: the contract's handlers, `/openapi.json`, `/docs` and the console, wrapped by the gateway middleware. */
@@ -106,7 +120,9 @@ export const WorkersLive = Layer.scopedDiscard(
   Effect.gen(function*() {
     const registry = yield* Registry
     const channels = yield* Channels
-    const used = new Set([...registry.videoModels, ...registry.imageModels].flatMap((m) => m.routes.map((r) => r.channel)))
+    const used = new Set(
+      [...registry.videoModels, ...registry.imageModels].flatMap((m) => m.routes.map((r) => r.channel))
+    )
     for (const name of used) {
       yield* channels.runner(name)
       yield* Effect.forkScoped(channelWorker(name, channels.get(name)!.settings))

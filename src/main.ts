@@ -2,15 +2,15 @@ import { HttpServer } from "@effect/platform"
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
 import { gateway } from "./Gateway.ts"
+import { environmentConfig } from "./platform/AppConfig.ts"
+import { Sha256Live } from "./runtime/node/Digest.ts"
+import { JsonLogLive } from "./runtime/node/Logging.ts"
 import { MediaToolsLive } from "./runtime/node/MediaTools.ts"
 import * as NodeServer from "./runtime/node/NodeServer.ts"
 import { NotificationListenerLive } from "./runtime/node/PgListen.ts"
-import { UpstreamHttpClientLive } from "./runtime/node/UpstreamHttpClient.ts"
 import { TargetHttpClientLive } from "./runtime/node/TargetHttpClient.ts"
 import { TracingLive } from "./runtime/node/Tracing.ts"
-import { Sha256Live } from "./runtime/node/Digest.ts"
-import { JsonLogLive } from "./runtime/node/Logging.ts"
-import { environmentConfig } from "./platform/AppConfig.ts"
+import { UpstreamHttpClientLive } from "./runtime/node/UpstreamHttpClient.ts"
 
 /**
  * Entry point on Node: reads the environment, then serves the API (ROLE=api
@@ -19,8 +19,10 @@ import { environmentConfig } from "./platform/AppConfig.ts"
  * drains and running tasks go back to the queue before the database closes.
  */
 const Main = Layer.unwrapEffect(
-  Effect.map(environmentConfig, (env) =>
-    gateway(NodeServer.layer({ host: env.host, port: env.port }).pipe(HttpServer.withLogAddress)))
+  Effect.map(
+    environmentConfig,
+    (env) => gateway(NodeServer.layer({ host: env.host, port: env.port }).pipe(HttpServer.withLogAddress))
+  )
 )
 
 Main.pipe(

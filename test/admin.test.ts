@@ -79,7 +79,11 @@ describe(`admin API (${backend})`, () => {
     expect(added.body).toEqual({ object: "balances", account_id: id, wallet_credits: 15.25, subscription_credits: 2 })
     const removed = await admin(gw, "POST", `/admin/v1/accounts/${id}/credits`, { wallet: -15.25 })
     expect(removed.body.wallet_credits).toBe(0)
-    expectError(await admin(gw, "POST", `/admin/v1/accounts/${id}/credits`, { wallet: -0.000001 }), 400, "invalid_request")
+    expectError(
+      await admin(gw, "POST", `/admin/v1/accounts/${id}/credits`, { wallet: -0.000001 }),
+      400,
+      "invalid_request"
+    )
     const detail = await admin(gw, "GET", `/admin/v1/accounts/${id}`)
     expect(detail.body.ledger).toEqual({ credited: 2, charged: 0, refunded: 0, entries: 3 })
   })
@@ -93,7 +97,10 @@ describe(`admin API (${backend})`, () => {
     expect(set.body.key).toMatch(/^wk-[0-9A-Za-z]{33}$/)
 
     // Setting it again keeps the key; rotating replaces it.
-    const again = await admin(gw, "PUT", `/admin/v1/accounts/${id}/webhook`, { url: "https://example.com/h", enabled: false })
+    const again = await admin(gw, "PUT", `/admin/v1/accounts/${id}/webhook`, {
+      url: "https://example.com/h",
+      enabled: false
+    })
     expect(again.body).toEqual({ url: "https://example.com/h", enabled: false, key: set.body.key })
     const rotated = await admin(gw, "POST", `/admin/v1/accounts/${id}/webhook/rotate`)
     expect(rotated.body.key).toMatch(/^wk-/)
@@ -119,7 +126,11 @@ describe(`admin API (${backend})`, () => {
   it("answers 404 for unknown accounts and keys", async () => {
     expectError(await admin(gw, "GET", "/admin/v1/accounts/acct_nope"), 404, "account_not_found", "not_found_error")
     expectError(await admin(gw, "POST", "/admin/v1/keys/key_nope/disable"), 404, "key_not_found")
-    expectError(await admin(gw, "POST", "/admin/v1/accounts/acct_nope/keys", { kind: "model" }), 404, "account_not_found")
+    expectError(
+      await admin(gw, "POST", "/admin/v1/accounts/acct_nope/keys", { kind: "model" }),
+      404,
+      "account_not_found"
+    )
   })
 
   it("requires the admin token", async () => {

@@ -10,7 +10,17 @@ import { probeBytes } from "./support/media.ts"
 import { RUNTIME, type Service, start, stop, waitForHealth } from "./support/process.ts"
 import { eventually, type Receiver, startReceiver, verifyStandardWebhook } from "./support/receiver.ts"
 import { keptAlive } from "./support/socket.ts"
-import { audio, image, makeAudio, makeImage, makeVideo, putBytes, sessions, uploadAll, video } from "./support/uploads.ts"
+import {
+  audio,
+  image,
+  makeAudio,
+  makeImage,
+  makeVideo,
+  putBytes,
+  sessions,
+  uploadAll,
+  video
+} from "./support/uploads.ts"
 
 /**
  * The API of one service process, started the way the runtime under test
@@ -42,16 +52,20 @@ beforeAll(async () => {
   })
   const port = await freePort()
   target = { url: `http://127.0.0.1:${port}` }
-  service = start({
-    ROLE: "all",
-    DATA_DIR: dataDir,
-    CONFIG_DIR: configDir,
-    ADMIN_TOKEN,
-    PUBLIC_BASE_URL: target.url,
-    // The receiver and the reference media are on loopback.
-    ALLOW_PRIVATE_TARGETS: "true",
-    ...(db.url ? { DATABASE_URL: db.url } : {})
-  }, port, "node")
+  service = start(
+    {
+      ROLE: "all",
+      DATA_DIR: dataDir,
+      CONFIG_DIR: configDir,
+      ADMIN_TOKEN,
+      PUBLIC_BASE_URL: target.url,
+      // The receiver and the reference media are on loopback.
+      ALLOW_PRIVATE_TARGETS: "true",
+      ...(db.url ? { DATABASE_URL: db.url } : {})
+    },
+    port,
+    "node"
+  )
   expect(await waitForHealth(service, 90_000), service.output()).toBe(true)
   acct = await createAccount(target, { name: "runtime", wallet_credits: 1000 })
   const set = await admin(target, "PUT", `/admin/v1/accounts/${acct.id}/webhook`, { url: hook.url })
@@ -79,13 +93,17 @@ const create = async (kind: "video" | "image", json: unknown) => {
 
 /** Polls a task until it ends; a deadline, not a speed measurement. */
 const finish = (kind: "video" | "image", id: string) =>
-  eventually(async () => {
-    const reply = await call(target, "GET", `/v1/${kind}/tasks/${id}`, { key: acct.resource.key })
-    if (reply.status !== 200) throw new Error(`GET ${id}: ${reply.status} ${JSON.stringify(reply.body)}`)
-    if (reply.body.status !== "succeeded" && reply.body.status !== "failed") return undefined
-    finished.set(id, `${kind}.task.${reply.body.status}`)
-    return reply.body
-  }, `task ${id} finished`, 120_000)
+  eventually(
+    async () => {
+      const reply = await call(target, "GET", `/v1/${kind}/tasks/${id}`, { key: acct.resource.key })
+      if (reply.status !== 200) throw new Error(`GET ${id}: ${reply.status} ${JSON.stringify(reply.body)}`)
+      if (reply.body.status !== "succeeded" && reply.body.status !== "failed") return undefined
+      finished.set(id, `${kind}.task.${reply.body.status}`)
+      return reply.body
+    },
+    `task ${id} finished`,
+    120_000
+  )
 
 const withKey = (range?: string) => ({
   headers: { authorization: `Bearer ${acct.resource.key}`, ...(range === undefined ? {} : { range }) }
@@ -93,7 +111,11 @@ const withKey = (range?: string) => ({
 
 describe(`the API of a service process (${RUNTIME}, ${backend})`, { timeout: 180_000 }, () => {
   it("the three-step upload: a video, an audio and an image PUT to the local store, confirmed, then used by a famS task", async () => {
-    const files = [video(await makeVideo(4, { audio: true })), audio(await makeAudio("wav", 2), "wav"), image(await makeImage("png"))]
+    const files = [
+      video(await makeVideo(4, { audio: true })),
+      audio(await makeAudio("wav", 2), "wav"),
+      image(await makeImage("png"))
+    ]
     const confirmed = await uploadAll(target, acct.resource.key, files)
     expect(confirmed.map((c) => c.kind)).toEqual(["video", "audio", "image"])
 
@@ -148,7 +170,12 @@ describe(`the API of a service process (${RUNTIME}, ${backend})`, { timeout: 180
   it("a video task of each family succeeds; its result downloads whole and by range", async () => {
     const ids = await Promise.all(
       ["provy-famS-2.0-480p", "provx-famV-3.1-fast-720p", "provx-famK-3.0-720p"].map((model) =>
-        create("video", { model, operation: "generation", input: { prompt: `a fox (${model})` }, output: { duration: 4 } })
+        create("video", {
+          model,
+          operation: "generation",
+          input: { prompt: `a fox (${model})` },
+          output: { duration: 4 }
+        })
       )
     )
     const tasks = await Promise.all(ids.map((id) => finish("video", id)))
@@ -179,7 +206,15 @@ describe(`the API of a service process (${RUNTIME}, ${backend})`, { timeout: 180
       output: { size: "512x512" }
     })
     const form = new FormData()
-    for (const [k, v] of Object.entries({ model: "provx-image-1", operation: "edit", prompt: "add a hat", size: "512x512", output_format: "png" })) {
+    for (
+      const [k, v] of Object.entries({
+        model: "provx-image-1",
+        operation: "edit",
+        prompt: "add a hat",
+        size: "512x512",
+        output_format: "png"
+      })
+    ) {
       form.append(k, v)
     }
     form.append("image", new Blob([(await makeImage("png", "256x256")).slice()], { type: "image/png" }), "a.png")
@@ -199,10 +234,14 @@ describe(`the API of a service process (${RUNTIME}, ${backend})`, { timeout: 180
 
   it("the account's webhook receives every terminal event of this file's tasks, signed with its key", async () => {
     expect(finished.size).toBeGreaterThanOrEqual(6)
-    const receipts = await eventually(async () => {
-      const byTask = new Map(hook.receipts.map((r) => [r.json?.data?.object?.id, r]))
-      return [...finished.keys()].every((id) => byTask.has(id)) ? byTask : undefined
-    }, "an event for every task", 60_000)
+    const receipts = await eventually(
+      async () => {
+        const byTask = new Map(hook.receipts.map((r) => [r.json?.data?.object?.id, r]))
+        return [...finished.keys()].every((id) => byTask.has(id)) ? byTask : undefined
+      },
+      "an event for every task",
+      60_000
+    )
     for (const [id, type] of finished) {
       const receipt = receipts.get(id)!
       expect(receipt.json.type, id).toBe(type)

@@ -123,7 +123,9 @@ describe(`assets API (${backend})`, () => {
     const created = Object.fromEntries(all.map((a) => [a.id, a.created_at as number]))
     const lo = created[i0]!
     expect(await ids({ created_after: String(lo) })).toEqual([i1, i0, v].filter((id) => created[id]! >= lo))
-    expect(await ids({ created_before: String(created[v]!) })).toEqual([i1, i0, v].filter((id) => created[id]! <= created[v]!))
+    expect(await ids({ created_before: String(created[v]!) })).toEqual(
+      [i1, i0, v].filter((id) => created[id]! <= created[v]!)
+    )
     expect(await ids({ created_before: String(created[v]! - 1) })).toEqual([])
     expect(await ids({ created_after: String(lo + 1) })).toEqual([])
 
@@ -220,8 +222,15 @@ describe(`assets API (${backend})`, () => {
     // The stranger's DELETE changed nothing.
     expect((await get(`/v1/assets/${mine}`)).status).toBe(200)
 
-    for (const [method, path] of [["GET", "/v1/assets"], ["GET", `/v1/assets/${mine}`], ["DELETE", `/v1/assets/${mine}`]]) {
-      expectError(await call(gw, method!, path!, { key: owner.model.key }), 403, "permission_denied", "permission_error")
+    for (
+      const [method, path] of [["GET", "/v1/assets"], ["GET", `/v1/assets/${mine}`], ["DELETE", `/v1/assets/${mine}`]]
+    ) {
+      expectError(
+        await call(gw, method!, path!, { key: owner.model.key }),
+        403,
+        "permission_denied",
+        "permission_error"
+      )
       expectError(await call(gw, method!, path!), 401, "invalid_api_key", "authentication_error")
     }
     expect((await get(`/v1/assets/${mine}`)).status).toBe(200)
@@ -244,7 +253,11 @@ describe(`assets API (${backend})`, () => {
     expectError(signed, 404, "object_not_found")
     expectError(await get(`/v1/assets/${item.asset_id}`), 404, "asset_not_found")
     expectError(await get(`/v1/assets/${item.asset_id}/content`), 404, "asset_not_found")
-    expectError(await call(gw, "DELETE", `/v1/assets/${item.asset_id}`, { key: owner.resource.key }), 404, "asset_not_found")
+    expectError(
+      await call(gw, "DELETE", `/v1/assets/${item.asset_id}`, { key: owner.resource.key }),
+      404,
+      "asset_not_found"
+    )
     expect((await walkAssets(gw, owner.resource.key, { task_id: image.id })).map((a) => a.id))
       .toEqual([image.result.images[1].asset_id])
     // The other image of the task is untouched.

@@ -37,16 +37,25 @@ describe(`migration 0009 on existing assets (${backend})`, () => {
       yield* sql`INSERT INTO accounts (id, name, group_name, created_at, updated_at) VALUES ('acct_1', 'a', 'default', 1, 1)`
       const task = (id: string, kind: string, result: unknown) =>
         sql`INSERT INTO tasks (id, account_id, kind, model, operation, status, request, result, created_at, updated_at)
-          VALUES (${id}, 'acct_1', ${kind}, 'm', 'generation', 'succeeded', '{}'::jsonb, ${JSON.stringify(result)}::jsonb, 1, 1)`
+          VALUES (${id}, 'acct_1', ${kind}, 'm', 'generation', 'succeeded', '{}'::jsonb, ${
+          JSON.stringify(result)
+        }::jsonb, 1, 1)`
       yield* task("task_v", "video", {
         videos: [
-          { asset_id: "asset_local", url: `${BASE}/storage/results~task_v~a.mp4?X-Expires=1800086400&X-Signature=x`, url_auth: "none" },
+          {
+            asset_id: "asset_local",
+            url: `${BASE}/storage/results~task_v~a.mp4?X-Expires=1800086400&X-Signature=x`,
+            url_auth: "none"
+          },
           { asset_id: "asset_key", url: `${BASE}/v1/assets/asset_key/content`, url_auth: "resource_api_key" }
         ]
       })
       yield* task("task_i", "image", {
         images: [
-          { asset_id: "asset_s3", url: `http://s3.example/b/results/task_i/c.png?X-Amz-Date=${S3_DATE}&X-Amz-Expires=3600&X-Amz-Signature=y` },
+          {
+            asset_id: "asset_s3",
+            url: `http://s3.example/b/results/task_i/c.png?X-Amz-Date=${S3_DATE}&X-Amz-Expires=3600&X-Amz-Signature=y`
+          },
           { asset_id: "asset_img_key", url: `${BASE}/v1/assets/asset_img_key/content` }
         ]
       })
@@ -61,7 +70,9 @@ describe(`migration 0009 on existing assets (${backend})`, () => {
       // A server whose zone is not UTC must still read S3's UTC dates right.
       yield* apply(sql, (id) => id === 9, ["SET LOCAL TimeZone = 'Asia/Tokyo'"])
       // A plain client: bigint columns are cast so both backends answer numbers.
-      const rows = yield* sql<{ id: string; seq: number; kind: string; url: string; url_auth: string; expires_at: number | null }>`
+      const rows = yield* sql<
+        { id: string; seq: number; kind: string; url: string; url_auth: string; expires_at: number | null }
+      >`
         SELECT id, seq::float8 AS seq, kind, url, url_auth, expires_at::float8 AS expires_at FROM assets ORDER BY seq`
       // A new row gets the next number without naming it.
       yield* sql`INSERT INTO assets (id, account_id, task_id, kind, storage_key, mime_type, filename, size_bytes, url, url_auth, created_at)
@@ -79,7 +90,11 @@ describe(`migration 0009 on existing assets (${backend})`, () => {
     expect(byId.asset_local).toMatchObject({ kind: "video", url_auth: "none", expires_at: 1_800_086_400 })
     expect(byId.asset_local!.url).toContain("X-Expires=1800086400")
     expect(byId.asset_key).toMatchObject({ kind: "video", url_auth: "resource_api_key", expires_at: null })
-    expect(byId.asset_s3).toMatchObject({ kind: "image", url_auth: "none", expires_at: Date.UTC(2027, 0, 15, 8) / 1000 + 3600 })
+    expect(byId.asset_s3).toMatchObject({
+      kind: "image",
+      url_auth: "none",
+      expires_at: Date.UTC(2027, 0, 15, 8) / 1000 + 3600
+    })
     expect(byId.asset_img_key).toMatchObject({
       kind: "image",
       url_auth: "resource_api_key",

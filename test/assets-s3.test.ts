@@ -44,15 +44,24 @@ const headStatus = (key: string) =>
 describe(`assets on S3 (${backend})`, () => {
   it("DELETE removes the object from the bucket; the pre-signed result URL then answers 404", async () => {
     const acct = await createAccount(gw, { name: "s3-assets", wallet_credits: 100 })
-    const task = await runTask(gw, { model: acct.model.key, resource: acct.resource.key }, "video",
-      videoRequest({ output: { duration: 4, generate_audio: false } }))
+    const task = await runTask(
+      gw,
+      { model: acct.model.key, resource: acct.resource.key },
+      "video",
+      videoRequest({ output: { duration: 4, generate_audio: false } })
+    )
     const item = task.result.videos[0]
     expect(new URL(item.url).origin).toBe(s3.endpoint)
 
     const asset = await call(gw, "GET", `/v1/assets/${item.asset_id}`, { key: acct.resource.key })
     expect(asset.body).toMatchObject({ url: item.url, url_auth: "none", temporary: true, kind: "video" })
     expect(asset.body.expires_at).toBe(
-      Date.parse(new URL(item.url).searchParams.get("X-Amz-Date")!.replace(/(\d{4})(\d\d)(\d\d)T(\d\d)(\d\d)(\d\d)Z/, "$1-$2-$3T$4:$5:$6Z")) / 1000 +
+      Date.parse(
+            new URL(item.url).searchParams.get("X-Amz-Date")!.replace(
+              /(\d{4})(\d\d)(\d\d)T(\d\d)(\d\d)(\d\d)Z/,
+              "$1-$2-$3T$4:$5:$6Z"
+            )
+          ) / 1000 +
         Number(new URL(item.url).searchParams.get("X-Amz-Expires"))
     )
     const key = await storageKeyOf(gw, item.asset_id)
@@ -71,7 +80,15 @@ describe(`assets on S3 (${backend})`, () => {
     const signed = await fetch(item.url)
     expect(signed.status).toBe(404)
     expect(await signed.text()).toContain("NoSuchKey")
-    expectError(await call(gw, "GET", `/v1/assets/${item.asset_id}/content`, { key: acct.resource.key }), 404, "asset_not_found")
-    expectError(await call(gw, "GET", `/v1/assets/${item.asset_id}`, { key: acct.resource.key }), 404, "asset_not_found")
+    expectError(
+      await call(gw, "GET", `/v1/assets/${item.asset_id}/content`, { key: acct.resource.key }),
+      404,
+      "asset_not_found"
+    )
+    expectError(
+      await call(gw, "GET", `/v1/assets/${item.asset_id}`, { key: acct.resource.key }),
+      404,
+      "asset_not_found"
+    )
   })
 })

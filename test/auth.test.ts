@@ -46,7 +46,12 @@ describe(`authentication (${backend})`, () => {
     ]
     for (const headers of cases) {
       expectError(await call(gw, "GET", readPath, { headers }), 401, "invalid_api_key", "authentication_error")
-      expectError(await call(gw, "POST", createPath, { headers, json: {} }), 401, "invalid_api_key", "authentication_error")
+      expectError(
+        await call(gw, "POST", createPath, { headers, json: {} }),
+        401,
+        "invalid_api_key",
+        "authentication_error"
+      )
     }
   })
 

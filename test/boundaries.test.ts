@@ -48,8 +48,7 @@ const codeOnly = (text: string) =>
     .replace(/(^|[^:])\/\/.*$/gm, "$1")
     .replace(/`(?:\\.|[^`\\])*`/g, "``")
 
-const importsOf = (text: string) =>
-  [...text.matchAll(/(?:from|import)\s*\(?\s*["']([^"']+)["']/g)].map((m) => m[1]!)
+const importsOf = (text: string) => [...text.matchAll(/(?:from|import)\s*\(?\s*["']([^"']+)["']/g)].map((m) => m[1]!)
 
 /** Where a relative import of `path` points, as a path from the repository root. */
 const resolve = (path: string, spec: string) => spec.startsWith(".") ? normalize(join(dirname(path), spec)) : spec
@@ -105,7 +104,9 @@ describe("module boundaries", () => {
 
   it("sees a service importing the HTTP error module, and lets the HTTP layer and handlers do it", () => {
     const source = `import * as Errors from "../platform/http/Errors.ts"\n`
-    expect(violations("src/tasks/TaskStore.ts", source)).toEqual(["imports the HTTP error module ../platform/http/Errors.ts"])
+    expect(violations("src/tasks/TaskStore.ts", source)).toEqual([
+      "imports the HTTP error module ../platform/http/Errors.ts"
+    ])
     expect(violations("src/billing/Billing.ts", `import { HttpFailure } from "../platform/http/HttpFailure.ts"`))
       .toEqual(["imports the HTTP error module ../platform/http/HttpFailure.ts"])
     expect(violations("src/tasks/Http.ts", source)).toEqual([])
@@ -117,11 +118,15 @@ describe("module boundaries", () => {
     const source = `import { errors } from "../platform/http/ErrorContract.ts"`
     expect(violations("src/uploads/Api.ts", source)).toEqual([])
     expect(violations("src/tasks/AssetsApi.ts", source)).toEqual([])
-    expect(violations("src/uploads/Uploads.ts", source)).toEqual(["imports the HTTP error contract ../platform/http/ErrorContract.ts"])
+    expect(violations("src/uploads/Uploads.ts", source)).toEqual([
+      "imports the HTTP error contract ../platform/http/ErrorContract.ts"
+    ])
   })
 
   it("sees node:* and pg imports and Node globals outside the runtime layer, not inside it", () => {
-    expect(violations("src/platform/X.ts", `import { readFile } from "node:fs/promises"`)).toEqual(["imports node:fs/promises"])
+    expect(violations("src/platform/X.ts", `import { readFile } from "node:fs/promises"`)).toEqual([
+      "imports node:fs/promises"
+    ])
     expect(violations("src/platform/X.ts", `import Pg from "pg"`)).toEqual(["imports pg"])
     expect(violations("src/tasks/X.ts", `const port = process.env.PORT`)).toEqual(["uses the Node global process"])
     expect(violations("src/tasks/X.ts", `const b = Buffer.from("x")`)).toEqual(["uses the Node global Buffer"])

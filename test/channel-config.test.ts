@@ -1,8 +1,8 @@
 import { NodeContext } from "@effect/platform-node"
 import { ConfigProvider, Effect, Exit, Layer } from "effect"
 import { describe, expect, it } from "vitest"
-import { Channels } from "../src/channel/Channels.ts"
 import { Registry } from "../src/catalog/Registry.ts"
+import { Channels } from "../src/channel/Channels.ts"
 import { CatalogLive } from "../src/Gateway.ts"
 import { AppConfig } from "../src/platform/AppConfig.ts"
 import { MediaToolsLive } from "../src/runtime/node/MediaTools.ts"
@@ -43,27 +43,43 @@ const echo = (over: Record<string, unknown> = {}) => ({
 describe("channels in config/models.json", () => {
   it("an unknown adapter names the channel's adapter field and where it was looked for", async () => {
     const message = await refusal((m) => (m.channels.peer = { adapter: "nope" }))
-    expect(message).toMatch(/at channels\.peer\.adapter: adapter "nope" is unknown: no index\.ts or index\.js in .*channels\/nope/)
-    expect(await refusal((m) => (m.channels.peer = { concurrency: 1 }))).toMatch(/at channels\.peer\.adapter: is missing/)
+    expect(message).toMatch(
+      /at channels\.peer\.adapter: adapter "nope" is unknown: no index\.ts or index\.js in .*channels\/nope/
+    )
+    expect(await refusal((m) => (m.channels.peer = { concurrency: 1 }))).toMatch(
+      /at channels\.peer\.adapter: is missing/
+    )
   })
 
   it("a model naming an unknown channel", async () => {
-    const message = await refusal((m) => (m.models["provx-image-1"].channels = ["sandbox", { channel: "ghost", upstream_model: "g-1" }]))
+    const message = await refusal((
+      m
+    ) => (m.models["provx-image-1"].channels = ["sandbox", { channel: "ghost", upstream_model: "g-1" }]))
     expect(message).toMatch(/at models\.provx-image-1\.channels: unknown channel "ghost"/)
-    expect(await refusal((m) => (m.models["provx-image-1"].generator = "ghost"))).toMatch(/at models\.provx-image-1\.generator: unknown channel "ghost"/)
+    expect(await refusal((m) => (m.models["provx-image-1"].generator = "ghost"))).toMatch(
+      /at models\.provx-image-1\.generator: unknown channel "ghost"/
+    )
   })
 
   it("a missing environment variable for a { env } secret", async () => {
     const message = await refusal((m) => (m.channels.echo = echo()))
     expect(message).toMatch(/at channels\.echo\.credentials\.token: environment variable ECHO_TOKEN is not set/)
-    expect(await refusal((m) => (m.channels.echo = echo({ credentials: { token: "plain-text" } })), { ECHO_TOKEN: "x" }))
+    expect(
+      await refusal((m) => (m.channels.echo = echo({ credentials: { token: "plain-text" } })), { ECHO_TOKEN: "x" })
+    )
       .toMatch(/at channels\.echo\.credentials\.token: Expected \{ readonly env/)
   })
 
   it("an unknown setting key, common or the adapter's, and a missing required one", async () => {
-    expect(await refusal((m) => (m.channels.sandbox.colour = "teal"))).toMatch(/at channels\.sandbox\.colour: is unexpected/)
-    expect(await refusal((m) => (m.channels.sandbox.timeouts = { submit_s: 5, poll: 1 }))).toMatch(/^config models.json: invalid channel "sandbox"\n  at channels\.sandbox\.timeouts\.poll: is unexpected[^\n]*$/)
-    expect(await refusal((m) => (m.channels.echo = echo({ color: undefined })), { ECHO_TOKEN: "x" })).toMatch(/at channels\.echo\.color: is missing/)
+    expect(await refusal((m) => (m.channels.sandbox.colour = "teal"))).toMatch(
+      /at channels\.sandbox\.colour: is unexpected/
+    )
+    expect(await refusal((m) => (m.channels.sandbox.timeouts = { submit_s: 5, poll: 1 }))).toMatch(
+      /^config models.json: invalid channel "sandbox"\n  at channels\.sandbox\.timeouts\.poll: is unexpected[^\n]*$/
+    )
+    expect(await refusal((m) => (m.channels.echo = echo({ color: undefined })), { ECHO_TOKEN: "x" })).toMatch(
+      /at channels\.echo\.color: is missing/
+    )
   })
 
   it("a channel whose adapter does not serve the model's kind", async () => {
@@ -71,7 +87,9 @@ describe("channels in config/models.json", () => {
       m.channels.echo = echo()
       m.models["provx-famK-3.0-720p"].channels = ["echo"]
     }, { ECHO_TOKEN: "x" })
-    expect(message).toMatch(/at models\.provx-famK-3\.0-720p\.channels: channel "echo" \(adapter "echo"\) does not serve video models/)
+    expect(message).toMatch(
+      /at models\.provx-famK-3\.0-720p\.channels: channel "echo" \(adapter "echo"\) does not serve video models/
+    )
   })
 
   it("older forms keep working: `generator`, a `sandbox` entry without `adapter`, no `channels` at all", async () => {
@@ -81,11 +99,22 @@ describe("channels in config/models.json", () => {
     })
     expect(Exit.isSuccess(exit)).toBe(true)
     if (Exit.isSuccess(exit)) {
-      expect(exit.value.channels.get("sandbox")!.settings).toMatchObject({ adapter: "sandbox", concurrency: 3, url_auth: "none" })
-      expect(exit.value.registry.image("provx-image-1")!.routes).toEqual([{ channel: "sandbox", upstreamModel: "provx-image-1" }])
+      expect(exit.value.channels.get("sandbox")!.settings).toMatchObject({
+        adapter: "sandbox",
+        concurrency: 3,
+        url_auth: "none"
+      })
+      expect(exit.value.registry.image("provx-image-1")!.routes).toEqual([{
+        channel: "sandbox",
+        upstreamModel: "provx-image-1"
+      }])
     }
     expect(Exit.isSuccess(await boot((m) => delete m.channels))).toBe(true)
-    expect(await refusal((m) => (m.models["provx-image-1"] = { ...m.models["provx-image-1"], generator: "sandbox", channels: ["sandbox"] })))
+    expect(
+      await refusal((
+        m
+      ) => (m.models["provx-image-1"] = { ...m.models["provx-image-1"], generator: "sandbox", channels: ["sandbox"] }))
+    )
       .toMatch(/at models\.provx-image-1\.generator: give "channels" or the older "generator", not both/)
     expect(await refusal((m) => (m.channels = { other: { adapter: "sandbox" } })))
       .toMatch(/names no channel, and there is no "sandbox" channel to default to/)
@@ -99,7 +128,10 @@ describe("channels in config/models.json", () => {
     expect(Exit.isSuccess(exit)).toBe(true)
     if (Exit.isSuccess(exit)) {
       const served = exit.value.registry.image("provx-image-1")!
-      expect(served.routes).toEqual([{ channel: "echo", upstreamModel: "echo-large" }, { channel: "sandbox", upstreamModel: "provx-image-1" }])
+      expect(served.routes).toEqual([{ channel: "echo", upstreamModel: "echo-large" }, {
+        channel: "sandbox",
+        upstreamModel: "provx-image-1"
+      }])
       expect(Object.keys(served.providerOptions).sort()).toEqual(["echo", "sandbox"])
       expect(Object.keys(exit.value.registry.image("provy-image-1-fast")!.providerOptions)).toEqual(["sandbox"])
     }

@@ -55,7 +55,10 @@ afterAll(async () => {
 })
 
 const bTasksFor = (aTaskId: string) =>
-  query<{ id: string; status: string }>(b, (sql) => sql`SELECT id, status FROM tasks WHERE idempotency_key = ${aTaskId}`)
+  query<{ id: string; status: string }>(
+    b,
+    (sql) => sql`SELECT id, status FROM tasks WHERE idempotency_key = ${aTaskId}`
+  )
 
 /** Nothing of B reaches A's caller: its ids, its address, the channel's name. */
 const expectNothingOfB = async (task: any) => {
@@ -83,14 +86,21 @@ describe(`the gateway channel (${backend})`, () => {
     expect(held).toHaveLength(1)
     expect(held[0]!.status).toBe("succeeded")
     await expectNothingOfB(task)
-    const [row] = await query<{ run_state: string; upstream_id: string }>(a, (sql) =>
-      sql`SELECT run_state, upstream_id FROM tasks WHERE id = ${task.id}`)
+    const [row] = await query<{ run_state: string; upstream_id: string }>(
+      a,
+      (sql) => sql`SELECT run_state, upstream_id FROM tasks WHERE id = ${task.id}`
+    )
     expect(row).toEqual({ run_state: "done", upstream_id: held[0]!.id })
   }, 120_000)
 
   it("an image task on A runs on B and comes back as A's own asset", async () => {
     const acct = await createAccount(a, { name: "images", wallet_credits: 100 })
-    const body = { model: IMAGE, operation: "generation", input: { prompt: "a lighthouse" }, output: { size: "1024x1024", format: "png", count: 1 } }
+    const body = {
+      model: IMAGE,
+      operation: "generation",
+      input: { prompt: "a lighthouse" },
+      output: { size: "1024x1024", format: "png", count: 1 }
+    }
     const created = await call(a, "POST", "/v1/image/tasks", { key: acct.model.key, json: body })
     expect(created.status).toBe(202)
     const task = (await pollTask(a, acct.resource.key, created.body.id, undefined, { kind: "image" })).at(-1)
@@ -116,9 +126,19 @@ describe(`the gateway channel (${backend})`, () => {
     expect(view.body.account.id).toBe(acct.id)
     expect(view.body.ledger.map((l: any) => l.kind)).toEqual(["charge"])
     expect(view.body.channels_tried).toEqual(["peer"])
-    expect(view.body.engine).toMatchObject({ run_state: "done", channel: "peer", upstream_id: upstream!.id, upstream_model: VIDEO })
+    expect(view.body.engine).toMatchObject({
+      run_state: "done",
+      channel: "peer",
+      upstream_id: upstream!.id,
+      upstream_model: VIDEO
+    })
     expect(view.body.attempts).toHaveLength(1)
-    expect(view.body.attempts[0]).toMatchObject({ attempt: 1, channel: "peer", upstream_id: upstream!.id, outcome: "succeeded" })
+    expect(view.body.attempts[0]).toMatchObject({
+      attempt: 1,
+      channel: "peer",
+      upstream_id: upstream!.id,
+      outcome: "succeeded"
+    })
     expect(view.body.attempts[0].last_answer).toMatchObject({ id: upstream!.id, status: "succeeded" })
 
     // Not with a caller's keys, and unknown ids are 404.
@@ -161,8 +181,10 @@ describe(`the gateway channel (${backend})`, () => {
       await pollTask(a, acct.resource.key, id, () => true)
       const until = Date.now() + 30_000
       for (;;) {
-        const [row] = await query<{ run_state: string; lease_owner: string | null }>(a, (sql) =>
-          sql`SELECT run_state, lease_owner FROM tasks WHERE id = ${id}`)
+        const [row] = await query<{ run_state: string; lease_owner: string | null }>(
+          a,
+          (sql) => sql`SELECT run_state, lease_owner FROM tasks WHERE id = ${id}`
+        )
         if (row!.run_state === "waiting") {
           expect(row!.lease_owner).toBeNull()
           break

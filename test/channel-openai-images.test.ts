@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { type FakeImages, startFakeImages } from "./fakes/openai-images.ts"
 import { alsoWith, configWith } from "./support/config.ts"
 import { backend } from "./support/database.ts"
 import { startGateway, type TestGateway } from "./support/gateway.ts"
@@ -6,7 +7,6 @@ import { call, createAccount } from "./support/http.ts"
 import { makeLeftHalfMask, makePng } from "./support/images.ts"
 import { probeBytes } from "./support/media.ts"
 import { ledgerOf, pollTask } from "./support/tasks.ts"
-import { type FakeImages, startFakeImages } from "./fakes/openai-images.ts"
 
 /**
  * The `openai-images` adapter against a fake OpenAI Images API speaking the
@@ -68,7 +68,17 @@ const expectRefunded = async (taskId: string) => {
 /** Nothing of the channel reaches the caller: its name, the upstream model, its words. */
 const expectNothingUpstream = (task: unknown) => {
   const text = JSON.stringify(task)
-  for (const secret of ["openai", "gpt-image", UPSTREAM_KEY, "req_fake", "moderation", "safety system", "127.0.0.1:" + new URL(fake.url).port]) {
+  for (
+    const secret of [
+      "openai",
+      "gpt-image",
+      UPSTREAM_KEY,
+      "req_fake",
+      "moderation",
+      "safety system",
+      "127.0.0.1:" + new URL(fake.url).port
+    ]
+  ) {
     expect(text).not.toContain(secret)
   }
 }
@@ -105,7 +115,15 @@ describe(`the openai-images channel (${backend})`, () => {
     const [photo, mask] = [await makePng(512, 512), await makeLeftHalfMask(512, 512)]
     const acct = await createAccount(gw, { name: "edits", wallet_credits: 10 })
     const form = new FormData()
-    for (const [k, v] of Object.entries({ model: "provx-image-1", operation: "edit", prompt: "add a hat", size: "512x512", output_format: "webp" })) {
+    for (
+      const [k, v] of Object.entries({
+        model: "provx-image-1",
+        operation: "edit",
+        prompt: "add a hat",
+        size: "512x512",
+        output_format: "webp"
+      })
+    ) {
       form.append(k, v)
     }
     form.append("image", new Blob([photo.slice()]), "photo.png")
@@ -118,7 +136,13 @@ describe(`the openai-images channel (${backend})`, () => {
     expect(task.status).toBe("succeeded")
     const [sent] = fake.requests.slice(before)
     expect(sent!.path).toBe("/v1/images/edits")
-    expect(sent!.fields).toMatchObject({ model: "gpt-image-1", prompt: "add a hat", n: "1", size: "512x512", output_format: "webp" })
+    expect(sent!.fields).toMatchObject({
+      model: "gpt-image-1",
+      prompt: "add a hat",
+      n: "1",
+      size: "512x512",
+      output_format: "webp"
+    })
     expect(sent!.files.image).toEqual([photo])
     expect(sent!.files.mask).toEqual([mask])
     expect(task.result.images[0]).toMatchObject({ mime_type: "image/webp", format: "webp", width: 512, height: 512 })

@@ -41,11 +41,32 @@ const BAR = /\[([#-]{30})\]\s+(\d+)% (task_\w+) (\w+)/g
 
 describe(`mtg in a terminal (${backend})`, () => {
   it("draws a progress bar that moves in place while a slow task runs, and ends at 100%", async () => {
-    const command = [process.execPath, MTG, "video", "create", "--model", "provy-famS-2.0-480p", "--prompt", "slow boat",
-      "--duration", "4", "--no-audio", "--provider-options", '{"sandbox":{"delay_ms":8000}}', "--wait"].map(quote).join(" ")
-    tmux("new-session", "-d", "-x", "160", "-y", "24",
+    const command = [
+      process.execPath,
+      MTG,
+      "video",
+      "create",
+      "--model",
+      "provy-famS-2.0-480p",
+      "--prompt",
+      "slow boat",
+      "--duration",
+      "4",
+      "--no-audio",
+      "--provider-options",
+      "{\"sandbox\":{\"delay_ms\":8000}}",
+      "--wait"
+    ].map(quote).join(" ")
+    tmux(
+      "new-session",
+      "-d",
+      "-x",
+      "160",
+      "-y",
+      "24",
       ...Object.entries(env).flatMap(([k, v]) => ["-e", `${k}=${v}`]),
-      `${command}; echo EXIT=$?; sleep 600`)
+      `${command}; echo EXIT=$?; sleep 600`
+    )
     const seen: Array<number> = []
     let screen = ""
     const deadline = Date.now() + 180_000

@@ -49,81 +49,127 @@ const json = (text: string) => JSON.parse(text)
 const filesIn = (path: string) => readdirSync(path).sort()
 
 describe(`mtg against a running gateway (${backend})`, () => {
-  it("runs the README's example: a famS media-mode task from a local PNG, MP4 and WAV, waited for and downloaded as a playable MP4", async () => {
-    const commands = mtgCommands(readmeExample("cli"))
-    expect(commands.some((c) => c.includes("--mode media") && c.includes("--out results"))).toBe(true)
-    const outputs: Array<string> = []
-    for (const command of commands) {
-      const result = await run("bash", ["-c", command.replace(/^npx mtg /, `"${process.execPath}" "${MTG}" `)], { env, cwd: dir })
-      expect(result.code, `${command}\n${result.stderr}`).toBe(0)
-      outputs.push(result.stdout)
-    }
-    const [models, video, edit, list, assets] = outputs as [string, string, string, string, string]
-    expect(models).toContain("provy-famS-2.5-480p")
-    const videoTask = /^(task_\w+) succeeded$/m.exec(video)![1]!
-    expect(/^(task_\w+) succeeded$/m.test(edit)).toBe(true)
-    expect(list).toContain(videoTask)
-    expect(assets).toContain(videoTask)
+  it(
+    "runs the README's example: a famS media-mode task from a local PNG, MP4 and WAV, waited for and downloaded as a playable MP4",
+    async () => {
+      const commands = mtgCommands(readmeExample("cli"))
+      expect(commands.some((c) => c.includes("--mode media") && c.includes("--out results"))).toBe(true)
+      const outputs: Array<string> = []
+      for (const command of commands) {
+        const result = await run("bash", ["-c", command.replace(/^npx mtg /, `"${process.execPath}" "${MTG}" `)], {
+          env,
+          cwd: dir
+        })
+        expect(result.code, `${command}\n${result.stderr}`).toBe(0)
+        outputs.push(result.stdout)
+      }
+      const [models, video, edit, list, assets] = outputs as [string, string, string, string, string]
+      expect(models).toContain("provy-famS-2.5-480p")
+      const videoTask = /^(task_\w+) succeeded$/m.exec(video)![1]!
+      expect(/^(task_\w+) succeeded$/m.test(edit)).toBe(true)
+      expect(list).toContain(videoTask)
+      expect(assets).toContain(videoTask)
 
-    const results = filesIn(join(dir, "results"))
-    expect(results.filter((f) => f.endsWith(".part"))).toEqual([])
-    const mp4 = results.find((f) => f.endsWith(".mp4"))!
-    expect(video).toContain(join("results", mp4))
-    const probed = await probeBytes(readFileSync(join(dir, "results", mp4)))
-    expect(probed.formatName).toContain("mp4")
-    expect(probed.video?.codec).toBe("h264")
-    expect(probed.audio?.codec).toBe("aac")
-    expect(Math.abs(probed.durationS - 4)).toBeLessThan(0.5)
-    // Playable: a frame in the middle decodes to a whole picture.
-    const frame = await frameAt(join(dir, "results", mp4), 2)
-    expect(frame.length).toBe(probed.video!.width * probed.video!.height * 3)
-    const png = results.find((f) => f.endsWith(".png"))!
-    expect((await probeBytes(readFileSync(join(dir, "results", png)))).formatName).toBe("png_pipe")
-  }, 300_000)
+      const results = filesIn(join(dir, "results"))
+      expect(results.filter((f) => f.endsWith(".part"))).toEqual([])
+      const mp4 = results.find((f) => f.endsWith(".mp4"))!
+      expect(video).toContain(join("results", mp4))
+      const probed = await probeBytes(readFileSync(join(dir, "results", mp4)))
+      expect(probed.formatName).toContain("mp4")
+      expect(probed.video?.codec).toBe("h264")
+      expect(probed.audio?.codec).toBe("aac")
+      expect(Math.abs(probed.durationS - 4)).toBeLessThan(0.5)
+      // Playable: a frame in the middle decodes to a whole picture.
+      const frame = await frameAt(join(dir, "results", mp4), 2)
+      expect(frame.length).toBe(probed.video!.width * probed.video!.height * 3)
+      const png = results.find((f) => f.endsWith(".png"))!
+      expect((await probeBytes(readFileSync(join(dir, "results", png)))).formatName).toBe("png_pipe")
+    },
+    300_000
+  )
 
-  it("--json prints documents a script can parse: create, replay, watch with download, list, upload and assets", async () => {
-    const create = ["video", "create", "--model", "provy-famS-2.0-480p", "--prompt", "a quiet harbour", "--duration", "4",
-      "--no-audio", "--metadata", '{"run":"json"}', "--idempotency-key", "cli-json-1", "--json"]
-    const first = await mtg(create, { env })
-    expect(first.code, first.stderr).toBe(0)
-    const created = json(first.stdout)
-    expect(created.files).toEqual([])
-    expect(created.task).toMatchObject({ object: "video.task", status: "queued", metadata: { run: "json" } })
-    const again = json((await mtg(create, { env })).stdout)
-    expect(again.task.id).toBe(created.task.id)
+  it(
+    "--json prints documents a script can parse: create, replay, watch with download, list, upload and assets",
+    async () => {
+      const create = [
+        "video",
+        "create",
+        "--model",
+        "provy-famS-2.0-480p",
+        "--prompt",
+        "a quiet harbour",
+        "--duration",
+        "4",
+        "--no-audio",
+        "--metadata",
+        "{\"run\":\"json\"}",
+        "--idempotency-key",
+        "cli-json-1",
+        "--json"
+      ]
+      const first = await mtg(create, { env })
+      expect(first.code, first.stderr).toBe(0)
+      const created = json(first.stdout)
+      expect(created.files).toEqual([])
+      expect(created.task).toMatchObject({ object: "video.task", status: "queued", metadata: { run: "json" } })
+      const again = json((await mtg(create, { env })).stdout)
+      expect(again.task.id).toBe(created.task.id)
 
-    const out = join(dir, "json-out")
-    const watched = await mtg(["tasks", "watch", created.task.id, "--out", out, "--json"], { env })
-    expect(watched.code, watched.stderr).toBe(0)
-    const finished = json(watched.stdout)
-    expect(finished.task.status).toBe("succeeded")
-    expect(finished.files).toEqual([join(out, filesIn(out)[0]!)])
-    expect((await probeBytes(readFileSync(finished.files[0]))).audio).toBeUndefined()
-    // Plain progress lines went to stderr, leaving stdout one JSON document.
-    expect(watched.stderr).toMatch(new RegExp(`${created.task.id} succeeded 100%`))
+      const out = join(dir, "json-out")
+      const watched = await mtg(["tasks", "watch", created.task.id, "--out", out, "--json"], { env })
+      expect(watched.code, watched.stderr).toBe(0)
+      const finished = json(watched.stdout)
+      expect(finished.task.status).toBe("succeeded")
+      expect(finished.files).toEqual([join(out, filesIn(out)[0]!)])
+      expect((await probeBytes(readFileSync(finished.files[0]))).audio).toBeUndefined()
+      // Plain progress lines went to stderr, leaving stdout one JSON document.
+      expect(watched.stderr).toMatch(new RegExp(`${created.task.id} succeeded 100%`))
 
-    const listed = json((await mtg(["tasks", "list", "--limit", "5", "--json"], { env })).stdout)
-    expect(listed.object).toBe("list")
-    expect(listed.data.map((t: any) => t.id)).toContain(created.task.id)
+      const listed = json((await mtg(["tasks", "list", "--limit", "5", "--json"], { env })).stdout)
+      expect(listed.object).toBe("list")
+      expect(listed.data.map((t: any) => t.id)).toContain(created.task.id)
 
-    const uploaded = json((await mtg(["upload", "boat.png", "birds.wav", "--json"], { env, cwd: dir })).stdout)
-    expect(uploaded.data.map((u: any) => [u.kind, u.mime_type])).toEqual([["image", "image/png"], ["audio", "audio/wav"]])
-    expect(uploaded.data[0].url.startsWith(gw.url)).toBe(true)
+      const uploaded = json((await mtg(["upload", "boat.png", "birds.wav", "--json"], { env, cwd: dir })).stdout)
+      expect(uploaded.data.map((u: any) => [u.kind, u.mime_type])).toEqual([["image", "image/png"], [
+        "audio",
+        "audio/wav"
+      ]])
+      expect(uploaded.data[0].url.startsWith(gw.url)).toBe(true)
 
-    const assetId = finished.task.result.videos[0].asset_id
-    const asset = json((await mtg(["assets", "get", assetId, "--json"], { env })).stdout)
-    expect(asset).toMatchObject({ id: assetId, object: "asset", task_id: created.task.id })
-    const downloaded = json((await mtg(["assets", "download", assetId, "--out", join(dir, "asset-out"), "--json"], { env })).stdout)
-    expect(readFileSync(downloaded.file).length).toBe(asset.size_bytes)
-    expect(json((await mtg(["assets", "delete", assetId, "--json"], { env })).stdout)).toEqual({ id: assetId, object: "asset.deleted", deleted: true })
-    const gone = await mtg(["assets", "get", assetId], { env })
-    expect(gone.code).toBe(3)
-    expect(gone.stderr).toContain("asset_not_found")
-  }, 300_000)
+      const assetId = finished.task.result.videos[0].asset_id
+      const asset = json((await mtg(["assets", "get", assetId, "--json"], { env })).stdout)
+      expect(asset).toMatchObject({ id: assetId, object: "asset", task_id: created.task.id })
+      const downloaded = json(
+        (await mtg(["assets", "download", assetId, "--out", join(dir, "asset-out"), "--json"], { env })).stdout
+      )
+      expect(readFileSync(downloaded.file).length).toBe(asset.size_bytes)
+      expect(json((await mtg(["assets", "delete", assetId, "--json"], { env })).stdout)).toEqual({
+        id: assetId,
+        object: "asset.deleted",
+        deleted: true
+      })
+      const gone = await mtg(["assets", "get", assetId], { env })
+      expect(gone.code).toBe(3)
+      expect(gone.stderr).toContain("asset_not_found")
+    },
+    300_000
+  )
 
   it("a failed task exits 1 with its error code on stderr and the failed task as JSON on stdout", async () => {
-    const result = await mtg(["video", "create", "--model", "provy-famS-2.0-480p", "--prompt", "doomed", "--duration", "4",
-      "--provider-options", '{"sandbox":{"outcome":"fail"}}', "--wait", "--json"], { env })
+    const result = await mtg([
+      "video",
+      "create",
+      "--model",
+      "provy-famS-2.0-480p",
+      "--prompt",
+      "doomed",
+      "--duration",
+      "4",
+      "--provider-options",
+      "{\"sandbox\":{\"outcome\":\"fail\"}}",
+      "--wait",
+      "--json"
+    ], { env })
     expect(result.code).toBe(1)
     expect(result.stderr).toMatch(/error: video_task_failed: .*retryable: false/)
     const printed = json(result.stdout)
@@ -153,7 +199,10 @@ describe(`mtg against a running gateway (${backend})`, () => {
     expect(unreachable.stderr).toContain("error: network_error")
     // In this process, the same code path: more usage errors, found before anything is sent.
     const here = (args: Array<string>) => mtgInProcess([...base, ...args], env)
-    const notInteger = await mtgInProcess(["video", "create", "--model", "m", "--prompt", "p", "--duration", "four"], env)
+    const notInteger = await mtgInProcess(
+      ["video", "create", "--model", "m", "--prompt", "p", "--duration", "four"],
+      env
+    )
     const missingFile = await here(["--image", join(dir, "missing.png")])
     const lastFrame = await here(["--mode", "media", "--image", "x.png", "--last-frame", "y.png"])
     const badJson = await here(["--provider-options", "{sandbox"])
@@ -164,9 +213,25 @@ describe(`mtg against a running gateway (${backend})`, () => {
   }, 180_000)
 
   it("every command answers --help", async () => {
-    const commands = [[], ["video"], ["video", "create"], ["image"], ["image", "create"], ["image", "edit"], ["tasks"],
-      ["tasks", "list"], ["tasks", "get"], ["tasks", "watch"], ["models"], ["upload"], ["assets"], ["assets", "list"],
-      ["assets", "get"], ["assets", "download"], ["assets", "delete"]]
+    const commands = [
+      [],
+      ["video"],
+      ["video", "create"],
+      ["image"],
+      ["image", "create"],
+      ["image", "edit"],
+      ["tasks"],
+      ["tasks", "list"],
+      ["tasks", "get"],
+      ["tasks", "watch"],
+      ["models"],
+      ["upload"],
+      ["assets"],
+      ["assets", "list"],
+      ["assets", "get"],
+      ["assets", "download"],
+      ["assets", "delete"]
+    ]
     for (const command of commands) {
       const result = await mtgInProcess([...command, "--help"])
       expect(result.code, command.join(" ")).toBe(0)

@@ -7,8 +7,8 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { beforeAll, describe } from "vitest"
 import { GatewayApi } from "../src/Api.ts"
-import { GatewayClientApi } from "../src/ClientApi.ts"
 import { GatewayClient, GatewayError, uploadFiles, waitForTask } from "../src/client/index.ts"
+import { GatewayClientApi } from "../src/ClientApi.ts"
 import { MediaUploadList } from "../src/uploads/Upload.ts"
 import { makeImage } from "./support/uploads.ts"
 
@@ -33,7 +33,9 @@ const stub = (answer: (seen: Seen, count: number) => Answer, log: Array<Seen>) =
     Effect.gen(function*() {
       const bytes = request.body._tag === "Stream"
         ? yield* Stream.runFold(request.body.stream, 0, (n, chunk) => n + chunk.byteLength).pipe(Effect.orDie)
-        : request.body._tag === "Uint8Array" ? request.body.body.byteLength : 0
+        : request.body._tag === "Uint8Array"
+        ? request.body.body.byteLength
+        : 0
       const seen = { method: request.method, url: url.toString(), headers: { ...request.headers }, bytes }
       log.push(seen)
       const { status = 200, body, headers = {} } = answer(seen, log.length)
@@ -51,9 +53,19 @@ const withStub = (answer: (seen: Seen, count: number) => Answer, log: Array<Seen
   )
 
 const task = (status: string, progress: number) => ({
-  id: "task_stub", object: "video.task", model: "provy-famS-2.0-480p", operation: "generation", status, progress,
-  result: status === "succeeded" ? { videos: [] } : null, error: null, metadata: {},
-  created_at: 1, started_at: 1, completed_at: status === "succeeded" ? 2 : null, updated_at: 2
+  id: "task_stub",
+  object: "video.task",
+  model: "provy-famS-2.0-480p",
+  operation: "generation",
+  status,
+  progress,
+  result: status === "succeeded" ? { videos: [] } : null,
+  error: null,
+  metadata: {},
+  created_at: 1,
+  started_at: 1,
+  completed_at: status === "succeeded" ? 2 : null,
+  updated_at: 2
 })
 
 const errorBody = (code: string, type = "invalid_request_error") => ({
@@ -74,7 +86,9 @@ describe("the client's wait, against a stub", () => {
         { body: task("succeeded", 100) }
       ]
       const fiber = yield* Effect.fork(
-        waitForTask("video", "task_stub", { interval: 1 }).pipe(Effect.provide(withStub((_, n) => answers[n - 1]!, log)))
+        waitForTask("video", "task_stub", { interval: 1 }).pipe(
+          Effect.provide(withStub((_, n) => answers[n - 1]!, log))
+        )
       )
       yield* untilSleeping
       expect(log.map((s) => s.url)).toEqual(["http://gw.test/v1/video/tasks/task_stub"])
@@ -95,7 +109,9 @@ describe("the client's wait, against a stub", () => {
         { body: task("succeeded", 100) }
       ]
       const fiber = yield* Effect.fork(
-        waitForTask("video", "task_stub", { interval: 30 }).pipe(Effect.provide(withStub((_, n) => answers[n - 1]!, log)))
+        waitForTask("video", "task_stub", { interval: 30 }).pipe(
+          Effect.provide(withStub((_, n) => answers[n - 1]!, log))
+        )
       )
       yield* untilSleeping
       yield* TestClock.adjust("2 seconds")
@@ -122,11 +138,24 @@ describe("the client's upload, against a stub", () => {
   })
 
   const session = {
-    id: "upl_1", client_id: "0", kind: "image", method: "PUT",
+    id: "upl_1",
+    client_id: "0",
+    kind: "image",
+    method: "PUT",
     upload_url: "http://storage.test/put/upl_1?X-Expires=9&X-Signature=abc",
-    headers: { "Content-Type": "image/png", "x-amz-meta-owner": "acct_1" }, expires_at: 9
+    headers: { "Content-Type": "image/png", "x-amz-meta-owner": "acct_1" },
+    expires_at: 9
   }
-  const confirmed = { id: "upl_1", client_id: "0", kind: "image", url: "http://storage.test/get/upl_1?sig=x", mime_type: "image/png", size_bytes: 0, temporary: true, expires_at: 9 }
+  const confirmed = {
+    id: "upl_1",
+    client_id: "0",
+    kind: "image",
+    url: "http://storage.test/get/upl_1?sig=x",
+    mime_type: "image/png",
+    size_bytes: 0,
+    temporary: true,
+    expires_at: 9
+  }
 
   const flow = (complete: Answer) => (seen: Seen): Answer =>
     seen.url.endsWith("/v1/media/uploads")
@@ -140,31 +169,63 @@ describe("the client's upload, against a stub", () => {
       const log: Array<Seen> = []
       const size = statSync(png).size
       const [uploaded] = yield* uploadFiles([png]).pipe(
-        Effect.provide(withStub(flow({ body: { object: "media.upload.list", data: [{ ...confirmed, size_bytes: size }], errors: [] } }), log))
+        Effect.provide(
+          withStub(
+            flow({ body: { object: "media.upload.list", data: [{ ...confirmed, size_bytes: size }], errors: [] } }),
+            log
+          )
+        )
       )
       expect(uploaded!.url).toBe(confirmed.url)
       expect(uploaded!.file.kind).toBe("image")
       const put = log.find((s) => s.method === "PUT")!
       expect(put.url).toBe(session.upload_url)
-      expect(put.headers).toMatchObject({ "content-type": "image/png", "x-amz-meta-owner": "acct_1", "content-length": String(size) })
+      expect(put.headers).toMatchObject({
+        "content-type": "image/png",
+        "x-amz-meta-owner": "acct_1",
+        "content-length": String(size)
+      })
       expect(put.headers.authorization).toBeUndefined()
       expect(put.bytes).toBe(size)
-      expect(log.map((s) => s.url.replace("http://gw.test", ""))).toEqual(["/v1/media/uploads", session.upload_url, "/v1/media/uploads/complete"])
+      expect(log.map((s) => s.url.replace("http://gw.test", ""))).toEqual([
+        "/v1/media/uploads",
+        session.upload_url,
+        "/v1/media/uploads/complete"
+      ])
     }))
 
   it.effect("a refused confirmation fails with its code, as an error answer and as a 200 leaving the id out", () =>
     Effect.gen(function*() {
-      const refused = yield* Effect.flip(uploadFiles([png]).pipe(
-        Effect.provide(withStub(flow({ status: 409, body: errorBody("upload_not_received", "conflict_error") }), []))
-      ))
-      expect(refused).toMatchObject({ _tag: "GatewayError", status: 409, code: "upload_not_received", request_id: "req_stub" })
+      const refused = yield* Effect.flip(
+        uploadFiles([png]).pipe(
+          Effect.provide(withStub(flow({ status: 409, body: errorBody("upload_not_received", "conflict_error") }), []))
+        )
+      )
+      expect(refused).toMatchObject({
+        _tag: "GatewayError",
+        status: 409,
+        code: "upload_not_received",
+        request_id: "req_stub"
+      })
 
-      const partial = yield* Effect.flip(uploadFiles([png]).pipe(Effect.provide(withStub(flow({
-        body: { object: "media.upload.list", data: [], errors: [{ id: "upl_1", code: "upload_type_mismatch", message: "not a PNG" }] }
-      }), []))))
+      const partial = yield* Effect.flip(
+        uploadFiles([png]).pipe(Effect.provide(withStub(
+          flow({
+            body: {
+              object: "media.upload.list",
+              data: [],
+              errors: [{ id: "upl_1", code: "upload_type_mismatch", message: "not a PNG" }]
+            }
+          }),
+          []
+        )))
+      )
       // The code of a 200's `errors` entry while the contract still carries `errors`; a generic one once it does not.
       const carriesErrors = "errors" in MediaUploadList.fields
-      expect(partial).toMatchObject({ _tag: "GatewayError", code: carriesErrors ? "upload_type_mismatch" : "upload_not_confirmed" })
+      expect(partial).toMatchObject({
+        _tag: "GatewayError",
+        code: carriesErrors ? "upload_type_mismatch" : "upload_not_confirmed"
+      })
       expect((partial as GatewayError).message).toContain(png)
     }))
 })
@@ -176,12 +237,18 @@ describe("the contract as the client sees it", () => {
     const server = endpoint(GatewayApi)
     const client = endpoint(GatewayClientApi)
     // Same route and answers; only the client's side declares the body and Idempotency-Key.
-    expect([client.method, client.path, client.successSchema]).toEqual([server.method, server.path, server.successSchema])
+    expect([client.method, client.path, client.successSchema]).toEqual([
+      server.method,
+      server.path,
+      server.successSchema
+    ])
     expect(Option.isNone(server.payloadSchema)).toBe(true)
     expect(Option.isSome(client.payloadSchema) && Option.isSome(client.headersSchema)).toBe(true)
     const content = (OpenApi.fromApi(GatewayApi) as any).paths["/v1/image/tasks"].post.requestBody.content
     expect(Object.keys(content).sort()).toEqual(["application/json", "multipart/form-data"])
     expect(content["application/json"].schema.required).toEqual(expect.arrayContaining(["model", "operation", "input"]))
-    expect(Object.keys(content["multipart/form-data"].schema.properties)).toEqual(expect.arrayContaining(["image", "mask", "prompt"]))
+    expect(Object.keys(content["multipart/form-data"].schema.properties)).toEqual(
+      expect.arrayContaining(["image", "mask", "prompt"])
+    )
   })
 })

@@ -71,7 +71,10 @@ describe(`the typed client (${backend})`, () => {
     symlinkSync(resolve("."), join(app, "node_modules", "media-task-gateway"))
     writeFileSync(join(app, "boat.png"), readFileSync(join(dir, "boat.png")))
     writeFileSync(join(app, "example.mts"), readmeExample("client"))
-    const result = await run(TSX, ["example.mts"], { env: mtgEnv(gw.url, { model: { key: keys.modelToken }, resource: { key: keys.resourceKey } }), cwd: app })
+    const result = await run(TSX, ["example.mts"], {
+      env: mtgEnv(gw.url, { model: { key: keys.modelToken }, resource: { key: keys.resourceKey } }),
+      cwd: app
+    })
     expect(result.code, result.stderr).toBe(0)
     expect(result.stdout).toMatch(/^succeeded 100$/m)
     const [file] = readdirSync(join(app, "results"))
@@ -80,18 +83,22 @@ describe(`the typed client (${backend})`, () => {
     expect((await probeBytes(readFileSync(join(app, "results", file!)))).video?.codec).toBe("h264")
   }, 180_000)
 
-  it("waitForTask stops at its time limit with WaitTimeout; the task goes on and a later wait sees it succeed", async () => {
-    const { task, retryAfter } = await slowTask(6000)
-    expect(retryAfter).toBe(1)
-    const error = await rejection(client.waitForTask("video", task.id, { timeout: "1 second", interval: 1 }))
-    expect(error).toBeInstanceOf(WaitTimeout)
-    expect(error).toMatchObject({ task_id: task.id, seconds: 1 })
-    expect(["queued", "in_progress"]).toContain((error as WaitTimeout).status)
-    const states: Array<string> = []
-    const done = await client.waitForTask("video", task.id, { retryAfter, onProgress: (t) => states.push(t.status) })
-    expect(done.status).toBe("succeeded")
-    expect(states).toContain("in_progress")
-  }, 120_000)
+  it(
+    "waitForTask stops at its time limit with WaitTimeout; the task goes on and a later wait sees it succeed",
+    async () => {
+      const { task, retryAfter } = await slowTask(6000)
+      expect(retryAfter).toBe(1)
+      const error = await rejection(client.waitForTask("video", task.id, { timeout: "1 second", interval: 1 }))
+      expect(error).toBeInstanceOf(WaitTimeout)
+      expect(error).toMatchObject({ task_id: task.id, seconds: 1 })
+      expect(["queued", "in_progress"]).toContain((error as WaitTimeout).status)
+      const states: Array<string> = []
+      const done = await client.waitForTask("video", task.id, { retryAfter, onProgress: (t) => states.push(t.status) })
+      expect(done.status).toBe("succeeded")
+      expect(states).toContain("in_progress")
+    },
+    120_000
+  )
 
   it("an AbortSignal cancels a wait, and so does interrupting the Effect", async () => {
     const { task, retryAfter } = await slowTask(20_000)
@@ -120,7 +127,9 @@ describe(`the typed client (${backend})`, () => {
       return yield* Fiber.await(fiber)
     })
     const exit = await Effect.runPromise(
-      program.pipe(Effect.provide(GatewayClient.layer({ baseUrl: gw.url, ...keys }).pipe(Layer.provideMerge(NodeClientLive))))
+      program.pipe(
+        Effect.provide(GatewayClient.layer({ baseUrl: gw.url, ...keys }).pipe(Layer.provideMerge(NodeClientLive)))
+      )
     )
     expect(Exit.isInterrupted(exit)).toBe(true)
     // Only the waits ended: the task itself is still running.
@@ -134,24 +143,37 @@ describe(`the typed client (${backend})`, () => {
     expect((notFound as GatewayError).request_id).toMatch(/^req_/)
 
     const badDuration = await rejection(client.createVideoTask({
-      model: "provy-famS-2.0-480p", operation: "generation", input: { prompt: "p" }, output: { duration: 99 }
+      model: "provy-famS-2.0-480p",
+      operation: "generation",
+      input: { prompt: "p" },
+      output: { duration: 99 }
     }))
     expect(badDuration).toMatchObject({ _tag: "GatewayError", status: 400, code: "invalid_video_duration" })
 
     const noToken = createClient({ baseUrl: gw.url, resourceKey: keys.resourceKey })
-    expect(await rejection(noToken.createVideoTask({
-      model: "provy-famS-2.0-480p", operation: "generation", input: { prompt: "p" }, output: { duration: 4 }
-    }))).toMatchObject({ status: 401, type: "authentication_error", code: "invalid_api_key" })
+    expect(
+      await rejection(noToken.createVideoTask({
+        model: "provy-famS-2.0-480p",
+        operation: "generation",
+        input: { prompt: "p" },
+        output: { duration: 4 }
+      }))
+    ).toMatchObject({ status: 401, type: "authentication_error", code: "invalid_api_key" })
     await noToken.close()
 
     const failing = await Effect.runPromise(
       Effect.gen(function*() {
         const { task, retryAfter } = yield* createVideoTask({
-          model: "provy-famS-2.0-480p", operation: "generation", input: { prompt: "p" }, output: { duration: 4 },
+          model: "provy-famS-2.0-480p",
+          operation: "generation",
+          input: { prompt: "p" },
+          output: { duration: 4 },
           provider_options: { sandbox: { outcome: "fail" } }
         })
         return yield* Effect.flip(waitForTask("video", task.id, { retryAfter }))
-      }).pipe(Effect.provide(GatewayClient.layer({ baseUrl: gw.url, ...keys }).pipe(Layer.provideMerge(NodeClientLive))))
+      }).pipe(
+        Effect.provide(GatewayClient.layer({ baseUrl: gw.url, ...keys }).pipe(Layer.provideMerge(NodeClientLive)))
+      )
     )
     expect(failing).toBeInstanceOf(TaskFailed)
     expect(failing).toMatchObject({ kind: "video", code: "video_task_failed", retryable: false })
@@ -166,11 +188,17 @@ describe(`the typed client (${backend})`, () => {
     expect(readFileSync(file!).length).toBe((await client.getAsset(item.asset_id)).size_bytes)
 
     const keyless = createClient({ baseUrl: gw.url })
-    expect(await rejection(keyless.downloadResult(item, join(dir, "keyless")))).toMatchObject({ status: 401, code: "invalid_api_key" })
+    expect(await rejection(keyless.downloadResult(item, join(dir, "keyless")))).toMatchObject({
+      status: 401,
+      code: "invalid_api_key"
+    })
     await keyless.close()
 
     const page = await Effect.runPromise(
-      Effect.flatMap(GatewayClient, (c) => c.resource.taskRead.listVideoTasks({ urlParams: { status: "succeeded", limit: 1 } })).pipe(
+      Effect.flatMap(
+        GatewayClient,
+        (c) => c.resource.taskRead.listVideoTasks({ urlParams: { status: "succeeded", limit: 1 } })
+      ).pipe(
         Effect.provide(GatewayClient.layer({ baseUrl: gw.url, ...keys }).pipe(Layer.provideMerge(NodeClientLive)))
       )
     )

@@ -83,7 +83,11 @@ describe("environment", () => {
   it("defaults of the operating contract", async () => {
     const exit = await read({})
     expect(Exit.isSuccess(exit) && exit.value).toMatchObject({
-      host: "127.0.0.1", port: 8080, dataDir: "./data", role: "all", publicBaseUrl: "http://127.0.0.1:8080"
+      host: "127.0.0.1",
+      port: 8080,
+      dataDir: "./data",
+      role: "all",
+      publicBaseUrl: "http://127.0.0.1:8080"
     })
   })
 })

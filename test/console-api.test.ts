@@ -55,7 +55,8 @@ describe("console sessions", () => {
 
   it("signs out: the cookie no longer opens anything", async () => {
     const { cookie, csrf } = await signIn(acme.resource.key)
-    expect((await call(gw, "DELETE", "/console/api/session", { headers: { cookie, "x-csrf-token": csrf } })).status).toBe(200)
+    expect((await call(gw, "DELETE", "/console/api/session", { headers: { cookie, "x-csrf-token": csrf } })).status)
+      .toBe(200)
     const after = await call(gw, "GET", "/console/api/session", { headers: { cookie } })
     expect(after.body.signed_in).toBe(false)
     expect((await call(gw, "GET", "/console/api/tasks", { headers: { cookie } })).status).toBe(401)
@@ -81,12 +82,14 @@ describe("console data", () => {
     expect(op.reply.body.role).toBe("operator")
     const headers = { cookie: op.cookie, "x-csrf-token": op.csrf }
     expect((await call(gw, "GET", "/console/api/tasks", { headers })).status).toBe(409)
-    expect((await call(gw, "PUT", "/console/api/session/account", { headers, json: { account_id: acme.id } })).status).toBe(200)
+    expect((await call(gw, "PUT", "/console/api/session/account", { headers, json: { account_id: acme.id } })).status)
+      .toBe(200)
     const seen = await call(gw, "GET", `/console/api/tasks/${created.body.id}`, { headers })
     expect(seen.body.operator.channel).toBe("sandbox")
     const accounts = await call(gw, "GET", "/console/api/operator/accounts", { headers })
     expect(accounts.body.data.map((a: any) => a.id)).toContain(acme.id)
-    expect((await call(gw, "GET", "/console/api/operator/accounts", { headers: { cookie: owner.cookie } })).status).toBe(403)
+    expect((await call(gw, "GET", "/console/api/operator/accounts", { headers: { cookie: owner.cookie } })).status)
+      .toBe(403)
   })
 
   it("serves the page with a strict Content-Security-Policy", async () => {

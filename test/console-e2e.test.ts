@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { collectErrors, ensureConsoleBuilt, inspectPage, launchBrowser } from "./support/browser.ts"
 import { ADMIN_TOKEN, startGateway, type TestGateway } from "./support/gateway.ts"
 import { call, createAccount } from "./support/http.ts"
-import { startReceiver, type Receiver } from "./support/receiver.ts"
+import { type Receiver, startReceiver } from "./support/receiver.ts"
 import { videoRequest } from "./support/tasks.ts"
 
 /**
@@ -58,12 +58,17 @@ describe("console end to end", () => {
     const { context, page, errors } = await openConsole(acme.resource.key)
     await page.getByRole("heading", { name: "Task log" }).waitFor()
     // The key is in no storage the page can read, and not in the URL.
-    expect(await page.evaluate(() => JSON.stringify(localStorage) + JSON.stringify(sessionStorage) + document.cookie)).not.toContain("ak_")
+    expect(await page.evaluate(() => JSON.stringify(localStorage) + JSON.stringify(sessionStorage) + document.cookie))
+      .not.toContain("ak_")
     expect(page.url()).not.toContain(acme.resource.key)
 
     const created = await call(gw, "POST", "/v1/video/tasks", {
       key: acme.model.key,
-      json: videoRequest({ output: { duration: 4 }, client_reference_id: "e2e-1", provider_options: { sandbox: { delay_ms: 1500 } } })
+      json: videoRequest({
+        output: { duration: 4 },
+        client_reference_id: "e2e-1",
+        provider_options: { sandbox: { delay_ms: 1500 } }
+      })
     })
     expect(created.status).toBe(202)
     const id = created.body.id as string

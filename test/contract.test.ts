@@ -39,7 +39,9 @@ describe.each(backends)("the task contract through its typed client (%s)", (on) 
     const got = await call((c) => c.resource.taskRead.getVideoTask({ path: { task_id: task.id } }))
     expect(Either.getOrThrow(got).id).toBe(task.id)
 
-    const listed = Either.getOrThrow(await call((c) => c.resource.taskRead.listVideoTasks({ urlParams: { client_reference_id: "boat-1" } })))
+    const listed = Either.getOrThrow(
+      await call((c) => c.resource.taskRead.listVideoTasks({ urlParams: { client_reference_id: "boat-1" } }))
+    )
     expect(listed.data.map((t) => t.id)).toEqual([task.id])
     expect(listed).toMatchObject({ object: "list", has_more: false, first_id: task.id, last_id: task.id })
 
@@ -54,17 +56,30 @@ describe.each(backends)("the task contract through its typed client (%s)", (on) 
     const acct = await createAccount(gw, { name: "contract-errors", wallet_credits: 0 })
     const call = typedClient(gw, { model: acct.model.key, resource: acct.resource.key })
     const missing = await call((c) => c.resource.taskRead.getVideoTask({ path: { task_id: "task_nothere" } }))
-    expect(Either.isLeft(missing) && missing.left).toMatchObject({ status: 404, type: "not_found_error", code: "task_not_found" })
+    expect(Either.isLeft(missing) && missing.left).toMatchObject({
+      status: 404,
+      type: "not_found_error",
+      code: "task_not_found"
+    })
 
     const wrongKey = await call((c) => c.model.taskRead.getVideoTask({ path: { task_id: "task_nothere" } }))
     expect(Either.isLeft(wrongKey) && wrongKey.left).toMatchObject({ status: 403, code: "permission_denied" })
 
     const broke = await call((c) =>
       c.model.taskCreate.createVideoTask({
-        payload: { model: "provy-famS-2.0-480p", operation: "generation", input: { prompt: "x" }, output: { duration: 4 } },
+        payload: {
+          model: "provy-famS-2.0-480p",
+          operation: "generation",
+          input: { prompt: "x" },
+          output: { duration: 4 }
+        },
         headers: {}
       })
     )
-    expect(Either.isLeft(broke) && broke.left).toMatchObject({ status: 402, type: "billing_error", code: "insufficient_balance" })
+    expect(Either.isLeft(broke) && broke.left).toMatchObject({
+      status: 402,
+      type: "billing_error",
+      code: "insufficient_balance"
+    })
   })
 })

@@ -58,7 +58,9 @@ describe(`migrations (${backend})`, () => {
         yield* sql`UPDATE counter SET n = ${row!.n + 1}`
       }))
       yield* Effect.all(Array.from({ length: 10 }, () => bump), { concurrency: "unbounded" })
-      const failed = yield* sql.withTransaction(Effect.zipRight(sql`UPDATE counter SET n = -1`, Effect.fail("rollback")))
+      const failed = yield* sql.withTransaction(
+        Effect.zipRight(sql`UPDATE counter SET n = -1`, Effect.fail("rollback"))
+      )
         .pipe(Effect.flip)
       const [row] = yield* sql<{ n: number }>`SELECT n FROM counter`
       return { n: row!.n, failed }

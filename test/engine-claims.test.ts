@@ -1,9 +1,9 @@
 import { Effect, Either } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { Claim } from "../src/tasks/engine/Claim.ts"
-import { TaskQueue } from "../src/tasks/engine/TaskQueue.ts"
-import { TaskOutcomes } from "../src/tasks/engine/TaskOutcomes.ts"
 import { reapOnce } from "../src/tasks/engine/Reaper.ts"
+import { TaskOutcomes } from "../src/tasks/engine/TaskOutcomes.ts"
+import { TaskQueue } from "../src/tasks/engine/TaskQueue.ts"
 import { after } from "./support/clock.ts"
 import { configWith } from "./support/config.ts"
 import { backends } from "./support/database.ts"
@@ -25,14 +25,17 @@ const config = configWith("limits.json", (limits) => {
   for (const rate of Object.values(limits.rate_limits) as Array<any>) rate.burst = rate.per_second = 10_000
 })
 
-const run = <A, E>(effect: Effect.Effect<A, E, TaskQueue | TaskOutcomes>) => gw.runtime.runPromise(effect as Effect.Effect<A, E, never>)
+const run = <A, E>(effect: Effect.Effect<A, E, TaskQueue | TaskOutcomes>) =>
+  gw.runtime.runPromise(effect as Effect.Effect<A, E, never>)
 const claim = (worker: string, limit = 1) => run(Effect.flatMap(TaskQueue, (q) => q.claim("sandbox", worker, limit)))
 /** The reaper as it runs once every lease taken so far has run out. */
 const afterLeases = after((LEASE_S + 1) * 1000)
 const reap = () => run(afterLeases(Effect.flatMap(TaskQueue, (q) => q.reapExpired)))
 const statusOf = async (id: string) =>
-  (await query<{ status: string; attempt: number; progress: number }>(gw, (sql) =>
-    sql`SELECT status, attempt, progress FROM tasks WHERE id = ${id}`))[0]!
+  (await query<{ status: string; attempt: number; progress: number }>(
+    gw,
+    (sql) => sql`SELECT status, attempt, progress FROM tasks WHERE id = ${id}`
+  ))[0]!
 
 const newTasks = async (n: number) => {
   const acct = await createAccount(gw, { name: "claims", wallet_credits: 1000 })
@@ -91,10 +94,18 @@ describe.each(backends)("queue claims (%s)", (on) => {
     expect(heartbeat).toBe(false)
     await run(Effect.flatMap(TaskQueue, (q) => q.progress(stale!, 90)))
     expect((await statusOf(id!)).progress).toBe(40)
-    const staleSucceed = await run(Effect.either(Effect.flatMap(TaskOutcomes, (o) => o.succeed(stale!, [], { videos: [] }))))
+    const staleSucceed = await run(
+      Effect.either(Effect.flatMap(TaskOutcomes, (o) => o.succeed(stale!, [], { videos: [] })))
+    )
     expect(Either.isLeft(staleSucceed) && staleSucceed.left._tag).toBe("StaleClaim")
-    const staleFail = await run(Effect.either(Effect.flatMap(TaskOutcomes, (o) =>
-      o.fail(stale!, { code: "video_task_failed", message: "stale", retryable: true }))))
+    const staleFail = await run(
+      Effect.either(
+        Effect.flatMap(
+          TaskOutcomes,
+          (o) => o.fail(stale!, { code: "video_task_failed", message: "stale", retryable: true })
+        )
+      )
+    )
     expect(Either.isLeft(staleFail) && staleFail.left._tag).toBe("StaleClaim")
 
     await run(Effect.flatMap(TaskOutcomes, (o) => o.succeed(fresh!, [], { videos: [] })))
@@ -149,8 +160,10 @@ describe.each(backends)("queue claims (%s)", (on) => {
     const [held] = await claim("stopping")
     await run(Effect.flatMap(TaskQueue, (q) => q.progress(held!, 30)))
     await run(Effect.flatMap(TaskQueue, (q) => q.release(held!)))
-    const row = await query<{ status: string; progress: number; started_at: number | null }>(gw, (sql) =>
-      sql`SELECT status, progress, started_at FROM tasks WHERE id = ${id}`)
+    const row = await query<{ status: string; progress: number; started_at: number | null }>(
+      gw,
+      (sql) => sql`SELECT status, progress, started_at FROM tasks WHERE id = ${id}`
+    )
     expect(row[0]).toEqual({ status: "queued", progress: 0, started_at: null })
   })
 })

@@ -3,10 +3,10 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import pg from "pg"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
+import { QUEUED_CHANNEL } from "../src/tasks/engine/TaskQueue.ts"
 import { configWith } from "./support/config.ts"
 import { backend, createDatabase } from "./support/database.ts"
 import { ADMIN_TOKEN, freePort } from "./support/gateway.ts"
-import { QUEUED_CHANNEL } from "../src/tasks/engine/TaskQueue.ts"
 import { call, createAccount, type Target } from "./support/http.ts"
 import { kill, type LogLine, type Service, start, stop, waitForHealth, waitForLog } from "./support/process.ts"
 import { videoRequest } from "./support/tasks.ts"
@@ -110,7 +110,10 @@ const installation = async () => {
 type Rows = (text: string, params?: ReadonlyArray<unknown>) => Promise<Array<any>>
 
 /** The database, from outside every process: a client of its own on PostgreSQL, the files themselves on PGlite. */
-const withDatabase = async <A>(where: { dbUrl: string | undefined; dataDir: string }, f: (rows: Rows) => Promise<A>) => {
+const withDatabase = async <A>(
+  where: { dbUrl: string | undefined; dataDir: string },
+  f: (rows: Rows) => Promise<A>
+) => {
   if (where.dbUrl !== undefined) {
     const client = new pg.Client({ connectionString: where.dbUrl })
     await client.connect()
@@ -157,7 +160,9 @@ const until = async (target: Target, key: string, ids: ReadonlyArray<string>, do
   while (Date.now() < deadline) {
     // A poll racing a kept-alive socket the server just closed (ECONNRESET) is a poll to repeat, not a verdict.
     const polled = await statuses(target, key, ids).catch((e: unknown) => {
-      if (e instanceof TypeError && String((e as { cause?: { code?: string } }).cause?.code) === "ECONNRESET") return undefined
+      if (e instanceof TypeError && String((e as { cause?: { code?: string } }).cause?.code) === "ECONNRESET") {
+        return undefined
+      }
       throw e
     })
     if (polled !== undefined) last = polled
@@ -260,7 +265,11 @@ if (PG) {
       try {
         const config = engineConfig(CRASH_ENGINE, 24)
         const [api, first] = await Promise.all([site.serve("api", config), site.worker(config)])
-        const acct = await createAccount(site.target, { name: "crash", wallet_credits: GRANTED.wallet, subscription_credits: GRANTED.subscription })
+        const acct = await createAccount(site.target, {
+          name: "crash",
+          wallet_credits: GRANTED.wallet,
+          subscription_credits: GRANTED.subscription
+        })
         const { ids, expected } = await twentyInFlight(site.target, acct)
         expect(new Set(claimsIn(first.service).map((l) => l.annotations.task_id))).toEqual(new Set(ids))
 
@@ -275,8 +284,10 @@ if (PG) {
         expect(new Set(retaken.map((l) => l.annotations.task_id))).toEqual(new Set(ids))
         expect(retaken.every((l) => l.annotations.attempt >= 2)).toBe(true)
 
-        const tasks = await withDatabase({ dbUrl: site.db.url, dataDir: site.dataDir }, (rows) =>
-          checkBooks(rows, acct.id, GRANTED, expected))
+        const tasks = await withDatabase(
+          { dbUrl: site.db.url, dataDir: site.dataDir },
+          (rows) => checkBooks(rows, acct.id, GRANTED, expected)
+        )
         expect(tasks.every((t) => t.attempt >= 2)).toBe(true)
         await Promise.all([stop(api), stop(second.service)])
       } finally {
@@ -316,8 +327,16 @@ if (PG) {
         // Both took part: each had work while the other was busy.
         expect(claimedBy.every((lines) => lines.length > 0)).toBe(true)
 
-        const tasks = await withDatabase({ dbUrl: site.db.url, dataDir: site.dataDir }, (rows) =>
-          checkBooks(rows, acct.id, { wallet: GRANTED.wallet, subscription: 0 }, new Map(ids.map((id) => [id, "succeeded"]))))
+        const tasks = await withDatabase(
+          { dbUrl: site.db.url, dataDir: site.dataDir },
+          (rows) =>
+            checkBooks(
+              rows,
+              acct.id,
+              { wallet: GRANTED.wallet, subscription: 0 },
+              new Map(ids.map((id) => [id, "succeeded"]))
+            )
+        )
         expect(tasks.map((t) => t.attempt)).toEqual(ids.map(() => 1))
         await Promise.all(workers.map((w) => stop(w.service)))
       })
@@ -335,9 +354,16 @@ if (PG) {
         try {
           // B's reaper finds A's lease expired and requeues the task; B claims it as attempt 2.
           b = await site.worker(config)
-          const claimed = await waitForLog(b.service, (l) => l.message === "task claimed" && l.annotations.task_id === id, 30_000)
+          const claimed = await waitForLog(
+            b.service,
+            (l) => l.message === "task claimed" && l.annotations.task_id === id,
+            30_000
+          )
           expect(claimed.annotations.attempt).toBe(2)
-          const [row] = await withDatabase(db, (rows) => rows(`SELECT status, attempt, lease_owner FROM tasks WHERE id = $1`, [id]))
+          const [row] = await withDatabase(
+            db,
+            (rows) => rows(`SELECT status, attempt, lease_owner FROM tasks WHERE id = $1`, [id])
+          )
           expect(row).toMatchObject({ attempt: 2, lease_owner: b.workerId })
         } finally {
           // A wakes while B still runs the task (its 6 s delay has just begun), so only the attempt
@@ -346,9 +372,13 @@ if (PG) {
         }
 
         // A's heartbeat (or, had its generation won the race, its outcome write) is refused; its run ends there.
-        const refused = await waitForLog(a.service, (l) =>
-          l.annotations.task_id === id && typeof l.message === "string" &&
-          (l.message.startsWith("lease lost") || l.message.startsWith("stale claim")), 30_000)
+        const refused = await waitForLog(
+          a.service,
+          (l) =>
+            l.annotations.task_id === id && typeof l.message === "string" &&
+            (l.message.startsWith("lease lost") || l.message.startsWith("stale claim")),
+          30_000
+        )
         expect(refused.annotations.attempt).toBe(1)
 
         // B finishes it: one "task finished", for the task's last attempt (2, unless a loaded machine
@@ -356,9 +386,12 @@ if (PG) {
         await until(site.target, acct.resource.key, [id], (s) => s.every(terminal))
         await Promise.all([stop(a.service), stop(b.service)])
         const finished = [a.service, b.service].flatMap((w) =>
-          w.logs().filter((l) => l.message === "task finished" && l.annotations.task_id === id))
-        const tasks = await withDatabase(db, (rows) =>
-          checkBooks(rows, acct.id, { wallet: GRANTED.wallet, subscription: 0 }, new Map([[id, "succeeded"]])))
+          w.logs().filter((l) => l.message === "task finished" && l.annotations.task_id === id)
+        )
+        const tasks = await withDatabase(
+          db,
+          (rows) => checkBooks(rows, acct.id, { wallet: GRANTED.wallet, subscription: 0 }, new Map([[id, "succeeded"]]))
+        )
         expect(tasks[0].attempt).toBeGreaterThanOrEqual(2)
         expect(finished.map((l) => l.annotations)).toEqual([
           expect.objectContaining({ attempt: tasks[0].attempt, status: "succeeded" })
@@ -390,9 +423,12 @@ if (PG) {
           () => withDatabase(db, listening).then((l) => (l.some((x) => x.query === tasksListener) ? l : undefined)),
           "the worker's LISTEN backend"
         )
-        const terminated = await withDatabase(db, (rows) =>
-          rows(`SELECT pg_terminate_backend(pid) AS done FROM pg_stat_activity
-                WHERE datname = current_database() AND query ILIKE 'LISTEN%'`))
+        const terminated = await withDatabase(
+          db,
+          (rows) =>
+            rows(`SELECT pg_terminate_backend(pid) AS done FROM pg_stat_activity
+                WHERE datname = current_database() AND query ILIKE 'LISTEN%'`)
+        )
         expect(terminated).toEqual(before.map(() => ({ done: true })))
 
         const id = await createTask(site.target, acct.model.key)
@@ -425,7 +461,11 @@ if (PG) {
       try {
         const config = engineConfig(CRASH_ENGINE, 24)
         const first = await site.serve("all", config)
-        const acct = await createAccount(site.target, { name: "crash", wallet_credits: GRANTED.wallet, subscription_credits: GRANTED.subscription })
+        const acct = await createAccount(site.target, {
+          name: "crash",
+          wallet_credits: GRANTED.wallet,
+          subscription_credits: GRANTED.subscription
+        })
         const { ids, expected } = await twentyInFlight(site.target, acct)
         expect(new Set(claimsIn(first).map((l) => l.annotations.task_id))).toEqual(new Set(ids))
 
@@ -440,8 +480,10 @@ if (PG) {
 
         await stop(second)
         expect(await second.exited).toBe(0)
-        const tasks = await withDatabase({ dbUrl: undefined, dataDir: site.dataDir }, (rows) =>
-          checkBooks(rows, acct.id, GRANTED, expected))
+        const tasks = await withDatabase(
+          { dbUrl: undefined, dataDir: site.dataDir },
+          (rows) => checkBooks(rows, acct.id, GRANTED, expected)
+        )
         expect(tasks.every((t) => t.attempt >= 2)).toBe(true)
       } finally {
         await site.close()

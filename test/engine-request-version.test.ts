@@ -17,7 +17,8 @@ import { ledgerOf, pollTask, query, videoRequest } from "./support/tasks.ts"
 
 let gw: TestGateway
 
-const create = async (key: string) => (await call(gw, "POST", "/v1/video/tasks", { key, json: videoRequest() })).body.id as string
+const create = async (key: string) =>
+  (await call(gw, "POST", "/v1/video/tasks", { key, json: videoRequest() })).body.id as string
 
 describe.each(backends)("stored task requests (%s)", (on) => {
   beforeAll(async () => {
@@ -27,15 +28,24 @@ describe.each(backends)("stored task requests (%s)", (on) => {
 
   it("decodes the current version, and fails with a refund what it cannot read", async () => {
     const acct = await createAccount(gw, { name: "versions", wallet_credits: 100 })
-    const [current, newer, broken] = [await create(acct.model.key), await create(acct.model.key), await create(acct.model.key)]
-    const stored = await query<{ request_version: number }>(gw, (sql) => sql`SELECT request_version FROM tasks WHERE id = ${current}`)
+    const [current, newer, broken] = [
+      await create(acct.model.key),
+      await create(acct.model.key),
+      await create(acct.model.key)
+    ]
+    const stored = await query<{ request_version: number }>(
+      gw,
+      (sql) => sql`SELECT request_version FROM tasks WHERE id = ${current}`
+    )
     expect(stored[0]!.request_version).toBe(1)
 
     // A version this release does not know, and a version-1 request that lost a member on the way.
     await query(gw, (sql) => sql`UPDATE tasks SET request_version = 99 WHERE id = ${newer}`)
     await query(gw, (sql) => sql`UPDATE tasks SET request = request - 'duration' WHERE id = ${broken}`)
 
-    const engine = gw.runtime.runFork(Layer.launch(EngineLive.pipe(Layer.provide(MediaToolsLive), Layer.provide(NodeContext.layer))))
+    const engine = gw.runtime.runFork(
+      Layer.launch(EngineLive.pipe(Layer.provide(MediaToolsLive), Layer.provide(NodeContext.layer)))
+    )
     try {
       const [ok, unknown, undecodable] = await Promise.all(
         [current, newer, broken].map(async (id) => (await pollTask(gw, acct.resource.key, id)).at(-1))

@@ -47,7 +47,10 @@ afterAll(async () => {
 
 const run = async (model: string, prompt: string) => {
   const acct = await createAccount(gw, { name: prompt, wallet_credits: 100 })
-  const created = await call(gw, "POST", "/v1/video/tasks", { key: acct.model.key, json: videoRequest({ model, input: { prompt } }) })
+  const created = await call(gw, "POST", "/v1/video/tasks", {
+    key: acct.model.key,
+    json: videoRequest({ model, input: { prompt } })
+  })
   expect(created.status).toBe(202)
   const seen = await pollTask(gw, acct.resource.key, created.body.id)
   return { task: seen.at(-1), seen }
@@ -111,7 +114,10 @@ describe(`the engine on an asynchronous upstream (${backend})`, () => {
 
   it("a process stopped mid-submit: the next attempt finds the upstream task instead of submitting again", async () => {
     const acct = await createAccount(gw, { name: "hang", wallet_credits: 100 })
-    const created = await call(gw, "POST", "/v1/video/tasks", { key: acct.model.key, json: videoRequest({ model: WITH_FIND, input: { prompt: "hang" } }) })
+    const created = await call(gw, "POST", "/v1/video/tasks", {
+      key: acct.model.key,
+      json: videoRequest({ model: WITH_FIND, input: { prompt: "hang" } })
+    })
     const id = created.body.id
     const until = Date.now() + 10_000
     while (rec().submits.get(id) !== 1) {
@@ -130,18 +136,27 @@ describe(`the engine on an asynchronous upstream (${backend})`, () => {
 
   it("the reaper leaves waiting tasks alone", async () => {
     const acct = await createAccount(gw, { name: "reaper", wallet_credits: 100 })
-    const created = await call(gw, "POST", "/v1/video/tasks", { key: acct.model.key, json: videoRequest({ model: SHORT, input: { prompt: "unknown" } }) })
+    const created = await call(gw, "POST", "/v1/video/tasks", {
+      key: acct.model.key,
+      json: videoRequest({ model: SHORT, input: { prompt: "unknown" } })
+    })
     await pollTask(gw, acct.resource.key, created.body.id, () => true)
     const until = Date.now() + 10_000
-    while ((await query<{ run_state: string }>(gw, (sql) => sql`SELECT run_state FROM tasks WHERE id = ${created.body.id}`))[0]!.run_state !== "waiting") {
+    while (
+      (await query<{ run_state: string }>(gw, (sql) => sql`SELECT run_state FROM tasks WHERE id = ${created.body.id}`))[
+        0
+      ]!.run_state !== "waiting"
+    ) {
       if (Date.now() > until) throw new Error("the task never waited")
       await new Promise((r) => setTimeout(r, 50))
     }
     // Even with a lease end long past (a waiting task has none), a sweep does not requeue it.
     await query(gw, (sql) => sql`UPDATE tasks SET lease_expires_at = 0 WHERE id = ${created.body.id} RETURNING id`)
     await gw.runtime.runPromise(reapOnce)
-    const [row] = await query<{ run_state: string; status: string; attempt: number }>(gw, (sql) =>
-      sql`SELECT run_state, status, attempt FROM tasks WHERE id = ${created.body.id}`)
+    const [row] = await query<{ run_state: string; status: string; attempt: number }>(
+      gw,
+      (sql) => sql`SELECT run_state, status, attempt FROM tasks WHERE id = ${created.body.id}`
+    )
     expect(row).toMatchObject({ run_state: "waiting", status: "in_progress", attempt: 1 })
   })
 })

@@ -22,7 +22,10 @@ beforeAll(async () => {
   })
   gw = await startGateway(
     { ROLE: "all", CONFIG_DIR: config },
-    NodeSdk.layer(() => ({ resource: { serviceName: "engine-test" }, spanProcessor: new SimpleSpanProcessor(exporter) }))
+    NodeSdk.layer(() => ({
+      resource: { serviceName: "engine-test" },
+      spanProcessor: new SimpleSpanProcessor(exporter)
+    }))
   )
 })
 afterAll(() => gw?.close())
@@ -42,11 +45,14 @@ describe(`task engine (${backend})`, () => {
 
   it.each(families)("$model: renders a real H.264 MP4 of the requested shape", async (f) => {
     const acct = await createAccount(gw, { name: f.model, wallet_credits: 100 })
-    const task = await create(acct.model.key, videoRequest({
-      model: f.model,
-      input: { prompt: `a lighthouse at dusk for ${f.model}` },
-      output: { duration: f.duration, aspect_ratio: f.ratio, generate_audio: f.audio }
-    }))
+    const task = await create(
+      acct.model.key,
+      videoRequest({
+        model: f.model,
+        input: { prompt: `a lighthouse at dusk for ${f.model}` },
+        output: { duration: f.duration, aspect_ratio: f.ratio, generate_audio: f.audio }
+      })
+    )
     const done = (await pollTask(gw, acct.resource.key, task.id)).at(-1)
     expect(done).toMatchObject({ status: "succeeded", progress: 100, error: null })
     expect(done.started_at).toBeGreaterThanOrEqual(done.created_at)
@@ -56,7 +62,16 @@ describe(`task engine (${backend})`, () => {
     expect(done.result.videos).toHaveLength(1)
     const item = done.result.videos[0]
     expect(Object.keys(item).sort()).toEqual([
-      "asset_id", "duration_ms", "filename", "height", "index", "mime_type", "temporary", "url", "url_auth", "width"
+      "asset_id",
+      "duration_ms",
+      "filename",
+      "height",
+      "index",
+      "mime_type",
+      "temporary",
+      "url",
+      "url_auth",
+      "width"
     ])
     expect(item).toMatchObject({
       index: 0,
@@ -148,7 +163,11 @@ describe(`task engine (${backend})`, () => {
       expect(names).toContain(name)
     }
     const run = spans.find((s) => s.name === "task.run")!
-    expect(run.attributes).toMatchObject({ "task.id": task.id, "task.model": "provy-famS-2.0-480p", "account.id": acct.id })
+    expect(run.attributes).toMatchObject({
+      "task.id": task.id,
+      "task.model": "provy-famS-2.0-480p",
+      "account.id": acct.id
+    })
     const ids = new Set(spans.map((s) => s.spanContext().spanId))
     expect(ids.has(run.parentSpanContext?.spanId ?? (run as any).parentSpanId)).toBe(true)
     for (const child of ["task.claim", "task.generate", "task.store", "task.succeed"]) {

@@ -52,10 +52,16 @@ describe(`a channel adapter from a fixture folder (${backend})`, () => {
     const acct = await createAccount(gw, { name: "echo", wallet_credits: 10 })
     const created = await call(gw, "POST", "/v1/image/tasks", {
       key: acct.model.key,
-      json: image("provy-image-1-fast", { output: { size: "512x512", format: "png", count: 2 }, provider_options: { echo: { note: "hi" } } })
+      json: image("provy-image-1-fast", {
+        output: { size: "512x512", format: "png", count: 2 },
+        provider_options: { echo: { note: "hi" } }
+      })
     })
     expect(created.status).toBe(202)
-    const [row] = await query<{ channel: string }>(gw, (sql) => sql`SELECT channel FROM tasks WHERE id = ${created.body.id}`)
+    const [row] = await query<{ channel: string }>(
+      gw,
+      (sql) => sql`SELECT channel FROM tasks WHERE id = ${created.body.id}`
+    )
     expect(row!.channel).toBe("echo")
 
     const done = (await pollTask(gw, acct.resource.key, created.body.id, undefined, { kind: "image" })).at(-1)
@@ -76,13 +82,28 @@ describe(`a channel adapter from a fixture folder (${backend})`, () => {
     const acct = await createAccount(gw, { name: "namespaces", wallet_credits: 10 })
     const create = (json: unknown) => call(gw, "POST", "/v1/image/tasks", { key: acct.model.key, json })
     // The sandbox model does not know the echo namespace, and the echo model not the sandbox's switch.
-    expectError(await create(image("provx-image-1", { provider_options: { echo: { note: "hi" } } })), 400, "invalid_provider_options")
-    expectError(await create(image("provy-image-1-fast", { provider_options: { sandbox: { outcome: "fail" } } })), 400, "invalid_provider_options")
-    expectError(await create(image("provy-image-1-fast", { provider_options: { echo: { note: 5 } } })), 400, "invalid_provider_options")
+    expectError(
+      await create(image("provx-image-1", { provider_options: { echo: { note: "hi" } } })),
+      400,
+      "invalid_provider_options"
+    )
+    expectError(
+      await create(image("provy-image-1-fast", { provider_options: { sandbox: { outcome: "fail" } } })),
+      400,
+      "invalid_provider_options"
+    )
+    expectError(
+      await create(image("provy-image-1-fast", { provider_options: { echo: { note: 5 } } })),
+      400,
+      "invalid_provider_options"
+    )
     // The sandbox model still runs on the sandbox channel beside it.
     const sandboxed = await create(image("provx-image-1", { provider_options: { sandbox: { outcome: "succeed" } } }))
     expect(sandboxed.status).toBe(202)
-    const [row] = await query<{ channel: string }>(gw, (sql) => sql`SELECT channel FROM tasks WHERE id = ${sandboxed.body.id}`)
+    const [row] = await query<{ channel: string }>(
+      gw,
+      (sql) => sql`SELECT channel FROM tasks WHERE id = ${sandboxed.body.id}`
+    )
     expect(row!.channel).toBe("sandbox")
   })
 })
@@ -96,16 +117,24 @@ describe(`a task whose channel the model no longer uses (${backend})`, () => {
 
   it("fails as the model being no longer available, with its refund", async () => {
     const acct = await createAccount(api, { name: "moved", wallet_credits: 10 })
-    const created = await call(api, "POST", "/v1/image/tasks", { key: acct.model.key, json: image("provy-image-1-fast") })
+    const created = await call(api, "POST", "/v1/image/tasks", {
+      key: acct.model.key,
+      json: image("provy-image-1-fast")
+    })
     expect(created.status).toBe(202)
     // As if it was queued when the model was routed to the sandbox (ROLE=api: no worker has claimed it).
     await query(api, (sql) => sql`UPDATE tasks SET channel = 'sandbox' WHERE id = ${created.body.id} RETURNING id`)
-    const worker = api.runtime.runFork(Effect.scoped(Effect.flatMap(Channels, (channels) =>
-      channelWorker("sandbox", channels.get("sandbox")!.settings))))
+    const worker = api.runtime.runFork(
+      Effect.scoped(Effect.flatMap(Channels, (channels) => channelWorker("sandbox", channels.get("sandbox")!.settings)))
+    )
     try {
       const done = (await pollTask(api, acct.resource.key, created.body.id, undefined, { kind: "image" })).at(-1)
       expect(done).toMatchObject({ status: "failed", result: null })
-      expect(done.error).toEqual({ code: "image_task_failed", message: `Model "provy-image-1-fast" is no longer available.`, retryable: false })
+      expect(done.error).toEqual({
+        code: "image_task_failed",
+        message: `Model "provy-image-1-fast" is no longer available.`,
+        retryable: false
+      })
       expect((await ledgerOf(api, created.body.id)).map((l) => l.kind)).toEqual(["charge", "refund"])
       expect((await admin(api, "GET", `/admin/v1/accounts/${acct.id}`)).body.wallet_credits).toBe(10)
     } finally {

@@ -36,10 +36,22 @@ describe(`a family from a fixture folder (${backend})`, () => {
       pricing: { unit: "second", price: 0.05 }
     })
 
-    const base = { model: "provz-famZ-1-480p", operation: "generation", input: { prompt: "a paper boat" }, output: { duration: 1 } }
-    expectError(await call(gw, "POST", "/v1/video/tasks", { key: acct.model.key, json: { ...base, output: { duration: 5 } } }), 400, "invalid_video_duration")
+    const base = {
+      model: "provz-famZ-1-480p",
+      operation: "generation",
+      input: { prompt: "a paper boat" },
+      output: { duration: 1 }
+    }
     expectError(
-      await call(gw, "POST", "/v1/video/tasks", { key: acct.model.key, json: { ...base, provider_options: { famZ: { style: "loud" } } } }),
+      await call(gw, "POST", "/v1/video/tasks", { key: acct.model.key, json: { ...base, output: { duration: 5 } } }),
+      400,
+      "invalid_video_duration"
+    )
+    expectError(
+      await call(gw, "POST", "/v1/video/tasks", {
+        key: acct.model.key,
+        json: { ...base, provider_options: { famZ: { style: "loud" } } }
+      }),
       400,
       "invalid_provider_options"
     )

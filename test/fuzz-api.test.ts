@@ -54,7 +54,20 @@ const routes: ReadonlyArray<Route> = Object.values(GatewayApi.groups).flatMap((g
 const hostileString = fc.oneof(
   fc.string({ unit: "binary", maxLength: 40 }),
   fc.string({ unit: "grapheme", maxLength: 40 }),
-  fc.constantFrom("\u0000", "a\u0000b", "\ud800", "x\udfffy", "\ud83d", "\u202e", "\ufeff", "%00", "../..", "' OR 1=1 --", "__proto__", "constructor"),
+  fc.constantFrom(
+    "\u0000",
+    "a\u0000b",
+    "\ud800",
+    "x\udfffy",
+    "\ud83d",
+    "\u202e",
+    "\ufeff",
+    "%00",
+    "../..",
+    "' OR 1=1 --",
+    "__proto__",
+    "constructor"
+  ),
   fc.string({ unit: "binary-ascii", maxLength: 300 })
 )
 
@@ -80,11 +93,18 @@ const jsonish: fc.Arbitrary<unknown> = fc.letrec((tie) => ({
 /** Valid-looking starting points, so mutations reach past the first check. */
 const seeds: Record<string, () => unknown> = {
   "/v1/video/tasks": () => videoRequest({ metadata: { a: 1 }, client_reference_id: "r" }),
-  "/v1/image/tasks": () => ({ model: "provx-image-1", operation: "generation", input: { prompt: "p" }, output: { count: 1 } }),
+  "/v1/image/tasks": () => ({
+    model: "provx-image-1",
+    operation: "generation",
+    input: { prompt: "p" },
+    output: { count: 1 }
+  }),
   "/v1/images/generations": () => ({ model: "provx-image-1", prompt: "p", n: 1, size: "512x512" }),
   "/v1/video/tasks/query": () => ({ task_ids: ["task_x"] }),
   "/v1/image/tasks/query": () => ({ task_ids: ["task_x"] }),
-  "/v1/media/uploads": () => ({ files: [{ client_id: "c", kind: "video", filename: "a.mp4", mime_type: "video/mp4", size_bytes: 1000 }] }),
+  "/v1/media/uploads": () => ({
+    files: [{ client_id: "c", kind: "video", filename: "a.mp4", mime_type: "video/mp4", size_bytes: 1000 }]
+  }),
   "/v1/media/uploads/complete": () => ({ upload_ids: ["upl_x"] }),
   "/v1/image/uploads/base64": () => ({ images: ["aGVsbG8="] }),
   "/admin/v1/accounts": () => ({ name: "n", wallet_credits: 1 })
@@ -109,7 +129,12 @@ const jsonBody = (path: string) =>
   fc.oneof(
     jsonish.map((v) => JSON.stringify(v)),
     deep.map((v) => JSON.stringify({ ...(seeds[path]?.() as object ?? {}), metadata: v })),
-    { arbitrary: fc.tuple(fc.array(fc.nat(), { maxLength: 5 }), fc.oneof(hostileString, jsonish)).map(([at, v]) => JSON.stringify(mutate(seeds[path]?.() ?? {}, at, v))), weight: 4 },
+    {
+      arbitrary: fc.tuple(fc.array(fc.nat(), { maxLength: 5 }), fc.oneof(hostileString, jsonish)).map(([at, v]) =>
+        JSON.stringify(mutate(seeds[path]?.() ?? {}, at, v))
+      ),
+      weight: 4
+    },
     fc.string({ unit: "binary", maxLength: 200 })
   )
 
@@ -117,7 +142,10 @@ const jsonBody = (path: string) =>
 const multipart = fc.record({
   parts: fc.array(
     fc.record({
-      name: fc.oneof(fc.constantFrom("model", "operation", "prompt", "image", "image[]", "mask", "size", "n"), hostileString),
+      name: fc.oneof(
+        fc.constantFrom("model", "operation", "prompt", "image", "image[]", "mask", "size", "n"),
+        hostileString
+      ),
       filename: fc.option(hostileString, { nil: undefined }),
       value: fc.oneof(hostileString, fc.uint8Array({ maxLength: 300 }).map((b) => Buffer.from(b).toString("latin1")))
     }),
@@ -128,19 +156,25 @@ const multipart = fc.record({
 }).map(({ close, cut, parts }) => {
   const boundary = "fuzzBoundary42"
   let body = parts.map((p) =>
-    `--${boundary}\r\nContent-Disposition: form-data; name="${p.name}"${p.filename === undefined ? "" : `; filename="${p.filename}"`}\r\n\r\n${p.value}\r\n`
+    `--${boundary}\r\nContent-Disposition: form-data; name="${p.name}"${
+      p.filename === undefined ? "" : `; filename="${p.filename}"`
+    }\r\n\r\n${p.value}\r\n`
   ).join("") + (close ? `--${boundary}--\r\n` : "")
-  if (cut !== undefined && body.length > 0) body = body.slice(0, cut % body.length)
+  if (cut !== undefined && body.length > 0) {
+    body = body.slice(0, cut % body.length)
+  }
   return { contentType: `multipart/form-data; boundary=${boundary}`, body: Buffer.from(body, "latin1") }
 })
 
 const MULTIPART_PATHS = new Set(["/v1/image/uploads", "/v1/image/tasks", "/v1/images/edits"])
 
 const keyFor = (route: Route) =>
-  route.path.startsWith("/admin/") ? ADMIN_TOKEN
-  : route.method === "POST" && ["/v1/video/tasks", "/v1/image/tasks", "/v1/images/generations", "/v1/images/edits"].includes(route.path)
-  ? keys.model
-  : keys.resource
+  route.path.startsWith("/admin/") ?
+    ADMIN_TOKEN
+    : route.method === "POST" &&
+        ["/v1/video/tasks", "/v1/image/tasks", "/v1/images/generations", "/v1/images/edits"].includes(route.path)
+    ? keys.model
+    : keys.resource
 
 const request = (routeIndex: number) => {
   const route = routes[routeIndex % routes.length]!
@@ -153,7 +187,12 @@ const request = (routeIndex: number) => {
   const body = MULTIPART_PATHS.has(route.path)
     ? fc.oneof(multipart, jsonBody(route.path).map((b) => ({ contentType: "application/json", body: Buffer.from(b) })))
     : jsonBody(route.path).map((b) => ({ contentType: "application/json", body: Buffer.from(b) }))
-  return fc.record({ path: pathArb, query, body, auth: fc.oneof({ arbitrary: fc.constant(true), weight: 4 }, { arbitrary: fc.constant(false), weight: 1 }) }).map((r) => ({ route, ...r }))
+  return fc.record({
+    path: pathArb,
+    query,
+    body,
+    auth: fc.oneof({ arbitrary: fc.constant(true), weight: 4 }, { arbitrary: fc.constant(false), weight: 1 })
+  }).map((r) => ({ route, ...r }))
 }
 
 /** URL-encodes a segment; a lone surrogate (which `encodeURIComponent` refuses) goes as its WTF-8 bytes. */
@@ -180,35 +219,46 @@ const send = async (c: FuzzCase) => {
     signal: AbortSignal.timeout(DEADLINE_MS)
   })
   const text = await res.text()
-  return { status: res.status, text, contentType: res.headers.get("content-type") ?? "", requestId: res.headers.get("x-request-id") }
+  return {
+    status: res.status,
+    text,
+    contentType: res.headers.get("content-type") ?? "",
+    requestId: res.headers.get("x-request-id")
+  }
 }
 
 describe(`fuzzing every endpoint (${backend})`, () => {
-  it(`${RUNS} random requests (seed ${SEED}): never a 5xx, every 4xx the spec's error body, /healthz throughout`, async () => {
-    expect(routes.length).toBeGreaterThan(20)
-    let sent = 0
-    const statuses = new Map<number, number>()
-    await fc.assert(
-      fc.asyncProperty(fuzzCase, async (c) => {
-        const reply = await send(c)
-        sent++
-        statuses.set(reply.status, (statuses.get(reply.status) ?? 0) + 1)
-        const where = `${c.route.method} ${c.path}`
-        expect(reply.status, `${where}: ${reply.text.slice(0, 300)}`).toBeLessThan(500)
-        if (reply.status >= 400) {
-          expect(reply.contentType, where).toContain("application/json")
-          const body = JSON.parse(reply.text)
-          expect(Object.keys(body.error).sort(), where).toEqual(["code", "message", "request_id", "type"])
-          expect(body.error.request_id, where).toBe(reply.requestId)
-        }
-        if (sent % 25 === 0) expect((await fetch(`${gw.url}/healthz`, { signal: AbortSignal.timeout(5000) })).status).toBe(200)
-      }),
-      { seed: SEED, numRuns: RUNS, endOnFailure: true }
-    )
-    expect((await fetch(`${gw.url}/healthz`)).status).toBe(200)
-    // The cases reach past authentication and validation, not only the first refusal.
-    console.info(`fuzz statuses: ${JSON.stringify(Object.fromEntries([...statuses].sort((a, b) => a[0] - b[0])))}`)
-    expect([...statuses.keys()].some((s) => s >= 200 && s < 300)).toBe(true)
-    expect(statuses.get(400) ?? 0).toBeGreaterThan(RUNS / 10)
-  }, 600_000)
+  it(
+    `${RUNS} random requests (seed ${SEED}): never a 5xx, every 4xx the spec's error body, /healthz throughout`,
+    async () => {
+      expect(routes.length).toBeGreaterThan(20)
+      let sent = 0
+      const statuses = new Map<number, number>()
+      await fc.assert(
+        fc.asyncProperty(fuzzCase, async (c) => {
+          const reply = await send(c)
+          sent++
+          statuses.set(reply.status, (statuses.get(reply.status) ?? 0) + 1)
+          const where = `${c.route.method} ${c.path}`
+          expect(reply.status, `${where}: ${reply.text.slice(0, 300)}`).toBeLessThan(500)
+          if (reply.status >= 400) {
+            expect(reply.contentType, where).toContain("application/json")
+            const body = JSON.parse(reply.text)
+            expect(Object.keys(body.error).sort(), where).toEqual(["code", "message", "request_id", "type"])
+            expect(body.error.request_id, where).toBe(reply.requestId)
+          }
+          if (sent % 25 === 0) {
+            expect((await fetch(`${gw.url}/healthz`, { signal: AbortSignal.timeout(5000) })).status).toBe(200)
+          }
+        }),
+        { seed: SEED, numRuns: RUNS, endOnFailure: true }
+      )
+      expect((await fetch(`${gw.url}/healthz`)).status).toBe(200)
+      // The cases reach past authentication and validation, not only the first refusal.
+      console.info(`fuzz statuses: ${JSON.stringify(Object.fromEntries([...statuses].sort((a, b) => a[0] - b[0])))}`)
+      expect([...statuses.keys()].some((s) => s >= 200 && s < 300)).toBe(true)
+      expect(statuses.get(400) ?? 0).toBeGreaterThan(RUNS / 10)
+    },
+    600_000
+  )
 })

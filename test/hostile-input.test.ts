@@ -4,8 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { configWith } from "./support/config.ts"
 import { backend } from "./support/database.ts"
 import { startGateway, type TestGateway } from "./support/gateway.ts"
-import { makePng } from "./support/images.ts"
 import { admin, call, createAccount, expectError } from "./support/http.ts"
+import { makePng } from "./support/images.ts"
 import { videoRequest } from "./support/tasks.ts"
 
 /**
@@ -90,11 +90,20 @@ const part = (name: string, value: string, filename?: string) =>
 describe(`text the database cannot store (${backend})`, () => {
   const cases: Array<[string, string, string, unknown]> = [
     ["prompt with NUL", "POST", "/v1/video/tasks", videoRequest({ input: { prompt: `a${NUL}b` } })],
-    ["prompt with a lone surrogate", "POST", "/v1/video/tasks", videoRequest({ input: { prompt: `a${LONE_SURROGATE}b` } })],
+    [
+      "prompt with a lone surrogate",
+      "POST",
+      "/v1/video/tasks",
+      videoRequest({ input: { prompt: `a${LONE_SURROGATE}b` } })
+    ],
     ["metadata key with NUL", "POST", "/v1/video/tasks", videoRequest({ metadata: { [`k${NUL}`]: 1 } })],
     ["metadata value with NUL", "POST", "/v1/video/tasks", videoRequest({ metadata: { k: [`v${NUL}`] } })],
     ["client_reference_id with NUL", "POST", "/v1/video/tasks", videoRequest({ client_reference_id: NUL })],
-    ["image prompt with NUL", "POST", "/v1/image/tasks", { model: "provx-image-1", operation: "generation", input: { prompt: NUL } }],
+    ["image prompt with NUL", "POST", "/v1/image/tasks", {
+      model: "provx-image-1",
+      operation: "generation",
+      input: { prompt: NUL }
+    }],
     ["batch query id with NUL", "POST", "/v1/video/tasks/query", { task_ids: [`task_${NUL}`] }],
     ["upload file name with NUL", "POST", "/v1/media/uploads", {
       files: [{ client_id: "c", kind: "video", filename: `a${NUL}.mp4`, mime_type: "video/mp4", size_bytes: 100 }]
@@ -104,7 +113,9 @@ describe(`text the database cannot store (${backend})`, () => {
 
   it.each(cases)("%s: 400 invalid_request naming the field; nothing created", async (_, method, path, json) => {
     const before = await footprint()
-    const key = path.startsWith("/v1/video/tasks/query") || path.startsWith("/v1/media") ? acct.resource.key : acct.model.key
+    const key = path.startsWith("/v1/video/tasks/query") || path.startsWith("/v1/media")
+      ? acct.resource.key
+      : acct.model.key
     const reply = await call(gw, method, path, { key, json })
     expectError(reply, 400, "invalid_request", "invalid_request_error")
     expect(reply.body.error.message).toMatch(/NUL|surrogate/)
@@ -112,7 +123,10 @@ describe(`text the database cannot store (${backend})`, () => {
   })
 
   it("names the field where the bad text is", async () => {
-    const reply = await call(gw, "POST", "/v1/video/tasks", { key: acct.model.key, json: videoRequest({ metadata: { tags: ["ok", `x${NUL}`] } }) })
+    const reply = await call(gw, "POST", "/v1/video/tasks", {
+      key: acct.model.key,
+      json: videoRequest({ metadata: { tags: ["ok", `x${NUL}`] } })
+    })
     expect(reply.body.error.message).toContain("metadata.tags[1]")
   })
 
@@ -153,10 +167,16 @@ describe(`JSON nesting (${backend})`, () => {
   })
 
   it("64 levels in metadata pass the bound; 65 do not, nor in provider_options", async () => {
-    const ok = await call(gw, "POST", "/v1/video/tasks", { key: acct.model.key, json: videoRequest({ metadata: nested(64) }) })
+    const ok = await call(gw, "POST", "/v1/video/tasks", {
+      key: acct.model.key,
+      json: videoRequest({ metadata: nested(64) })
+    })
     expect(ok.status).toBe(202)
     expect(ok.body.metadata).toEqual(nested(64))
-    const deep = await call(gw, "POST", "/v1/video/tasks", { key: acct.model.key, json: videoRequest({ metadata: nested(65) }) })
+    const deep = await call(gw, "POST", "/v1/video/tasks", {
+      key: acct.model.key,
+      json: videoRequest({ metadata: nested(65) })
+    })
     expectError(deep, 400, "invalid_request")
     const options = await call(gw, "POST", "/v1/video/tasks", {
       key: acct.model.key,
@@ -205,9 +225,17 @@ describe(`broken and stalled multipart bodies (${backend})`, () => {
     const big = new Uint8Array(UPLOAD_BYTES + 1024)
     const form = new FormData()
     form.append("image", new Blob([big], { type: "image/png" }), "big.png")
-    expectError(await call(gw, "POST", "/v1/image/uploads", { key: acct.resource.key, body: form }), 413, "request_too_large")
+    expectError(
+      await call(gw, "POST", "/v1/image/uploads", { key: acct.resource.key, body: form }),
+      413,
+      "request_too_large"
+    )
     const base64 = { images: [Buffer.from(big).toString("base64")] }
-    expectError(await call(gw, "POST", "/v1/image/uploads/base64", { key: acct.resource.key, json: base64 }), 413, "request_too_large")
+    expectError(
+      await call(gw, "POST", "/v1/image/uploads/base64", { key: acct.resource.key, json: base64 }),
+      413,
+      "request_too_large"
+    )
   })
 
   it("a file name or field with NUL is a 400", async () => {

@@ -1,6 +1,6 @@
 import { request } from "node:http"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { connect } from "node:net"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { configWith } from "./support/config.ts"
 import { backend } from "./support/database.ts"
 import { ADMIN_TOKEN, startGateway, type TestGateway } from "./support/gateway.ts"
@@ -24,7 +24,11 @@ const chunked = (path: string, chunks: ReadonlyArray<Uint8Array>) =>
       port: url.port,
       path: url.pathname,
       method: "POST",
-      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json", "transfer-encoding": "chunked" }
+      headers: {
+        authorization: `Bearer ${ADMIN_TOKEN}`,
+        "content-type": "application/json",
+        "transfer-encoding": "chunked"
+      }
     }, (res) => {
       let data = ""
       res.on("data", (c) => (data += c))

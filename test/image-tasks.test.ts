@@ -50,7 +50,9 @@ const getImage = async (key: string, id: string) => (await call(gw, "GET", `/v1/
 const multipart = (fields: Record<string, string>, files: Array<[string, Uint8Array, string]>) => {
   const form = new FormData()
   for (const [k, v] of Object.entries(fields)) form.append(k, v)
-  for (const [field, bytes, name] of files) form.append(field, new Blob([bytes.slice()], { type: "application/octet-stream" }), name)
+  for (const [field, bytes, name] of files) {
+    form.append(field, new Blob([bytes.slice()], { type: "application/octet-stream" }), name)
+  }
   return form
 }
 
@@ -68,7 +70,12 @@ const checkImages = async (task: any, expected: { count: number; format: string;
     const bytes = new Uint8Array(await download.arrayBuffer())
     const probed = await probeBytes(bytes)
     expect(probed.video).toMatchObject({ codec, width: expected.width, height: expected.height })
-    expect(item).toMatchObject({ format: expected.format, mime_type: mime, width: expected.width, height: expected.height })
+    expect(item).toMatchObject({
+      format: expected.format,
+      mime_type: mime,
+      width: expected.width,
+      height: expected.height
+    })
     expect(item.size_bytes).toBe(bytes.byteLength)
   }
   return task.result.images
@@ -91,8 +98,17 @@ describe(`image tasks (${backend})`, () => {
     expect(created.status).toBe(202)
     expect(created.headers.get("location")).toBe(`/v1/image/tasks/${created.body.id}`)
     expect(created.body).toMatchObject({
-      object: "image.task", status: "queued", progress: 0, operation: "generation", result: null, error: null,
-      usage: {}, metadata: { campaign: "spring" }, client_reference_id: "boat-1", started_at: null, completed_at: null
+      object: "image.task",
+      status: "queued",
+      progress: 0,
+      operation: "generation",
+      result: null,
+      error: null,
+      usage: {},
+      metadata: { campaign: "spring" },
+      client_reference_id: "boat-1",
+      started_at: null,
+      completed_at: null
     })
     const done = await poll(acct.resource.key, created.body.id)
     expect(done).toMatchObject({ status: "succeeded", progress: 100, usage: {}, metadata: { campaign: "spring" } })
@@ -109,14 +125,34 @@ describe(`image tasks (${backend})`, () => {
     const acct = await createAccount(gw, { name: "formats", wallet_credits: 10 })
     const pngTask = await call(gw, "POST", "/v1/image/tasks", {
       key: acct.model.key,
-      json: { model: "provx-image-1", operation: "generation", input: { prompt: "a kite" }, output: { size: "1536x1024" } }
+      json: {
+        model: "provx-image-1",
+        operation: "generation",
+        input: { prompt: "a kite" },
+        output: { size: "1536x1024" }
+      }
     })
     const jpegTask = await call(gw, "POST", "/v1/image/tasks", {
       key: acct.model.key,
-      json: { model: "provy-image-1-fast", operation: "generation", input: { prompt: "a kite" }, output: { size: "512x512" } }
+      json: {
+        model: "provy-image-1-fast",
+        operation: "generation",
+        input: { prompt: "a kite" },
+        output: { size: "512x512" }
+      }
     })
-    await checkImages(await poll(acct.resource.key, pngTask.body.id), { count: 1, format: "png", width: 1536, height: 1024 })
-    await checkImages(await poll(acct.resource.key, jpegTask.body.id), { count: 1, format: "jpeg", width: 512, height: 512 })
+    await checkImages(await poll(acct.resource.key, pngTask.body.id), {
+      count: 1,
+      format: "png",
+      width: 1536,
+      height: 1024
+    })
+    await checkImages(await poll(acct.resource.key, jpegTask.body.id), {
+      count: 1,
+      format: "jpeg",
+      width: 512,
+      height: 512
+    })
   })
 
   it("edit (multipart) honours the mask: pixels under the opaque half are the input's, the rest changed", async () => {
@@ -125,7 +161,13 @@ describe(`image tasks (${backend})`, () => {
     const reply = await call(gw, "POST", "/v1/image/tasks", {
       key: acct.model.key,
       body: multipart(
-        { model: "provx-image-1", operation: "edit", prompt: "make it look like winter", size: "512x512", output_format: "png" },
+        {
+          model: "provx-image-1",
+          operation: "edit",
+          prompt: "make it look like winter",
+          size: "512x512",
+          output_format: "png"
+        },
         [["image", png, "photo.png"], ["mask", mask, "mask.png"]]
       )
     })
@@ -159,7 +201,11 @@ describe(`image tasks (${backend})`, () => {
 
     const missing = await call(gw, "POST", "/v1/image/tasks", {
       key: acct.model.key,
-      json: { model: "provx-image-1", operation: "edit", input: { prompt: "x", images: [{ url: `${sourceUrl}/gone.png` }] } }
+      json: {
+        model: "provx-image-1",
+        operation: "edit",
+        input: { prompt: "x", images: [{ url: `${sourceUrl}/gone.png` }] }
+      }
     })
     const failed = await poll(acct.resource.key, missing.body.id)
     expect(failed).toMatchObject({ status: "failed", error: { code: "image_task_failed", retryable: false } })
@@ -169,23 +215,47 @@ describe(`image tasks (${backend})`, () => {
   it("Idempotency-Key: the same multipart or JSON content replays the task; other content is 409", async () => {
     const acct = await createAccount(gw, { name: "idem", wallet_credits: 10 })
     const form = () =>
-      multipart({ model: "provx-image-1", operation: "edit", prompt: "add a hat", size: "512x512" }, [["image", png, "a.png"]])
-    const first = await call(gw, "POST", "/v1/image/tasks", { key: acct.model.key, body: form(), headers: { "idempotency-key": "img-1" } })
-    const again = await call(gw, "POST", "/v1/image/tasks", { key: acct.model.key, body: form(), headers: { "idempotency-key": "img-1" } })
+      multipart({ model: "provx-image-1", operation: "edit", prompt: "add a hat", size: "512x512" }, [[
+        "image",
+        png,
+        "a.png"
+      ]])
+    const first = await call(gw, "POST", "/v1/image/tasks", {
+      key: acct.model.key,
+      body: form(),
+      headers: { "idempotency-key": "img-1" }
+    })
+    const again = await call(gw, "POST", "/v1/image/tasks", {
+      key: acct.model.key,
+      body: form(),
+      headers: { "idempotency-key": "img-1" }
+    })
     expect(first.status).toBe(202)
     expect(again.status).toBe(202)
     expect(again.body.id).toBe(first.body.id)
     expect(again.headers.get("idempotent-replayed")).toBe("true")
     const other = await call(gw, "POST", "/v1/image/tasks", {
       key: acct.model.key,
-      body: multipart({ model: "provx-image-1", operation: "edit", prompt: "add a scarf", size: "512x512" }, [["image", png, "a.png"]]),
+      body: multipart({ model: "provx-image-1", operation: "edit", prompt: "add a scarf", size: "512x512" }, [[
+        "image",
+        png,
+        "a.png"
+      ]]),
       headers: { "idempotency-key": "img-1" }
     })
     expectError(other, 409, "idempotency_key_conflict", "conflict_error")
 
     const json = { model: "provy-image-1-fast", operation: "generation", input: { prompt: "a lamp" } }
-    const j1 = await call(gw, "POST", "/v1/image/tasks", { key: acct.model.key, json, headers: { "idempotency-key": "img-2" } })
-    const j2 = await call(gw, "POST", "/v1/image/tasks", { key: acct.model.key, json, headers: { "idempotency-key": "img-2" } })
+    const j1 = await call(gw, "POST", "/v1/image/tasks", {
+      key: acct.model.key,
+      json,
+      headers: { "idempotency-key": "img-2" }
+    })
+    const j2 = await call(gw, "POST", "/v1/image/tasks", {
+      key: acct.model.key,
+      json,
+      headers: { "idempotency-key": "img-2" }
+    })
     expect(j2.body.id).toBe(j1.body.id)
     expect(j2.headers.get("idempotent-replayed")).toBe("true")
     const j3 = await call(gw, "POST", "/v1/image/tasks", {
@@ -225,7 +295,12 @@ describe(`image tasks (${backend})`, () => {
     const base = { model: "provx-image-1", operation: "generation", input: { prompt: "a cat" } }
     const cases: Array<[unknown, string]> = [
       [{ ...base, model: "nope" }, "unsupported_image_model"],
-      [{ ...base, model: "provy-image-1-fast", operation: "edit", input: { prompt: "x", images: [{ url: "https://example.com/a.png" }] } }, "unsupported_image_operation"],
+      [{
+        ...base,
+        model: "provy-image-1-fast",
+        operation: "edit",
+        input: { prompt: "x", images: [{ url: "https://example.com/a.png" }] }
+      }, "unsupported_image_operation"],
       [{ ...base, output: { size: "100x100" } }, "invalid_image_parameter"],
       [{ ...base, output: { quality: "ultra" } }, "invalid_image_parameter"],
       [{ ...base, output: { format: "gif" } }, "invalid_image_parameter"],
@@ -248,7 +323,11 @@ describe(`image tasks (${backend})`, () => {
     }
     const notImage = await call(gw, "POST", "/v1/image/tasks", {
       key: acct.model.key,
-      body: multipart({ model: "provx-image-1", operation: "edit", prompt: "x" }, [["image", new TextEncoder().encode("hello"), "a.png"]])
+      body: multipart({ model: "provx-image-1", operation: "edit", prompt: "x" }, [[
+        "image",
+        new TextEncoder().encode("hello"),
+        "a.png"
+      ]])
     })
     expectError(notImage, 400, "invalid_request")
     expect(notImage.body.error.message).toContain("image[0]")
@@ -264,7 +343,12 @@ describe(`image tasks (${backend})`, () => {
     const acct = await createAccount(gw, { name: "lists", wallet_credits: 10 })
     const gen = await call(gw, "POST", "/v1/image/tasks", {
       key: acct.model.key,
-      json: { model: "provy-image-1-fast", operation: "generation", input: { prompt: "a cup" }, provider_options: { sandbox: { delay_ms: 60_000 } } }
+      json: {
+        model: "provy-image-1-fast",
+        operation: "generation",
+        input: { prompt: "a cup" },
+        provider_options: { sandbox: { delay_ms: 60_000 } }
+      }
     })
     const edit = await call(gw, "POST", "/v1/image/tasks", {
       key: acct.model.key,
@@ -274,7 +358,11 @@ describe(`image tasks (${backend})`, () => {
     expect(edits.body.data.map((t: any) => t.id)).toEqual([edit.body.id])
     const all = await call(gw, "GET", "/v1/image/tasks", { key: acct.resource.key })
     expect(new Set(all.body.data.map((t: any) => t.id))).toEqual(new Set([gen.body.id, edit.body.id]))
-    expectError(await call(gw, "GET", "/v1/image/tasks?operation=remix", { key: acct.resource.key }), 400, "invalid_request")
+    expectError(
+      await call(gw, "GET", "/v1/image/tasks?operation=remix", { key: acct.resource.key }),
+      400,
+      "invalid_request"
+    )
 
     const batch = await call(gw, "POST", "/v1/image/tasks/query", {
       key: acct.resource.key,

@@ -93,44 +93,59 @@ const charged = (ledger: ReadonlyArray<{ kind: string; wallet_micros: number; su
   ledger.filter((l) => l.kind === "charge").reduce((sum, l) => sum + l.wallet_micros + l.subscription_micros, 0)
 
 describe(`synchronous image endpoints (${backend})`, () => {
-  it("generations with url: the requested count, size, format and quality; charged as POST /v1/image/tasks", async () => {
-    const acct = await createAccount(gw, { name: "sync-gen", group: "vip", wallet_credits: 10 })
-    const params = { model: "provx-image-1", prompt: "a lighthouse at dusk", n: 2, size: "1536x1024", quality: "high", output_format: "webp" } as const
-    const result = await openai(gw, acct.model.key).images.generate({ ...params, response_format: "url" })
+  it(
+    "generations with url: the requested count, size, format and quality; charged as POST /v1/image/tasks",
+    async () => {
+      const acct = await createAccount(gw, { name: "sync-gen", group: "vip", wallet_credits: 10 })
+      const params = {
+        model: "provx-image-1",
+        prompt: "a lighthouse at dusk",
+        n: 2,
+        size: "1536x1024",
+        quality: "high",
+        output_format: "webp"
+      } as const
+      const result = await openai(gw, acct.model.key).images.generate({ ...params, response_format: "url" })
 
-    expect(Object.keys(result).sort()).toEqual(["created", "data", "usage"])
-    expect(result.usage).toEqual({})
-    expect(Number.isInteger(result.created)).toBe(true)
-    expect(result.data).toHaveLength(2)
-    for (const item of result.data!) {
-      expect(Object.keys(item)).toEqual(["url"])
-      await expectImage(await download(item.url!), "webp", 1536, 1024)
-    }
-
-    // One task, run by the engine, whose result the answer carries; each parameter reached its task field.
-    const [task, ...others] = await tasksOf(gw, acct.resource.key)
-    expect(others).toHaveLength(0)
-    expect(task).toMatchObject({ status: "succeeded", operation: "generation", model: "provx-image-1" })
-    expect(task.result.images.map((i: any) => i.url)).toEqual(result.data!.map((d) => d.url))
-    expect(result.created).toBe(task.completed_at)
-    expect(await storedRequest(gw, task.id)).toMatchObject({
-      prompt: params.prompt, count: 2, size: "1536x1024", quality: "high", format: "webp"
-    })
-
-    // The same request through POST /v1/image/tasks costs the same: 2 × 0.04 × the vip multiplier 0.8.
-    const asynchronous = await call(gw, "POST", "/v1/image/tasks", {
-      key: acct.model.key,
-      json: {
-        model: params.model,
-        operation: "generation",
-        input: { prompt: params.prompt },
-        output: { count: 2, size: params.size, quality: params.quality, format: params.output_format }
+      expect(Object.keys(result).sort()).toEqual(["created", "data", "usage"])
+      expect(result.usage).toEqual({})
+      expect(Number.isInteger(result.created)).toBe(true)
+      expect(result.data).toHaveLength(2)
+      for (const item of result.data!) {
+        expect(Object.keys(item)).toEqual(["url"])
+        await expectImage(await download(item.url!), "webp", 1536, 1024)
       }
-    })
-    expect(asynchronous.status).toBe(202)
-    expect(charged(await ledgerOf(gw, task.id))).toBe(-64_000)
-    expect(charged(await ledgerOf(gw, asynchronous.body.id))).toBe(charged(await ledgerOf(gw, task.id)))
-  }, 90_000)
+
+      // One task, run by the engine, whose result the answer carries; each parameter reached its task field.
+      const [task, ...others] = await tasksOf(gw, acct.resource.key)
+      expect(others).toHaveLength(0)
+      expect(task).toMatchObject({ status: "succeeded", operation: "generation", model: "provx-image-1" })
+      expect(task.result.images.map((i: any) => i.url)).toEqual(result.data!.map((d) => d.url))
+      expect(result.created).toBe(task.completed_at)
+      expect(await storedRequest(gw, task.id)).toMatchObject({
+        prompt: params.prompt,
+        count: 2,
+        size: "1536x1024",
+        quality: "high",
+        format: "webp"
+      })
+
+      // The same request through POST /v1/image/tasks costs the same: 2 × 0.04 × the vip multiplier 0.8.
+      const asynchronous = await call(gw, "POST", "/v1/image/tasks", {
+        key: acct.model.key,
+        json: {
+          model: params.model,
+          operation: "generation",
+          input: { prompt: params.prompt },
+          output: { count: 2, size: params.size, quality: params.quality, format: params.output_format }
+        }
+      })
+      expect(asynchronous.status).toBe(202)
+      expect(charged(await ledgerOf(gw, task.id))).toBe(-64_000)
+      expect(charged(await ledgerOf(gw, asynchronous.body.id))).toBe(charged(await ledgerOf(gw, task.id)))
+    },
+    90_000
+  )
 
   it("generations with b64_json: the stored result bytes; null parameters mean the model's defaults", async () => {
     const acct = await createAccount(gw, { name: "sync-b64", wallet_credits: 10 })
@@ -197,105 +212,133 @@ describe(`synchronous image endpoints (${backend})`, () => {
     expect(images[0].storageKey).not.toBe(images[1].storageKey)
   }, 90_000)
 
-  it("refuses what POST /v1/image/tasks refuses, with its codes and the OpenAI parameter names; nothing is charged", async () => {
-    const acct = await createAccount(gw, { name: "sync-invalid", wallet_credits: 10 })
-    const client = openai(gw, acct.model.key)
-    const tooMany = await client.images.generate({ model: "provx-image-1", prompt: "cats", n: 5 }).catch((e) => e)
-    expect(tooMany).toBeInstanceOf(APIError)
-    expect(tooMany).toMatchObject({ status: 400, code: "invalid_image_parameter", type: "invalid_request_error" })
-    expect(tooMany.message).toContain(`"n"`)
+  it(
+    "refuses what POST /v1/image/tasks refuses, with its codes and the OpenAI parameter names; nothing is charged",
+    async () => {
+      const acct = await createAccount(gw, { name: "sync-invalid", wallet_credits: 10 })
+      const client = openai(gw, acct.model.key)
+      const tooMany = await client.images.generate({ model: "provx-image-1", prompt: "cats", n: 5 }).catch((e) => e)
+      expect(tooMany).toBeInstanceOf(APIError)
+      expect(tooMany).toMatchObject({ status: 400, code: "invalid_image_parameter", type: "invalid_request_error" })
+      expect(tooMany.message).toContain(`"n"`)
 
-    const base = { model: "provx-image-1", prompt: "a cat" }
-    const cases: Array<[unknown, string, string?]> = [
-      [{ ...base, size: "100x100" }, "invalid_image_parameter", `"size"`],
-      [{ ...base, quality: "ultra" }, "invalid_image_parameter", `"quality"`],
-      [{ ...base, output_format: "gif" }, "invalid_image_parameter", `"output_format"`],
-      [{ ...base, prompt: "  " }, "invalid_request", `"prompt"`],
-      [{ ...base, model: "nope" }, "unsupported_image_model"],
-      [{ ...base, n: 1.5 }, "invalid_request"],
-      [{ ...base, response_format: "png" }, "invalid_request"],
-      [{ ...base, style: "vivid" }, "invalid_request"],
-      [{ ...base, provider_options: { sandbox: { outcome: "fail" } } }, "invalid_request"],
-      [{ prompt: "no model" }, "invalid_request"]
-    ]
-    for (const [json, code, names] of cases) {
-      const reply = await call(gw, "POST", "/v1/images/generations", { key: acct.model.key, json })
-      expectError(reply, 400, code)
-      if (names !== undefined) expect(reply.body.error.message).toContain(names)
-    }
+      const base = { model: "provx-image-1", prompt: "a cat" }
+      const cases: Array<[unknown, string, string?]> = [
+        [{ ...base, size: "100x100" }, "invalid_image_parameter", `"size"`],
+        [{ ...base, quality: "ultra" }, "invalid_image_parameter", `"quality"`],
+        [{ ...base, output_format: "gif" }, "invalid_image_parameter", `"output_format"`],
+        [{ ...base, prompt: "  " }, "invalid_request", `"prompt"`],
+        [{ ...base, model: "nope" }, "unsupported_image_model"],
+        [{ ...base, n: 1.5 }, "invalid_request"],
+        [{ ...base, response_format: "png" }, "invalid_request"],
+        [{ ...base, style: "vivid" }, "invalid_request"],
+        [{ ...base, provider_options: { sandbox: { outcome: "fail" } } }, "invalid_request"],
+        [{ prompt: "no model" }, "invalid_request"]
+      ]
+      for (const [json, code, names] of cases) {
+        const reply = await call(gw, "POST", "/v1/images/generations", { key: acct.model.key, json })
+        expectError(reply, 400, code)
+        if (names !== undefined) expect(reply.body.error.message).toContain(names)
+      }
 
-    const form = (fields: Record<string, string>, files: Array<[string, Uint8Array]>) => {
-      const body = new FormData()
-      for (const [k, v] of Object.entries(fields)) body.append(k, v)
-      for (const [field, bytes] of files) body.append(field, new Blob([bytes.slice()], { type: "image/png" }), "f.png")
-      return body
-    }
-    const editCases: Array<[FormData, string]> = [
-      [form({ ...base }, []), "invalid_request"],
-      [form({ ...base, model: "provy-image-1-fast" }, [["image", png]]), "unsupported_image_operation"],
-      [form({ ...base, operation: "edit" }, [["image", png]]), "invalid_request"],
-      [form({ ...base }, [["image", png], ["mask", mask], ["mask", mask]]), "invalid_request"],
-      [form({ ...base }, [["picture", png]]), "invalid_request"],
-      [form({ ...base }, [["image", new TextEncoder().encode("not an image")]]), "invalid_request"],
-      [form({ ...base, n: "two" }, [["image", png]]), "invalid_request"]
-    ]
-    for (const [body, code] of editCases) {
-      expectError(await call(gw, "POST", "/v1/images/edits", { key: acct.model.key, body }), 400, code)
-    }
-    expectError(await call(gw, "POST", "/v1/images/edits", { key: acct.model.key, json: base }), 415, "unsupported_media_type")
-    // Model tokens only, as for creating tasks.
-    expectError(await call(gw, "POST", "/v1/images/generations", { key: acct.resource.key, json: base }), 403, "permission_denied")
-    expectError(await call(gw, "POST", "/v1/images/generations", { json: base }), 401, "invalid_api_key")
+      const form = (fields: Record<string, string>, files: Array<[string, Uint8Array]>) => {
+        const body = new FormData()
+        for (const [k, v] of Object.entries(fields)) body.append(k, v)
+        for (const [field, bytes] of files) {
+          body.append(
+            field,
+            new Blob([bytes.slice()], { type: "image/png" }),
+            "f.png"
+          )
+        }
+        return body
+      }
+      const editCases: Array<[FormData, string]> = [
+        [form({ ...base }, []), "invalid_request"],
+        [form({ ...base, model: "provy-image-1-fast" }, [["image", png]]), "unsupported_image_operation"],
+        [form({ ...base, operation: "edit" }, [["image", png]]), "invalid_request"],
+        [form({ ...base }, [["image", png], ["mask", mask], ["mask", mask]]), "invalid_request"],
+        [form({ ...base }, [["picture", png]]), "invalid_request"],
+        [form({ ...base }, [["image", new TextEncoder().encode("not an image")]]), "invalid_request"],
+        [form({ ...base, n: "two" }, [["image", png]]), "invalid_request"]
+      ]
+      for (const [body, code] of editCases) {
+        expectError(await call(gw, "POST", "/v1/images/edits", { key: acct.model.key, body }), 400, code)
+      }
+      expectError(
+        await call(gw, "POST", "/v1/images/edits", { key: acct.model.key, json: base }),
+        415,
+        "unsupported_media_type"
+      )
+      // Model tokens only, as for creating tasks.
+      expectError(
+        await call(gw, "POST", "/v1/images/generations", { key: acct.resource.key, json: base }),
+        403,
+        "permission_denied"
+      )
+      expectError(await call(gw, "POST", "/v1/images/generations", { json: base }), 401, "invalid_api_key")
 
-    expect(await tasksOf(gw, acct.resource.key)).toHaveLength(0)
-    expect(await walletOf(gw, acct.id)).toBe(10)
+      expect(await tasksOf(gw, acct.resource.key)).toHaveLength(0)
+      expect(await walletOf(gw, acct.id)).toBe(10)
 
-    const doc = await call(gw, "GET", "/openapi.json")
-    expect(Object.keys(doc.body.paths)).toEqual(expect.arrayContaining(["/v1/images/generations", "/v1/images/edits"]))
-    expect(Object.keys(doc.body.paths["/v1/images/edits"].post.requestBody.content)).toEqual(["multipart/form-data"])
-    expect(Object.keys(doc.body.paths["/v1/images/generations"].post.responses)).toEqual(expect.arrayContaining(["200", "202"]))
-  }, 60_000)
+      const doc = await call(gw, "GET", "/openapi.json")
+      expect(Object.keys(doc.body.paths)).toEqual(
+        expect.arrayContaining(["/v1/images/generations", "/v1/images/edits"])
+      )
+      expect(Object.keys(doc.body.paths["/v1/images/edits"].post.requestBody.content)).toEqual(["multipart/form-data"])
+      expect(Object.keys(doc.body.paths["/v1/images/generations"].post.responses)).toEqual(
+        expect.arrayContaining(["200", "202"])
+      )
+    },
+    60_000
+  )
 
-  it("a task that fails with 524 answers 503 with Retry-After; refunded, its event written; a replay answers the same", async () => {
-    const acct = await createAccount(gw, { name: "sync-524", wallet_credits: 10 })
-    const request = { model: "provx-image-1", prompt: "a storm", size: "512x512" } as const
-    tools.down(true)
-    try {
-      const thrown = await openai(gw, acct.model.key).images.generate(request).catch((e) => e)
-      expect(thrown).toBeInstanceOf(APIError)
-      expect(thrown).toMatchObject({ status: 503, code: "524", type: "api_error" })
+  it(
+    "a task that fails with 524 answers 503 with Retry-After; refunded, its event written; a replay answers the same",
+    async () => {
+      const acct = await createAccount(gw, { name: "sync-524", wallet_credits: 10 })
+      const request = { model: "provx-image-1", prompt: "a storm", size: "512x512" } as const
+      tools.down(true)
+      try {
+        const thrown = await openai(gw, acct.model.key).images.generate(request).catch((e) => e)
+        expect(thrown).toBeInstanceOf(APIError)
+        expect(thrown).toMatchObject({ status: 503, code: "524", type: "api_error" })
 
-      const reply = await call(gw, "POST", "/v1/images/generations", {
+        const reply = await call(gw, "POST", "/v1/images/generations", {
+          key: acct.model.key,
+          json: request,
+          headers: { "idempotency-key": "storm-1" }
+        })
+        expectError(reply, 503, "524", "api_error")
+        expect(reply.headers.get("retry-after")).toBe("5")
+        expect(reply.body.error.message).toBe(
+          "The image service is temporarily unavailable. Create a new task to try again."
+        )
+      } finally {
+        tools.down(false)
+      }
+
+      const tasks = await tasksOf(gw, acct.resource.key)
+      expect(tasks).toHaveLength(2)
+      for (const task of tasks) {
+        expect(task).toMatchObject({ status: "failed", error: { code: "524", retryable: true } })
+        expect((await ledgerOf(gw, task.id)).map((l) => l.kind)).toEqual(["charge", "refund"])
+        expect((await eventsOf(gw, task.id)).map((e) => e.type)).toEqual(["image.task.failed"])
+      }
+      expect(await walletOf(gw, acct.id)).toBe(10)
+
+      // The service is up again, but the key names the failed task: it is answered again, not run again.
+      const replay = await call(gw, "POST", "/v1/images/generations", {
         key: acct.model.key,
         json: request,
         headers: { "idempotency-key": "storm-1" }
       })
-      expectError(reply, 503, "524", "api_error")
-      expect(reply.headers.get("retry-after")).toBe("5")
-      expect(reply.body.error.message).toBe("The image service is temporarily unavailable. Create a new task to try again.")
-    } finally {
-      tools.down(false)
-    }
-
-    const tasks = await tasksOf(gw, acct.resource.key)
-    expect(tasks).toHaveLength(2)
-    for (const task of tasks) {
-      expect(task).toMatchObject({ status: "failed", error: { code: "524", retryable: true } })
-      expect((await ledgerOf(gw, task.id)).map((l) => l.kind)).toEqual(["charge", "refund"])
-      expect((await eventsOf(gw, task.id)).map((e) => e.type)).toEqual(["image.task.failed"])
-    }
-    expect(await walletOf(gw, acct.id)).toBe(10)
-
-    // The service is up again, but the key names the failed task: it is answered again, not run again.
-    const replay = await call(gw, "POST", "/v1/images/generations", {
-      key: acct.model.key,
-      json: request,
-      headers: { "idempotency-key": "storm-1" }
-    })
-    expectError(replay, 503, "524")
-    expect(replay.headers.get("idempotent-replayed")).toBe("true")
-    expect(await tasksOf(gw, acct.resource.key)).toHaveLength(2)
-  }, 60_000)
+      expectError(replay, 503, "524")
+      expect(replay.headers.get("idempotent-replayed")).toBe("true")
+      expect(await tasksOf(gw, acct.resource.key)).toHaveLength(2)
+    },
+    60_000
+  )
 
   it("another failure answers 502 with the task's error code; refunded", async () => {
     const acct = await createAccount(gw, { name: "sync-502", wallet_credits: 10 })
@@ -306,7 +349,11 @@ describe(`synchronous image endpoints (${backend})`, () => {
     writeFileSync(results, "")
     let thrown: any
     try {
-      thrown = await openai(gw, acct.model.key).images.generate({ model: "provy-image-1-fast", prompt: "a cup", size: "512x512" })
+      thrown = await openai(gw, acct.model.key).images.generate({
+        model: "provy-image-1-fast",
+        prompt: "a cup",
+        size: "512x512"
+      })
         .catch((e) => e)
     } finally {
       rmSync(results, { force: true })
@@ -324,64 +371,77 @@ describe(`synchronous image endpoints (${backend})`, () => {
     expect(await walletOf(gw, acct.id)).toBe(10)
   }, 60_000)
 
-  it("Idempotency-Key: a replay answers the same task's images in either format, charged once; other content is 409", async () => {
-    const acct = await createAccount(gw, { name: "sync-idem", wallet_credits: 10 })
-    const client = openai(gw, acct.model.key)
-    const request = { model: "provy-image-1-fast", prompt: "a lamp", size: "512x512" } as const
-    const key = { headers: { "Idempotency-Key": "lamp-1" } }
-    const first = await client.images.generate({ ...request, response_format: "url" }, key).withResponse()
-    expect(first.response.headers.get("idempotent-replayed")).toBeNull()
-    const again = await client.images.generate({ ...request, response_format: "url" }, key).withResponse()
-    expect(again.response.headers.get("idempotent-replayed")).toBe("true")
-    expect(again.data.data).toEqual(first.data.data)
-    expect(again.data.created).toBe(first.data.created)
+  it(
+    "Idempotency-Key: a replay answers the same task's images in either format, charged once; other content is 409",
+    async () => {
+      const acct = await createAccount(gw, { name: "sync-idem", wallet_credits: 10 })
+      const client = openai(gw, acct.model.key)
+      const request = { model: "provy-image-1-fast", prompt: "a lamp", size: "512x512" } as const
+      const key = { headers: { "Idempotency-Key": "lamp-1" } }
+      const first = await client.images.generate({ ...request, response_format: "url" }, key).withResponse()
+      expect(first.response.headers.get("idempotent-replayed")).toBeNull()
+      const again = await client.images.generate({ ...request, response_format: "url" }, key).withResponse()
+      expect(again.response.headers.get("idempotent-replayed")).toBe("true")
+      expect(again.data.data).toEqual(first.data.data)
+      expect(again.data.created).toBe(first.data.created)
 
-    const asBase64 = await client.images.generate({ ...request, response_format: "b64_json" }, key)
-    expect(sha256(fromBase64(asBase64.data![0]!.b64_json!))).toBe(sha256(await download(first.data.data![0]!.url!)))
+      const asBase64 = await client.images.generate({ ...request, response_format: "b64_json" }, key)
+      expect(sha256(fromBase64(asBase64.data![0]!.b64_json!))).toBe(sha256(await download(first.data.data![0]!.url!)))
 
-    const other = await client.images.generate({ ...request, prompt: "a chair" }, key).catch((e) => e)
-    expect(other).toMatchObject({ status: 409, code: "idempotency_key_conflict" })
+      const other = await client.images.generate({ ...request, prompt: "a chair" }, key).catch((e) => e)
+      expect(other).toMatchObject({ status: 409, code: "idempotency_key_conflict" })
 
-    // The key's content is the task itself: the same task asked of POST /v1/image/tasks is that task.
-    const tasks = await tasksOf(gw, acct.resource.key)
-    expect(tasks).toHaveLength(1)
-    const asTask = await call(gw, "POST", "/v1/image/tasks", {
-      key: acct.model.key,
-      json: { model: request.model, operation: "generation", input: { prompt: request.prompt }, output: { size: request.size } },
-      headers: { "idempotency-key": "lamp-1" }
-    })
-    expect(asTask.status).toBe(202)
-    expect(asTask.body.id).toBe(tasks[0].id)
-    expect(asTask.headers.get("idempotent-replayed")).toBe("true")
-    expect((await ledgerOf(gw, tasks[0].id)).map((l) => l.kind)).toEqual(["charge"])
-  }, 60_000)
+      // The key's content is the task itself: the same task asked of POST /v1/image/tasks is that task.
+      const tasks = await tasksOf(gw, acct.resource.key)
+      expect(tasks).toHaveLength(1)
+      const asTask = await call(gw, "POST", "/v1/image/tasks", {
+        key: acct.model.key,
+        json: {
+          model: request.model,
+          operation: "generation",
+          input: { prompt: request.prompt },
+          output: { size: request.size }
+        },
+        headers: { "idempotency-key": "lamp-1" }
+      })
+      expect(asTask.status).toBe(202)
+      expect(asTask.body.id).toBe(tasks[0].id)
+      expect(asTask.headers.get("idempotent-replayed")).toBe("true")
+      expect((await ledgerOf(gw, tasks[0].id)).map((l) => l.kind)).toEqual(["charge"])
+    },
+    60_000
+  )
 
-  it("past sync_wait_s: 202 with the task and Location; the task runs on and a replay then answers its images", async () => {
-    const acct = await createAccount(slow, { name: "sync-slow", wallet_credits: 10 })
-    const request = { model: "provx-image-1", prompt: "a slow boat", size: "1024x1536", output_format: "jpeg" }
-    const headers = { "idempotency-key": "slow-1" }
-    slowTools.hold(true)
-    let reply
-    try {
-      reply = await call(slow, "POST", "/v1/images/generations", { key: acct.model.key, json: request, headers })
-    } finally {
-      slowTools.hold(false)
-    }
-    expect(reply.status).toBe(202)
-    expect(reply.headers.get("location")).toBe(`/v1/image/tasks/${reply.body.id}`)
-    expect(reply.headers.get("retry-after")).toBe("5")
-    expect(reply.body).toMatchObject({ object: "image.task", operation: "generation", result: null, error: null })
-    expect(["queued", "in_progress"]).toContain(reply.body.status)
+  it(
+    "past sync_wait_s: 202 with the task and Location; the task runs on and a replay then answers its images",
+    async () => {
+      const acct = await createAccount(slow, { name: "sync-slow", wallet_credits: 10 })
+      const request = { model: "provx-image-1", prompt: "a slow boat", size: "1024x1536", output_format: "jpeg" }
+      const headers = { "idempotency-key": "slow-1" }
+      slowTools.hold(true)
+      let reply
+      try {
+        reply = await call(slow, "POST", "/v1/images/generations", { key: acct.model.key, json: request, headers })
+      } finally {
+        slowTools.hold(false)
+      }
+      expect(reply.status).toBe(202)
+      expect(reply.headers.get("location")).toBe(`/v1/image/tasks/${reply.body.id}`)
+      expect(reply.headers.get("retry-after")).toBe("5")
+      expect(reply.body).toMatchObject({ object: "image.task", operation: "generation", result: null, error: null })
+      expect(["queued", "in_progress"]).toContain(reply.body.status)
 
-    const done = (await pollTask(slow, acct.resource.key, reply.body.id, undefined, { kind: "image" })).at(-1)
-    expect(done.status).toBe("succeeded")
-    await expectImage(await download(done.result.images[0].url), "jpeg", 1024, 1536)
+      const done = (await pollTask(slow, acct.resource.key, reply.body.id, undefined, { kind: "image" })).at(-1)
+      expect(done.status).toBe("succeeded")
+      await expectImage(await download(done.result.images[0].url), "jpeg", 1024, 1536)
 
-    const replay = await call(slow, "POST", "/v1/images/generations", { key: acct.model.key, json: request, headers })
-    expect(replay.status).toBe(200)
-    expect(replay.body.data).toEqual([{ url: done.result.images[0].url }])
-    expect((await ledgerOf(slow, reply.body.id)).map((l) => l.kind)).toEqual(["charge"])
-  }, 90_000)
+      const replay = await call(slow, "POST", "/v1/images/generations", { key: acct.model.key, json: request, headers })
+      expect(replay.status).toBe(200)
+      expect(replay.body.data).toEqual([{ url: done.result.images[0].url }])
+      expect((await ledgerOf(slow, reply.body.id)).map((l) => l.kind)).toEqual(["charge"])
+    },
+    90_000
+  )
 
   it("a client that disconnects ends only its wait: the task runs on to success", async () => {
     const acct = await createAccount(slow, { name: "sync-abort", wallet_credits: 10 })

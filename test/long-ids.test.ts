@@ -33,9 +33,17 @@ describe(`over-long ids in paths (${backend})`, () => {
   it.each(LENGTHS)("asset, account and key ids of %i characters: 404 with their codes", async (length) => {
     const acct = await createAccount(gw)
     const long = "y".repeat(length)
-    expectError(await call(gw, "GET", `/v1/assets/asset_${long}/content`, { key: acct.resource.key }), 404, "asset_not_found")
+    expectError(
+      await call(gw, "GET", `/v1/assets/asset_${long}/content`, { key: acct.resource.key }),
+      404,
+      "asset_not_found"
+    )
     expectError(await admin(gw, "GET", `/admin/v1/accounts/acct_${long}`), 404, "account_not_found")
-    expectError(await admin(gw, "POST", `/admin/v1/accounts/acct_${long}/credits`, { wallet: 1 }), 404, "account_not_found")
+    expectError(
+      await admin(gw, "POST", `/admin/v1/accounts/acct_${long}/credits`, { wallet: 1 }),
+      404,
+      "account_not_found"
+    )
     expectError(await admin(gw, "POST", `/admin/v1/keys/key_${long}/disable`), 404, "key_not_found")
   })
 

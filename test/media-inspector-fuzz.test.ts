@@ -1,8 +1,8 @@
 import { NodeContext } from "@effect/platform-node"
 import { Cause, Effect, Exit, Layer, ManagedRuntime, Option } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { MediaToolsLive } from "../src/runtime/node/MediaTools.ts"
 import { type Inspection, MediaInspector } from "../src/media/MediaInspector.ts"
+import { MediaToolsLive } from "../src/runtime/node/MediaTools.ts"
 import { makeAudio, makeImage, makeVideo } from "./support/uploads.ts"
 
 /**
@@ -61,7 +61,9 @@ const inspect = (bytes: Uint8Array): Promise<Outcome> =>
         const failure = Cause.failureOption(exit.cause)
         if (Option.isSome(failure)) {
           const e = failure.value
-          return e._tag === "TimeoutException" ? { _tag: "hang" } : { _tag: "refused", reason: e.reason, message: e.message }
+          return e._tag === "TimeoutException"
+            ? { _tag: "hang" }
+            : { _tag: "refused", reason: e.reason, message: e.message }
         }
         return { _tag: "defect", cause: Cause.pretty(exit.cause) }
       })
@@ -89,61 +91,68 @@ describe("media inspector fuzz", () => {
     }
   })
 
-  it("1,000 random, truncated and mutated files: each is inspected or refused with a reason, none crashes or hangs", async () => {
-    const names = Object.keys(seeds)
-    const cases: Array<{ label: string; bytes: Uint8Array }> = []
-    // Pure noise of every small length, empty included.
-    for (let i = 0; i < 200; i++) cases.push({ label: `noise #${i}`, bytes: noise(i === 0 ? 0 : int(8192)) })
-    // Real files cut anywhere.
-    for (let i = 0; i < 350; i++) {
-      const name = names[i % names.length]!
-      const at = int(seeds[name]!.length)
-      cases.push({ label: `${name} cut at ${at}`, bytes: seeds[name]!.subarray(0, at) })
-    }
-    // Real files with a few bytes changed.
-    for (let i = 0; i < 300; i++) {
-      const name = names[i % names.length]!
-      const bytes = Uint8Array.from(seeds[name]!)
-      const flips = 1 + int(20)
-      for (let f = 0; f < flips; f++) bytes[int(bytes.length)] = int(256)
-      cases.push({ label: `${name} with ${flips} bytes changed (#${i})`, bytes })
-    }
-    // A real signature followed by noise.
-    for (let i = 0; i < 150; i++) {
-      const name = names[i % names.length]!
-      const keep = 8 + int(120)
-      const bytes = new Uint8Array(keep + 2000)
-      bytes.set(seeds[name]!.subarray(0, keep))
-      bytes.set(noise(2000), keep)
-      cases.push({ label: `${name} header (${keep} bytes) then noise`, bytes })
-    }
-    expect(cases).toHaveLength(1000)
-
-    const outcomes = await runtime.runPromise(
-      Effect.forEach(cases, (c) => Effect.promise(() => inspect(c.bytes)), { concurrency: 4 })
-    )
-    const bad = outcomes.flatMap((o, i) => (o._tag === "hang" || o._tag === "defect" ? [`${cases[i]!.label}: ${JSON.stringify(o)}`] : []))
-    expect(bad).toEqual([])
-
-    const reasons = new Map<string, number>()
-    for (const [i, o] of outcomes.entries()) {
-      const key = o._tag === "ok" ? `ok:${o.inspection.kind}` : o._tag === "refused" ? o.reason : o._tag
-      reasons.set(key, (reasons.get(key) ?? 0) + 1)
-      if (o._tag === "refused") {
-        expect(["unsupported_type", "unreadable", "truncated", "no_media"], cases[i]!.label).toContain(o.reason)
-        expect(o.message, cases[i]!.label).not.toMatch(/\/tmp|inspect-|ffprobe|file:/)
-      } else if (o._tag === "ok") {
-        // Whatever passes is described completely.
-        const x = o.inspection
-        expect(x.sizeBytes, cases[i]!.label).toBe(cases[i]!.bytes.length)
-        if (x.kind === "image") expect(x.width! * x.height!, cases[i]!.label).toBeGreaterThan(0)
-        else expect(x.durationMs, cases[i]!.label).toBeGreaterThan(0)
+  it(
+    "1,000 random, truncated and mutated files: each is inspected or refused with a reason, none crashes or hangs",
+    async () => {
+      const names = Object.keys(seeds)
+      const cases: Array<{ label: string; bytes: Uint8Array }> = []
+      // Pure noise of every small length, empty included.
+      for (let i = 0; i < 200; i++) cases.push({ label: `noise #${i}`, bytes: noise(i === 0 ? 0 : int(8192)) })
+      // Real files cut anywhere.
+      for (let i = 0; i < 350; i++) {
+        const name = names[i % names.length]!
+        const at = int(seeds[name]!.length)
+        cases.push({ label: `${name} cut at ${at}`, bytes: seeds[name]!.subarray(0, at) })
       }
-    }
-    // Noise is never taken for media, and the fuzz reached the parser, not only the sniffer.
-    for (const [i, o] of outcomes.slice(0, 200).entries()) expect(o._tag, cases[i]!.label).toBe("refused")
-    expect(reasons.get("unreadable") ?? 0).toBeGreaterThan(50)
-    expect(reasons.get("unsupported_type") ?? 0).toBeGreaterThan(200)
-    console.info("fuzz outcomes", Object.fromEntries([...reasons.entries()].sort()))
-  }, 240_000)
+      // Real files with a few bytes changed.
+      for (let i = 0; i < 300; i++) {
+        const name = names[i % names.length]!
+        const bytes = Uint8Array.from(seeds[name]!)
+        const flips = 1 + int(20)
+        for (let f = 0; f < flips; f++) bytes[int(bytes.length)] = int(256)
+        cases.push({ label: `${name} with ${flips} bytes changed (#${i})`, bytes })
+      }
+      // A real signature followed by noise.
+      for (let i = 0; i < 150; i++) {
+        const name = names[i % names.length]!
+        const keep = 8 + int(120)
+        const bytes = new Uint8Array(keep + 2000)
+        bytes.set(seeds[name]!.subarray(0, keep))
+        bytes.set(noise(2000), keep)
+        cases.push({ label: `${name} header (${keep} bytes) then noise`, bytes })
+      }
+      expect(cases).toHaveLength(1000)
+
+      const outcomes = await runtime.runPromise(
+        Effect.forEach(cases, (c) => Effect.promise(() => inspect(c.bytes)), { concurrency: 4 })
+      )
+      const bad = outcomes.flatMap((
+        o,
+        i
+      ) => (o._tag === "hang" || o._tag === "defect" ? [`${cases[i]!.label}: ${JSON.stringify(o)}`] : []))
+      expect(bad).toEqual([])
+
+      const reasons = new Map<string, number>()
+      for (const [i, o] of outcomes.entries()) {
+        const key = o._tag === "ok" ? `ok:${o.inspection.kind}` : o._tag === "refused" ? o.reason : o._tag
+        reasons.set(key, (reasons.get(key) ?? 0) + 1)
+        if (o._tag === "refused") {
+          expect(["unsupported_type", "unreadable", "truncated", "no_media"], cases[i]!.label).toContain(o.reason)
+          expect(o.message, cases[i]!.label).not.toMatch(/\/tmp|inspect-|ffprobe|file:/)
+        } else if (o._tag === "ok") {
+          // Whatever passes is described completely.
+          const x = o.inspection
+          expect(x.sizeBytes, cases[i]!.label).toBe(cases[i]!.bytes.length)
+          if (x.kind === "image") expect(x.width! * x.height!, cases[i]!.label).toBeGreaterThan(0)
+          else expect(x.durationMs, cases[i]!.label).toBeGreaterThan(0)
+        }
+      }
+      // Noise is never taken for media, and the fuzz reached the parser, not only the sniffer.
+      for (const [i, o] of outcomes.slice(0, 200).entries()) expect(o._tag, cases[i]!.label).toBe("refused")
+      expect(reasons.get("unreadable") ?? 0).toBeGreaterThan(50)
+      expect(reasons.get("unsupported_type") ?? 0).toBeGreaterThan(200)
+      console.info("fuzz outcomes", Object.fromEntries([...reasons.entries()].sort()))
+    },
+    240_000
+  )
 })

@@ -38,7 +38,14 @@ describe(`/v1/models (${backend})`, () => {
         default_mode: "frame",
         modes: { images: { only_durations: [8], only_aspect_ratios: ["16:9"] } }
       },
-      pricing: { unit: "second", currency: "credit", price: 0.2, effective_price: 0.2, group: "default", subscription_allowed: false }
+      pricing: {
+        unit: "second",
+        currency: "credit",
+        price: 0.2,
+        effective_price: 0.2,
+        group: "default",
+        subscription_allowed: false
+      }
     })
     const s25 = byModelKey.body.data.find((m: any) => m.id === "provy-famS-2.5-720p")
     expect(s25.capabilities.durations).toEqual({ min: 4, max: 30 })
@@ -49,7 +56,12 @@ describe(`/v1/models (${backend})`, () => {
       object: "model",
       type: "image",
       family: "image",
-      capabilities: { operations: ["generation", "edit"], formats: ["png", "jpeg", "webp"], count: { min: 1, max: 4 }, mask: true },
+      capabilities: {
+        operations: ["generation", "edit"],
+        formats: ["png", "jpeg", "webp"],
+        count: { min: 1, max: 4 },
+        mask: true
+      },
       pricing: { unit: "image", currency: "credit", price: 0.04, effective_price: 0.04 }
     })
   })

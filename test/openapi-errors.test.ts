@@ -10,7 +10,8 @@ import { GatewayApi } from "../src/Api.ts"
 const doc = OpenApi.fromApi(GatewayApi) as any
 const statuses = (path: string, method: string) => Object.keys(doc.paths[path][method].responses).sort()
 const codes = (path: string, method: string, status: string) =>
-  JSON.stringify(doc.paths[path][method].responses[status]).match(/"code":\{"type":"string","enum":\[[^\]]*\]/g)?.join() ?? ""
+  JSON.stringify(doc.paths[path][method].responses[status]).match(/"code":\{"type":"string","enum":\[[^\]]*\]/g)
+    ?.join() ?? ""
 
 describe("OpenAPI errors per endpoint", () => {
   it("a task read: the key's errors and 404 task_not_found; nothing about money or idempotency", () => {
@@ -22,7 +23,9 @@ describe("OpenAPI errors per endpoint", () => {
   })
 
   it("task creation: 402 insufficient_balance, 409 idempotency_key_conflict and the validation codes", () => {
-    expect(statuses("/v1/video/tasks", "post")).toEqual(expect.arrayContaining(["202", "400", "402", "409", "413", "429"]))
+    expect(statuses("/v1/video/tasks", "post")).toEqual(
+      expect.arrayContaining(["202", "400", "402", "409", "413", "429"])
+    )
     expect(codes("/v1/video/tasks", "post", "402")).toContain("insufficient_balance")
     expect(codes("/v1/video/tasks", "post", "409")).toContain("idempotency_key_conflict")
     expect(codes("/v1/video/tasks", "post", "400")).toContain("invalid_video_duration")

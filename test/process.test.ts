@@ -46,7 +46,9 @@ describe(`the service as a process (${backend})`, { timeout: 120_000 }, () => {
       })
       expect(created.status).toBe(201)
       const lines = service.output().split("\n").filter((l) => l.startsWith("{"))
-      const access = lines.map((l) => JSON.parse(l)).find((l) => l.message === "request" && l.annotations?.path === "/admin/v1/accounts")
+      const access = lines.map((l) => JSON.parse(l)).find((l) =>
+        l.message === "request" && l.annotations?.path === "/admin/v1/accounts"
+      )
       expect(access?.annotations?.status).toBe(201)
       expect(access?.annotations?.request_id).toBe(created.headers.get("x-request-id"))
     } finally {
@@ -76,7 +78,8 @@ describe(`the service as a process (${backend})`, { timeout: 120_000 }, () => {
     const closed = new Promise((r) => socket.once("close", r))
     socket.write(
       `POST /admin/v1/accounts HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer adm_process_test_token_0123456789\r\n` +
-        `Content-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n` + body.slice(0, 5)
+        `Content-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n` +
+        body.slice(0, 5)
     )
     // The request is in flight (headers read, body half sent) when the signal arrives.
     await new Promise((r) => setTimeout(r, 300))
@@ -85,7 +88,10 @@ describe(`the service as a process (${backend})`, { timeout: 120_000 }, () => {
     await new Promise((r) => setTimeout(r, 500))
 
     // Refused at connect; on Deno, answered 503 until the in-flight request ends (README, "On Deno").
-    const refused = await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => RUNTIME === "deno" && r.status === 503, () => true)
+    const refused = await fetch(`http://127.0.0.1:${port}/healthz`).then(
+      (r) => RUNTIME === "deno" && r.status === 503,
+      () => true
+    )
     expect(refused).toBe(true)
 
     socket.write(body.slice(5))
@@ -102,7 +108,10 @@ describe(`the service as a process (${backend})`, { timeout: 120_000 }, () => {
     const configDir = mkdtempSync(join(tmpdir(), "gw-config-"))
     cpSync(join(ROOT, "config"), configDir, { recursive: true })
     const file = join(configDir, "models.json")
-    writeFileSync(file, readFileSync(file, "utf8").replace(/"price_per_second"\s*:\s*[0-9.]+/, "\"price_per_second\": \"cheap\""))
+    writeFileSync(
+      file,
+      readFileSync(file, "utf8").replace(/"price_per_second"\s*:\s*[0-9.]+/, "\"price_per_second\": \"cheap\"")
+    )
     expect(readFileSync(file, "utf8")).toContain("\"cheap\"")
 
     const service = start({ DATA_DIR: dataDir, CONFIG_DIR: configDir, ...dbEnv() }, await freePort())

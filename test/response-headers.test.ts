@@ -23,10 +23,12 @@ const expectBaseline = (headers: Headers, what: string) => {
 
 /** The CSP's directives by name. */
 const directives = (csp: string) =>
-  new Map(csp.split(";").map((d) => d.trim()).filter(Boolean).map((d) => {
-    const [name, ...values] = d.split(/\s+/)
-    return [name!, values] as const
-  }))
+  new Map(
+    csp.split(";").map((d) => d.trim()).filter(Boolean).map((d) => {
+      const [name, ...values] = d.split(/\s+/)
+      return [name!, values] as const
+    })
+  )
 
 describe(`response headers (${backend})`, () => {
   it("every answer, success or error, carries nosniff and no-referrer", async () => {

@@ -27,7 +27,8 @@ describe("retry hints", () => {
   it("ignores what it cannot read and caps what would park a task for days", () => {
     expect(retryHintMs({ "retry-after": "soon" }, undefined, now)).toBeUndefined()
     expect(retryHintMs({ "retry-after-ms": "-5" }, undefined, now)).toBeUndefined()
-    expect(retryHintMs({}, { error: { details: [{ "@type": "x.RetryInfo", retryDelay: "forever" }] } }, now)).toBeUndefined()
+    expect(retryHintMs({}, { error: { details: [{ "@type": "x.RetryInfo", retryDelay: "forever" }] } }, now))
+      .toBeUndefined()
     expect(retryHintMs({}, "<html>503</html>", now)).toBeUndefined()
     expect(retryHintMs({ "retry-after": "999999" }, undefined, now)).toBe(MAX_RETRY_HINT_MS)
   })

@@ -19,7 +19,8 @@ describe("runtime-neutral core", () => {
       if (NODE_ALLOWED.some((allowed) => path === allowed || path.startsWith(allowed))) continue
       const text = readFileSync(file, "utf8")
       for (const [, spec] of text.matchAll(/(?:from|import)\s*\(?\s*["']([^"']+)["']/g)) {
-        const builtin = spec!.startsWith("node:") || ["fs", "path", "http", "https", "os", "child_process", "crypto", "net", "stream", "url"].includes(spec!)
+        const builtin = spec!.startsWith("node:") ||
+          ["fs", "path", "http", "https", "os", "child_process", "crypto", "net", "stream", "url"].includes(spec!)
         if (builtin) offenders.push(`${path}: imports ${spec}`)
       }
       if (/\brequire\(|__dirname|__filename/.test(text)) offenders.push(`${path}: uses require/__dirname`)

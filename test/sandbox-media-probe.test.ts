@@ -4,7 +4,15 @@ import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { ProbeOptions } from "../channels/sandbox/SandboxRenderer.ts"
 import { SandboxRenderer } from "../channels/sandbox/SandboxRenderer.ts"
-import { isAlive, makeAudio, rawProbe, rendererRuntime, removeScratch, scratchDir, writeTemp } from "./support/sandboxMedia.ts"
+import {
+  isAlive,
+  makeAudio,
+  rawProbe,
+  removeScratch,
+  rendererRuntime,
+  scratchDir,
+  writeTemp
+} from "./support/sandboxMedia.ts"
 
 const { runtime } = rendererRuntime()
 afterAll(async () => {
@@ -20,8 +28,7 @@ const probeError = (bytes: Uint8Array) =>
 let mp4: Uint8Array
 beforeAll(async () => {
   mp4 = (await runtime.runPromise(Effect.flatMap(SandboxRenderer, (r) =>
-    r.renderVideo({ prompt: "probe me", durationS: 3, width: 640, height: 360, audio: true })
-  ))).bytes
+    r.renderVideo({ prompt: "probe me", durationS: 3, width: 640, height: 360, audio: true })))).bytes
 })
 
 describe("SandboxRenderer.probe", () => {
@@ -47,7 +54,11 @@ describe("SandboxRenderer.probe", () => {
 
   it("describes WAV and MP3 as audio-only media with their duration", async () => {
     const wav = await probe(await makeAudio("tone.wav", 3))
-    expect(wav).toMatchObject({ formatName: "wav", durationMs: 3000, audio: { codec: "pcm_s16le", channels: 1, sampleRate: 44100 } })
+    expect(wav).toMatchObject({
+      formatName: "wav",
+      durationMs: 3000,
+      audio: { codec: "pcm_s16le", channels: 1, sampleRate: 44100 }
+    })
     expect(wav.video).toBeUndefined()
 
     const mp3 = await probe(await makeAudio("tone.mp3", 4))
@@ -62,11 +73,16 @@ describe("SandboxRenderer.probe", () => {
     expect(await probeError(new Uint8Array(0))).toMatchObject({ _tag: "ProbeError", reason: "unreadable" })
     expect(await probeError(mp4.subarray(0, 600))).toMatchObject({ _tag: "ProbeError", reason: "unreadable" })
     // moov comes first (faststart), so a file cut in its media data still has a whole header.
-    expect(await probeError(mp4.subarray(0, Math.floor(mp4.length / 2)))).toMatchObject({ _tag: "ProbeError", reason: "truncated" })
+    expect(await probeError(mp4.subarray(0, Math.floor(mp4.length / 2)))).toMatchObject({
+      _tag: "ProbeError",
+      reason: "truncated"
+    })
   })
 
   it("fails with ProbeError for a missing file and for formats not on the list (no playlists)", async () => {
-    const missing = await runtime.runPromise(Effect.flip(Effect.flatMap(SandboxRenderer, (r) => r.probe("/nonexistent/clip.mp4"))))
+    const missing = await runtime.runPromise(
+      Effect.flip(Effect.flatMap(SandboxRenderer, (r) => r.probe("/nonexistent/clip.mp4")))
+    )
     expect(missing).toMatchObject({ _tag: "ProbeError", reason: "unreadable" })
 
     const dir = scratchDir()
@@ -78,7 +94,9 @@ describe("SandboxRenderer.probe", () => {
 
     // WAV is accepted by default and refused when the caller narrows the list.
     const wav = await makeAudio("tone.wav", 2)
-    const narrowed = await runtime.runPromise(Effect.flip(Effect.flatMap(SandboxRenderer, (r) => r.probe(wav, { formats: ["mov", "mp4"] }))))
+    const narrowed = await runtime.runPromise(
+      Effect.flip(Effect.flatMap(SandboxRenderer, (r) => r.probe(wav, { formats: ["mov", "mp4"] })))
+    )
     expect(narrowed).toMatchObject({ _tag: "ProbeError", reason: "unreadable" })
   })
 
@@ -88,9 +106,9 @@ describe("SandboxRenderer.probe", () => {
     chmodSync(hung, 0o755)
     const fake = rendererRuntime({ ffmpegPath: hung, ffprobePath: hung })
     try {
-      const error = await fake.runtime.runPromise(Effect.flip(Effect.flatMap(SandboxRenderer, (r) =>
-        r.probeBytes(mp4, { timeout: "300 millis" })
-      )))
+      const error = await fake.runtime.runPromise(
+        Effect.flip(Effect.flatMap(SandboxRenderer, (r) => r.probeBytes(mp4, { timeout: "300 millis" })))
+      )
       expect(error).toMatchObject({ _tag: "ProbeError", reason: "timeout" })
       expect(fake.started).toHaveLength(1)
       expect(isAlive(fake.started[0]!.pid)).toBe(false)

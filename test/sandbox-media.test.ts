@@ -2,20 +2,20 @@ import { Effect, Fiber } from "effect"
 import { existsSync, readFileSync } from "node:fs"
 import { dirname } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
+import { SandboxRenderer } from "../channels/sandbox/SandboxRenderer.ts"
 import {
   frameAt,
   isAlive,
   meanAbsDiff,
   pcm,
   rawProbe,
-  rendererRuntime,
   removeScratch,
+  rendererRuntime,
   sha256,
   topLevelBoxes,
   waitFor,
   writeTemp
 } from "./support/sandboxMedia.ts"
-import { SandboxRenderer } from "../channels/sandbox/SandboxRenderer.ts"
 
 const { runtime, started } = rendererRuntime()
 afterAll(async () => {
@@ -27,9 +27,13 @@ const FRAME_S = 1 / 24
 
 const render = (request: { prompt: string; durationS: number; width: number; height: number; audio: boolean }) => {
   const progress: Array<number> = []
-  return runtime.runPromise(Effect.flatMap(SandboxRenderer, (r) =>
-    r.renderVideo({ ...request, onProgress: (p) => Effect.sync(() => progress.push(p)) })
-  )).then((video) => ({ video, progress, file: writeTemp(video.bytes) }))
+  return runtime.runPromise(
+    Effect.flatMap(SandboxRenderer, (r) =>
+      r.renderVideo({
+        ...request,
+        onProgress: (p) => Effect.sync(() => progress.push(p))
+      }))
+  ).then((video) => ({ video, progress, file: writeTemp(video.bytes) }))
 }
 
 describe("SandboxRenderer.renderVideo", () => {
@@ -73,7 +77,12 @@ describe("SandboxRenderer.renderVideo", () => {
       expect(boxes.indexOf("moov")).toBeGreaterThanOrEqual(0)
       expect(boxes.indexOf("moov")).toBeLessThan(boxes.indexOf("mdat"))
 
-      expect(video).toMatchObject({ mimeType: "video/mp4", width: c.width, height: c.height, durationMs: c.durationS * 1000 })
+      expect(video).toMatchObject({
+        mimeType: "video/mp4",
+        width: c.width,
+        height: c.height,
+        durationMs: c.durationS * 1000
+      })
       expect(readFileSync(file).length).toBe(video.bytes.length)
 
       expect(progress.length).toBeGreaterThanOrEqual(2)
@@ -104,9 +113,12 @@ describe("SandboxRenderer.renderVideo", () => {
 
   it("kills ffmpeg and removes its temporary directory when the caller is interrupted", async () => {
     const before = started.length
-    const fiber = runtime.runFork(Effect.flatMap(SandboxRenderer, (r) =>
-      r.renderVideo({ prompt: "interrupted", durationS: 30, width: 1920, height: 1080, audio: true })
-    ))
+    const fiber = runtime.runFork(
+      Effect.flatMap(
+        SandboxRenderer,
+        (r) => r.renderVideo({ prompt: "interrupted", durationS: 30, width: 1920, height: 1080, audio: true })
+      )
+    )
     await waitFor(() => started.length > before)
     const ffmpeg = started[started.length - 1]!
     const output = ffmpeg.args[ffmpeg.args.length - 1]!
@@ -119,15 +131,25 @@ describe("SandboxRenderer.renderVideo", () => {
   })
 
   it("refuses sizes H.264 4:2:0 cannot carry and reports a failing ffmpeg as RenderError, not a defect", async () => {
-    const odd = await runtime.runPromise(Effect.flip(Effect.flatMap(SandboxRenderer, (r) =>
-      r.renderVideo({ prompt: "x", durationS: 4, width: 853, height: 480, audio: false })
-    )))
+    const odd = await runtime.runPromise(
+      Effect.flip(
+        Effect.flatMap(
+          SandboxRenderer,
+          (r) => r.renderVideo({ prompt: "x", durationS: 4, width: 853, height: 480, audio: false })
+        )
+      )
+    )
     expect(odd._tag).toBe("RenderError")
 
     const broken = rendererRuntime({ ffmpegPath: "/bin/false", ffprobePath: "/bin/false" })
-    const failed = await broken.runtime.runPromise(Effect.flip(Effect.flatMap(SandboxRenderer, (r) =>
-      r.renderVideo({ prompt: "x", durationS: 1, width: 64, height: 64, audio: false })
-    )))
+    const failed = await broken.runtime.runPromise(
+      Effect.flip(
+        Effect.flatMap(
+          SandboxRenderer,
+          (r) => r.renderVideo({ prompt: "x", durationS: 1, width: 64, height: 64, audio: false })
+        )
+      )
+    )
     expect(failed._tag).toBe("RenderError")
     expect(failed.message).toContain("exited with 1")
     await broken.runtime.dispose()

@@ -85,12 +85,16 @@ const FIELDS: ReadonlyArray<{
     field: "video input.reference_images[].url",
     where: "input.reference_images[1]",
     send: (gw, a, url) =>
-      call(gw, "POST", "/v1/video/tasks", { key: a.model.key, json: video({ reference_images: [{ url: PUBLIC }, { url }] }) })
+      call(gw, "POST", "/v1/video/tasks", {
+        key: a.model.key,
+        json: video({ reference_images: [{ url: PUBLIC }, { url }] })
+      })
   },
   {
     field: "video input.reference_videos[].url",
     where: "input.reference_videos[0]",
-    send: (gw, a, url) => call(gw, "POST", "/v1/video/tasks", { key: a.model.key, json: video({ reference_videos: [{ url }] }) })
+    send: (gw, a, url) =>
+      call(gw, "POST", "/v1/video/tasks", { key: a.model.key, json: video({ reference_videos: [{ url }] }) })
   },
   {
     field: "video input.reference_audios[].url",
@@ -105,13 +109,17 @@ const FIELDS: ReadonlyArray<{
   {
     field: "image input.images[].url",
     where: "input.images[0].url",
-    send: (gw, a, url) => call(gw, "POST", "/v1/image/tasks", { key: a.model.key, json: imageEdit({ images: [{ url }] }) })
+    send: (gw, a, url) =>
+      call(gw, "POST", "/v1/image/tasks", { key: a.model.key, json: imageEdit({ images: [{ url }] }) })
   },
   {
     field: "image input.mask.url",
     where: "input.mask.url",
     send: (gw, a, url) =>
-      call(gw, "POST", "/v1/image/tasks", { key: a.model.key, json: imageEdit({ images: [{ url: PUBLIC }], mask: { url } }) })
+      call(gw, "POST", "/v1/image/tasks", {
+        key: a.model.key,
+        json: imageEdit({ images: [{ url: PUBLIC }], mask: { url } })
+      })
   }
 ]
 
@@ -128,24 +136,27 @@ describe(`private targets are refused in every URL field (${backend})`, { timeou
     expect([200, 202], JSON.stringify(reply.body)).toContain(reply.status)
   })
 
-  it.each(FIELDS)("$field: every private address form is 400 invalid_request; nothing is created or charged", async ({ send, where }) => {
-    const account = await createAccount(gw, { name: "strict", wallet_credits: 100 })
-    for (const [form, url] of FORMS) {
-      const reply = await send(gw, account, url)
-      try {
-        expectError(reply, 400, "invalid_request", "invalid_request_error")
-        expect(reply.body.error.message).toContain(where)
-        expect(reply.body.error.message).toContain("private, loopback and local addresses are not allowed")
-      } catch (e) {
-        throw new Error(`${form} (${url}): ${(e as Error).message}`)
+  it.each(FIELDS)(
+    "$field: every private address form is 400 invalid_request; nothing is created or charged",
+    async ({ send, where }) => {
+      const account = await createAccount(gw, { name: "strict", wallet_credits: 100 })
+      for (const [form, url] of FORMS) {
+        const reply = await send(gw, account, url)
+        try {
+          expectError(reply, 400, "invalid_request", "invalid_request_error")
+          expect(reply.body.error.message).toContain(where)
+          expect(reply.body.error.message).toContain("private, loopback and local addresses are not allowed")
+        } catch (e) {
+          throw new Error(`${form} (${url}): ${(e as Error).message}`)
+        }
+      }
+      const state = await admin(gw, "GET", `/admin/v1/accounts/${account.id}`)
+      expect(state.body).toMatchObject({ wallet_credits: 100, webhook: null })
+      for (const kind of ["video", "image"]) {
+        const list = await call(gw, "GET", `/v1/${kind}/tasks`, { key: account.resource.key })
+        expect(list.status).toBe(200)
+        expect(list.body.data).toEqual([])
       }
     }
-    const state = await admin(gw, "GET", `/admin/v1/accounts/${account.id}`)
-    expect(state.body).toMatchObject({ wallet_credits: 100, webhook: null })
-    for (const kind of ["video", "image"]) {
-      const list = await call(gw, "GET", `/v1/${kind}/tasks`, { key: account.resource.key })
-      expect(list.status).toBe(200)
-      expect(list.body.data).toEqual([])
-    }
-  })
+  )
 })

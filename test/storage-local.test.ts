@@ -1,10 +1,10 @@
 import { Chunk, Effect, Option, Stream } from "effect"
 import { existsSync, readdirSync, readFileSync } from "node:fs"
-import { connect } from "node:net"
 import { request } from "node:http"
+import { connect } from "node:net"
 import { join } from "node:path"
-import { LocalObjectStore } from "../src/storage/LocalObjectStorage.ts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { LocalObjectStore } from "../src/storage/LocalObjectStorage.ts"
 import { backend } from "./support/database.ts"
 import { startGateway, type TestGateway } from "./support/gateway.ts"
 import { call, expectError } from "./support/http.ts"
@@ -80,7 +80,9 @@ describe(`local object storage over HTTP (${backend})`, () => {
     expect(await head(key)).toEqual(Option.some({ size: data.length, contentType: "video/mp4" }))
     // The documented layout: the bytes under DATA_DIR/objects/<key>, the type beside them.
     expect(readFileSync(join(gw.dataDir, "objects", key)).equals(data)).toBe(true)
-    expect(JSON.parse(readFileSync(join(gw.dataDir, "objects", `${key}~meta.json`), "utf8"))).toEqual({ content_type: "video/mp4" })
+    expect(JSON.parse(readFileSync(join(gw.dataDir, "objects", `${key}~meta.json`), "utf8"))).toEqual({
+      content_type: "video/mp4"
+    })
     expect(tempFiles()).toEqual([])
 
     const download = await presignGet(key)
@@ -144,7 +146,11 @@ describe(`local object storage over HTTP (${backend})`, () => {
     const key = freshKey()
     const data = randomBytes(200_000)
     const { url } = await presignPut(key, "video/mp4", data.length)
-    const answer = await rawPut(url, { "Content-Type": "video/mp4", "Content-Length": String(data.length) }, data.subarray(0, 150_000))
+    const answer = await rawPut(
+      url,
+      { "Content-Type": "video/mp4", "Content-Length": String(data.length) },
+      data.subarray(0, 150_000)
+    )
     expect(answer).not.toMatch(/^HTTP\/1\.1 2/)
     expect(await head(key)).toEqual(Option.none())
     expect(await eventually(() => tempFiles().length === 0)).toBe(true)
@@ -177,8 +183,13 @@ describe(`local object storage over HTTP (${backend})`, () => {
     await withStorage(gw, (s) => s.put(key, data, "image/png"))
     // Signed an hour ago for one minute.
     const hourAgo = shiftedClock(-3600)
-    const upload = await withStorage(gw, (s) =>
-      s.presignPut(freshKey(), { contentType: "image/png", contentLength: 100, expiresInS: 60 }).pipe(Effect.withClock(hourAgo)))
+    const upload = await withStorage(
+      gw,
+      (s) =>
+        s.presignPut(freshKey(), { contentType: "image/png", contentLength: 100, expiresInS: 60 }).pipe(
+          Effect.withClock(hourAgo)
+        )
+    )
     const download = await withStorage(gw, (s) => s.presignGet(key, { expiresInS: 60 }).pipe(Effect.withClock(hourAgo)))
     expect(upload.expiresAt).toBeLessThan(Date.now() / 1000)
     expectError(await put(upload.url, data, "image/png"), 403, "url_expired", "permission_error")
@@ -255,11 +266,14 @@ describe(`local object storage over HTTP (${backend})`, () => {
       expect(Buffer.from(reply.body).equals(data.subarray(start, end + 1))).toBe(true)
     })
 
-    it.each(["bytes=1000-", "bytes=5000-6000", "bytes=-0"])("%s → 416 with Content-Range: bytes */1000", async (range) => {
-      const reply = await ranged(range)
-      expectError(reply, 416, "range_not_satisfiable", "invalid_request_error")
-      expect(reply.headers.get("content-range")).toBe("bytes */1000")
-    })
+    it.each(["bytes=1000-", "bytes=5000-6000", "bytes=-0"])(
+      "%s → 416 with Content-Range: bytes */1000",
+      async (range) => {
+        const reply = await ranged(range)
+        expectError(reply, 416, "range_not_satisfiable", "invalid_request_error")
+        expect(reply.headers.get("content-range")).toBe("bytes */1000")
+      }
+    )
 
     it.each(["bytes=0-1,5-6", "items=0-1", "bytes=20-10", "bytes=-", "nonsense"])(
       "%s is ignored: 200 with the whole object",
@@ -329,7 +343,13 @@ describe(`local object storage over HTTP (${backend})`, () => {
       const data = randomBytes(64)
       const upload = await presignPut(key, "image/webp", data.length)
       // The peer has its own DATA_DIR: the upload lands there, signed by this gateway.
-      expect((await send(onGateway(upload.url, peer), { method: "PUT", body: data, headers: { "content-type": "image/webp" } })).status).toBe(200)
+      expect(
+        (await send(onGateway(upload.url, peer), {
+          method: "PUT",
+          body: data,
+          headers: { "content-type": "image/webp" }
+        })).status
+      ).toBe(200)
       expect(await withStorage(peer, (s) => s.head(key))).toEqual(Option.some({ size: 64, contentType: "image/webp" }))
       expect(await head(key)).toEqual(Option.none())
     } finally {

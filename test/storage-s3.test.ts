@@ -32,7 +32,8 @@ const put = (url: string, body: BodyInit, contentType?: string) =>
 const collect = (body: Stream.Stream<Uint8Array, unknown>) =>
   Effect.map(Stream.runCollect(body), (chunks) => Buffer.concat(Chunk.toReadonlyArray(chunks)))
 /** s3rver's refusals are S3's XML error documents. */
-const s3Code = (reply: { body: unknown }) => /<Code>([^<]+)<\/Code>/.exec(new TextDecoder().decode(reply.body as Uint8Array))?.[1]
+const s3Code = (reply: { body: unknown }) =>
+  /<Code>([^<]+)<\/Code>/.exec(new TextDecoder().decode(reply.body as Uint8Array))?.[1]
 
 describe(`S3 object storage against s3rver (${backend})`, () => {
   it("a pre-signed PUT by plain fetch stores the bytes in the bucket; a pre-signed GET returns them", async () => {
@@ -95,12 +96,14 @@ describe(`S3 object storage against s3rver (${backend})`, () => {
     const { url } = await presignPut(key, "video/mp4", data.length)
     const longer = new Uint8Array(data.length + 1)
     longer.set(data)
-    for (const reply of [
-      await put(url, data, "video/quicktime"),
-      await put(url, data),
-      await put(url, longer, "video/mp4"),
-      await put(url, data.subarray(0, 999), "video/mp4")
-    ]) {
+    for (
+      const reply of [
+        await put(url, data, "video/quicktime"),
+        await put(url, data),
+        await put(url, longer, "video/mp4"),
+        await put(url, data.subarray(0, 999), "video/mp4")
+      ]
+    ) {
       expect(reply.status).toBe(403)
       expect(s3Code(reply)).toBe("SignatureDoesNotMatch")
     }
@@ -123,7 +126,11 @@ describe(`S3 object storage against s3rver (${backend})`, () => {
     expect([longerGet.status, s3Code(longerGet)]).toEqual([403, "SignatureDoesNotMatch"])
 
     const elsewhere = freshKey()
-    const moved = await put(upload.url.replace(new URL(upload.url).pathname, `/${BUCKET}/${elsewhere}`), data, "image/png")
+    const moved = await put(
+      upload.url.replace(new URL(upload.url).pathname, `/${BUCKET}/${elsewhere}`),
+      data,
+      "image/png"
+    )
     expect([moved.status, s3Code(moved)]).toEqual([403, "SignatureDoesNotMatch"])
     expect(await head(elsewhere)).toEqual(Option.none())
 
@@ -179,11 +186,14 @@ describe(`S3 object storage against s3rver (${backend})`, () => {
   })
 
   it("refuses an invalid key before calling S3", async () => {
-    const outcome = await withStorage(gw, (s) =>
-      Effect.match(s.presignPut("../x", { contentType: "image/png", contentLength: 1, expiresInS: 60 }), {
-        onFailure: (e) => e._tag,
-        onSuccess: () => "ok"
-      }))
+    const outcome = await withStorage(
+      gw,
+      (s) =>
+        Effect.match(s.presignPut("../x", { contentType: "image/png", contentLength: 1, expiresInS: 60 }), {
+          onFailure: (e) => e._tag,
+          onSuccess: () => "ok"
+        })
+    )
     expect(outcome).toBe("StorageError")
   })
 })

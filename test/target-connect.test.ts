@@ -8,10 +8,10 @@ import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
-import { guardedLookup, makeTargetHttpClient, PRIVATE_TARGET } from "../src/runtime/node/TargetHttpClient.ts"
-import { AppConfig } from "../src/platform/AppConfig.ts"
 import { RemoteMedia } from "../src/media/RemoteMedia.ts"
+import { AppConfig } from "../src/platform/AppConfig.ts"
 import { TargetHttpClient } from "../src/platform/TargetHttpClient.ts"
+import { guardedLookup, makeTargetHttpClient, PRIVATE_TARGET } from "../src/runtime/node/TargetHttpClient.ts"
 
 /**
  * The address policy where a connection is made: the guarded lookup (names)
@@ -50,13 +50,20 @@ const resolver = (answers: Record<string, string | Array<string>>) =>
   ((hostname: string, options: any, callback: any) => {
     const found = answers[hostname]
     if (found === undefined) return callback(Object.assign(new Error(`ENOTFOUND ${hostname}`), { code: "ENOTFOUND" }))
-    const all: Array<LookupAddress> = [found].flat().map((address) => ({ address, family: address.includes(":") ? 6 : 4 }))
+    const all: Array<LookupAddress> = [found].flat().map((address) => ({
+      address,
+      family: address.includes(":") ? 6 : 4
+    }))
     return options?.all ? callback(null, all) : callback(null, all[0]!.address, all[0]!.family)
   }) as any
 
 const lookupWith = (base: any, hostname: string) =>
   new Promise<{ code?: string; addresses?: unknown }>((done) =>
-    guardedLookup(base)(hostname, { all: true } as any, (err: any, addresses: any) => done(err ? { code: err.code } : { addresses }))
+    guardedLookup(base)(
+      hostname,
+      { all: true } as any,
+      (err: any, addresses: any) => done(err ? { code: err.code } : { addresses })
+    )
   )
 
 /** GET through a TargetHttpClient: the status, or the code the connection failed with. */
@@ -76,8 +83,20 @@ describe("the guarded lookup", () => {
 
   it("refuses a name whose answer is a non-public address in any IPv6 spelling, and passes public ones", async () => {
     const refused = [
-      "::7f00:1", "::ffff:7f00:1", "::ffff:a9fe:a9fe", "64:ff9b::7f00:1", "64:ff9b:1::a00:1", "2002:7f00:1::1",
-      "2001:0:4136:e378:8000:63bf:80ff:fffe", "::", "::1", "fe80::1", "fd00::1", "0.0.0.0", "169.254.169.254", "100.64.0.1"
+      "::7f00:1",
+      "::ffff:7f00:1",
+      "::ffff:a9fe:a9fe",
+      "64:ff9b::7f00:1",
+      "64:ff9b:1::a00:1",
+      "2002:7f00:1::1",
+      "2001:0:4136:e378:8000:63bf:80ff:fffe",
+      "::",
+      "::1",
+      "fe80::1",
+      "fd00::1",
+      "0.0.0.0",
+      "169.254.169.254",
+      "100.64.0.1"
     ]
     for (const address of refused) {
       expect(await lookupWith(resolver({ "public.example": ["93.184.215.14", address] }), "public.example"), address)

@@ -12,10 +12,13 @@ import { call } from "./support/http.ts"
 const exporter = new InMemorySpanExporter()
 let gw: TestGateway
 beforeAll(async () => {
-  gw = await startGateway({}, NodeSdk.layer(() => ({
-    resource: { serviceName: "gateway-test" },
-    spanProcessor: new SimpleSpanProcessor(exporter)
-  })))
+  gw = await startGateway(
+    {},
+    NodeSdk.layer(() => ({
+      resource: { serviceName: "gateway-test" },
+      spanProcessor: new SimpleSpanProcessor(exporter)
+    }))
+  )
 })
 afterAll(() => gw?.close())
 
@@ -64,7 +67,9 @@ describe("OTLP export", () => {
     await new Promise<void>((resolve) => collector.listen(0, "127.0.0.1", resolve))
     const endpoint = `http://127.0.0.1:${(collector.address() as AddressInfo).port}`
     const tracing = TracingLive.pipe(
-      Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map([["OTEL_EXPORTER_OTLP_ENDPOINT", endpoint]]))))
+      Layer.provide(
+        Layer.setConfigProvider(ConfigProvider.fromMap(new Map([["OTEL_EXPORTER_OTLP_ENDPOINT", endpoint]])))
+      )
     )
     const exported = await startGateway({}, tracing)
     try {

@@ -1,14 +1,23 @@
 import { Effect, Either } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { validateVideoRequest } from "../src/catalog/VideoRequest.ts"
 import { Registry } from "../src/catalog/Registry.ts"
+import { validateVideoRequest } from "../src/catalog/VideoRequest.ts"
 import { TaskStore } from "../src/tasks/TaskStore.ts"
 import { configWith } from "./support/config.ts"
 import { backend } from "./support/database.ts"
 import { startGateway, type TestGateway } from "./support/gateway.ts"
 import { admin, call, createAccount, expectError } from "./support/http.ts"
 import { ledgerOf, pollTask } from "./support/tasks.ts"
-import { complete, image, makeAudio, makeImage, makeVideo, startMediaServer, uploadAll, video } from "./support/uploads.ts"
+import {
+  complete,
+  image,
+  makeAudio,
+  makeImage,
+  makeVideo,
+  startMediaServer,
+  uploadAll,
+  video
+} from "./support/uploads.ts"
 
 /**
  * External reference URLs are checked by the task engine: fetched (http and
@@ -77,7 +86,10 @@ afterAll(async () => {
 
 const at = (path: string) => `${server.url}${path}`
 
-const mediaTask = (model: string, refs: { images?: Array<string>; videos?: Array<string>; audios?: Array<string> }) => ({
+const mediaTask = (
+  model: string,
+  refs: { images?: Array<string>; videos?: Array<string>; audios?: Array<string> }
+) => ({
   model,
   operation: "generation",
   input: {
@@ -96,17 +108,22 @@ const create = async (target: TestGateway, key: string, json: unknown) => {
   return reply.body.id as string
 }
 
-const balance = async (target: TestGateway, id: string) => (await admin(target, "GET", `/admin/v1/accounts/${id}`)).body.wallet_credits
+const balance = async (target: TestGateway, id: string) =>
+  (await admin(target, "GET", `/admin/v1/accounts/${id}`)).body.wallet_credits
 
 describe(`reference media in the task engine (${backend})`, () => {
   it("external video, audio and image (reached through a redirect) are fetched, pass the checks, and the task succeeds", async () => {
     const acct = await createAccount(gw, { name: "external-ok", wallet_credits: 100 })
     const before = server.hits.get("/v4.mp4") ?? 0
-    const id = await create(gw, acct.model.key, mediaTask("provy-famS-2.0-480p", {
-      images: [at("/still.png")],
-      videos: [at("/moved.mp4")],
-      audios: [at("/tone.wav")]
-    }))
+    const id = await create(
+      gw,
+      acct.model.key,
+      mediaTask("provy-famS-2.0-480p", {
+        images: [at("/still.png")],
+        videos: [at("/moved.mp4")],
+        audios: [at("/tone.wav")]
+      })
+    )
     const done = (await pollTask(gw, acct.resource.key, id)).at(-1)
     expect(done).toMatchObject({ status: "succeeded", error: null })
     expect(server.hits.get("/v4.mp4")).toBe(before + 1)
@@ -115,23 +132,78 @@ describe(`reference media in the task engine (${backend})`, () => {
   it("each broken rule fails the task with the spec's code, retryable false, and refunds it", async () => {
     const acct = await createAccount(gw, { name: "external-bad", wallet_credits: 1000 })
     const cases: Array<[string, unknown, string, RegExp]> = [
-      ["11 s video", mediaTask("provy-famS-2.0-480p", { videos: [at("/v11.mp4")] }), "reference_media_duration_exceeded", /reference_videos\[0\] lasts 11\.0 s/],
-      ["2 s video", mediaTask("provy-famS-2.0-480p", { videos: [at("/v2.mp4")] }), "invalid_reference_media_duration", /lasts 2\.0 s/],
-      ["16 s of video on 2.0", mediaTask("provy-famS-2.0-480p", { videos: [at("/v8.mp4"), at("/v8.mp4")] }), "reference_media_duration_exceeded", /16\.0 s in all.*15 s/],
+      [
+        "11 s video",
+        mediaTask("provy-famS-2.0-480p", { videos: [at("/v11.mp4")] }),
+        "reference_media_duration_exceeded",
+        /reference_videos\[0\] lasts 11\.0 s/
+      ],
+      [
+        "2 s video",
+        mediaTask("provy-famS-2.0-480p", { videos: [at("/v2.mp4")] }),
+        "invalid_reference_media_duration",
+        /lasts 2\.0 s/
+      ],
+      [
+        "16 s of video on 2.0",
+        mediaTask("provy-famS-2.0-480p", { videos: [at("/v8.mp4"), at("/v8.mp4")] }),
+        "reference_media_duration_exceeded",
+        /16\.0 s in all.*15 s/
+      ],
       [
         "31 s of video on 2.5",
         mediaTask("provy-famS-2.5-480p", { videos: [at("/v10.mp4"), at("/v10.mp4"), at("/v8.mp4"), at("/v3.mp4")] }),
         "reference_media_duration_exceeded",
         /31\.0 s in all.*30\.2 s/
       ],
-      ["corrupt MP4", mediaTask("provy-famS-2.0-480p", { videos: [at("/cut.mp4")] }), "invalid_reference_media_duration", /cut short/],
-      ["a PNG as video", mediaTask("provy-famS-2.0-480p", { videos: [at("/png-as.mp4")] }), "invalid_reference_media_duration", /PNG image, not a video/],
-      ["HTTP 404", mediaTask("provy-famS-2.0-480p", { videos: [at("/missing.mp4")] }), "invalid_reference_media_duration", /HTTP 404/],
-      ["a redirect loop", mediaTask("provy-famS-2.0-480p", { videos: [at("/loop-a")] }), "invalid_reference_media_duration", /redirects more than 3 times/],
-      ["a redirect to ftp", mediaTask("provy-famS-2.0-480p", { videos: [at("/to-ftp")] }), "invalid_reference_media_duration", /only http and https/],
-      ["a WAV as image", mediaTask("provy-famS-2.0-480p", { images: [at("/wav-as.png")] }), "video_task_failed", /reference_images\[0\] is a WAV file, not an image/],
-      ["an image over 20 MB", mediaTask("provy-famS-2.0-480p", { images: [at("/huge.png")] }), "video_task_failed", /larger than 20000000 bytes/],
-      ["an image over 20 MB, chunked", mediaTask("provy-famS-2.0-480p", { images: [at("/huge-chunked.png")] }), "video_task_failed", /larger than 20000000 bytes/]
+      [
+        "corrupt MP4",
+        mediaTask("provy-famS-2.0-480p", { videos: [at("/cut.mp4")] }),
+        "invalid_reference_media_duration",
+        /cut short/
+      ],
+      [
+        "a PNG as video",
+        mediaTask("provy-famS-2.0-480p", { videos: [at("/png-as.mp4")] }),
+        "invalid_reference_media_duration",
+        /PNG image, not a video/
+      ],
+      [
+        "HTTP 404",
+        mediaTask("provy-famS-2.0-480p", { videos: [at("/missing.mp4")] }),
+        "invalid_reference_media_duration",
+        /HTTP 404/
+      ],
+      [
+        "a redirect loop",
+        mediaTask("provy-famS-2.0-480p", { videos: [at("/loop-a")] }),
+        "invalid_reference_media_duration",
+        /redirects more than 3 times/
+      ],
+      [
+        "a redirect to ftp",
+        mediaTask("provy-famS-2.0-480p", { videos: [at("/to-ftp")] }),
+        "invalid_reference_media_duration",
+        /only http and https/
+      ],
+      [
+        "a WAV as image",
+        mediaTask("provy-famS-2.0-480p", { images: [at("/wav-as.png")] }),
+        "video_task_failed",
+        /reference_images\[0\] is a WAV file, not an image/
+      ],
+      [
+        "an image over 20 MB",
+        mediaTask("provy-famS-2.0-480p", { images: [at("/huge.png")] }),
+        "video_task_failed",
+        /larger than 20000000 bytes/
+      ],
+      [
+        "an image over 20 MB, chunked",
+        mediaTask("provy-famS-2.0-480p", { images: [at("/huge-chunked.png")] }),
+        "video_task_failed",
+        /larger than 20000000 bytes/
+      ]
     ]
     const ids = []
     for (const [, json] of cases) ids.push(await create(gw, acct.model.key, json))
@@ -151,7 +223,11 @@ describe(`reference media in the task engine (${backend})`, () => {
     const acct = await createAccount(gw, { name: "busy", wallet_credits: 100 })
     const id = await create(gw, acct.model.key, mediaTask("provy-famS-2.0-480p", { videos: [at("/busy.mp4")] }))
     const done = (await pollTask(gw, acct.resource.key, id)).at(-1)
-    expect(done.error).toEqual({ code: "invalid_reference_media_duration", message: expect.stringMatching(/HTTP 503/), retryable: true })
+    expect(done.error).toEqual({
+      code: "invalid_reference_media_duration",
+      message: expect.stringMatching(/HTTP 503/),
+      retryable: true
+    })
     // One try and generate_retries (2) more.
     expect(server.hits.get("/busy.mp4")).toBe(3)
     expect(await balance(gw, acct.id)).toBe(100)
@@ -160,7 +236,11 @@ describe(`reference media in the task engine (${backend})`, () => {
   it("totals count confirmed uploads and external URLs together: accepted at creation, refused by the engine", async () => {
     const acct = await createAccount(gw, { name: "mixed", wallet_credits: 100 })
     const [confirmed] = await uploadAll(gw, acct.resource.key, [video((server.routes["/v8.mp4"] as any).body)])
-    const id = await create(gw, acct.model.key, mediaTask("provy-famS-2.0-480p", { videos: [confirmed.url, at("/v8.mp4")] }))
+    const id = await create(
+      gw,
+      acct.model.key,
+      mediaTask("provy-famS-2.0-480p", { videos: [confirmed.url, at("/v8.mp4")] })
+    )
     const done = (await pollTask(gw, acct.resource.key, id)).at(-1)
     expect(done.error).toMatchObject({ code: "reference_media_duration_exceeded", retryable: false })
     expect(done.error.message).toMatch(/16\.0 s in all/)
@@ -170,10 +250,23 @@ describe(`reference media in the task engine (${backend})`, () => {
     const acct = await createAccount(strict, { name: "strict", wallet_credits: 100 })
     const port = server.port
     const hitsBefore = [...server.hits.values()].reduce((a, b) => a + b, 0)
-    for (const url of [`http://127.0.0.1:${port}/v4.mp4`, `http://localhost:${port}/v4.mp4`, `http://vm:${port}/v4.mp4`, `http://[::1]:${port}/v4.mp4`, `http://10.1.2.3/v4.mp4`]) {
-      const reply = await call(strict, "POST", "/v1/video/tasks", { key: acct.model.key, json: mediaTask("provy-famS-2.0-480p", { videos: [url] }) })
+    for (
+      const url of [
+        `http://127.0.0.1:${port}/v4.mp4`,
+        `http://localhost:${port}/v4.mp4`,
+        `http://vm:${port}/v4.mp4`,
+        `http://[::1]:${port}/v4.mp4`,
+        `http://10.1.2.3/v4.mp4`
+      ]
+    ) {
+      const reply = await call(strict, "POST", "/v1/video/tasks", {
+        key: acct.model.key,
+        json: mediaTask("provy-famS-2.0-480p", { videos: [url] })
+      })
       expectError(reply, 400, "invalid_request")
-      expect(reply.body.error.message).toMatch(/input\.reference_videos\[0\].*private, loopback and local addresses are not allowed/)
+      expect(reply.body.error.message).toMatch(
+        /input\.reference_videos\[0\].*private, loopback and local addresses are not allowed/
+      )
     }
     expect(await balance(strict, acct.id)).toBe(100)
 
@@ -202,7 +295,9 @@ describe(`reference media in the task engine (${backend})`, () => {
     const failed = (await pollTask(strict, acct.resource.key, task.task.id)).at(-1)
     expect(failed.error).toEqual({
       code: "invalid_reference_media_duration",
-      message: expect.stringMatching(/reference_videos\[0\] could not be fetched: its URL is refused: private, loopback/),
+      message: expect.stringMatching(
+        /reference_videos\[0\] could not be fetched: its URL is refused: private, loopback/
+      ),
       retryable: false
     })
     expect([...server.hits.values()].reduce((a, b) => a + b, 0)).toBe(hitsBefore)
@@ -213,7 +308,11 @@ describe(`reference media in the task engine (${backend})`, () => {
       video((server.routes["/v4.mp4"] as any).body),
       image((server.routes["/still.png"] as any).body)
     ])
-    const ok = await create(strict, acct.model.key, mediaTask("provy-famS-2.0-480p", { images: [still.url], videos: [clip.url] }))
+    const ok = await create(
+      strict,
+      acct.model.key,
+      mediaTask("provy-famS-2.0-480p", { images: [still.url], videos: [clip.url] })
+    )
     expect((await pollTask(strict, acct.resource.key, ok)).at(-1)).toMatchObject({ status: "succeeded" })
 
     // Confirming again near the expiry gives a fresh URL; the older one still names the same upload.
@@ -224,7 +323,10 @@ describe(`reference media in the task engine (${backend})`, () => {
     expect(renewed.id).toBe(long.id)
     expect(renewed.url).not.toBe(long.url)
     for (const url of [long.url, renewed.url]) {
-      const reply = await call(strict, "POST", "/v1/video/tasks", { key: acct.model.key, json: mediaTask("provy-famS-2.0-480p", { videos: [url] }) })
+      const reply = await call(strict, "POST", "/v1/video/tasks", {
+        key: acct.model.key,
+        json: mediaTask("provy-famS-2.0-480p", { videos: [url] })
+      })
       expectError(reply, 400, "reference_media_duration_exceeded")
     }
   })

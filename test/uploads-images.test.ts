@@ -52,7 +52,8 @@ const form = (parts: Array<[string, Uint8Array | string, string?]>) => {
 const multipart = (parts: Array<[string, Uint8Array | string, string?]>, as = key) =>
   call(gw, "POST", "/v1/image/uploads", { key: as, body: form(parts) })
 
-const base64 = (images: unknown, as = key) => call(gw, "POST", "/v1/image/uploads/base64", { key: as, json: { images } })
+const base64 = (images: unknown, as = key) =>
+  call(gw, "POST", "/v1/image/uploads/base64", { key: as, json: { images } })
 
 /** Each URL serves the expected bytes with the real type and expires after image_url_ttl_s (1 day). */
 const expectServed = async (urls: Array<string>, expected: Array<[Uint8Array, string]>) => {
@@ -67,7 +68,12 @@ const expectServed = async (urls: Array<string>, expected: Array<[Uint8Array, st
   }
 }
 
-const refused = async (reply: Awaited<ReturnType<typeof call>>, message: RegExp, status = 400, code = "invalid_request") => {
+const refused = async (
+  reply: Awaited<ReturnType<typeof call>>,
+  message: RegExp,
+  status = 400,
+  code = "invalid_request"
+) => {
   expectError(reply, status, code)
   expect(reply.body.error.message).toMatch(message)
 }
@@ -83,7 +89,10 @@ describe(`image pre-upload (${backend})`, () => {
     expect(reply.status).toBe(200)
     expect(Object.keys(reply.body).sort()).toEqual(["data", "images", "mask", "object"])
     expect(reply.body).toMatchObject({ object: "image.upload.list", data: [] })
-    await expectServed(reply.body.images, [[media.png!, "image/png"], [media.jpg!, "image/jpeg"], [media.webp!, "image/webp"]])
+    await expectServed(reply.body.images, [[media.png!, "image/png"], [media.jpg!, "image/jpeg"], [
+      media.webp!,
+      "image/webp"
+    ]])
     await expectServed([reply.body.mask], [[media.png!, "image/png"]])
 
     const noMask = await multipart([["image", media.jpg!]])
@@ -117,15 +126,24 @@ describe(`image pre-upload (${backend})`, () => {
     const sixteen = Array.from({ length: MAX_IMAGES }, (_, i) => (i % 2 === 0 ? media.png! : media.jpg!))
     const viaBase64 = await base64([...sixteen.map(b64), { b64_json: b64(media.png!), field: "mask" }])
     expect(viaBase64.status).toBe(200)
-    await expectServed(viaBase64.body.images, sixteen.map((bytes, i) => [bytes, i % 2 === 0 ? "image/png" : "image/jpeg"]))
+    await expectServed(
+      viaBase64.body.images,
+      sixteen.map((bytes, i) => [bytes, i % 2 === 0 ? "image/png" : "image/jpeg"])
+    )
     expect(typeof viaBase64.body.mask).toBe("string")
-    const viaForm = await multipart([...sixteen.map((bytes): [string, Uint8Array] => ["image", bytes]), ["mask", media.png!]])
+    const viaForm = await multipart([...sixteen.map((bytes): [string, Uint8Array] => ["image", bytes]), [
+      "mask",
+      media.png!
+    ]])
     expect(viaForm.status).toBe(200)
     expect(viaForm.body.images).toHaveLength(16)
 
     const seventeen = [...sixteen, media.webp!]
     await refused(await base64(seventeen.map(b64)), /At most 16 images are accepted per call; got 17/)
-    await refused(await multipart(seventeen.map((bytes): [string, Uint8Array] => ["image", bytes])), /At most 16 images are accepted per call; got 17/)
+    await refused(
+      await multipart(seventeen.map((bytes): [string, Uint8Array] => ["image", bytes])),
+      /At most 16 images are accepted per call; got 17/
+    )
   })
 
   it("base64: each bad item is a 400 naming it", async () => {
@@ -133,10 +151,16 @@ describe(`image pre-upload (${backend})`, () => {
     const truncated = b64(media.png!.subarray(0, 120))
     await refused(await base64(["not base64 at all!"]), /images\[0\] is not valid base64/)
     await refused(await base64([png, "QUJD="]), /images\[1\] is not valid base64/)
-    await refused(await base64([png, b64(new TextEncoder().encode("hello, plain text"))]), /images\[1\] is not a usable PNG, JPEG or WebP image/)
+    await refused(
+      await base64([png, b64(new TextEncoder().encode("hello, plain text"))]),
+      /images\[1\] is not a usable PNG, JPEG or WebP image/
+    )
     await refused(await base64([b64(media.wav!)]), /images\[0\] is not an image: it is audio\/wav/)
     await refused(await base64([truncated]), /images\[0\] is not a usable PNG, JPEG or WebP image/)
-    await refused(await base64([{ b64_json: png, base64: png }]), /images\[0\] must hold exactly one of b64_json, base64, data; it holds b64_json and base64/)
+    await refused(
+      await base64([{ b64_json: png, base64: png }]),
+      /images\[0\] must hold exactly one of b64_json, base64, data; it holds b64_json and base64/
+    )
     await refused(await base64([png, { field: "image" }]), /images\[1\] must hold exactly one .* it holds none/)
     await refused(await base64([{ b64_json: png, name: "x" }]), /images\[0\] has an unknown field "name"/)
     await refused(await base64([{ b64_json: png, field: "banner" }]), /images\[0\]\.field must be "image" or "mask"/)
@@ -147,30 +171,61 @@ describe(`image pre-upload (${backend})`, () => {
     // Counts.
     await refused(await base64([]), /At least one image/)
     await refused(await base64([{ b64_json: png, field: "mask" }]), /At least one image/)
-    await refused(await base64([png, { b64_json: png, field: "mask" }, { b64_json: png, field: "mask" }]), /At most one mask/)
-    await refused(await base64(Array.from({ length: MAX_IMAGES + 1 }, () => png)), /At most 16 images are accepted per call; got 17/)
+    await refused(
+      await base64([png, { b64_json: png, field: "mask" }, { b64_json: png, field: "mask" }]),
+      /At most one mask/
+    )
+    await refused(
+      await base64(Array.from({ length: MAX_IMAGES + 1 }, () => png)),
+      /At most 16 images are accepted per call; got 17/
+    )
     await refused(await base64(Array.from({ length: MAX_IMAGES + 2 }, () => png)), /At most 16 images and one mask/)
     // The envelope.
     await refused(await base64("x"), /images/)
-    await refused(await call(gw, "POST", "/v1/image/uploads/base64", { key, json: { images: [png], extra: 1 } }), /extra/)
-    expectError(await call(gw, "POST", "/v1/image/uploads/base64", { key, body: png, headers: { "content-type": "text/plain" } }), 415, "unsupported_media_type")
+    await refused(
+      await call(gw, "POST", "/v1/image/uploads/base64", { key, json: { images: [png], extra: 1 } }),
+      /extra/
+    )
+    expectError(
+      await call(gw, "POST", "/v1/image/uploads/base64", { key, body: png, headers: { "content-type": "text/plain" } }),
+      415,
+      "unsupported_media_type"
+    )
     expectError(await base64([png], modelKey), 403, "permission_denied")
   })
 
   it("multipart: each bad part is a 400 naming it", async () => {
-    await refused(await multipart([["image", media.png!], ["image", media.wav!, "x.png"]]), /image\[1\] is not an image: it is audio\/wav/)
-    await refused(await multipart([["image", new TextEncoder().encode("plain text")]]), /image\[0\] is not a usable PNG, JPEG or WebP image/)
-    await refused(await multipart([["image", media.png!], ["mask", media.png!], ["mask", media.png!]]), /At most one mask/)
+    await refused(
+      await multipart([["image", media.png!], ["image", media.wav!, "x.png"]]),
+      /image\[1\] is not an image: it is audio\/wav/
+    )
+    await refused(
+      await multipart([["image", new TextEncoder().encode("plain text")]]),
+      /image\[0\] is not a usable PNG, JPEG or WebP image/
+    )
+    await refused(
+      await multipart([["image", media.png!], ["mask", media.png!], ["mask", media.png!]]),
+      /At most one mask/
+    )
     await refused(await multipart([["mask", media.png!]]), /At least one image/)
     await refused(await multipart([["picture", media.png!]]), /Unknown file field "picture"/)
     await refused(await multipart([["image", media.png!], ["model", "provx-image-1"]]), /Unknown form field "model"/)
     await refused(await multipart([["image", new Uint8Array(0)]]), /image\[0\] is empty/)
-    expectError(await call(gw, "POST", "/v1/image/uploads", { key, json: { images: [] } }), 415, "unsupported_media_type")
+    expectError(
+      await call(gw, "POST", "/v1/image/uploads", { key, json: { images: [] } }),
+      415,
+      "unsupported_media_type"
+    )
   })
 
   it("bounded bodies: a file over the per-file limit, and a declared length over the body limit, are 413", async () => {
     const big = randomBytes(MAX_BYTES + 1)
-    await refused(await base64([b64(media.png!), b64(big)]), /images\[1\] is larger than 20971520 bytes/, 413, "request_too_large")
+    await refused(
+      await base64([b64(media.png!), b64(big)]),
+      /images\[1\] is larger than 20971520 bytes/,
+      413,
+      "request_too_large"
+    )
     expectError(await multipart([["image", big, "big.png"]]), 413, "request_too_large")
     // Exactly at the limit passes the size check (and is then refused as not an image).
     await refused(await base64([b64(big.subarray(0, MAX_BYTES))]), /images\[0\] is not a usable/)
@@ -181,7 +236,11 @@ describe(`image pre-upload (${backend})`, () => {
     const reply = await new Promise<{ status: number; body: any }>((resolve, reject) => {
       const req = httpRequest(`${gw.url}/v1/image/uploads/base64`, {
         method: "POST",
-        headers: { authorization: `Bearer ${key}`, "content-type": "application/json", "content-length": String(limit + 1) }
+        headers: {
+          authorization: `Bearer ${key}`,
+          "content-type": "application/json",
+          "content-length": String(limit + 1)
+        }
       }, (res) => {
         let text = ""
         res.on("data", (c) => (text += c))

@@ -1,8 +1,8 @@
 import { Effect, Option } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { sha256Hex } from "../src/platform/Digest.ts"
-import { TaskQueue } from "../src/tasks/engine/TaskQueue.ts"
 import { TaskOutcomes } from "../src/tasks/engine/TaskOutcomes.ts"
+import { TaskQueue } from "../src/tasks/engine/TaskQueue.ts"
 import { UploadSweep } from "../src/uploads/UploadSweep.ts"
 import { configWith } from "./support/config.ts"
 import { backend } from "./support/database.ts"
@@ -48,7 +48,8 @@ const eventually = async (what: string, check: () => Promise<boolean>, deadlineM
 }
 
 /** Waits until the clock is past `expiresAt` (Unix seconds); with no grace, a sweep may then take what expired there. */
-const pastExpiry = (expiresAt: number) => eventually(`past ${expiresAt}`, async () => Math.floor(Date.now() / 1000) > expiresAt)
+const pastExpiry = (expiresAt: number) =>
+  eventually(`past ${expiresAt}`, async () => Math.floor(Date.now() / 1000) > expiresAt)
 
 const stored = (gw: TestGateway, key: string) => withStorage(gw, (s) => Effect.map(s.head(key), Option.isSome))
 
@@ -61,16 +62,25 @@ interface UploadKeys {
 }
 
 const mediaRows = (gw: TestGateway, ids: ReadonlyArray<string>) =>
-  query<UploadKeys & { status: string }>(gw, (sql) => sql`SELECT id, status, storage_key, pinned_key FROM media_uploads WHERE ${sql.in("id", ids)}`)
+  query<UploadKeys & { status: string }>(
+    gw,
+    (sql) => sql`SELECT id, status, storage_key, pinned_key FROM media_uploads WHERE ${sql.in("id", ids)}`
+  )
 
 const imageRows = (gw: TestGateway, accountId: string) =>
-  query<{ id: string; storage_key: string; expires_at: number }>(gw, (sql) =>
-    sql`SELECT id, storage_key, expires_at FROM image_uploads WHERE account_id = ${accountId} ORDER BY created_at, id`)
+  query<{ id: string; storage_key: string; expires_at: number }>(
+    gw,
+    (sql) =>
+      sql`SELECT id, storage_key, expires_at FROM image_uploads WHERE account_id = ${accountId} ORDER BY created_at, id`
+  )
 
 /** Every key an upload has used: its session's and each copy confirmation made. */
 const keysOf = async (gw: TestGateway, id: string) => {
   const [row] = await mediaRows(gw, [id])
-  const pins = await query<{ storage_key: string }>(gw, (sql) => sql`SELECT storage_key FROM media_upload_pins WHERE upload_id = ${id}`)
+  const pins = await query<{ storage_key: string }>(
+    gw,
+    (sql) => sql`SELECT storage_key FROM media_upload_pins WHERE upload_id = ${id}`
+  )
   return [row!.storage_key, ...pins.map((p) => p.storage_key)]
 }
 
@@ -115,7 +125,10 @@ for (const store of ["local", "s3"] as const) {
       const created = await sessions(auto, key, [image(png), image(png)])
       const [putOnly, neverPut] = created.body.data
       expect(await putBytes(putOnly, png)).toBe(200)
-      const pre = await call(auto, "POST", "/v1/image/uploads/base64", { key, json: { images: [b64(png), { b64_json: b64(jpg), field: "mask" }] } })
+      const pre = await call(auto, "POST", "/v1/image/uploads/base64", {
+        key,
+        json: { images: [b64(png), { b64_json: b64(jpg), field: "mask" }] }
+      })
       expect(pre.status).toBe(200)
 
       const ids = [confirmed.id, putOnly.id, neverPut.id]
@@ -126,16 +139,29 @@ for (const store of ["local", "s3"] as const) {
       expect(confirmedKeys).toContain(row!.pinned_key)
       const images = await imageRows(auto, acct.id)
       expect(images).toHaveLength(2)
-      const objects = [...confirmedKeys, (await mediaRows(auto, [putOnly.id]))[0]!.storage_key, ...images.map((i) => i.storage_key)]
+      const objects = [
+        ...confirmedKeys,
+        (await mediaRows(auto, [putOnly.id]))[0]!.storage_key,
+        ...images.map((i) => i.storage_key)
+      ]
       for (const k of objects) expect(await stored(auto, k), k).toBe(true)
 
-      await eventually("every expired upload swept", async () =>
-        (await mediaRows(auto, ids)).length === 0 && (await imageRows(auto, acct.id)).length === 0)
+      await eventually(
+        "every expired upload swept",
+        async () => (await mediaRows(auto, ids)).length === 0 && (await imageRows(auto, acct.id)).length === 0
+      )
       for (const k of objects) expect(await stored(auto, k), k).toBe(false)
-      expect(await query(auto, (sql) => sql`SELECT storage_key FROM media_upload_pins WHERE ${sql.in("upload_id", ids)}`)).toEqual([])
-      expect(await query(auto, (sql) => sql`SELECT url_digest FROM media_upload_urls WHERE ${sql.in("upload_id", ids)}`)).toEqual([])
+      expect(
+        await query(auto, (sql) => sql`SELECT storage_key FROM media_upload_pins WHERE ${sql.in("upload_id", ids)}`)
+      ).toEqual([])
+      expect(
+        await query(auto, (sql) => sql`SELECT url_digest FROM media_upload_urls WHERE ${sql.in("upload_id", ids)}`)
+      ).toEqual([])
       // Gone for the caller too.
-      const again = await call(auto, "POST", "/v1/media/uploads/complete", { key, json: { upload_ids: [confirmed.id] } })
+      const again = await call(auto, "POST", "/v1/media/uploads/complete", {
+        key,
+        json: { upload_ids: [confirmed.id] }
+      })
       expect(again.status).toBe(404)
     })
 
@@ -143,7 +169,10 @@ for (const store of ["local", "s3"] as const) {
       const gw = manual
       const acct = await createAccount(gw, { name: "referenced", wallet_credits: 100 })
       const [used, spare] = await uploadAll(gw, acct.resource.key, [image(png), image(png)])
-      const pre = await call(gw, "POST", "/v1/image/uploads/base64", { key: acct.resource.key, json: { images: [b64(png), b64(jpg)] } })
+      const pre = await call(gw, "POST", "/v1/image/uploads/base64", {
+        key: acct.resource.key,
+        json: { images: [b64(png), b64(jpg)] }
+      })
       const [usedImage] = pre.body.images as Array<string>
       const video = await call(gw, "POST", "/v1/video/tasks", { key: acct.model.key, json: mediaTask(used.url) })
       expect(video.status).toBe(202)
@@ -155,8 +184,12 @@ for (const store of ["local", "s3"] as const) {
       const taskIds = [video.body.id, edit.body.id]
 
       // Told apart by the digest of their URLs, as the sweeper does.
-      const digestOf = new Map((await query<{ id: string; url_digest: string }>(gw, (sql) =>
-        sql`SELECT id, url_digest FROM image_uploads WHERE account_id = ${acct.id}`)).map((r) => [r.url_digest, r.id]))
+      const digestOf = new Map(
+        (await query<{ id: string; url_digest: string }>(
+          gw,
+          (sql) => sql`SELECT id, url_digest FROM image_uploads WHERE account_id = ${acct.id}`
+        )).map((r) => [r.url_digest, r.id])
+      )
       const usedImageId = digestOf.get(await sha256Hex(usedImage!))
       const rows = await imageRows(gw, acct.id)
       const usedImageRow = rows.find((r) => r.id === usedImageId)
@@ -182,16 +215,33 @@ for (const store of ["local", "s3"] as const) {
       expect(late.body.error.message).toMatch(new RegExp(`upload ${used.id} has expired`))
 
       // Running: still kept.
-      const channels = await query<{ channel: string }>(gw, (sql) => sql`SELECT DISTINCT channel FROM tasks WHERE ${sql.in("id", taskIds)}`)
-      const claims = await gw.runtime.runPromise(Effect.flatMap(TaskQueue, (queue) =>
-        Effect.map(Effect.forEach(channels, ({ channel }) => queue.claim(channel, "test-worker", 10)), (c) => c.flat())))
+      const channels = await query<{ channel: string }>(
+        gw,
+        (sql) => sql`SELECT DISTINCT channel FROM tasks WHERE ${sql.in("id", taskIds)}`
+      )
+      const claims = await gw.runtime.runPromise(
+        Effect.flatMap(TaskQueue, (queue) =>
+          Effect.map(
+            Effect.forEach(channels, ({ channel }) => queue.claim(channel, "test-worker", 10)),
+            (c) => c.flat()
+          ))
+      )
       expect(claims.map((c) => c.id).sort()).toEqual([...taskIds].sort())
       await sweep(gw)
       await expectKept()
 
       // Ended: swept at the next pass.
-      await gw.runtime.runPromise(Effect.flatMap(TaskOutcomes, (outcomes) =>
-        Effect.forEach(claims, (claim) => outcomes.fail(claim, { code: "video_task_failed", message: "stopped by the test", retryable: false }))))
+      await gw.runtime.runPromise(
+        Effect.flatMap(
+          TaskOutcomes,
+          (outcomes) =>
+            Effect.forEach(
+              claims,
+              (claim) =>
+                outcomes.fail(claim, { code: "video_task_failed", message: "stopped by the test", retryable: false })
+            )
+        )
+      )
       const removed = await sweep(gw)
       expect(removed).toMatchObject({ confirmed: 1, images: 1 })
       expect(await mediaRows(gw, [used.id])).toEqual([])
@@ -213,13 +263,23 @@ for (const store of ["local", "s3"] as const) {
       // A sweeper died holding `dead`: its objects are gone, its lease has run out. Another holds `live` right now.
       await withStorage(gw, (s) => Effect.forEach(deadKeys, (k) => s.remove(k)))
       const now = Math.floor(Date.now() / 1000)
-      await query(gw, (sql) => sql`UPDATE media_uploads SET sweep_lease_until = ${now - 1} WHERE id = ${dead.id} RETURNING id`)
-      await query(gw, (sql) => sql`UPDATE media_uploads SET sweep_lease_until = ${now + 600} WHERE id = ${live.id} RETURNING id`)
+      await query(
+        gw,
+        (sql) => sql`UPDATE media_uploads SET sweep_lease_until = ${now - 1} WHERE id = ${dead.id} RETURNING id`
+      )
+      await query(
+        gw,
+        (sql) => sql`UPDATE media_uploads SET sweep_lease_until = ${now + 600} WHERE id = ${live.id} RETURNING id`
+      )
       // A row a sweeper holds is no longer the caller's.
-      const held = await call(gw, "POST", "/v1/media/uploads/complete", { key: acct.resource.key, json: { upload_ids: [live.id] } })
+      const held = await call(gw, "POST", "/v1/media/uploads/complete", {
+        key: acct.resource.key,
+        json: { upload_ids: [live.id] }
+      })
       expect(held.status).toBe(404)
 
-      const all = async () => new Set((await query<{ id: string }>(gw, (sql) => sql`SELECT id FROM media_uploads`)).map((r) => r.id))
+      const all = async () =>
+        new Set((await query<{ id: string }>(gw, (sql) => sql`SELECT id FROM media_uploads`)).map((r) => r.id))
       const before = await all()
       const results = await gw.runtime.runPromise(
         Effect.flatMap(UploadSweep, (s) => Effect.all([s.sweep, s.sweep, s.sweep], { concurrency: "unbounded" }))

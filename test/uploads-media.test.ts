@@ -17,8 +17,8 @@ import {
   makeVideo,
   putBytes,
   sessions,
-  type UploadFile,
   uploadAll,
+  type UploadFile,
   video
 } from "./support/uploads.ts"
 
@@ -57,9 +57,14 @@ afterAll(() => gw?.close())
 
 const nowS = () => Math.floor(Date.now() / 1000)
 
-const balance = async (accountId: string) => (await admin(gw, "GET", `/admin/v1/accounts/${accountId}`)).body.wallet_credits
+const balance = async (accountId: string) =>
+  (await admin(gw, "GET", `/admin/v1/accounts/${accountId}`)).body.wallet_credits
 
-const mediaTask = (model: string, refs: { images?: Array<string>; videos?: Array<string>; audios?: Array<string> }, duration = 4) => ({
+const mediaTask = (
+  model: string,
+  refs: { images?: Array<string>; videos?: Array<string>; audios?: Array<string> },
+  duration = 4
+) => ({
   model,
   operation: "generation",
   input: {
@@ -88,7 +93,15 @@ describe(`media uploads on the local store (${backend})`, () => {
     expect(created.body.object).toBe("media.upload.session.list")
     expect(created.body.data).toHaveLength(4)
     for (const [i, session] of created.body.data.entries()) {
-      expect(Object.keys(session).sort()).toEqual(["client_id", "expires_at", "headers", "id", "kind", "method", "upload_url"])
+      expect(Object.keys(session).sort()).toEqual([
+        "client_id",
+        "expires_at",
+        "headers",
+        "id",
+        "kind",
+        "method",
+        "upload_url"
+      ])
       expect(session).toMatchObject({ client_id: `c${i}`, kind: files[i]!.kind, method: "PUT" })
       expect(session.id).toMatch(/^upl_[0-9A-Za-z]{22}$/)
       expect(session.headers).toEqual({ "Content-Type": files[i]!.mime_type })
@@ -108,8 +121,23 @@ describe(`media uploads on the local store (${backend})`, () => {
     expect(confirmed.body.data.map((d: any) => d.id)).toEqual(ids)
     const types = ["video/mp4", "audio/wav", "audio/mpeg", "image/png"]
     for (const [i, item] of confirmed.body.data.entries()) {
-      expect(Object.keys(item).sort()).toEqual(["client_id", "expires_at", "id", "kind", "mime_type", "size_bytes", "temporary", "url"])
-      expect(item).toMatchObject({ client_id: `c${i}`, kind: files[i]!.kind, mime_type: types[i], size_bytes: files[i]!.bytes.length, temporary: true })
+      expect(Object.keys(item).sort()).toEqual([
+        "client_id",
+        "expires_at",
+        "id",
+        "kind",
+        "mime_type",
+        "size_bytes",
+        "temporary",
+        "url"
+      ])
+      expect(item).toMatchObject({
+        client_id: `c${i}`,
+        kind: files[i]!.kind,
+        mime_type: types[i],
+        size_bytes: files[i]!.bytes.length,
+        temporary: true
+      })
       expect(Math.abs(item.expires_at - (nowS() + 86_400))).toBeLessThanOrEqual(5)
       // The confirmed URL serves exactly the uploaded bytes, with the verified type, and needs no key.
       const download = await fetch(item.url)
@@ -137,7 +165,14 @@ describe(`media uploads on the local store (${backend})`, () => {
   it("session creation refuses what no model accepts, naming the file, and signs nothing", async () => {
     const acct = await createAccount(gw, { name: "sessions" })
     const key = acct.resource.key
-    const file = (over: Record<string, unknown>) => ({ client_id: "a", kind: "video", filename: "a.mp4", mime_type: "video/mp4", size_bytes: 1000, ...over })
+    const file = (over: Record<string, unknown>) => ({
+      client_id: "a",
+      kind: "video",
+      filename: "a.mp4",
+      mime_type: "video/mp4",
+      size_bytes: 1000,
+      ...over
+    })
     const refused = async (files: Array<unknown>, needle: string | RegExp) => {
       const reply = await call(gw, "POST", "/v1/media/uploads", { key, json: { files } })
       expectError(reply, 400, "invalid_request", "invalid_request_error")
@@ -145,8 +180,14 @@ describe(`media uploads on the local store (${backend})`, () => {
     }
     // Per-file caps of the famS table: 200 MB video, 15 MB audio, 20 MB image.
     await refused([file({}), file({ size_bytes: 200_000_001 })], /files\[1\]\.size_bytes.*200000000/)
-    await refused([file({ kind: "audio", mime_type: "audio/mpeg", filename: "a.mp3", size_bytes: 15_000_001 })], /15000000/)
-    await refused([file({ kind: "image", mime_type: "image/png", filename: "a.png", size_bytes: 20_000_001 })], /20000000/)
+    await refused(
+      [file({ kind: "audio", mime_type: "audio/mpeg", filename: "a.mp3", size_bytes: 15_000_001 })],
+      /15000000/
+    )
+    await refused(
+      [file({ kind: "image", mime_type: "image/png", filename: "a.png", size_bytes: 20_000_001 })],
+      /20000000/
+    )
     // Types outside the table, or of another kind than the one declared.
     await refused([file({ mime_type: "video/webm" })], /files\[0\]\.mime_type/)
     await refused([file({ kind: "image", mime_type: "image/gif" })], /image\/gif/)
@@ -160,7 +201,12 @@ describe(`media uploads on the local store (${backend})`, () => {
     const { filename: _, ...noName } = file({})
     await refused([noName], /filename/)
     await refused([file({ extra: 1 })], /extra/)
-    expect((await query(gw, (sql) => sql`SELECT m.id FROM media_uploads m JOIN accounts a ON a.id = m.account_id WHERE a.name = 'sessions'`)).length).toBe(0)
+    expect(
+      (await query(
+        gw,
+        (sql) => sql`SELECT m.id FROM media_uploads m JOIN accounts a ON a.id = m.account_id WHERE a.name = 'sessions'`
+      )).length
+    ).toBe(0)
 
     // Twelve at the limits are fine; spellings of the same type are normalised into the signed header.
     const ok = await call(gw, "POST", "/v1/media/uploads", {
@@ -181,11 +227,18 @@ describe(`media uploads on the local store (${backend})`, () => {
 
     const doc = await call(gw, "GET", "/openapi.json")
     expect(Object.keys(doc.body.paths)).toEqual(expect.arrayContaining([
-      "/v1/media/uploads", "/v1/media/uploads/complete", "/v1/image/uploads", "/v1/image/uploads/base64"
+      "/v1/media/uploads",
+      "/v1/media/uploads/complete",
+      "/v1/image/uploads",
+      "/v1/image/uploads/base64"
     ]))
 
     // Resource keys only.
-    expectError(await call(gw, "POST", "/v1/media/uploads", { key: acct.model.key, json: { files: [file({})] } }), 403, "permission_denied")
+    expectError(
+      await call(gw, "POST", "/v1/media/uploads", { key: acct.model.key, json: { files: [file({})] } }),
+      403,
+      "permission_denied"
+    )
     expectError(await call(gw, "POST", "/v1/media/uploads", { json: { files: [file({})] } }), 401, "invalid_api_key")
   })
 
@@ -199,17 +252,58 @@ describe(`media uploads on the local store (${backend})`, () => {
     const good: Array<UploadFile> = [video(media.v3!), audio(media.wav!, "wav"), image(media.png!), video(media.v8!)]
     const bad: Array<[string, UploadFile, number, string, RegExp?]> = [
       // A PNG named .mp4 and declared as an MP4 video.
-      ["png as mp4", { kind: "video", filename: "holiday.mp4", mime_type: "video/mp4", bytes: media.png! }, 400, "invalid_upload_content", /PNG image \(image\/png\).*video/],
+      [
+        "png as mp4",
+        { kind: "video", filename: "holiday.mp4", mime_type: "video/mp4", bytes: media.png! },
+        400,
+        "invalid_upload_content",
+        /PNG image \(image\/png\).*video/
+      ],
       // A JPEG declared as a PNG: right kind, contradicting type.
-      ["jpeg as png", { kind: "image", filename: "photo.png", mime_type: "image/png", bytes: media.jpg! }, 400, "invalid_upload_content"],
+      [
+        "jpeg as png",
+        { kind: "image", filename: "photo.png", mime_type: "image/png", bytes: media.jpg! },
+        400,
+        "invalid_upload_content"
+      ],
       // An MP3 declared as WAV.
-      ["mp3 as wav", { kind: "audio", filename: "tone.wav", mime_type: "audio/wav", bytes: media.mp3! }, 400, "invalid_upload_content"],
+      [
+        "mp3 as wav",
+        { kind: "audio", filename: "tone.wav", mime_type: "audio/wav", bytes: media.mp3! },
+        400,
+        "invalid_upload_content"
+      ],
       // An MP4 cut after 60 %: the header is there, the samples are not.
-      ["cut mp4", { kind: "video", filename: "cut.mp4", mime_type: "video/mp4", bytes: truncated }, 400, "invalid_reference_media_duration"],
+      [
+        "cut mp4",
+        { kind: "video", filename: "cut.mp4", mime_type: "video/mp4", bytes: truncated },
+        400,
+        "invalid_reference_media_duration"
+      ],
       // MP4 signature, then noise.
-      ["noise mp4", { kind: "video", filename: "noise.mp4", mime_type: "video/mp4", bytes: Buffer.concat([media.mp4!.subarray(0, 40), randomBytes(5000)]) }, 400, "invalid_reference_media_duration"],
+      [
+        "noise mp4",
+        {
+          kind: "video",
+          filename: "noise.mp4",
+          mime_type: "video/mp4",
+          bytes: Buffer.concat([media.mp4!.subarray(0, 40), randomBytes(5000)])
+        },
+        400,
+        "invalid_reference_media_duration"
+      ],
       // Text.
-      ["text as mp3", { kind: "audio", filename: "noise.mp3", mime_type: "audio/mpeg", bytes: new TextEncoder().encode("not media ".repeat(300)) }, 400, "invalid_upload_content"]
+      [
+        "text as mp3",
+        {
+          kind: "audio",
+          filename: "noise.mp3",
+          mime_type: "audio/mpeg",
+          bytes: new TextEncoder().encode("not media ".repeat(300))
+        },
+        400,
+        "invalid_upload_content"
+      ]
     ]
     const created = await sessions(gw, key, [...good, ...bad.map(([, file]) => file), video(media.v2!)])
     expect(created.status).toBe(200)
@@ -218,10 +312,15 @@ describe(`media uploads on the local store (${backend})`, () => {
     const badIds = ids.slice(good.length, good.length + bad.length)
     const neverPut = ids.at(-1)!
     const files = [...good, ...bad.map(([, file]) => file)]
-    for (const [i, session] of created.body.data.slice(0, files.length).entries()) expect(await putBytes(session, files[i]!.bytes)).toBe(200)
+    for (const [i, session] of created.body.data.slice(0, files.length).entries()) {
+      expect(await putBytes(session, files[i]!.bytes)).toBe(200)
+    }
 
     const statuses = async () =>
-      (await query<{ id: string; status: string }>(gw, (sql) => sql`SELECT id, status FROM media_uploads WHERE ${sql.in("id", ids)}`))
+      (await query<{ id: string; status: string }>(
+        gw,
+        (sql) => sql`SELECT id, status FROM media_uploads WHERE ${sql.in("id", ids)}`
+      ))
         .filter((r) => r.status !== "pending").map((r) => r.id)
     const refused = async (batch: Array<string>, status: number, code: string, named: string, message?: RegExp) => {
       const reply = await complete(gw, key, batch)
@@ -248,7 +347,8 @@ describe(`media uploads on the local store (${backend})`, () => {
     await refused([badIds[0]!, badIds[3]!], 400, "invalid_upload_content", badIds[0]!)
     expect(await statuses()).toEqual([])
     // No copy made by a refused call is left behind.
-    expect(await query(gw, (sql) => sql`SELECT storage_key FROM media_upload_pins WHERE ${sql.in("upload_id", ids)}`)).toEqual([])
+    expect(await query(gw, (sql) => sql`SELECT storage_key FROM media_upload_pins WHERE ${sql.in("upload_id", ids)}`))
+      .toEqual([])
 
     // The good ones alone are confirmed, in request order; again with a refused one, the call fails and they stay confirmed.
     const ok = await complete(gw, key, [goodIds[3]!, goodIds[0]!, goodIds[2]!, goodIds[1]!, goodIds[0]!])
@@ -268,12 +368,24 @@ describe(`media uploads on the local store (${backend})`, () => {
     // The body itself: 1 to 12 ids, JSON only.
     expectError(await complete(gw, key, []), 400, "invalid_request")
     expectError(await complete(gw, key, Array.from({ length: 13 }, (_, i) => `upl_${i}`)), 400, "invalid_request")
-    expectError(await call(gw, "POST", "/v1/media/uploads/complete", { key, body: "upload_ids=1", headers: { "content-type": "text/plain" } }), 415, "unsupported_media_type")
+    expectError(
+      await call(gw, "POST", "/v1/media/uploads/complete", {
+        key,
+        body: "upload_ids=1",
+        headers: { "content-type": "text/plain" }
+      }),
+      415,
+      "unsupported_media_type"
+    )
 
     // The contract says so too: the answer has no per-item errors.
     const doc = (await call(gw, "GET", "/openapi.json")).body
-    const resolve = (schema: any): any => (schema?.$ref ? resolve(doc.components.schemas[schema.$ref.split("/").at(-1)]) : schema)
-    const answer = resolve(doc.paths["/v1/media/uploads/complete"].post.responses["200"].content["application/json"].schema)
+    const resolve = (
+      schema: any
+    ): any => (schema?.$ref ? resolve(doc.components.schemas[schema.$ref.split("/").at(-1)]) : schema)
+    const answer = resolve(
+      doc.paths["/v1/media/uploads/complete"].post.responses["200"].content["application/json"].schema
+    )
     expect(Object.keys(answer.properties).sort()).toEqual(["data", "object"])
   })
 
@@ -282,7 +394,10 @@ describe(`media uploads on the local store (${backend})`, () => {
     const created = await sessions(gw, acct.resource.key, [video(media.v3!)])
     const id = created.body.data[0].id
     // The local store's signature binds the length, so the object is replaced behind its back.
-    const [row] = await query<{ storage_key: string }>(gw, (sql) => sql`SELECT storage_key FROM media_uploads WHERE id = ${id}`)
+    const [row] = await query<{ storage_key: string }>(
+      gw,
+      (sql) => sql`SELECT storage_key FROM media_uploads WHERE id = ${id}`
+    )
     await gw.runtime.runPromise(Effect.flatMap(ObjectStorage, (s) => s.put(row!.storage_key, media.v8!, "video/mp4")))
     const reply = await complete(gw, acct.resource.key, [id])
     expectError(reply, 400, "upload_size_mismatch")
@@ -300,14 +415,18 @@ describe(`media uploads on the local store (${backend})`, () => {
     // Other bytes of the same signed type and length, never inspected.
     const other = randomBytes(media.png!.length)
     expect(await putBytes(session, other)).toBe(200)
-    const [row] = await query<{ storage_key: string; pinned_key: string }>(gw, (sql) =>
-      sql`SELECT storage_key, pinned_key FROM media_uploads WHERE id = ${session.id}`)
+    const [row] = await query<{ storage_key: string; pinned_key: string }>(
+      gw,
+      (sql) => sql`SELECT storage_key, pinned_key FROM media_uploads WHERE id = ${session.id}`
+    )
     expect(row!.pinned_key).not.toBe(row!.storage_key)
     // The PUT did land (at the session's key)...
-    const atPutKey = await gw.runtime.runPromise(Effect.flatMap(ObjectStorage, (s) => s.read(row!.storage_key)).pipe(
-      Effect.flatMap((o) => Stream.runCollect(Option.getOrThrow(o).body)),
-      Effect.map((chunks) => Buffer.concat(Chunk.toReadonlyArray(chunks)))
-    ))
+    const atPutKey = await gw.runtime.runPromise(
+      Effect.flatMap(ObjectStorage, (s) => s.read(row!.storage_key)).pipe(
+        Effect.flatMap((o) => Stream.runCollect(Option.getOrThrow(o).body)),
+        Effect.map((chunks) => Buffer.concat(Chunk.toReadonlyArray(chunks)))
+      )
+    )
     expect(atPutKey.equals(Buffer.from(other))).toBe(true)
     // ...but the confirmed URL, now and after confirming again, serves what was inspected.
     const again = (await complete(gw, key, [session.id])).body.data[0]
@@ -342,25 +461,43 @@ describe(`media uploads on the local store (${backend})`, () => {
     }
 
     // An 11 s video: over the 10 s per-file cap of both ranges.
-    await refused(mediaTask("provy-famS-2.0-480p", { videos: [v11.url] }), "reference_media_duration_exceeded", /reference_videos\[0\] lasts 11\.0 s.*3 to 10 s/)
-    await refused(mediaTask("provy-famS-2.5-480p", { videos: [v11.url] }), "reference_media_duration_exceeded", /11\.0 s/)
+    await refused(
+      mediaTask("provy-famS-2.0-480p", { videos: [v11.url] }),
+      "reference_media_duration_exceeded",
+      /reference_videos\[0\] lasts 11\.0 s.*3 to 10 s/
+    )
+    await refused(
+      mediaTask("provy-famS-2.5-480p", { videos: [v11.url] }),
+      "reference_media_duration_exceeded",
+      /11\.0 s/
+    )
     // A 2 s video is under the 3 s minimum.
     await refused(mediaTask("provy-famS-2.0-480p", { videos: [v2.url] }), "invalid_reference_media_duration", /2\.0 s/)
     // Totals: 8 + 8 = 16 s over 15 s for 2.0; 10 + 10 + 8 + 3 = 31 s over 30.2 s for 2.5.
-    await refused(mediaTask("provy-famS-2.0-480p", { videos: [v8a.url, v8b.url] }), "reference_media_duration_exceeded", /16\.0 s in all.*15 s/)
+    await refused(
+      mediaTask("provy-famS-2.0-480p", { videos: [v8a.url, v8b.url] }),
+      "reference_media_duration_exceeded",
+      /16\.0 s in all.*15 s/
+    )
     await refused(
       mediaTask("provy-famS-2.5-480p", { videos: [v10a.url, v10b.url, v8a.url, v3.url] }),
       "reference_media_duration_exceeded",
       /31\.0 s in all.*30\.2 s/
     )
     // A confirmed upload of another kind than its field takes.
-    await refused(mediaTask("provy-famS-2.5-480p", { videos: [wav.url] }), "invalid_request", /reference_videos\[0\].*audio upload/)
+    await refused(
+      mediaTask("provy-famS-2.5-480p", { videos: [wav.url] }),
+      "invalid_request",
+      /reference_videos\[0\].*audio upload/
+    )
 
     // Nothing was created or charged, so the Idempotency-Key is still unused.
     expect(await balance(acct.id)).toBe(100)
     expect((await call(gw, "GET", "/v1/video/tasks", { key: acct.resource.key })).body.data).toEqual([])
     // Exactly at the limits: 30 s of video for 2.5, 8 + 3 = 11 s for 2.0 (with audio).
-    const ok25 = await create(mediaTask("provy-famS-2.5-480p", { videos: [v10a.url, v10b.url, v10c.url] }), { "idempotency-key": "limits-key" })
+    const ok25 = await create(mediaTask("provy-famS-2.5-480p", { videos: [v10a.url, v10b.url, v10c.url] }), {
+      "idempotency-key": "limits-key"
+    })
     expect(ok25.status).toBe(202)
     expect(ok25.headers.get("idempotent-replayed")).toBeNull()
     const ok20 = await create(mediaTask("provy-famS-2.0-480p", { videos: [v8a.url, v3.url], audios: [wav.url] }))

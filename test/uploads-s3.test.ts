@@ -56,7 +56,12 @@ afterAll(async () => {
 describe(`media uploads on S3 (${backend})`, () => {
   it("MP4, WAV, MP3 and PNG: PUT to the bucket, confirmed from the bucket, used in a famS task that succeeds", async () => {
     const acct = await createAccount(gw, { name: "s3", wallet_credits: 100 })
-    const files: Array<UploadFile> = [video(media.mp4!), audio(media.wav!, "wav"), audio(media.mp3!, "mp3"), image(media.png!)]
+    const files: Array<UploadFile> = [
+      video(media.mp4!),
+      audio(media.wav!, "wav"),
+      audio(media.mp3!, "mp3"),
+      image(media.png!)
+    ]
     const created = await sessions(gw, acct.resource.key, files)
     expect(created.status).toBe(200)
     for (const [i, session] of created.body.data.entries()) {
@@ -67,7 +72,11 @@ describe(`media uploads on S3 (${backend})`, () => {
       expect(session.headers).toEqual({ "Content-Type": files[i]!.mime_type })
       // The bucket holds the uploader to the signed type: the same bytes under another type are refused.
       if (i === 0) {
-        const wrong = await fetch(session.upload_url, { method: "PUT", headers: { "Content-Type": "video/quicktime" }, body: files[0]!.bytes as BodyInit })
+        const wrong = await fetch(session.upload_url, {
+          method: "PUT",
+          headers: { "Content-Type": "video/quicktime" },
+          body: files[0]!.bytes as BodyInit
+        })
         expect(wrong.status).toBe(403)
         await wrong.arrayBuffer()
       }
@@ -92,7 +101,13 @@ describe(`media uploads on S3 (${backend})`, () => {
       json: {
         model: "provy-famS-2.5-480p",
         operation: "generation",
-        input: { prompt: "a kite over dunes", reference_mode: "media", reference_images: [png], reference_videos: [mp4], reference_audios: [wav, mp3] },
+        input: {
+          prompt: "a kite over dunes",
+          reference_mode: "media",
+          reference_images: [png],
+          reference_videos: [mp4],
+          reference_audios: [wav, mp3]
+        },
         output: { duration: 4 }
       }
     })
@@ -117,9 +132,17 @@ describe(`media uploads on S3 (${backend})`, () => {
     expectError(notReceived, 409, "upload_not_received")
     expect(notReceived.body.error.message).toContain(neverPut.id)
     // Nothing was confirmed by the refused calls, and their copies are gone from the bucket.
-    const rows = await query<{ status: string }>(gw, (sql) => sql`SELECT status FROM media_uploads WHERE ${sql.in("id", [long.id, pngAsMp4.id])}`)
+    const rows = await query<{ status: string }>(
+      gw,
+      (sql) => sql`SELECT status FROM media_uploads WHERE ${sql.in("id", [long.id, pngAsMp4.id])}`
+    )
     expect(rows.map((r) => r.status)).toEqual(["pending", "pending"])
-    expect(await query(gw, (sql) => sql`SELECT storage_key FROM media_upload_pins WHERE ${sql.in("upload_id", [long.id, pngAsMp4.id])}`)).toEqual([])
+    expect(
+      await query(
+        gw,
+        (sql) => sql`SELECT storage_key FROM media_upload_pins WHERE ${sql.in("upload_id", [long.id, pngAsMp4.id])}`
+      )
+    ).toEqual([])
 
     const [confirmed] = (await complete(gw, acct.resource.key, [long.id])).body.data
     expect(confirmed.id).toBe(long.id)
@@ -142,7 +165,9 @@ describe(`media uploads on S3 (${backend})`, () => {
     expect(await putBytes(session, media.png!)).toBe(200)
     const [confirmed] = (await complete(gw, acct.resource.key, [session.id])).body.data
     // The pinned copy sits under a key no upload URL names.
-    expect(new URL(confirmed.url).pathname).toMatch(new RegExp(`^/${BUCKET}/confirmed/${acct.id}/${session.id}-[0-9A-Za-z]+\\.png$`))
+    expect(new URL(confirmed.url).pathname).toMatch(
+      new RegExp(`^/${BUCKET}/confirmed/${acct.id}/${session.id}-[0-9A-Za-z]+\\.png$`)
+    )
     const other = randomBytes(media.png!.length)
     expect(await putBytes(session, other)).toBe(200)
     // The bucket took the second PUT at the session's key...

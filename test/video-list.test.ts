@@ -39,19 +39,46 @@ beforeAll(async () => {
   for (let i = 0; i < 5; i++) {
     await call(gw, "POST", "/v1/video/tasks", {
       key: other.model.key,
-      json: { model: "provx-famK-3.0-720p", operation: "generation", input: { prompt: "x" }, output: { duration: 3 }, client_reference_id: "ref-0" }
+      json: {
+        model: "provx-famK-3.0-720p",
+        operation: "generation",
+        input: { prompt: "x" },
+        output: { duration: 3 },
+        client_reference_id: "ref-0"
+      }
     })
   }
   // Created as fast as one client can: many tasks share a second of `created_at`.
-  const seconds = await gw.runtime.runPromise(Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql<{ n: number }>`SELECT count(*)::int AS n FROM tasks WHERE account_id = ${acct.id} GROUP BY created_at`))
+  const seconds = await gw.runtime.runPromise(
+    Effect.flatMap(
+      SqlClient.SqlClient,
+      (sql) =>
+        sql<{ n: number }>`SELECT count(*)::int AS n FROM tasks WHERE account_id = ${acct.id} GROUP BY created_at`
+    )
+  )
   sameSecondMost = Math.max(...seconds.map((r) => r.n))
   // Spread creation times (three tasks per second, ties kept) and statuses for the filters.
-  await gw.runtime.runPromise(Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    Effect.forEach(ids, (id, i) =>
-      sql`UPDATE tasks SET created_at = ${T0 + Math.floor(i / 3)}, status = ${STATUSES[i % 4]} WHERE id = ${id}`, { discard: true })))
+  await gw.runtime.runPromise(
+    Effect.flatMap(
+      SqlClient.SqlClient,
+      (sql) =>
+        Effect.forEach(
+          ids,
+          (id, i) =>
+            sql`UPDATE tasks SET created_at = ${T0 + Math.floor(i / 3)}, status = ${STATUSES[i % 4]} WHERE id = ${id}`,
+          {
+            discard: true
+          }
+        )
+    )
+  )
   // Newest first is exactly the reverse of the order of creation, whatever the ids and seconds.
-  all = ids.map((id, i) => ({ id, created_at: T0 + Math.floor(i / 3), status: STATUSES[i % 4]!, client_reference_id: `ref-${i % 10}` }))
+  all = ids.map((id, i) => ({
+    id,
+    created_at: T0 + Math.floor(i / 3),
+    status: STATUSES[i % 4]!,
+    client_reference_id: `ref-${i % 10}`
+  }))
     .reverse()
 })
 afterAll(() => gw?.close())
@@ -104,19 +131,34 @@ describe(`listing video tasks (${backend})`, () => {
     const lo = T0 + 10
     const hi = T0 + 20
     const window = await walk(`created_after=${lo}&created_before=${hi}`, 9)
-    expect(window.map((t) => t.id)).toEqual(all.filter((t) => t.created_at >= lo && t.created_at <= hi).map((t) => t.id))
+    expect(window.map((t) => t.id)).toEqual(
+      all.filter((t) => t.created_at >= lo && t.created_at <= hi).map((t) => t.id)
+    )
     const combined = await walk(`status=failed&created_after=${lo}&client_reference_id=ref-7`, 3)
     expect(combined.map((t) => t.id)).toEqual(
-      all.filter((t) => t.status === "failed" && t.created_at >= lo && t.client_reference_id === "ref-7").map((t) => t.id)
+      all.filter((t) => t.status === "failed" && t.created_at >= lo && t.client_reference_id === "ref-7").map((t) =>
+        t.id
+      )
     )
     expect(await walk("client_reference_id=nothing")).toEqual([])
   })
 
   it("refuses bad parameters with 400 invalid_request", async () => {
-    for (const query of [
-      "limit=0", "limit=101", "limit=abc", "limit=2.5", "status=done", "operation=edit",
-      "created_after=-1", "created_before=soon", "after=task_unknown", "colour=red", "limit=5&limit=6"
-    ]) {
+    for (
+      const query of [
+        "limit=0",
+        "limit=101",
+        "limit=abc",
+        "limit=2.5",
+        "status=done",
+        "operation=edit",
+        "created_after=-1",
+        "created_before=soon",
+        "after=task_unknown",
+        "colour=red",
+        "limit=5&limit=6"
+      ]
+    ) {
       expectError(await call(gw, "GET", `/v1/video/tasks?${query}`, { key: acct.resource.key }), 400, "invalid_request")
     }
   })

@@ -28,10 +28,12 @@ const create = (key: string, json: unknown, idempotencyKey?: string) =>
   })
 
 const ledger = (accountId: string) =>
-  gw.runtime.runPromise(Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql<{ kind: string; task_id: string | null; wallet_micros: number; subscription_micros: number }>`
+  gw.runtime.runPromise(
+    Effect.flatMap(SqlClient.SqlClient, (sql) =>
+      sql<{ kind: string; task_id: string | null; wallet_micros: number; subscription_micros: number }>`
       SELECT kind, task_id, wallet_micros, subscription_micros FROM ledger WHERE account_id = ${accountId}
-      ORDER BY created_at, id`))
+      ORDER BY created_at, id`)
+  )
 
 describe(`video tasks (${backend})`, () => {
   it("creates a queued task: 202, Location, Retry-After, every field of the video task object", async () => {
@@ -43,8 +45,20 @@ describe(`video tasks (${backend})`, () => {
     expect(Number(reply.headers.get("retry-after"))).toBeGreaterThan(0)
     expect(reply.headers.get("idempotent-replayed")).toBeNull()
     expect(Object.keys(task).sort()).toEqual([
-      "client_reference_id", "completed_at", "created_at", "error", "id", "metadata", "model", "object",
-      "operation", "progress", "result", "started_at", "status", "updated_at"
+      "client_reference_id",
+      "completed_at",
+      "created_at",
+      "error",
+      "id",
+      "metadata",
+      "model",
+      "object",
+      "operation",
+      "progress",
+      "result",
+      "started_at",
+      "status",
+      "updated_at"
     ])
     expect(task).toMatchObject({
       object: "video.task",
@@ -73,7 +87,12 @@ describe(`video tasks (${backend})`, () => {
     const reply = await create(acct.model.key, body())
     expect(reply.status).toBe(202)
     const entries = await ledger(acct.id)
-    expect(entries.filter((e) => e.kind === "charge")).toEqual([{ kind: "charge", task_id: reply.body.id, wallet_micros: -240_000, subscription_micros: 0 }])
+    expect(entries.filter((e) => e.kind === "charge")).toEqual([{
+      kind: "charge",
+      task_id: reply.body.id,
+      wallet_micros: -240_000,
+      subscription_micros: 0
+    }])
     const detail = await admin(gw, "GET", `/admin/v1/accounts/${acct.id}`)
     expect(detail.body.wallet_credits).toBeCloseTo(0.76, 6)
     expect(detail.body.ledger).toMatchObject({ credited: 1, charged: 0.24, refunded: 0 })
@@ -114,12 +133,22 @@ describe(`video tasks (${backend})`, () => {
     const acct = await createAccount(gw, { name: "idem", wallet_credits: 100 })
     const first = await create(acct.model.key, body(), "key-1")
     expect(first.status).toBe(202)
-    const reordered = { output: { duration: 5 }, input: { prompt: "a red fox running through snow" }, operation: "generation", model: "provy-famS-2.0-720p" }
+    const reordered = {
+      output: { duration: 5 },
+      input: { prompt: "a red fox running through snow" },
+      operation: "generation",
+      model: "provy-famS-2.0-720p"
+    }
     const again = await create(acct.model.key, reordered, "key-1")
     expect(again.status).toBe(202)
     expect(again.headers.get("idempotent-replayed")).toBe("true")
     expect(again.body).toEqual(first.body)
-    expectError(await create(acct.model.key, body({ output: { duration: 6 } }), "key-1"), 409, "idempotency_key_conflict", "conflict_error")
+    expectError(
+      await create(acct.model.key, body({ output: { duration: 6 } }), "key-1"),
+      409,
+      "idempotency_key_conflict",
+      "conflict_error"
+    )
     // Validation runs before the replay: an invalid body is a 400 even with a used key.
     expectError(
       await create(acct.model.key, body({ provider_options: { famS: { generate_audio: false } } }), "key-1"),
@@ -149,10 +178,12 @@ describe(`video tasks (${backend})`, () => {
   it("a failed task is replayed as it is, not re-created", async () => {
     const acct = await createAccount(gw, { name: "failed", wallet_credits: 100 })
     const first = await create(acct.model.key, body(), "fail-key")
-    await gw.runtime.runPromise(Effect.flatMap(SqlClient.SqlClient, (sql) =>
-      sql`UPDATE tasks SET status = 'failed', progress = 100,
+    await gw.runtime.runPromise(
+      Effect.flatMap(SqlClient.SqlClient, (sql) =>
+        sql`UPDATE tasks SET status = 'failed', progress = 100,
         error = '{"code":"video_task_failed","message":"upstream failed","retryable":true}'::jsonb
-        WHERE id = ${first.body.id}`))
+        WHERE id = ${first.body.id}`)
+    )
     const again = await create(acct.model.key, body(), "fail-key")
     expect(again.headers.get("idempotent-replayed")).toBe("true")
     expect(again.body).toMatchObject({ id: first.body.id, status: "failed", error: { code: "video_task_failed" } })
@@ -173,11 +204,22 @@ describe(`video tasks (${backend})`, () => {
     expect(reply.body.data.map((t: any) => t.id)).toEqual([ids[2], ids[0], ids[1]])
     expect(reply.body.missing).toEqual(["task_nope", foreign])
     for (const task_ids of [[], Array.from({ length: 101 }, (_, i) => `t${i}`), "x", [1]]) {
-      expectError(await call(gw, "POST", "/v1/video/tasks/query", { key: acct.resource.key, json: { task_ids } }), 400, "invalid_request")
+      expectError(
+        await call(gw, "POST", "/v1/video/tasks/query", { key: acct.resource.key, json: { task_ids } }),
+        400,
+        "invalid_request"
+      )
     }
     const hundred = Array.from({ length: 100 }, (_, i) => `t${i}`)
-    expect((await call(gw, "POST", "/v1/video/tasks/query", { key: acct.resource.key, json: { task_ids: hundred } })).body.missing).toHaveLength(100)
-    expectError(await call(gw, "POST", "/v1/video/tasks/query", { key: acct.model.key, json: { task_ids: ids } }), 403, "permission_denied")
+    expect(
+      (await call(gw, "POST", "/v1/video/tasks/query", { key: acct.resource.key, json: { task_ids: hundred } })).body
+        .missing
+    ).toHaveLength(100)
+    expectError(
+      await call(gw, "POST", "/v1/video/tasks/query", { key: acct.model.key, json: { task_ids: ids } }),
+      403,
+      "permission_denied"
+    )
   })
 
   it("accepts the sandbox switch on sandbox-routed models and checks its fields", async () => {
@@ -185,15 +227,23 @@ describe(`video tasks (${backend})`, () => {
     const ok = await create(acct.model.key, body({ provider_options: { sandbox: { outcome: "fail", delay_ms: 50 } } }))
     expect(ok.status).toBe(202)
     for (const sandbox of [{ outcome: "explode" }, { delay_ms: -1 }, { delay_ms: 1.5 }, { speed: 2 }]) {
-      expectError(await create(acct.model.key, body({ provider_options: { sandbox } })), 400, "invalid_provider_options")
+      expectError(
+        await create(acct.model.key, body({ provider_options: { sandbox } })),
+        400,
+        "invalid_provider_options"
+      )
     }
   })
 
   it("ledger rows add up to the balances", async () => {
     const acct = await createAccount(gw, { name: "sums", wallet_credits: 3, subscription_credits: 0.5 })
     await admin(gw, "POST", `/admin/v1/accounts/${acct.id}/credits`, { wallet: 1.25 })
-    for (const duration of [4, 5, 6, 7]) expect((await create(acct.model.key, body({ output: { duration } }))).status).toBe(202)
-    expect((await create(acct.model.key, body({ model: "provx-famV-3.1-standard-720p", output: { duration: 4 } }))).status).toBe(202)
+    for (const duration of [4, 5, 6, 7]) {
+      expect((await create(acct.model.key, body({ output: { duration } }))).status).toBe(202)
+    }
+    expect(
+      (await create(acct.model.key, body({ model: "provx-famV-3.1-standard-720p", output: { duration: 4 } }))).status
+    ).toBe(202)
     const entries = await ledger(acct.id)
     const detail = await admin(gw, "GET", `/admin/v1/accounts/${acct.id}`)
     const sum = (f: (e: (typeof entries)[number]) => number) => entries.reduce((n, e) => n + f(e), 0)
@@ -207,7 +257,10 @@ describe(`video tasks (${backend})`, () => {
   it("the OpenAPI document describes the video endpoints, and /docs renders it", async () => {
     const doc = await call(gw, "GET", "/openapi.json")
     expect(Object.keys(doc.body.paths)).toEqual(expect.arrayContaining([
-      "/v1/video/tasks", "/v1/video/tasks/{task_id}", "/v1/video/tasks/query", "/v1/models"
+      "/v1/video/tasks",
+      "/v1/video/tasks/{task_id}",
+      "/v1/video/tasks/query",
+      "/v1/models"
     ]))
     const page = await fetch(`${gw.url}/docs`)
     expect(page.status).toBe(200)

@@ -226,14 +226,26 @@ const commonCases = (
     [`${id}: whitespace-only prompt`, req(id, { input: { prompt: " \t\n\u3000 " } }), "invalid_request"],
     [`${id}: prompt not a string`, req(id, { input: { prompt: 42 } }), "invalid_request"],
     [`${id}: prompt of 1200 ASCII characters`, req(id, { input: { prompt: "a".repeat(1200) } }), "ok"],
-    [`${id}: prompt of 1201 ASCII characters`, req(id, { input: { prompt: "a".repeat(1201) } }), "invalid_video_parameter"],
+    [
+      `${id}: prompt of 1201 ASCII characters`,
+      req(id, { input: { prompt: "a".repeat(1201) } }),
+      "invalid_video_parameter"
+    ],
     [`${id}: prompt of 1200 astral characters`, req(id, { input: { prompt: "😀".repeat(1200) } }), "ok"],
-    [`${id}: prompt of 1201 astral characters`, req(id, { input: { prompt: "😀".repeat(1201) } }), "invalid_video_parameter"],
+    [
+      `${id}: prompt of 1201 astral characters`,
+      req(id, { input: { prompt: "😀".repeat(1201) } }),
+      "invalid_video_parameter"
+    ],
 
     // duration presence and type
     [`${id}: missing output.duration`, req(id, { output: { duration: undefined } }), "video_duration_required"],
     [`${id}: missing output`, without(req(id), "output"), "video_duration_required"],
-    [`${id}: output with aspect_ratio but no duration`, req(id, { output: { duration: undefined, aspect_ratio: "16:9" } }), "video_duration_required"],
+    [
+      `${id}: output with aspect_ratio but no duration`,
+      req(id, { output: { duration: undefined, aspect_ratio: "16:9" } }),
+      "video_duration_required"
+    ],
     [`${id}: duration 5.5`, req(id, { output: { duration: 5.5 } }), "invalid_request"],
     [`${id}: duration "8"`, req(id, { output: { duration: "8" } }), "invalid_request"],
     [`${id}: duration true`, req(id, { output: { duration: true } }), "invalid_request"],
@@ -248,7 +260,11 @@ const commonCases = (
     [`${id}: empty provider_options`, req(id, { provider_options: {} }), "ok"],
     [`${id}: provider_options not an object`, req(id, { provider_options: [] }), "invalid_provider_options"],
     [`${id}: namespace not an object`, req(id, { provider_options: { [namespace]: 1 } }), "invalid_provider_options"],
-    [`${id}: resolution in provider_options`, req(id, { provider_options: { [namespace]: { resolution: "1080p" } } }), "invalid_provider_options"],
+    [
+      `${id}: resolution in provider_options`,
+      req(id, { provider_options: { [namespace]: { resolution: "1080p" } } }),
+      "invalid_provider_options"
+    ],
     [
       `${id}: old provider_options.${namespace}.generate_audio`,
       req(id, { provider_options: { [namespace]: { generate_audio: false } } }),
@@ -265,12 +281,32 @@ const commonCases = (
       ["invalid_provider_options", "output.generate_audio"]
     ],
     [`${id}: unknown namespace`, req(id, { provider_options: { other: {} } }), "invalid_provider_options"],
-    [`${id}: namespace of another family`, req(id, { provider_options: { [options.foreignNamespace]: {} } }), "invalid_provider_options"],
+    [
+      `${id}: namespace of another family`,
+      req(id, { provider_options: { [options.foreignNamespace]: {} } }),
+      "invalid_provider_options"
+    ],
     [`${id}: namespace "constructor"`, req(id, { provider_options: { constructor: {} } }), "invalid_provider_options"],
-    [`${id}: namespace "__proto__"`, JSON.parse(JSON.stringify(req(id)).replace(/}$/, `,"provider_options":{"__proto__":{}}}`)), "invalid_provider_options"],
-    [`${id}: unknown field in namespace`, req(id, { provider_options: { [namespace]: { steps: 30 } } }), "invalid_provider_options"],
-    [`${id}: field "toString" in namespace`, req(id, { provider_options: { [namespace]: { toString: 1 } } }), "invalid_provider_options"],
-    [`${id}: wrong option type`, req(id, { provider_options: { [namespace]: options.wrongType } }), "invalid_provider_options"],
+    [
+      `${id}: namespace "__proto__"`,
+      JSON.parse(JSON.stringify(req(id)).replace(/}$/, `,"provider_options":{"__proto__":{}}}`)),
+      "invalid_provider_options"
+    ],
+    [
+      `${id}: unknown field in namespace`,
+      req(id, { provider_options: { [namespace]: { steps: 30 } } }),
+      "invalid_provider_options"
+    ],
+    [
+      `${id}: field "toString" in namespace`,
+      req(id, { provider_options: { [namespace]: { toString: 1 } } }),
+      "invalid_provider_options"
+    ],
+    [
+      `${id}: wrong option type`,
+      req(id, { provider_options: { [namespace]: options.wrongType } }),
+      "invalid_provider_options"
+    ],
     ...PROTECTED.map((field): Case => [
       `${id}: provider_options.${namespace}.${field}`,
       req(id, { provider_options: { [namespace]: { [field]: "x" } } }),
@@ -280,11 +316,24 @@ const commonCases = (
     // reference source objects
     [`${id}: http URL`, req(id, first({ url: "http://example.com/a.png" })), "ok"],
     [`${id}: signed https URL`, req(id, first({ url: "https://cdn.example.com/a.png?X-Sig=abc&exp=1" })), "ok"],
-    ...["ftp://example.com/a.png", "data:image/png;base64,iVBORw0KGgo=", "/uploads/a.png", "a.png", "file:///x", "//example.com/a.png", "https://", ""]
+    ...[
+      "ftp://example.com/a.png",
+      "data:image/png;base64,iVBORw0KGgo=",
+      "/uploads/a.png",
+      "a.png",
+      "file:///x",
+      "//example.com/a.png",
+      "https://",
+      ""
+    ]
       .map((url): Case => [`${id}: reference URL "${url}"`, req(id, first({ url })), "invalid_request"]),
     [`${id}: URL not a string`, req(id, first({ url: 5 })), "invalid_request"],
     [`${id}: reference without url`, req(id, first({ name: "a" })), "invalid_request"],
-    [`${id}: reference as a bare string`, req(id, { input: { image: "https://example.com/a.png" } }), "invalid_request"],
+    [
+      `${id}: reference as a bare string`,
+      req(id, { input: { image: "https://example.com/a.png" } }),
+      "invalid_request"
+    ],
     [`${id}: provider + file_id reference`, req(id, first({ provider: "x", file_id: "f" })), "invalid_request"],
     [`${id}: unknown field in reference`, req(id, first({ ...ref("i", 0), file_id: "f" })), "invalid_request"],
     [`${id}: name not a string`, req(id, first({ ...ref("i", 0), name: 1 })), "invalid_request"],
@@ -382,7 +431,11 @@ describe("video request validation", () => {
         [`${id}: frame with a reference audio`, req(id, { input: refs("frame", 1, 0, 1) }), "invalid_request"],
         [`${id}: media, 9 images`, req(id, { input: refs("media", 9) }), "ok"],
         [`${id}: media, 10 images`, req(id, { input: refs("media", 10) }), "invalid_request"],
-        [`${id}: media, 10 reference images without input.image`, req(id, { input: refs("media", 10, 0, 0, true) }), "invalid_request"],
+        [
+          `${id}: media, 10 reference images without input.image`,
+          req(id, { input: refs("media", 10, 0, 0, true) }),
+          "invalid_request"
+        ],
         [`${id}: media, 3 videos`, req(id, { input: refs("media", 0, 3) }), "ok"],
         [`${id}: media, 4 videos`, req(id, { input: refs("media", 0, 4) }), "invalid_request"],
         [`${id}: media, 3 audios`, req(id, { input: refs("media", 1, 0, 3) }), "ok"],
@@ -400,7 +453,11 @@ describe("video request validation", () => {
         [`${id}: 4 images`, req(id, { input: refs("media", 4) }), "ok"],
         [`${id}: 4 images, reference_mode omitted`, req(id, { input: refs(undefined, 4) }), "ok"],
         [`${id}: 5 images`, req(id, { input: refs("media", 5) }), "invalid_request"],
-        [`${id}: 5 reference images without input.image`, req(id, { input: refs("media", 5, 0, 0, true) }), "invalid_request"],
+        [
+          `${id}: 5 reference images without input.image`,
+          req(id, { input: refs("media", 5, 0, 0, true) }),
+          "invalid_request"
+        ],
         [`${id}: 3 videos`, req(id, { input: refs("media", 0, 3) }), "ok"],
         [`${id}: 4 videos`, req(id, { input: refs("media", 0, 4) }), "invalid_request"],
         [`${id}: 1 audio with an image`, req(id, { input: refs("media", 1, 0, 1) }), "ok"],
@@ -408,7 +465,11 @@ describe("video request validation", () => {
         [`${id}: 2 audios`, req(id, { input: refs("media", 1, 0, 2) }), "invalid_request"],
         [`${id}: 4 + 3 + 1 = 8 references`, req(id, { input: refs("media", 4, 3, 1) }), "ok"],
         [`${id}: audio alone`, req(id, { input: refs("media", 0, 0, 1) }), "invalid_video_parameter"],
-        [`${id}: audio alone, reference_mode omitted`, req(id, { input: refs(undefined, 0, 0, 1) }), "invalid_video_parameter"]
+        [
+          `${id}: audio alone, reference_mode omitted`,
+          req(id, { input: refs(undefined, 0, 0, 1) }),
+          "invalid_video_parameter"
+        ]
       ]),
 
       // provy-famS-2.5-*: frame 1 to 2 images only; media 30 / 10 / 10, 50 in all, audio needs a visual.
@@ -454,10 +515,30 @@ describe("video request validation", () => {
         }),
         "ok"
       ],
-      ["provx-famS-720p: reference_videos []", req("provx-famS-720p", { input: { reference_mode: "media", reference_videos: [] } }), "invalid_request"],
-      ["provx-famS-720p: reference_audios []", req("provx-famS-720p", { input: { ...refs("media", 1), reference_audios: [] } }), "invalid_request"],
-      ["provx-famS-720p: ftp video URL", req("provx-famS-720p", { input: { reference_mode: "media", reference_videos: [{ url: "ftp://example.com/v.mp4" }] } }), "invalid_request"],
-      ["provx-famS-720p: data: audio URL", req("provx-famS-720p", { input: { ...refs("media", 1), reference_audios: [{ url: "data:audio/mpeg;base64,AAAA" }] } }), "invalid_request"],
+      [
+        "provx-famS-720p: reference_videos []",
+        req("provx-famS-720p", { input: { reference_mode: "media", reference_videos: [] } }),
+        "invalid_request"
+      ],
+      [
+        "provx-famS-720p: reference_audios []",
+        req("provx-famS-720p", { input: { ...refs("media", 1), reference_audios: [] } }),
+        "invalid_request"
+      ],
+      [
+        "provx-famS-720p: ftp video URL",
+        req("provx-famS-720p", {
+          input: { reference_mode: "media", reference_videos: [{ url: "ftp://example.com/v.mp4" }] }
+        }),
+        "invalid_request"
+      ],
+      [
+        "provx-famS-720p: data: audio URL",
+        req("provx-famS-720p", {
+          input: { ...refs("media", 1), reference_audios: [{ url: "data:audio/mpeg;base64,AAAA" }] }
+        }),
+        "invalid_request"
+      ],
 
       ...commonCases("provy-famS-2.0-480p", "famS", {
         valid: { seed: 42, camera_fixed: true },
@@ -490,22 +571,61 @@ describe("video request validation", () => {
         [`${id}: default mode, 3 images`, req(id, { input: refs(undefined, 3) }), "invalid_request"],
         [`${id}: frame with a reference video`, req(id, { input: refs("frame", 1, 1) }), "invalid_request"],
         [`${id}: default mode with a reference audio`, req(id, { input: refs(undefined, 0, 0, 1) }), "invalid_request"],
-        [`${id}: images mode`, req(id, { input: refs("images", 1, 0, 0, true), output: { duration: 8 } }),
-          id.includes("standard") ? "ok" : "unsupported_reference_mode"],
+        [
+          `${id}: images mode`,
+          req(id, { input: refs("images", 1, 0, 0, true), output: { duration: 8 } }),
+          id.includes("standard") ? "ok" : "unsupported_reference_mode"
+        ],
         [`${id}: media mode`, req(id, { input: refs("media", 0, 1) }), "unsupported_reference_mode"]
       ]),
 
       // standard `images`: up to 3 images in reference_images, only with 8 s at 16:9
       ...V_STD.flatMap((id): Case[] => [
-        [`${id}: images, 3 images, 8 s, 16:9`, req(id, { input: refs("images", 3, 0, 0, true), output: { duration: 8, aspect_ratio: "16:9" } }), "ok"],
-        [`${id}: images, 3 images, 8 s, default ratio`, req(id, { input: refs("images", 3, 0, 0, true), output: { duration: 8 } }), "ok"],
-        [`${id}: images, 1 image, 8 s`, req(id, { input: refs("images", 1, 0, 0, true), output: { duration: 8 } }), "ok"],
-        [`${id}: images, 4 images`, req(id, { input: refs("images", 4, 0, 0, true), output: { duration: 8 } }), "invalid_request"],
-        [`${id}: images, duration 6`, req(id, { input: refs("images", 3, 0, 0, true), output: { duration: 6 } }), "invalid_video_parameter"],
-        [`${id}: images, duration 4`, req(id, { input: refs("images", 3, 0, 0, true), output: { duration: 4 } }), "invalid_video_parameter"],
-        [`${id}: images, 9:16`, req(id, { input: refs("images", 3, 0, 0, true), output: { duration: 8, aspect_ratio: "9:16" } }), "invalid_video_parameter"],
-        [`${id}: images with a reference video`, req(id, { input: refs("images", 1, 1, 0, true), output: { duration: 8 } }), "invalid_request"],
-        [`${id}: images with a reference audio`, req(id, { input: refs("images", 1, 0, 1, true), output: { duration: 8 } }), "invalid_request"]
+        [
+          `${id}: images, 3 images, 8 s, 16:9`,
+          req(id, { input: refs("images", 3, 0, 0, true), output: { duration: 8, aspect_ratio: "16:9" } }),
+          "ok"
+        ],
+        [
+          `${id}: images, 3 images, 8 s, default ratio`,
+          req(id, { input: refs("images", 3, 0, 0, true), output: { duration: 8 } }),
+          "ok"
+        ],
+        [
+          `${id}: images, 1 image, 8 s`,
+          req(id, { input: refs("images", 1, 0, 0, true), output: { duration: 8 } }),
+          "ok"
+        ],
+        [
+          `${id}: images, 4 images`,
+          req(id, { input: refs("images", 4, 0, 0, true), output: { duration: 8 } }),
+          "invalid_request"
+        ],
+        [
+          `${id}: images, duration 6`,
+          req(id, { input: refs("images", 3, 0, 0, true), output: { duration: 6 } }),
+          "invalid_video_parameter"
+        ],
+        [
+          `${id}: images, duration 4`,
+          req(id, { input: refs("images", 3, 0, 0, true), output: { duration: 4 } }),
+          "invalid_video_parameter"
+        ],
+        [
+          `${id}: images, 9:16`,
+          req(id, { input: refs("images", 3, 0, 0, true), output: { duration: 8, aspect_ratio: "9:16" } }),
+          "invalid_video_parameter"
+        ],
+        [
+          `${id}: images with a reference video`,
+          req(id, { input: refs("images", 1, 1, 0, true), output: { duration: 8 } }),
+          "invalid_request"
+        ],
+        [
+          `${id}: images with a reference audio`,
+          req(id, { input: refs("images", 1, 0, 1, true), output: { duration: 8 } }),
+          "invalid_request"
+        ]
       ]),
 
       ...commonCases("provx-famV-3.1-standard-720p", "famV", {
@@ -536,23 +656,46 @@ describe("video request validation", () => {
         [`${id}: frame, 3 images`, req(id, { input: refs("frame", 3) }), "invalid_request"],
         [`${id}: frame with a reference video`, req(id, { input: refs("frame", 1, 1) }), "invalid_request"],
         [`${id}: default mode with a reference audio`, req(id, { input: refs(undefined, 1, 0, 1) }), "invalid_request"],
-        [`${id}: images mode`, req(id, { input: refs("images", 1, 0, 0, true) }),
-          id.includes("omni") ? "ok" : "unsupported_reference_mode"],
+        [
+          `${id}: images mode`,
+          req(id, { input: refs("images", 1, 0, 0, true) }),
+          id.includes("omni") ? "ok" : "unsupported_reference_mode"
+        ],
         [`${id}: media mode`, req(id, { input: refs("media", 1, 1) }), "unsupported_reference_mode"],
         // reference names: at most 100 characters, non-empty names unique
         [`${id}: name of 100 characters`, req(id, { input: { image: ref("i", 0, "n".repeat(100)) } }), "ok"],
         [`${id}: name of 100 astral characters`, req(id, { input: { image: ref("i", 0, "😀".repeat(100)) } }), "ok"],
-        [`${id}: name of 101 characters`, req(id, { input: { image: ref("i", 0, "n".repeat(101)) } }), "invalid_request"],
-        [`${id}: name of 101 characters in reference_images`, req(id, { input: { image: ref("i", 0), reference_images: [ref("i", 1, "n".repeat(101))] } }), "invalid_request"],
-        [`${id}: two empty names`, req(id, { input: { image: ref("i", 0, ""), reference_images: [ref("i", 1, "")] } }), "ok"]
+        [
+          `${id}: name of 101 characters`,
+          req(id, { input: { image: ref("i", 0, "n".repeat(101)) } }),
+          "invalid_request"
+        ],
+        [
+          `${id}: name of 101 characters in reference_images`,
+          req(id, { input: { image: ref("i", 0), reference_images: [ref("i", 1, "n".repeat(101))] } }),
+          "invalid_request"
+        ],
+        [
+          `${id}: two empty names`,
+          req(id, { input: { image: ref("i", 0, ""), reference_images: [ref("i", 1, "")] } }),
+          "ok"
+        ]
       ]),
 
       // omni `images`: 1 to 3 images in reference_images
       ...K_OMNI.flatMap((id): Case[] => [
-        [`${id}: images, 3 images`, req(id, { input: refs("images", 3, 0, 0, true), output: { duration: 15, aspect_ratio: "9:16" } }), "ok"],
+        [
+          `${id}: images, 3 images`,
+          req(id, { input: refs("images", 3, 0, 0, true), output: { duration: 15, aspect_ratio: "9:16" } }),
+          "ok"
+        ],
         [`${id}: images, 4 images`, req(id, { input: refs("images", 4, 0, 0, true) }), "invalid_request"],
         [`${id}: images with a reference video`, req(id, { input: refs("images", 1, 1, 0, true) }), "invalid_request"],
-        [`${id}: images, duplicate names`, req(id, { input: { reference_mode: "images", reference_images: [ref("i", 1, "a"), ref("i", 2, "a")] } }), "invalid_request"]
+        [
+          `${id}: images, duplicate names`,
+          req(id, { input: { reference_mode: "images", reference_images: [ref("i", 1, "a"), ref("i", 2, "a")] } }),
+          "invalid_request"
+        ]
       ]),
 
       ...commonCases("provx-famK-3.0-720p", "famK", {

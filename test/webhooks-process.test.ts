@@ -77,11 +77,21 @@ const eventOf = async (target: Target, accountId: string, eventId: string) => {
   return reply.body.data.find((e: any) => e.id === eventId)
 }
 
-const eventWhen = (target: Target, accountId: string, eventId: string, done: (e: any) => boolean, deadlineMs = 60_000) =>
-  eventually(async () => {
-    const e = await eventOf(target, accountId, eventId)
-    return e !== undefined && done(e) ? e : undefined
-  }, `event ${eventId} in the awaited state`, deadlineMs)
+const eventWhen = (
+  target: Target,
+  accountId: string,
+  eventId: string,
+  done: (e: any) => boolean,
+  deadlineMs = 60_000
+) =>
+  eventually(
+    async () => {
+      const e = await eventOf(target, accountId, eventId)
+      return e !== undefined && done(e) ? e : undefined
+    },
+    `event ${eventId} in the awaited state`,
+    deadlineMs
+  )
 
 const attemptLogs = (service: Service): Array<LogLine> => service.logs().filter((l) => l.message === "webhook attempt")
 
@@ -147,7 +157,11 @@ describe.concurrent(`webhook delivery across crashes and replicas (${backend})`,
 
   it("SIGKILL after the receiver's 2xx, before the outcome is recorded: redelivered with the same event id and body", async () => {
     const RECORD_DELAY_MS = 5_000
-    const site = await installation({ WEBHOOK_MAX_ATTEMPTS: "3", WEBHOOK_RETRY_INTERVAL_S: "1", WEBHOOK_TIMEOUT_S: "1" }, () => 200)
+    const site = await installation({
+      WEBHOOK_MAX_ATTEMPTS: "3",
+      WEBHOOK_RETRY_INTERVAL_S: "1",
+      WEBHOOK_TIMEOUT_S: "1"
+    }, () => 200)
     const hook = site.hook
     try {
       const port = await freePort()
@@ -186,53 +200,72 @@ describe.concurrent(`webhook delivery across crashes and replicas (${backend})`,
 
   // Replicas exist only on PostgreSQL: PGlite is an embedded, single-process
   // database under one DATA_DIR, which a second process cannot open.
-  it.skipIf(!PG)("two replicas share 40 events, each failing once then delivered: every attempt is sent exactly once", async () => {
-    const EVENTS = 40
-    // Each event id: 500 the first time, 200 after; slow enough that the replicas' attempts overlap.
-    const seen = new Map<string, number>()
-    const site = await installation({ WEBHOOK_MAX_ATTEMPTS: "3", WEBHOOK_RETRY_INTERVAL_S: "1", WEBHOOK_TIMEOUT_S: "2" }, async (r) => {
-      const id = String(r.headers["webhook-id"])
-      seen.set(id, (seen.get(id) ?? 0) + 1)
-      await sleep(150)
-      return seen.get(id) === 1 ? 500 : 200
-    })
-    const hook = site.hook
-    try {
-      const ports = [await freePort(), await freePort()]
-      const targets = ports.map((port) => ({ url: `http://127.0.0.1:${port}` }))
-      const replicas = await Promise.all(ports.map((port) => site.serve(port)))
-      const acct = await createAccount(targets[0]!, { name: "replicas" })
-      const set = await admin(targets[0]!, "PUT", `/admin/v1/accounts/${acct.id}/webhook`, { url: hook.url })
-      expect(set.status).toBe(200)
-      const ids = await Promise.all(Array.from({ length: EVENTS }, async (_, i) => {
-        const reply = await admin(targets[i % 2]!, "POST", `/admin/v1/accounts/${acct.id}/webhook/test`)
-        expect(reply.status).toBe(202)
-        return reply.body.event_id as string
-      }))
+  it.skipIf(!PG)(
+    "two replicas share 40 events, each failing once then delivered: every attempt is sent exactly once",
+    async () => {
+      const EVENTS = 40
+      // Each event id: 500 the first time, 200 after; slow enough that the replicas' attempts overlap.
+      const seen = new Map<string, number>()
+      const site = await installation({
+        WEBHOOK_MAX_ATTEMPTS: "3",
+        WEBHOOK_RETRY_INTERVAL_S: "1",
+        WEBHOOK_TIMEOUT_S: "2"
+      }, async (r) => {
+        const id = String(r.headers["webhook-id"])
+        seen.set(id, (seen.get(id) ?? 0) + 1)
+        await sleep(150)
+        return seen.get(id) === 1 ? 500 : 200
+      })
+      const hook = site.hook
+      try {
+        const ports = [await freePort(), await freePort()]
+        const targets = ports.map((port) => ({ url: `http://127.0.0.1:${port}` }))
+        const replicas = await Promise.all(ports.map((port) => site.serve(port)))
+        const acct = await createAccount(targets[0]!, { name: "replicas" })
+        const set = await admin(targets[0]!, "PUT", `/admin/v1/accounts/${acct.id}/webhook`, { url: hook.url })
+        expect(set.status).toBe(200)
+        const ids = await Promise.all(Array.from({ length: EVENTS }, async (_, i) => {
+          const reply = await admin(targets[i % 2]!, "POST", `/admin/v1/accounts/${acct.id}/webhook/test`)
+          expect(reply.status).toBe(202)
+          return reply.body.event_id as string
+        }))
 
-      await hook.waitFor(2 * EVENTS, 60_000)
-      const delivered = await eventually(async () => {
-        const reply = await admin(targets[1]!, "GET", `/admin/v1/accounts/${acct.id}/webhook/events?limit=100&status=delivered`)
-        return reply.body.data.length === EVENTS ? reply.body.data : undefined
-      }, "every event delivered", 30_000)
-      await sleep(1_500)
+        await hook.waitFor(2 * EVENTS, 60_000)
+        const delivered = await eventually(
+          async () => {
+            const reply = await admin(
+              targets[1]!,
+              "GET",
+              `/admin/v1/accounts/${acct.id}/webhook/events?limit=100&status=delivered`
+            )
+            return reply.body.data.length === EVENTS ? reply.body.data : undefined
+          },
+          "every event delivered",
+          30_000
+        )
+        await sleep(1_500)
 
-      // The receiver's view: each event exactly twice (the 500, then the 200), nothing else.
-      expect(hook.receipts).toHaveLength(2 * EVENTS)
-      expect(new Map([...seen].sort())).toEqual(new Map(ids.map((id) => [id, 2] as const).sort()))
-      // The database's view: attempts 1 (failed) and 2 (delivered) for each, no interrupted ones.
-      for (const e of delivered) {
-        expect(e.attempts.map((a: any) => [a.attempt, a.outcome, a.status_code]), e.id).toEqual([[1, "failed", 500], [2, "delivered", 200]])
+        // The receiver's view: each event exactly twice (the 500, then the 200), nothing else.
+        expect(hook.receipts).toHaveLength(2 * EVENTS)
+        expect(new Map([...seen].sort())).toEqual(new Map(ids.map((id) => [id, 2] as const).sort()))
+        // The database's view: attempts 1 (failed) and 2 (delivered) for each, no interrupted ones.
+        for (const e of delivered) {
+          expect(e.attempts.map((a: any) => [a.attempt, a.outcome, a.status_code]), e.id).toEqual([[1, "failed", 500], [
+            2,
+            "delivered",
+            200
+          ]])
+        }
+        // The processes' view: every (event, attempt) sent by exactly one of them, and both took part.
+        const lines = replicas.map(attemptLogs)
+        const sent = lines.flat().map((l) => `${l.annotations.event_id}#${l.annotations.attempt}`)
+        expect(sent).toHaveLength(2 * EVENTS)
+        expect(new Set(sent).size).toBe(2 * EVENTS)
+        expect(lines.every((l) => l.length > 0), `attempts per replica: ${lines.map((l) => l.length)}`).toBe(true)
+        await Promise.all(replicas.map(stop))
+      } finally {
+        await site.close()
       }
-      // The processes' view: every (event, attempt) sent by exactly one of them, and both took part.
-      const lines = replicas.map(attemptLogs)
-      const sent = lines.flat().map((l) => `${l.annotations.event_id}#${l.annotations.attempt}`)
-      expect(sent).toHaveLength(2 * EVENTS)
-      expect(new Set(sent).size).toBe(2 * EVENTS)
-      expect(lines.every((l) => l.length > 0), `attempts per replica: ${lines.map((l) => l.length)}`).toBe(true)
-      await Promise.all(replicas.map(stop))
-    } finally {
-      await site.close()
     }
-  })
+  )
 })

@@ -1,14 +1,21 @@
-import { Effect, Option } from "effect"
 import { HttpClientRequest } from "@effect/platform"
+import { Effect, Option } from "effect"
 import type { LookupAddress } from "node:dns"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { nextAttemptAt, retryPolicy } from "../src/webhooks/DeliveryRules.ts"
 import { guardedLookup, makeTargetHttpClient, PRIVATE_TARGET } from "../src/runtime/node/TargetHttpClient.ts"
+import { nextAttemptAt, retryPolicy } from "../src/webhooks/DeliveryRules.ts"
 import { configWith } from "./support/config.ts"
 import { backend } from "./support/database.ts"
 import { startGateway, type TestGateway } from "./support/gateway.ts"
 import { admin, call, createAccount, expectError } from "./support/http.ts"
-import { eventually, type Receipt, type Receiver, sleep, startReceiver, verifyStandardWebhook } from "./support/receiver.ts"
+import {
+  eventually,
+  type Receipt,
+  type Receiver,
+  sleep,
+  startReceiver,
+  verifyStandardWebhook
+} from "./support/receiver.ts"
 import { query, videoRequest } from "./support/tasks.ts"
 
 /**
@@ -64,10 +71,14 @@ const events = async (accountId: string, q = "") => {
 
 /** Polls the admin API until the event satisfies `done`. */
 const eventWhen = (accountId: string, eventId: string, done: (e: any) => boolean, deadlineMs = 30_000) =>
-  eventually(async () => {
-    const e = (await events(accountId)).data.find((x: any) => x.id === eventId)
-    return e !== undefined && done(e) ? e : undefined
-  }, `event ${eventId} in the awaited state`, deadlineMs)
+  eventually(
+    async () => {
+      const e = (await events(accountId)).data.find((x: any) => x.id === eventId)
+      return e !== undefined && done(e) ? e : undefined
+    },
+    `event ${eventId} in the awaited state`,
+    deadlineMs
+  )
 
 const sendTest = async (accountId: string) => {
   const reply = await admin(gw, "POST", `/admin/v1/accounts/${accountId}/webhook/test`)
@@ -128,9 +139,22 @@ describe(`webhook delivery (${backend})`, { timeout: 60_000 }, () => {
     expect(hook.receipts).toHaveLength(2)
     for (const r of receipts) {
       const e = await eventWhen(acct.id, r.json.id, (x) => x.status === "delivered")
-      expect(e).toMatchObject({ object: "webhook.event", type: r.json.type, task_id: r.json.data.object.id, next_attempt_at: null })
+      expect(e).toMatchObject({
+        object: "webhook.event",
+        type: r.json.type,
+        task_id: r.json.data.object.id,
+        next_attempt_at: null
+      })
       expect(e.attempts).toEqual([
-        { attempt: 1, started_at: expect.any(Number), outcome: "delivered", status_code: 200, error: null, duration_ms: expect.any(Number), url: hook.url }
+        {
+          attempt: 1,
+          started_at: expect.any(Number),
+          outcome: "delivered",
+          status_code: 200,
+          error: null,
+          duration_ms: expect.any(Number),
+          url: hook.url
+        }
       ])
     }
   })
@@ -219,7 +243,11 @@ describe(`webhook delivery (${backend})`, { timeout: 60_000 }, () => {
     const eventId = await sendTest(acct.id)
     await hook.waitFor(1)
     // The first attempt is recorded and the second scheduled before the rotation.
-    const scheduled = await eventWhen(acct.id, eventId, (x) => x.status === "pending" && x.attempts[0]?.outcome === "failed")
+    const scheduled = await eventWhen(
+      acct.id,
+      eventId,
+      (x) => x.status === "pending" && x.attempts[0]?.outcome === "failed"
+    )
     expect(scheduled.next_attempt_at).toEqual(expect.any(Number))
     const rotated = await admin(gw, "POST", `/admin/v1/accounts/${acct.id}/webhook/rotate`)
     const newKey = rotated.body.key as string
@@ -244,7 +272,12 @@ describe(`webhook delivery (${backend})`, { timeout: 60_000 }, () => {
     const createdAt = all.data.map((e: any) => e.created_at)
     expect(createdAt).toEqual([...createdAt].sort((a, b) => b - a))
     const page1 = await events(acct.id, "?limit=2")
-    expect(page1).toMatchObject({ object: "list", has_more: true, first_id: page1.data[0].id, last_id: page1.data[1].id })
+    expect(page1).toMatchObject({
+      object: "list",
+      has_more: true,
+      first_id: page1.data[0].id,
+      last_id: page1.data[1].id
+    })
     const page2 = await events(acct.id, `?limit=2&after=${page1.last_id}`)
     expect(page2.has_more).toBe(false)
     expect([...page1.data, ...page2.data].map((e: any) => e.id)).toEqual(all.data.map((e: any) => e.id))
@@ -252,7 +285,11 @@ describe(`webhook delivery (${backend})`, { timeout: 60_000 }, () => {
     expect((await events(acct.id, "?status=delivered")).data).toHaveLength(3)
 
     expectError(await admin(gw, "GET", `/admin/v1/accounts/${acct.id}/webhook/events?limit=0`), 400, "invalid_request")
-    expectError(await admin(gw, "GET", `/admin/v1/accounts/${acct.id}/webhook/events?colour=red`), 400, "invalid_request")
+    expectError(
+      await admin(gw, "GET", `/admin/v1/accounts/${acct.id}/webhook/events?colour=red`),
+      400,
+      "invalid_request"
+    )
     expectError(await admin(gw, "GET", `/admin/v1/accounts/acct_nope/webhook/events`), 404, "account_not_found")
     expectError(await call(gw, "GET", `/admin/v1/accounts/${acct.id}/webhook/events`), 401, "invalid_api_key")
   })
@@ -266,8 +303,11 @@ describe("the retry policy (an Effect Schedule, replayed from the stored failure
     expect(await next(1)).toEqual(Option.some(now + 30_000))
     expect(await next(2)).toEqual(Option.some(now + 30_000))
     expect(await next(3)).toEqual(Option.none())
-    expect(await Effect.runPromise(nextAttemptAt(retryPolicy({ maxAttempts: 1, retryIntervalS: 30 }), 1, now))).toEqual(Option.none())
-    expect(await Effect.runPromise(nextAttemptAt(retryPolicy({ maxAttempts: 2, retryIntervalS: 0.25 }), 1, now))).toEqual(Option.some(now + 250))
+    expect(await Effect.runPromise(nextAttemptAt(retryPolicy({ maxAttempts: 1, retryIntervalS: 30 }), 1, now))).toEqual(
+      Option.none()
+    )
+    expect(await Effect.runPromise(nextAttemptAt(retryPolicy({ maxAttempts: 2, retryIntervalS: 0.25 }), 1, now)))
+      .toEqual(Option.some(now + 250))
   })
 })
 
@@ -291,10 +331,24 @@ describe(`private targets refused (${backend})`, { timeout: 60_000 }, () => {
   it("when setting the webhook, and again at delivery (a URL stored while they were allowed): no call is made", async () => {
     const hook = await receiver()
     const acct = await createAccount(strict, { name: "strict" })
-    for (const url of [hook.url, "http://localhost:9/h", "http://localhost.:9/h", "http://10.0.0.7/h", "http://[::1]:9/h", "http://[::ffff:127.0.0.1]/h", "http://169.254.169.254/latest", "http://intranet/h"]) {
+    for (
+      const url of [
+        hook.url,
+        "http://localhost:9/h",
+        "http://localhost.:9/h",
+        "http://10.0.0.7/h",
+        "http://[::1]:9/h",
+        "http://[::ffff:127.0.0.1]/h",
+        "http://169.254.169.254/latest",
+        "http://intranet/h"
+      ]
+    ) {
       expectError(await admin(strict, "PUT", `/admin/v1/accounts/${acct.id}/webhook`, { url }), 400, "invalid_request")
     }
-    expect((await admin(strict, "PUT", `/admin/v1/accounts/${acct.id}/webhook`, { url: "https://hooks.example.com/x" })).status).toBe(200)
+    expect(
+      (await admin(strict, "PUT", `/admin/v1/accounts/${acct.id}/webhook`, { url: "https://hooks.example.com/x" }))
+        .status
+    ).toBe(200)
 
     // The stored URL changed behind the admin API's back (set while private targets were allowed).
     await query(strict, (sql) => sql`UPDATE accounts SET webhook_url = ${hook.url} WHERE id = ${acct.id} RETURNING id`)
@@ -344,15 +398,35 @@ describe(`private targets refused (${backend})`, { timeout: 60_000 }, () => {
     const answer = (list: Array<LookupAddress>) => ((_h: string, _o: any, cb: any) => cb(null, list)) as any
     const run = (list: Array<LookupAddress>, all: boolean) =>
       new Promise<{ code?: string; result?: unknown }>((done) =>
-        guardedLookup(answer(list))("x.example.com", { all } as any, (err: any, address: any, family?: number) =>
-          done(err ? { code: err.code } : { result: all ? address : [address, family] }))
+        guardedLookup(answer(list))(
+          "x.example.com",
+          { all } as any,
+          (err: any, address: any, family?: number) =>
+            done(err ? { code: err.code } : { result: all ? address : [address, family] })
+        )
       )
     expect(await run([{ address: "93.184.215.14", family: 4 }], false)).toEqual({ result: ["93.184.215.14", 4] })
     expect(await run([{ address: "2606:2800:21f:cb07:6820:80da:af6b:8b2c", family: 6 }], true)).toEqual({
       result: [{ address: "2606:2800:21f:cb07:6820:80da:af6b:8b2c", family: 6 }]
     })
-    for (const bad of ["127.0.0.1", "10.1.2.3", "192.168.1.1", "172.16.0.1", "169.254.169.254", "100.64.0.1", "::1", "fd00::1", "::ffff:10.0.0.1", "0.0.0.0"]) {
-      expect(await run([{ address: "93.184.215.14", family: 4 }, { address: bad, family: bad.includes(":") ? 6 : 4 }], true), bad)
+    for (
+      const bad of [
+        "127.0.0.1",
+        "10.1.2.3",
+        "192.168.1.1",
+        "172.16.0.1",
+        "169.254.169.254",
+        "100.64.0.1",
+        "::1",
+        "fd00::1",
+        "::ffff:10.0.0.1",
+        "0.0.0.0"
+      ]
+    ) {
+      expect(
+        await run([{ address: "93.184.215.14", family: 4 }, { address: bad, family: bad.includes(":") ? 6 : 4 }], true),
+        bad
+      )
         .toEqual({ code: PRIVATE_TARGET })
     }
   })

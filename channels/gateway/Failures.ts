@@ -9,7 +9,10 @@ import { GenerationError, retryHintMs } from "../../src/channel/Adapter.ts"
 
 export const FAILED_CODE = { video: "video_task_failed", image: "image_task_failed" } as const
 const UNAVAILABLE = { video: "video_task_failed", image: "524" } as const
-const MESSAGE = { video: "The video could not be generated.", image: "The image service is temporarily unavailable." } as const
+const MESSAGE = {
+  video: "The video could not be generated.",
+  image: "The image service is temporarily unavailable."
+} as const
 
 export type Kind = "video" | "image"
 
@@ -17,7 +20,11 @@ export type Kind = "video" | "image"
 const NOT_SENT = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH", "ECONNABORTED"])
 
 const errorCode = (cause: unknown): string | undefined => {
-  for (let c = cause, depth = 0; c !== null && typeof c === "object" && depth < 4; c = (c as { cause?: unknown }).cause, depth++) {
+  for (
+    let c = cause, depth = 0;
+    c !== null && typeof c === "object" && depth < 4;
+    c = (c as { cause?: unknown }).cause, depth++
+  ) {
     const code = (c as { code?: unknown }).code
     if (typeof code === "string") return code
   }
@@ -26,11 +33,23 @@ const errorCode = (cause: unknown): string | undefined => {
 
 /** Worth another try: the upstream was unreachable or busy for a moment. */
 export const transient = (kind: Kind, retryAfterMs?: number) =>
-  new GenerationError({ code: UNAVAILABLE[kind], message: MESSAGE[kind], retryable: true, transient: true, retryAfterMs })
+  new GenerationError({
+    code: UNAVAILABLE[kind],
+    message: MESSAGE[kind],
+    retryable: true,
+    transient: true,
+    retryAfterMs
+  })
 
 /** The request was sent and may have been run: the engine asks `find`. */
 export const ambiguous = (kind: Kind) =>
-  new GenerationError({ code: UNAVAILABLE[kind], message: MESSAGE[kind], retryable: true, transient: true, ambiguous: true })
+  new GenerationError({
+    code: UNAVAILABLE[kind],
+    message: MESSAGE[kind],
+    retryable: true,
+    transient: true,
+    ambiguous: true
+  })
 
 /** Refused for good (a request the upstream will never take, our credentials rejected). */
 export const refused = (kind: Kind, retryable: boolean) =>
@@ -45,7 +64,12 @@ export const fromTransport = (kind: Kind, error: HttpClientError.HttpClientError
  * are the operator's problem, so the caller may try again later; any other
  * refusal is final.
  */
-export const fromStatus = (kind: Kind, status: number, headers: Readonly<Record<string, string | undefined>>, body: unknown) => {
+export const fromStatus = (
+  kind: Kind,
+  status: number,
+  headers: Readonly<Record<string, string | undefined>>,
+  body: unknown
+) => {
   if (status === 429 || status >= 500) return transient(kind, retryHintMs(headers, body))
   return refused(kind, status === 401 || status === 402 || status === 403)
 }

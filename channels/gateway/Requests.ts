@@ -19,7 +19,9 @@ import type { ImageJob, VideoJob } from "../../src/channel/Adapter.ts"
  */
 
 const refs = (list: ReadonlyArray<{ readonly url: string; readonly name?: string }>) =>
-  list.length === 0 ? undefined : list.map((r) => (r.name === undefined ? { url: r.url } : { url: r.url, name: r.name }))
+  list.length === 0
+    ? undefined
+    : list.map((r) => (r.name === undefined ? { url: r.url } : { url: r.url, name: r.name }))
 
 const options = (providerOptions: Record<string, Record<string, unknown>>) =>
   Object.keys(providerOptions).length === 0 ? undefined : providerOptions
@@ -68,7 +70,14 @@ export const imageBody = (job: ImageJob): HttpBody.HttpBody => {
     })
   }
   const form = new FormData()
-  const fields = { model: job.upstreamModel, operation: "edit", prompt: r.prompt, size: r.size, quality: r.quality, output_format: r.format }
+  const fields = {
+    model: job.upstreamModel,
+    operation: "edit",
+    prompt: r.prompt,
+    size: r.size,
+    quality: r.quality,
+    output_format: r.format
+  }
   for (const [name, value] of Object.entries(fields)) form.append(name, value)
   job.inputs.images.forEach((bytes, i) => {
     const file = fileOf(bytes, `image-${i}`)
@@ -82,7 +91,13 @@ export const imageBody = (job: ImageJob): HttpBody.HttpBody => {
 }
 
 /** `POST {base}/v1/{kind}/tasks` with the model token and our task id as the Idempotency-Key. */
-export const createRequest = (base: string, kind: "video" | "image", modelToken: string, taskId: string, body: HttpBody.HttpBody) =>
+export const createRequest = (
+  base: string,
+  kind: "video" | "image",
+  modelToken: string,
+  taskId: string,
+  body: HttpBody.HttpBody
+) =>
   HttpClientRequest.post(`${base}/v1/${kind}/tasks`).pipe(
     HttpClientRequest.bearerToken(modelToken),
     HttpClientRequest.setHeader("idempotency-key", taskId),

@@ -26,17 +26,27 @@ const resultsOf = (task: UpstreamTask, kind: "video" | "image", base: string): R
     const url = str(item?.url)
     if (url === undefined) return []
     const ownAsset = url.startsWith(`${base}/v1/assets/`)
-    const auth = item.url_auth === "resource_api_key" || (item.url_auth === undefined && ownAsset) ? "resource_api_key" : "none"
+    const auth = item.url_auth === "resource_api_key" || (item.url_auth === undefined && ownAsset)
+      ? "resource_api_key"
+      : "none"
     return [{ url, mimeType: str(item.mime_type), auth }]
   })
 }
 
-export const stateOf = (task: UpstreamTask, kind: "video" | "image", base: string, fallbackCode: string): UpstreamState => {
+export const stateOf = (
+  task: UpstreamTask,
+  kind: "video" | "image",
+  base: string,
+  fallbackCode: string
+): UpstreamState => {
   switch (task.status) {
     case "queued":
       return UpstreamState.Pending({ progress: 0, answer: task })
     case "in_progress":
-      return UpstreamState.Pending({ progress: typeof task.progress === "number" ? task.progress : undefined, answer: task })
+      return UpstreamState.Pending({
+        progress: typeof task.progress === "number" ? task.progress : undefined,
+        answer: task
+      })
     case "succeeded":
       return UpstreamState.Succeeded({ results: resultsOf(task, kind, base), answer: task })
     case "failed":

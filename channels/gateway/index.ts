@@ -59,9 +59,11 @@ export default defineAdapter({
       const exchange = (kind: Kind, request: HttpClientRequest.HttpClientRequest, seconds: number, what: string) =>
         Effect.gen(function*() {
           const response = yield* client.execute(request).pipe(
-            Effect.tapError((e) => Effect.logWarning(`${what} to the upstream gateway failed`).pipe(
-              Effect.annotateLogs({ channel: channel.name, cause: e.message })
-            )),
+            Effect.tapError((e) =>
+              Effect.logWarning(`${what} to the upstream gateway failed`).pipe(
+                Effect.annotateLogs({ channel: channel.name, cause: e.message })
+              )
+            ),
             Effect.mapError((e) => fromTransport(kind, e))
           )
           const text = yield* Effect.orElseSucceed(response.text, () => "")
@@ -71,10 +73,16 @@ export default defineAdapter({
           Effect.timeoutFail({ duration: Duration.seconds(seconds), onTimeout: () => ambiguous(kind) })
         )
 
-      const submitOf = <J extends VideoJob | ImageJob>(kind: Kind, encode: (job: J) => Parameters<typeof createRequest>[4]) =>
+      const submitOf =
+        <J extends VideoJob | ImageJob>(kind: Kind, encode: (job: J) => Parameters<typeof createRequest>[4]) =>
         (job: J) =>
           Effect.gen(function*() {
-            const answer = yield* exchange(kind, createRequest(base, kind, modelToken, job.taskId, encode(job)), timeouts.submit_s, "a create")
+            const answer = yield* exchange(
+              kind,
+              createRequest(base, kind, modelToken, job.taskId, encode(job)),
+              timeouts.submit_s,
+              "a create"
+            )
             if (answer.status < 200 || answer.status > 299) {
               yield* Effect.logWarning("the upstream gateway refused a create").pipe(Effect.annotateLogs({
                 channel: channel.name,
@@ -91,7 +99,12 @@ export default defineAdapter({
 
       const poll = (kind: Kind) => (ids: ReadonlyArray<string>) =>
         Effect.gen(function*() {
-          const answer = yield* exchange(kind, queryRequest(base, kind, resourceKey, ids), timeouts.poll_s, "a batch query")
+          const answer = yield* exchange(
+            kind,
+            queryRequest(base, kind, resourceKey, ids),
+            timeouts.poll_s,
+            "a batch query"
+          )
           if (answer.status !== 200) return yield* fromStatus(kind, answer.status, answer.headers, answer.body)
           return statesOf(answer.body, kind, base, FAILED_CODE[kind])
         })
@@ -108,14 +121,18 @@ export default defineAdapter({
           })
         )
 
-      const runnerOf = <J extends VideoJob | ImageJob>(kind: Kind, encode: (job: J) => Parameters<typeof createRequest>[4]): AsyncRunner<J> => {
+      const runnerOf = <J extends VideoJob | ImageJob>(
+        kind: Kind,
+        encode: (job: J) => Parameters<typeof createRequest>[4]
+      ): AsyncRunner<J> => {
         const submit = submitOf<J>(kind, encode)
         return {
           submit,
           poll: poll(kind),
           fetchResult: fetchResult(kind),
           // The same create, same key: the upstream answers with the task it already holds (see above).
-          find: (job) => submit(job).pipe(Effect.map((outcome) => (outcome._tag === "Accepted" ? outcome.upstreamId : undefined)))
+          find: (job) =>
+            submit(job).pipe(Effect.map((outcome) => (outcome._tag === "Accepted" ? outcome.upstreamId : undefined)))
         }
       }
 

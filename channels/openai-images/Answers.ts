@@ -14,7 +14,10 @@ const Answer = Schema.Struct({
 const decodeAnswer = Schema.decodeUnknownEither(Schema.parseJson(Answer))
 
 const ErrorBody = Schema.Struct({
-  error: Schema.Struct({ code: Schema.optional(Schema.NullOr(Schema.String)), type: Schema.optional(Schema.NullOr(Schema.String)) })
+  error: Schema.Struct({
+    code: Schema.optional(Schema.NullOr(Schema.String)),
+    type: Schema.optional(Schema.NullOr(Schema.String))
+  })
 })
 const decodeError = Schema.decodeUnknownOption(Schema.parseJson(ErrorBody))
 

@@ -23,7 +23,11 @@ const HttpUrl = Schema.String.pipe(Schema.pattern(/^https?:\/\/[^\s]+$/, { messa
 const NOT_SENT = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH", "ECONNABORTED"])
 
 const errorCode = (cause: unknown): string | undefined => {
-  for (let c = cause, depth = 0; c !== null && typeof c === "object" && depth < 4; c = (c as { cause?: unknown }).cause, depth++) {
+  for (
+    let c = cause, depth = 0;
+    c !== null && typeof c === "object" && depth < 4;
+    c = (c as { cause?: unknown }).cause, depth++
+  ) {
     const code = (c as { code?: unknown }).code
     if (typeof code === "string") return code
   }
@@ -55,7 +59,10 @@ export default defineAdapter({
           const response = yield* client.execute(request).pipe(
             Effect.tapError((e) =>
               Effect.logWarning("an image request to the upstream failed").pipe(
-                Effect.annotateLogs({ channel: channel.name, cause: String((e.cause as Error | undefined)?.message ?? e.message) })
+                Effect.annotateLogs({
+                  channel: channel.name,
+                  cause: String((e.cause as Error | undefined)?.message ?? e.message)
+                })
               )
             ),
             Effect.mapError(fromTransport)

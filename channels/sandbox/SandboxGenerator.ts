@@ -1,6 +1,6 @@
 import { Context, Effect, Layer } from "effect"
-import { videoDimensions } from "./Dimensions.ts"
 import { eventStream, GenerationError, type VideoGenerator, type VideoJob } from "../../src/channel/Adapter.ts"
+import { videoDimensions } from "./Dimensions.ts"
 import { SandboxRenderer } from "./SandboxRenderer.ts"
 import { rehearse } from "./SandboxSwitch.ts"
 
@@ -35,7 +35,12 @@ export class SandboxGenerator extends Context.Tag("SandboxGenerator")<SandboxGen
               Effect.tapError((e) => Effect.logWarning("sandbox render failed", e)),
               // The caller sees a neutral message; the cause stays in the log.
               Effect.mapError(() =>
-                new GenerationError({ code: "video_task_failed", message: "Video generation failed.", retryable: true, transient: true })
+                new GenerationError({
+                  code: "video_task_failed",
+                  message: "Video generation failed.",
+                  retryable: true,
+                  transient: true
+                })
               )
             )
             yield* output({

@@ -1,6 +1,6 @@
 import { Context, Effect, Layer } from "effect"
-import { eventStream, GenerationError, type ImageGenerator, type ImageJob } from "../../src/channel/Adapter.ts"
 import { parseSize } from "../../src/catalog/ImageCapabilities.ts"
+import { eventStream, GenerationError, type ImageGenerator, type ImageJob } from "../../src/channel/Adapter.ts"
 import { SandboxImageRenderer } from "./SandboxImageRenderer.ts"
 import { rehearse } from "./SandboxSwitch.ts"
 
@@ -11,7 +11,9 @@ import { rehearse } from "./SandboxSwitch.ts"
  * an unavailable service (`outcome: "unavailable"`), which ends in a failed
  * task with code `524`.
  */
-export class SandboxImageGenerator extends Context.Tag("SandboxImageGenerator")<SandboxImageGenerator, ImageGenerator>() {
+export class SandboxImageGenerator
+  extends Context.Tag("SandboxImageGenerator")<SandboxImageGenerator, ImageGenerator>()
+{
   static readonly layer = Layer.effect(
     SandboxImageGenerator,
     Effect.gen(function*() {
@@ -39,7 +41,12 @@ export class SandboxImageGenerator extends Context.Tag("SandboxImageGenerator")<
                 : renderer.render({ prompt, seed: i, width, height, format })).pipe(
                   Effect.tapError((e) => Effect.logWarning("sandbox image failed", e)),
                   Effect.mapError(() =>
-                    new GenerationError({ code: "image_task_failed", message: "Image generation failed.", retryable: true, transient: true })
+                    new GenerationError({
+                      code: "image_task_failed",
+                      message: "Image generation failed.",
+                      retryable: true,
+                      transient: true
+                    })
                   )
                 )
               yield* output({

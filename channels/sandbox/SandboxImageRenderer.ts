@@ -1,10 +1,10 @@
 import { Command, CommandExecutor, FileSystem, Path } from "@effect/platform"
 import { Context, Data, Duration, Effect, Layer } from "effect"
-import { sha256 } from "../../src/platform/Digest.ts"
 import type { ImageFormat } from "../../src/catalog/ImageCapabilities.ts"
+import { sha256 } from "../../src/platform/Digest.ts"
 import { MediaTools } from "../../src/platform/MediaTools.ts"
-import { sandboxScene } from "./SandboxScene.ts"
 import { runTool } from "../../src/platform/ToolProcess.ts"
+import { sandboxScene } from "./SandboxScene.ts"
 
 export class ImageRenderError extends Data.TaggedError("ImageRenderError")<{ readonly message: string }> {}
 
@@ -19,7 +19,10 @@ export interface RenderedImage {
 
 const TIMEOUT = Duration.seconds(60)
 
-const ENCODERS: Record<ImageFormat, { readonly args: ReadonlyArray<string>; readonly mimeType: string; readonly ext: string }> = {
+const ENCODERS: Record<
+  ImageFormat,
+  { readonly args: ReadonlyArray<string>; readonly mimeType: string; readonly ext: string }
+> = {
   png: { args: ["-c:v", "png", "-pix_fmt", "rgb24"], mimeType: "image/png", ext: "png" },
   jpeg: { args: ["-c:v", "mjpeg", "-q:v", "3", "-pix_fmt", "yuvj444p"], mimeType: "image/jpeg", ext: "jpg" },
   webp: { args: ["-c:v", "libwebp", "-quality", "85", "-pix_fmt", "yuv420p"], mimeType: "image/webp", ext: "webp" }
@@ -58,20 +61,35 @@ export class SandboxImageRenderer extends Context.Tag("SandboxImageRenderer")<Sa
       const path = yield* Path.Path
 
       const ffmpeg = (args: ReadonlyArray<string>) =>
-        runTool(Command.make(tools.ffmpegPath, "-nostdin", "-hide_banner", "-v", "error", ...args), { timeout: TIMEOUT }).pipe(
+        runTool(Command.make(tools.ffmpegPath, "-nostdin", "-hide_banner", "-v", "error", ...args), {
+          timeout: TIMEOUT
+        }).pipe(
           Effect.provideService(CommandExecutor.CommandExecutor, executor),
           Effect.mapError((e) => new ImageRenderError({ message: `ffmpeg ${e.reason}: ${e.message}` })),
           Effect.filterOrFail(
             (run) => run.exitCode === 0,
-            (run) => new ImageRenderError({ message: `ffmpeg exited with ${run.exitCode}: ${run.stderr.trim().split("\n").pop()}` })
+            (run) =>
+              new ImageRenderError({
+                message: `ffmpeg exited with ${run.exitCode}: ${run.stderr.trim().split("\n").pop()}`
+              })
           )
         )
 
       /** Width and height of the produced file, read by ffprobe. */
       const dimensions = (file: string) =>
         runTool(
-          Command.make(tools.ffprobePath, "-v", "error", "-select_streams", "v:0", "-show_entries", "stream=width,height",
-            "-of", "csv=p=0:s=x", `file:${file}`),
+          Command.make(
+            tools.ffprobePath,
+            "-v",
+            "error",
+            "-select_streams",
+            "v:0",
+            "-show_entries",
+            "stream=width,height",
+            "-of",
+            "csv=p=0:s=x",
+            `file:${file}`
+          ),
           { timeout: TIMEOUT }
         ).pipe(
           Effect.provideService(CommandExecutor.CommandExecutor, executor),
@@ -84,7 +102,10 @@ export class SandboxImageRenderer extends Context.Tag("SandboxImageRenderer")<Sa
           })
         )
 
-      const produce = (format: ImageFormat, run: (dir: string, output: string) => Effect.Effect<unknown, ImageRenderError>) =>
+      const produce = (
+        format: ImageFormat,
+        run: (dir: string, output: string) => Effect.Effect<unknown, ImageRenderError>
+      ) =>
         Effect.gen(function*() {
           const encoder = ENCODERS[format]
           const dir = yield* fs.makeTempDirectoryScoped({ prefix: "sandbox-image-" })
@@ -108,10 +129,23 @@ export class SandboxImageRenderer extends Context.Tag("SandboxImageRenderer")<Sa
           })
           return yield* produce(request.format, (_dir, output) =>
             ffmpeg([
-              "-filter_complex", scene.filterGraph, "-map", scene.videoLabel, "-frames:v", "1",
-              ...ENCODERS[request.format].args, "-f", "image2", "-y", output
+              "-filter_complex",
+              scene.filterGraph,
+              "-map",
+              scene.videoLabel,
+              "-frames:v",
+              "1",
+              ...ENCODERS[request.format].args,
+              "-f",
+              "image2",
+              "-y",
+              output
             ]))
-        }).pipe(Effect.withSpan("SandboxImageRenderer.render", { attributes: { width: request.width, height: request.height } }))
+        }).pipe(
+          Effect.withSpan("SandboxImageRenderer.render", {
+            attributes: { width: request.width, height: request.height }
+          })
+        )
 
       const edit: SandboxImageRenderer["Type"]["edit"] = (request) =>
         Effect.gen(function*() {
@@ -131,13 +165,25 @@ export class SandboxImageRenderer extends Context.Tag("SandboxImageRenderer")<Sa
               const mask = path.join(dir, "mask")
               if (request.mask !== null) yield* fs.writeFile(mask, request.mask)
               yield* ffmpeg([
-                "-i", `file:${input}`,
+                "-i",
+                `file:${input}`,
                 ...(request.mask !== null ? ["-i", `file:${mask}`] : []),
-                "-filter_complex", graph, "-map", "[out]", "-frames:v", "1",
-                ...ENCODERS[request.format].args, "-f", "image2", "-y", output
+                "-filter_complex",
+                graph,
+                "-map",
+                "[out]",
+                "-frames:v",
+                "1",
+                ...ENCODERS[request.format].args,
+                "-f",
+                "image2",
+                "-y",
+                output
               ])
             }).pipe(Effect.catchTag("SystemError", "BadArgument", (e) => new ImageRenderError({ message: e.message }))))
-        }).pipe(Effect.withSpan("SandboxImageRenderer.edit", { attributes: { width: request.width, height: request.height } }))
+        }).pipe(
+          Effect.withSpan("SandboxImageRenderer.edit", { attributes: { width: request.width, height: request.height } })
+        )
 
       return { render, edit }
     })

@@ -1,11 +1,11 @@
 import { Command, CommandExecutor, FileSystem, Path } from "@effect/platform"
 import { Context, Data, Duration, Effect, Layer, Ref } from "effect"
-import { type MediaInfo, ProbeError } from "../../src/media/MediaInfo.ts"
 import { DEFAULT_PROBE_FORMATS, ffprobeArgs, mediaInfoFromFfprobe } from "../../src/media/Ffprobe.ts"
+import { type MediaInfo, ProbeError } from "../../src/media/MediaInfo.ts"
 import { sha256 } from "../../src/platform/Digest.ts"
 import { MediaTools } from "../../src/platform/MediaTools.ts"
-import { FPS, SAMPLE_RATE, sandboxScene } from "./SandboxScene.ts"
 import { runTool, type ToolError } from "../../src/platform/ToolProcess.ts"
+import { FPS, SAMPLE_RATE, sandboxScene } from "./SandboxScene.ts"
 
 export class RenderError extends Data.TaggedError("RenderError")<{ readonly message: string }> {}
 
@@ -43,11 +43,24 @@ const lastLine = (text: string) => text.trim().split("\n").pop() ?? ""
 
 const encoderArgs = (audio: boolean): Array<string> => [
   // veryfast at CRF 26 keeps an 8 s 720p clip near 2 s on two cores at a modest size.
-  "-c:v", "libx264", "-preset", "veryfast", "-crf", "26", "-profile:v", "high", "-pix_fmt", "yuv420p", "-g", String(2 * FPS),
+  "-c:v",
+  "libx264",
+  "-preset",
+  "veryfast",
+  "-crf",
+  "26",
+  "-profile:v",
+  "high",
+  "-pix_fmt",
+  "yuv420p",
+  "-g",
+  String(2 * FPS),
   ...(audio ? ["-c:a", "aac", "-b:a", "96k"] : ["-an"]),
   // moov before mdat: a browser can start playing before the whole file arrived.
-  "-movflags", "+faststart",
-  "-f", "mp4"
+  "-movflags",
+  "+faststart",
+  "-f",
+  "mp4"
 ]
 
 /**
@@ -104,18 +117,29 @@ export class SandboxRenderer extends Context.Tag("SandboxRenderer")<SandboxRende
 
           const command = Command.make(
             tools.ffmpegPath,
-            "-nostdin", "-hide_banner", "-v", "error", "-nostats", "-progress", "pipe:1",
-            "-filter_complex", scene.filterGraph,
-            "-map", scene.videoLabel,
+            "-nostdin",
+            "-hide_banner",
+            "-v",
+            "error",
+            "-nostats",
+            "-progress",
+            "pipe:1",
+            "-filter_complex",
+            scene.filterGraph,
+            "-map",
+            scene.videoLabel,
             ...(scene.audioLabel ? ["-map", scene.audioLabel] : []),
             ...encoderArgs(scene.audioLabel !== undefined),
-            "-y", output
+            "-y",
+            output
           )
           const result = yield* run(command, { timeout: renderTimeout(durationS), onStdoutLine }).pipe(
             Effect.mapError((e: ToolError) => new RenderError({ message: `ffmpeg ${e.reason}: ${e.message}` }))
           )
           if (result.exitCode !== 0) {
-            return yield* new RenderError({ message: `ffmpeg exited with ${result.exitCode}: ${lastLine(result.stderr)}` })
+            return yield* new RenderError({
+              message: `ffmpeg exited with ${result.exitCode}: ${lastLine(result.stderr)}`
+            })
           }
           const bytes = yield* fs.readFile(output).pipe(
             Effect.mapError((e) => new RenderError({ message: `reading the rendered file: ${e.message}` }))
@@ -123,23 +147,38 @@ export class SandboxRenderer extends Context.Tag("SandboxRenderer")<SandboxRende
           yield* report(100)
           return { bytes, mimeType: "video/mp4" as const, width, height, durationMs: Math.round((frames / FPS) * 1000) }
         }).pipe(
-          Effect.catchTag("SystemError", "BadArgument", (e) => new RenderError({ message: `temporary directory: ${e.message}` })),
+          Effect.catchTag("SystemError", "BadArgument", (e) =>
+            new RenderError({ message: `temporary directory: ${e.message}` })),
           Effect.scoped,
           Effect.withSpan("SandboxRenderer.renderVideo", {
-            attributes: { width: request.width, height: request.height, duration_s: request.durationS, audio: request.audio }
+            attributes: {
+              width: request.width,
+              height: request.height,
+              duration_s: request.durationS,
+              audio: request.audio
+            }
           })
         )
 
       const probe = (filePath: string, options?: ProbeOptions) =>
         Effect.gen(function*() {
-          const command = Command.make(tools.ffprobePath, ...ffprobeArgs(path.resolve(filePath), options?.formats ?? DEFAULT_PROBE_FORMATS))
+          const command = Command.make(
+            tools.ffprobePath,
+            ...ffprobeArgs(path.resolve(filePath), options?.formats ?? DEFAULT_PROBE_FORMATS)
+          )
           const result = yield* run(command, { timeout: options?.timeout ?? PROBE_TIMEOUT }).pipe(
             Effect.mapError((e) =>
-              new ProbeError({ reason: e.reason === "timeout" ? "timeout" : "tool_failed", message: `ffprobe ${e.reason}: ${e.message}` })
+              new ProbeError({
+                reason: e.reason === "timeout" ? "timeout" : "tool_failed",
+                message: `ffprobe ${e.reason}: ${e.message}`
+              })
             )
           )
           if (result.exitCode !== 0) {
-            return yield* new ProbeError({ reason: "unreadable", message: lastLine(result.stderr) || `ffprobe exited with ${result.exitCode}` })
+            return yield* new ProbeError({
+              reason: "unreadable",
+              message: lastLine(result.stderr) || `ffprobe exited with ${result.exitCode}`
+            })
           }
           return yield* mediaInfoFromFfprobe(result.stdout)
         }).pipe(Effect.withSpan("SandboxRenderer.probe"))
@@ -151,7 +190,8 @@ export class SandboxRenderer extends Context.Tag("SandboxRenderer")<SandboxRende
           yield* fs.writeFile(file, bytes)
           return yield* probe(file, options)
         }).pipe(
-          Effect.catchTag("SystemError", "BadArgument", (e) => new ProbeError({ reason: "tool_failed", message: `temporary file: ${e.message}` })),
+          Effect.catchTag("SystemError", "BadArgument", (e) =>
+            new ProbeError({ reason: "tool_failed", message: `temporary file: ${e.message}` })),
           Effect.scoped
         )
 

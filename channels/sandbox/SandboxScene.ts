@@ -27,8 +27,7 @@ const LIFE_RULES = ["B3/S23", "B36/S23", "B3678/S34678", "B368/S245", "B34/S34",
 const CELLAUTO_RULES = [18, 22, 30, 45, 57, 73, 90, 105, 110, 126, 150, 182]
 const INTERVALS = [1.25, 4 / 3, 1.5, 2]
 
-const hex = (r: number, g: number, b: number) =>
-  "0x" + [r, g, b].map((c) => c.toString(16).padStart(2, "0")).join("")
+const hex = (r: number, g: number, b: number) => "0x" + [r, g, b].map((c) => c.toString(16).padStart(2, "0")).join("")
 
 const fixed = (x: number) => x.toFixed(3)
 
@@ -118,8 +117,7 @@ export const sandboxScene = (digest: Uint8Array, spec: SceneSpec): Scene => {
   const fade = Math.min(0.05, seconds / 4)
   const left = `0.25*sin(2*PI*${root}*t)*(0.6+0.4*sin(2*PI*${wobble}*t))`
   const right = `0.25*sin(2*PI*${fixed(upper)}*t)*(0.6+0.4*cos(2*PI*${wobble}*t))`
-  const audio =
-    `aevalsrc=exprs='${left}|${right}':s=${SAMPLE_RATE}:c=stereo,atrim=end_sample=${spec.samples},` +
+  const audio = `aevalsrc=exprs='${left}|${right}':s=${SAMPLE_RATE}:c=stereo,atrim=end_sample=${spec.samples},` +
     `afade=t=in:d=${fade},afade=t=out:st=${fixed(seconds - fade)}:d=${fade}[a]`
   return { filterGraph: [...video, audio].join(";"), videoLabel: "[v]", audioLabel: "[a]" }
 }

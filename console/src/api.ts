@@ -19,7 +19,11 @@ export const onSignedOut = (listener: () => void) => {
   return () => signedOutListeners.delete(listener)
 }
 
-export const api = async <T = any>(method: "GET" | "POST" | "PUT" | "DELETE", path: string, body?: unknown): Promise<T> => {
+export const api = async <T = any>(
+  method: "GET" | "POST" | "PUT" | "DELETE",
+  path: string,
+  body?: unknown
+): Promise<T> => {
   const headers: Record<string, string> = { accept: "application/json" }
   if (body !== undefined) headers["content-type"] = "application/json"
   if (method !== "GET") headers["x-csrf-token"] = csrfToken
@@ -32,7 +36,11 @@ export const api = async <T = any>(method: "GET" | "POST" | "PUT" | "DELETE", pa
   const data = await res.json().catch(() => null)
   if (!res.ok) {
     if (res.status === 401) signedOutListeners.forEach((l) => l())
-    throw new ApiError(res.status, data?.error?.code ?? "error", data?.error?.message ?? `The server answered ${res.status}.`)
+    throw new ApiError(
+      res.status,
+      data?.error?.code ?? "error",
+      data?.error?.message ?? `The server answered ${res.status}.`
+    )
   }
   return data as T
 }

@@ -16,7 +16,9 @@ export const bytes = (n: number | null | undefined) => {
   return `${value.toFixed(value < 10 ? 1 : 0)} ${units[unit]}`
 }
 
-export const seconds = (ms: number | null | undefined) => (ms === null || ms === undefined ? "—" : `${(ms / 1000).toFixed(ms % 1000 === 0 ? 0 : 2)} s`)
+export const seconds = (
+  ms: number | null | undefined
+) => (ms === null || ms === undefined ? "—" : `${(ms / 1000).toFixed(ms % 1000 === 0 ? 0 : 2)} s`)
 
 export const credits = (n: number) => (n > 0 ? `+${n}` : String(n))
 

@@ -34,7 +34,9 @@ const Header = ({ session, route, onSignOut }: { session: SessionInfo; route: Ro
       <nav aria-label="Pages">
         <ul>
           {links.map(([path, label]) => (
-            <li key={path}><a href={href(path)} aria-current={current === path ? "page" : undefined}>{label}</a></li>
+            <li key={path}>
+              <a href={href(path)} aria-current={current === path ? "page" : undefined}>{label}</a>
+            </li>
           ))}
         </ul>
       </nav>
@@ -48,12 +50,18 @@ const Page = ({ session, route, onSwitch }: { session: SessionInfo; route: Route
   const [first, second] = route.path
   const poll = session.poll_interval_s ?? 5
   if (session.role === "operator" && first === "accounts") {
-    return second ? <AccountDetail id={second} /> : <Accounts currentAccount={session.account?.id} onSwitch={onSwitch} />
+    return second
+      ? <AccountDetail id={second} />
+      : <Accounts currentAccount={session.account?.id} onSwitch={onSwitch} />
   }
   if (!session.account) {
     return session.role === "operator"
       ? <Accounts currentAccount={undefined} onSwitch={onSwitch} />
-      : <main id="main"><ErrorNote message="This session has no account." /></main>
+      : (
+        <main id="main">
+          <ErrorNote message="This session has no account." />
+        </main>
+      )
   }
   switch (first) {
     case "resources":
@@ -83,7 +91,14 @@ const App = () => {
     document.title = `${route.path[0] ?? "tasks"} · Gateway console`
   }, [route])
 
-  if (session === undefined) return <main id="main"><ErrorNote message={error} />{!error && <Loading />}</main>
+  if (session === undefined) {
+    return (
+      <main id="main">
+        <ErrorNote message={error} />
+        {!error && <Loading />}
+      </main>
+    )
+  }
   if (!session.signed_in) return <SignIn onSignedIn={accept} />
 
   const signOut = async () => {

@@ -1,25 +1,18 @@
 import { SqlClient } from "@effect/sql"
 import { Context, Effect, Layer, Option } from "effect"
-import { AccountNotFound, InvalidAccountRequest, KeyNotFound } from "./Errors.ts"
-import type {
-  Account,
-  AccountDetail,
-  CreateAccountRequest,
-  CreateKeyRequest,
-  CreditsRequest,
-  WebhookRequest
-} from "./Account.ts"
+import { toCredits, toMicros } from "../billing/Money.ts"
+import { Outbox } from "../events/Outbox.ts"
+import { AppConfig } from "../platform/AppConfig.ts"
+import { Sha256 } from "../platform/Digest.ts"
 import { IdPrefix, newId } from "../platform/Ids.ts"
 import { generateKey, hashKey, keyHint } from "../platform/Keys.ts"
-import { toCredits, toMicros } from "../billing/Money.ts"
-import { nowSeconds } from "../platform/Time.ts"
-import { checkTargetUrl } from "../platform/TargetUrl.ts"
-import { AppConfig } from "../platform/AppConfig.ts"
-import { Outbox } from "../events/Outbox.ts"
 import { Secrets } from "../platform/Secrets.ts"
-import { Sha256 } from "../platform/Digest.ts"
+import { nowSeconds } from "../platform/Time.ts"
+import type { Account, AccountDetail, CreateAccountRequest, CreateKeyRequest, CreditsRequest } from "./Account.ts"
 import { makeAuthenticate } from "./Authenticate.ts"
+import { AccountNotFound, InvalidAccountRequest, KeyNotFound } from "./Errors.ts"
 import { KEY_DISABLED_CHANNEL, KeyCache } from "./KeyCache.ts"
+import { makeWebhookSettings } from "./WebhookSettings.ts"
 
 interface AccountRow {
   readonly id: string
@@ -68,7 +61,12 @@ const make = Effect.gen(function*() {
   const checkGroup = (group: string | undefined) =>
     group === undefined || group in config.groups.groups
       ? Effect.void
-      : Effect.fail(new InvalidAccountRequest({ code: "invalid_request", message: `Unknown group "${group}"; see config/groups.json.` }))
+      : Effect.fail(
+        new InvalidAccountRequest({
+          code: "invalid_request",
+          message: `Unknown group "${group}"; see config/groups.json.`
+        })
+      )
 
   const findRow = (id: string) =>
     sql<AccountRow>`SELECT * FROM accounts WHERE id = ${id}`.pipe(
@@ -77,7 +75,10 @@ const make = Effect.gen(function*() {
     )
 
   const getRow = (id: string) =>
-    Effect.flatMap(findRow(id), Option.match({ onNone: () => Effect.fail(accountNotFound(id)), onSome: Effect.succeed }))
+    Effect.flatMap(
+      findRow(id),
+      Option.match({ onNone: () => Effect.fail(accountNotFound(id)), onSome: Effect.succeed })
+    )
 
   const credit = (accountId: string, walletMicros: number, subscriptionMicros: number, note: string) =>
     Effect.gen(function*() {
@@ -93,11 +94,16 @@ const make = Effect.gen(function*() {
         RETURNING *`
       if (rows.length === 0) {
         yield* getRow(accountId)
-        return yield* new InvalidAccountRequest({ code: "invalid_request", message: "The adjustment would make a balance negative." })
+        return yield* new InvalidAccountRequest({
+          code: "invalid_request",
+          message: "The adjustment would make a balance negative."
+        })
       }
       yield* sql`
         INSERT INTO ledger (id, account_id, kind, wallet_micros, subscription_micros, note, created_at)
-        VALUES (${newId(IdPrefix.ledger)}, ${accountId}, 'credit', ${walletMicros}, ${subscriptionMicros}, ${note}, ${now})`
+        VALUES (${
+        newId(IdPrefix.ledger)
+      }, ${accountId}, 'credit', ${walletMicros}, ${subscriptionMicros}, ${note}, ${now})`
       return rows[0]!
     })
 
@@ -204,60 +210,13 @@ const make = Effect.gen(function*() {
       Effect.withSpan("Accounts.addCredits")
     )
 
-  const setWebhook = (accountId: string, req: WebhookRequest) =>
-    Effect.gen(function*() {
-      yield* checkTargetUrl(req.url, config.allowPrivateTargets)
-      const row = yield* getRow(accountId)
-      const now = yield* nowSeconds
-      const enabled = req.enabled ?? true
-      if (row.webhook_key_enc === null) {
-        const key = generateKey("webhook")
-        const enc = yield* secrets.encrypt(key)
-        const hash = yield* Effect.promise(() => hashKey(key))
-        yield* sql`
-          UPDATE accounts SET webhook_url = ${req.url}, webhook_enabled = ${enabled}, webhook_key_enc = ${enc},
-            webhook_key_hash = ${hash}, webhook_key_version = webhook_key_version + 1, updated_at = ${now}
-          WHERE id = ${accountId}`
-        return { url: req.url, enabled, key }
-      }
-      yield* sql`
-        UPDATE accounts SET webhook_url = ${req.url}, webhook_enabled = ${enabled}, updated_at = ${now}
-        WHERE id = ${accountId}`
-      return { url: req.url, enabled, key: yield* secrets.decrypt(row.webhook_key_enc) }
-    }).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("Accounts.setWebhook"))
-
-  const rotateWebhookKey = (accountId: string) =>
-    Effect.gen(function*() {
-      const row = yield* getRow(accountId)
-      if (row.webhook_url === null) {
-        return yield* new InvalidAccountRequest({ code: "webhook_not_configured", message: "Set a webhook URL before rotating its key." })
-      }
-      const key = generateKey("webhook")
-      const enc = yield* secrets.encrypt(key)
-      const hash = yield* Effect.promise(() => hashKey(key))
-      const now = yield* nowSeconds
-      yield* sql`
-        UPDATE accounts SET webhook_key_enc = ${enc}, webhook_key_hash = ${hash}, webhook_key_version = webhook_key_version + 1, updated_at = ${now}
-        WHERE id = ${accountId}`
-      return { key }
-    }).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("Accounts.rotateWebhookKey"))
-
-  /**
-   * Queues a `webhook.test` event (payload of DESIGN.md) in the outbox, delivered
-   * like any other event. It goes out whenever a URL is set, enabled or not, so
-   * an operator can check the receiver before enabling it.
-   */
-  const queueWebhookTest = (accountId: string) =>
-    Effect.gen(function*() {
-      const row = yield* getRow(accountId)
-      if (row.webhook_url === null) {
-        return yield* new InvalidAccountRequest({ code: "webhook_not_configured", message: "Set a webhook URL before sending a test event." })
-      }
-      const id = yield* outbox.record(accountId, "webhook.test", { object: "webhook.test", account_id: accountId }, null, {
-        always: true
-      })
-      return { object: "webhook.test.queued" as const, event_id: id }
-    }).pipe(Effect.withSpan("Accounts.queueWebhookTest"))
+  const webhooks = makeWebhookSettings({
+    sql,
+    secrets,
+    outbox,
+    getRow,
+    allowPrivateTargets: config.allowPrivateTargets
+  })
 
   return {
     create,
@@ -266,9 +225,7 @@ const make = Effect.gen(function*() {
     disableKey,
     authenticate,
     addCredits,
-    setWebhook,
-    rotateWebhookKey,
-    queueWebhookTest
+    ...webhooks
   } as const
 })
 

@@ -1,5 +1,10 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
+import { BodyErrors, errors, httpFailures, ResourceId } from "../platform/http/ErrorContract.ts"
+import { jsonBody } from "../platform/http/OpenApiBody.ts"
+import { InvalidTargetUrl } from "../platform/TargetUrl.ts"
+import { UnknownEventCursor } from "../webhooks/Errors.ts"
+import { WebhookEventList } from "../webhooks/EventRecord.ts"
 import {
   Account,
   AccountDetail,
@@ -11,13 +16,8 @@ import {
   WebhookRequest,
   WebhookSettings
 } from "./Account.ts"
-import { WebhookEventList } from "../webhooks/EventRecord.ts"
-import { jsonBody } from "../platform/http/OpenApiBody.ts"
-import { AdminAuth } from "./Security.ts"
-import { BodyErrors, errors, httpFailures, ResourceId } from "../platform/http/ErrorContract.ts"
-import { InvalidTargetUrl } from "../platform/TargetUrl.ts"
-import { UnknownEventCursor } from "../webhooks/Errors.ts"
 import { AccountNotFound, InvalidAccountRequest, KeyNotFound } from "./Errors.ts"
+import { AdminAuth } from "./Security.ts"
 
 /**
  * The operator's API (DESIGN.md, operating contract). Request bodies are read
@@ -36,7 +36,11 @@ export class AdminApi extends HttpApiGroup.make("admin")
       .addError(BodyErrors).addError(errors(InvalidAccountRequest))
       .annotate(OpenApi.Override, jsonBody(CreateAccountRequest))
   )
-  .add(HttpApiEndpoint.get("getAccount", "/admin/v1/accounts/:id").setPath(accountPath).addSuccess(AccountDetail).addError(NoAccount))
+  .add(
+    HttpApiEndpoint.get("getAccount", "/admin/v1/accounts/:id").setPath(accountPath).addSuccess(AccountDetail).addError(
+      NoAccount
+    )
+  )
   .add(
     HttpApiEndpoint.post("createKey", "/admin/v1/accounts/:id/keys").setPath(accountPath)
       .addSuccess(IssuedKey, { status: 201 })

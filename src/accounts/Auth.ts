@@ -1,18 +1,20 @@
 import { HttpServerRequest } from "@effect/platform"
 import { Effect, Layer, Option } from "effect"
-import { InvalidApiKey, PermissionDenied } from "./Errors.ts"
-import { AdminAuth, AnyKeyAuth, ModelKeyAuth, ResourceKeyAuth } from "./Security.ts"
-import type { Principal } from "./Account.ts"
-import type { RateClass } from "../platform/Settings.ts"
-import { Accounts } from "./Accounts.ts"
-import { RateLimit } from "./RateLimit.ts"
 import { Secrets } from "../platform/Secrets.ts"
+import type { RateClass } from "../platform/Settings.ts"
+import type { Principal } from "./Account.ts"
+import { Accounts } from "./Accounts.ts"
+import { InvalidApiKey, PermissionDenied } from "./Errors.ts"
+import { RateLimit } from "./RateLimit.ts"
+import { AdminAuth, AnyKeyAuth, ModelKeyAuth, ResourceKeyAuth } from "./Security.ts"
 
 const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i
 
 /** The bearer token of the request. HttpApi's own decoder does not check the scheme, so it is read here. */
-const bearerToken = Effect.map(HttpServerRequest.HttpServerRequest, (request) =>
-  Option.fromNullable(BEARER.exec(request.headers.authorization ?? "")?.[1]))
+const bearerToken = Effect.map(
+  HttpServerRequest.HttpServerRequest,
+  (request) => Option.fromNullable(BEARER.exec(request.headers.authorization ?? "")?.[1])
+)
 
 const KIND_NAMES = {
   model: "a model API token (sk-…)",
@@ -35,14 +37,18 @@ const authenticate = (expected: Principal["kind"] | "any") =>
     return Effect.gen(function*() {
       const token = yield* bearerToken
       if (Option.isNone(token)) {
-        return yield* new InvalidApiKey({ message: "Missing or malformed Authorization header; send Authorization: Bearer <key>." })
+        return yield* new InvalidApiKey({
+          message: "Missing or malformed Authorization header; send Authorization: Bearer <key>."
+        })
       }
       const principal = yield* accounts.authenticate(token.value)
       if (Option.isNone(principal)) return yield* new InvalidApiKey()
       const { kind, ...rest } = principal.value
       if (kind === "webhook" || (expected !== "any" && kind !== expected)) {
         return yield* new PermissionDenied({
-          message: `This endpoint needs ${expected === "any" ? "an API key" : KIND_NAMES[expected]}; ${KIND_NAMES[kind]} was sent.`
+          message: `This endpoint needs ${expected === "any" ? "an API key" : KIND_NAMES[expected]}; ${
+            KIND_NAMES[kind]
+          } was sent.`
         })
       }
       const request = yield* HttpServerRequest.HttpServerRequest
@@ -70,7 +76,9 @@ export const AdminAuthLive = Layer.effect(
         Effect.flatMap(bearerToken, (token) =>
           Option.isSome(token) && secrets.checkAdminToken(token.value)
             ? Effect.void
-            : Effect.fail(new InvalidApiKey({ message: "Missing or wrong admin token; send Authorization: Bearer <ADMIN_TOKEN>." })))
+            : Effect.fail(
+              new InvalidApiKey({ message: "Missing or wrong admin token; send Authorization: Bearer <ADMIN_TOKEN>." })
+            ))
     }))
 )
 

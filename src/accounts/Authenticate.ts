@@ -1,9 +1,9 @@
 import type { SqlClient } from "@effect/sql"
 import { Clock, Effect, Option } from "effect"
-import type { Credential } from "./Account.ts"
-import type { KeyCache } from "./KeyCache.ts"
 import type { Sha256 } from "../platform/Digest.ts"
 import { constantTimeEqual, isWellFormedKey, KeyKind } from "../platform/Keys.ts"
+import type { Credential } from "./Account.ts"
+import type { KeyCache } from "./KeyCache.ts"
 
 interface KeyRow {
   readonly id: string

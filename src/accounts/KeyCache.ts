@@ -1,6 +1,6 @@
 import { Context, Effect, Layer, Schedule, Stream } from "effect"
-import type { Principal } from "./Account.ts"
 import { makeListen } from "../platform/Notifications.ts"
+import type { Principal } from "./Account.ts"
 
 /** The NOTIFY channel a key's disabling is announced on; the payload is the key's id. */
 export const KEY_DISABLED_CHANNEL = "api_keys_disabled"

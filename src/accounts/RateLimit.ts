@@ -1,7 +1,7 @@
 import { Clock, Context, Effect, Layer } from "effect"
-import { RateLimited } from "./Errors.ts"
-import type { RateClass } from "../platform/Settings.ts"
 import { AppConfig } from "../platform/AppConfig.ts"
+import type { RateClass } from "../platform/Settings.ts"
+import { RateLimited } from "./Errors.ts"
 
 interface Bucket {
   tokens: number

@@ -1,7 +1,7 @@
 import { HttpApiMiddleware, HttpApiSecurity } from "@effect/platform"
 import { Context } from "effect"
-import type { Principal } from "./Account.ts"
 import { errors } from "../platform/http/ErrorContract.ts"
+import type { Principal } from "./Account.ts"
 import { InvalidApiKey, PermissionDenied, RateLimited } from "./Errors.ts"
 
 /** The account and key a request authenticated with. */

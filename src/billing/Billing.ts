@@ -1,9 +1,9 @@
 import { SqlClient } from "@effect/sql"
 import { Context, Effect, Layer } from "effect"
-import { InsufficientBalance } from "./Errors.ts"
 import { IdPrefix, newId } from "../platform/Ids.ts"
-import { toCredits } from "./Money.ts"
 import { nowSeconds } from "../platform/Time.ts"
+import { InsufficientBalance } from "./Errors.ts"
+import { toCredits } from "./Money.ts"
 
 export interface ChargeSplit {
   readonly walletMicros: number
@@ -61,7 +61,9 @@ export class Billing extends Context.Tag("Billing")<Billing, {
               WHERE id = ${accountId}`
             yield* sql`
               INSERT INTO ledger (id, account_id, task_id, kind, wallet_micros, subscription_micros, created_at)
-              VALUES (${newId(IdPrefix.ledger)}, ${accountId}, ${taskId}, 'charge', ${-walletMicros}, ${-subscriptionMicros}, ${now})`
+              VALUES (${
+              newId(IdPrefix.ledger)
+            }, ${accountId}, ${taskId}, 'charge', ${-walletMicros}, ${-subscriptionMicros}, ${now})`
             return { walletMicros, subscriptionMicros }
           }).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("Billing.charge")),
         refund: (accountId, taskId, split) =>
@@ -75,7 +77,9 @@ export class Billing extends Context.Tag("Billing")<Billing, {
               WHERE id = ${accountId}`
             yield* sql`
               INSERT INTO ledger (id, account_id, task_id, kind, wallet_micros, subscription_micros, created_at)
-              VALUES (${newId(IdPrefix.ledger)}, ${accountId}, ${taskId}, 'refund', ${split.walletMicros}, ${split.subscriptionMicros}, ${now})`
+              VALUES (${
+              newId(IdPrefix.ledger)
+            }, ${accountId}, ${taskId}, 'refund', ${split.walletMicros}, ${split.subscriptionMicros}, ${now})`
           }).pipe(Effect.orDie, Effect.withSpan("Billing.refund", { attributes: { "task.id": taskId } }))
       }
     })

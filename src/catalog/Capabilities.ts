@@ -86,7 +86,10 @@ export const VideoModelCapability = Schema.Struct({
     audio: Schema.optional(MediaConstraint)
   })),
   /** `provider_options` namespaces and their fields. */
-  provider_options: Schema.Record({ key: Schema.String, value: Schema.Record({ key: Schema.String, value: OptionField }) })
+  provider_options: Schema.Record({
+    key: Schema.String,
+    value: Schema.Record({ key: Schema.String, value: OptionField })
+  })
 })
 export type VideoModelCapability = typeof VideoModelCapability.Type
 

@@ -1,11 +1,11 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect, Layer } from "effect"
-import { GatewayApi } from "../Api.ts"
-import { CurrentPrincipal } from "../accounts/Security.ts"
-import { groupMultiplier } from "../billing/Pricing.ts"
-import { Registry, type ServedModel } from "./Registry.ts"
-import { AppConfig } from "../platform/AppConfig.ts"
 import { AnyKeyAuthLive } from "../accounts/Auth.ts"
+import { CurrentPrincipal } from "../accounts/Security.ts"
+import { GatewayApi } from "../Api.ts"
+import { groupMultiplier } from "../billing/Pricing.ts"
+import { AppConfig } from "../platform/AppConfig.ts"
+import { Registry, type ServedModel } from "./Registry.ts"
 
 export const ModelsLive = HttpApiBuilder.group(GatewayApi, "models", (handlers) =>
   Effect.gen(function*() {
@@ -14,7 +14,10 @@ export const ModelsLive = HttpApiBuilder.group(GatewayApi, "models", (handlers) 
     return handlers.handle("listModels", () =>
       Effect.map(CurrentPrincipal, (principal) => {
         const multiplier = groupMultiplier(groups, principal.group)
-        const listed = <C extends { readonly id: string }>(type: "video" | "image", models: ReadonlyArray<ServedModel<C>>) =>
+        const listed = <C extends { readonly id: string }>(
+          type: "video" | "image",
+          models: ReadonlyArray<ServedModel<C>>
+        ) =>
           models.map(({ capability: { id, ...capabilities }, family, ownedBy, settings, price }) => ({
             id,
             object: "model" as const,

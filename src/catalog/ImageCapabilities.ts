@@ -37,7 +37,9 @@ export const ImageModelCapability = Schema.Struct({
 }).pipe(
   Schema.filter((m) => {
     if (!m.sizes.includes(m.default_size)) return { path: ["default_size"], message: "must be one of sizes" }
-    if (!m.qualities.includes(m.default_quality)) return { path: ["default_quality"], message: "must be one of qualities" }
+    if (!m.qualities.includes(m.default_quality)) {
+      return { path: ["default_quality"], message: "must be one of qualities" }
+    }
     if (!m.formats.includes(m.default_format)) return { path: ["default_format"], message: "must be one of formats" }
     if (m.count.min > m.count.max) return { path: ["count"], message: "min must not exceed max" }
     return undefined

@@ -1,6 +1,6 @@
 import type { Either } from "effect"
-import type { ValidationError } from "./Errors.ts"
 import type { OptionField } from "./Capabilities.ts"
+import type { ValidationError } from "./Errors.ts"
 import type { ImageFormat, ImageModelCapability, ImageOperation } from "./ImageCapabilities.ts"
 import { checkDeclaredOptions, checkFields, fail, invalid, isHttpUrl, isObject, runChecks } from "./RequestChecks.ts"
 
@@ -40,7 +40,15 @@ export interface ImageModelRules {
 export const MAX_IMAGE_PROMPT_CHARS = 4000
 const MAX_CLIENT_REFERENCE_ID = 191
 
-const TOP_FIELDS = new Set(["model", "operation", "input", "output", "client_reference_id", "metadata", "provider_options"])
+const TOP_FIELDS = new Set([
+  "model",
+  "operation",
+  "input",
+  "output",
+  "client_reference_id",
+  "metadata",
+  "provider_options"
+])
 const INPUT_FIELDS = new Set(["prompt", "images", "mask"])
 const OUTPUT_FIELDS = new Set(["count", "size", "quality", "format"])
 
@@ -53,7 +61,13 @@ const urlSource = (where: string, value: unknown): ImageSource => {
   return { url: value.url }
 }
 
-const oneOf = <T extends string>(where: string, value: unknown, allowed: ReadonlyArray<T>, fallback: T, model: string): T => {
+const oneOf = <T extends string>(
+  where: string,
+  value: unknown,
+  allowed: ReadonlyArray<T>,
+  fallback: T,
+  model: string
+): T => {
   if (value === undefined) return fallback
   if (typeof value !== "string" || !allowed.includes(value as T)) {
     return fail("invalid_image_parameter", `"${where}" must be one of ${allowed.join(", ")} for ${model}.`)
@@ -68,7 +82,10 @@ export interface ImageRequestBody {
   readonly files?: { readonly images: ReadonlyArray<ImageSource>; readonly mask: ImageSource | null }
 }
 
-const validate = (lookup: (id: string) => ImageModelRules | undefined, { body, files }: ImageRequestBody): ValidImageRequest => {
+const validate = (
+  lookup: (id: string) => ImageModelRules | undefined,
+  { body, files }: ImageRequestBody
+): ValidImageRequest => {
   if (!isObject(body)) return invalid("The request body must be a JSON object.")
   if (Object.hasOwn(body, "webhook_url")) {
     return invalid(`"webhook_url" is not accepted: webhooks are configured per account, not per task.`)
@@ -126,7 +143,10 @@ const validate = (lookup: (id: string) => ImageModelRules | undefined, { body, f
   const count = output.count ?? 1
   if (typeof count !== "number" || !Number.isInteger(count)) return invalid(`"output.count" must be an integer.`)
   if (count < model.count.min || count > model.count.max) {
-    return fail("invalid_image_parameter", `"output.count" must be ${model.count.min} to ${model.count.max} for ${model.id}.`)
+    return fail(
+      "invalid_image_parameter",
+      `"output.count" must be ${model.count.min} to ${model.count.max} for ${model.id}.`
+    )
   }
   const size = oneOf("output.size", output.size, model.sizes, model.default_size, model.id)
   const quality = oneOf("output.quality", output.quality, model.qualities, model.default_quality, model.id)
@@ -140,9 +160,13 @@ const validate = (lookup: (id: string) => ImageModelRules | undefined, { body, f
 
   const providerOptions: Record<string, Record<string, unknown>> = {}
   if (body.provider_options !== undefined) {
-    if (!isObject(body.provider_options)) return fail("invalid_provider_options", `"provider_options" must be an object.`)
+    if (!isObject(body.provider_options)) {
+      return fail("invalid_provider_options", `"provider_options" must be an object.`)
+    }
     for (const [namespace, options] of Object.entries(body.provider_options)) {
-      if (!isObject(options)) return fail("invalid_provider_options", `"provider_options.${namespace}" must be an object.`)
+      if (!isObject(options)) {
+        return fail("invalid_provider_options", `"provider_options.${namespace}" must be an object.`)
+      }
       checkDeclaredOptions(model.id, rules.providerOptions, namespace, options)
       providerOptions[namespace] = options
     }

@@ -18,9 +18,21 @@ export interface ReferenceSlot {
 
 export const referenceSlots = (request: ValidVideoRequest): ReadonlyArray<ReferenceSlot> => [
   ...(request.image ? [{ where: "input.image", kind: "image" as const, url: request.image.url }] : []),
-  ...request.referenceImages.map((r, i) => ({ where: `input.reference_images[${i}]`, kind: "image" as const, url: r.url })),
-  ...request.referenceVideos.map((r, i) => ({ where: `input.reference_videos[${i}]`, kind: "video" as const, url: r.url })),
-  ...request.referenceAudios.map((r, i) => ({ where: `input.reference_audios[${i}]`, kind: "audio" as const, url: r.url }))
+  ...request.referenceImages.map((r, i) => ({
+    where: `input.reference_images[${i}]`,
+    kind: "image" as const,
+    url: r.url
+  })),
+  ...request.referenceVideos.map((r, i) => ({
+    where: `input.reference_videos[${i}]`,
+    kind: "video" as const,
+    url: r.url
+  })),
+  ...request.referenceAudios.map((r, i) => ({
+    where: `input.reference_audios[${i}]`,
+    kind: "audio" as const,
+    url: r.url
+  }))
 ]
 
 /** What is really known about one reference's content. */
@@ -78,14 +90,18 @@ export const checkReferenceMedia = (
       return {
         rule: "type",
         kind: item.kind,
-        message: `${item.where} is ${item.mimeType}; ${model} accepts reference ${PLURAL[item.kind]} of type ${c.mime_types.join(", ")}.`
+        message: `${item.where} is ${item.mimeType}; ${model} accepts reference ${PLURAL[item.kind]} of type ${
+          c.mime_types.join(", ")
+        }.`
       }
     }
     if (item.sizeBytes > c.max_bytes) {
       return {
         rule: "size",
         kind: item.kind,
-        message: `${item.where} has ${item.sizeBytes} bytes; ${model} accepts reference ${PLURAL[item.kind]} of at most ${c.max_bytes} bytes.`
+        message: `${item.where} has ${item.sizeBytes} bytes; ${model} accepts reference ${
+          PLURAL[item.kind]
+        } of at most ${c.max_bytes} bytes.`
       }
     }
     const ms = item.durationMs
@@ -118,7 +134,9 @@ export const checkReferenceMedia = (
       return {
         rule: "total",
         kind,
-        message: `The reference ${PLURAL[kind]} last ${seconds(total)} in all; ${model} accepts at most ${bound(max)} in all.`
+        message: `The reference ${PLURAL[kind]} last ${seconds(total)} in all; ${model} accepts at most ${
+          bound(max)
+        } in all.`
       }
     }
   }
@@ -136,7 +154,9 @@ export interface UploadRule {
  * one enabled video model accepts for the kind; the model of a task applies
  * its own, possibly narrower, rules when the upload is used.
  */
-export const uploadRules = (capabilities: ReadonlyArray<VideoModelCapability>): Partial<Record<MediaKind, UploadRule>> => {
+export const uploadRules = (
+  capabilities: ReadonlyArray<VideoModelCapability>
+): Partial<Record<MediaKind, UploadRule>> => {
   const rules: Partial<Record<MediaKind, { mimeTypes: Set<string>; maxBytes: number }>> = {}
   for (const capability of capabilities) {
     for (const kind of ["image", "video", "audio"] as const) {

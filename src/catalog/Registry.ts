@@ -1,11 +1,11 @@
 import { Context, Effect, Layer, ParseResult, Schema } from "effect"
+import { Channels } from "../channel/Channels.ts"
+import { AppConfig, ConfigurationError } from "../platform/AppConfig.ts"
+import { loadExtension } from "../platform/Extensions.ts"
 import { type ModelRoute, modelRoutes, type ModelSettings } from "../platform/Settings.ts"
 import { VideoFamily, type VideoModelCapability } from "./Capabilities.ts"
 import { ImageFamily, type ImageModelCapability } from "./ImageCapabilities.ts"
 import type { ImageModelRules } from "./ImageRequest.ts"
-import { AppConfig, ConfigurationError } from "../platform/AppConfig.ts"
-import { Channels } from "../channel/Channels.ts"
-import { loadExtension } from "../platform/Extensions.ts"
 import { routedOptions } from "./RoutedOptions.ts"
 
 /** A model as the gateway serves it: the plugin's capabilities with the operator's settings. */
@@ -84,7 +84,11 @@ export class Registry extends Context.Tag("Registry")<Registry, RegistryService>
           const common = { family: family.family, ownedBy: family.owned_by, settings, routes, price }
           if (family.type === "image") {
             const providerOptions = yield* routedOptions(channels, capability.id, "image", {}, routes)
-            servedImages.set(capability.id, { ...common, capability: capability as ImageModelCapability, providerOptions })
+            servedImages.set(capability.id, {
+              ...common,
+              capability: capability as ImageModelCapability,
+              providerOptions
+            })
           } else {
             const video = capability as VideoModelCapability
             const options = yield* routedOptions(channels, capability.id, "video", video.provider_options, routes)

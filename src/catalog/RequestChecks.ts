@@ -1,6 +1,12 @@
 import { Either } from "effect"
-import { InvalidRequest, type InvalidRequestCode, UnsupportedModel, type UnsupportedModelCode, type ValidationError } from "./Errors.ts"
 import type { OptionField } from "./Capabilities.ts"
+import {
+  InvalidRequest,
+  type InvalidRequestCode,
+  UnsupportedModel,
+  type UnsupportedModelCode,
+  type ValidationError
+} from "./Errors.ts"
 
 /**
  * The building blocks of the request validators derived from capability
@@ -16,7 +22,9 @@ const isUnsupportedModel = (code: string): code is UnsupportedModelCode =>
   code === "unsupported_video_model" || code === "unsupported_image_model"
 
 export const fail = (code: InvalidRequestCode | UnsupportedModelCode, message: string): never => {
-  throw new Invalid(isUnsupportedModel(code) ? new UnsupportedModel({ code, message }) : new InvalidRequest({ code, message }))
+  throw new Invalid(
+    isUnsupportedModel(code) ? new UnsupportedModel({ code, message }) : new InvalidRequest({ code, message })
+  )
 }
 export const invalid = (message: string): never => fail("invalid_request", message)
 

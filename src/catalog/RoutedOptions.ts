@@ -26,18 +26,25 @@ export const routedOptions = (
     const declaredBy = new Map(Object.keys(family).map((ns) => [ns, "its family"]))
     for (const route of routes) {
       const channel = channels.get(route.channel)
-      if (channel === undefined) return yield* new ConfigurationError({ message: `${where}: unknown channel "${route.channel}"` })
+      if (channel === undefined) {
+        return yield* new ConfigurationError({ message: `${where}: unknown channel "${route.channel}"` })
+      }
       const adapter = channel.adapter
       if (!adapter.kinds.includes(kind)) {
         return yield* new ConfigurationError({
-          message: `${where}: channel "${route.channel}" (adapter "${adapter.name}") does not serve ${kind} models; it serves ${adapter.kinds.join(", ")}`
+          message:
+            `${where}: channel "${route.channel}" (adapter "${adapter.name}") does not serve ${kind} models; it serves ${
+              adapter.kinds.join(", ")
+            }`
         })
       }
       for (const [namespace, fields] of Object.entries(adapter.providerOptions[kind] ?? {})) {
         const earlier = options[namespace]
         if (earlier !== undefined && JSON.stringify(earlier) !== JSON.stringify(fields)) {
           return yield* new ConfigurationError({
-            message: `${where}: provider_options.${namespace} of adapter "${adapter.name}" differs from the one of ${declaredBy.get(namespace)}`
+            message: `${where}: provider_options.${namespace} of adapter "${adapter.name}" differs from the one of ${
+              declaredBy.get(namespace)
+            }`
           })
         }
         options[namespace] = fields

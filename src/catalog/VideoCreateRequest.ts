@@ -7,7 +7,9 @@ import { Schema } from "effect"
  */
 export const ReferenceSource = Schema.Struct({
   url: Schema.String.annotations({ description: "Absolute HTTP or HTTPS URL" }),
-  name: Schema.optional(Schema.String.annotations({ description: "Unique across all references; `@name` in the prompt" }))
+  name: Schema.optional(
+    Schema.String.annotations({ description: "Unique across all references; `@name` in the prompt" })
+  )
 })
 
 export const VideoInput = Schema.Struct({

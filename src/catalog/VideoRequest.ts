@@ -1,8 +1,17 @@
 import { Either } from "effect"
-import type { ValidationError } from "./Errors.ts"
-import { ReferenceSource, VideoCreateRequest, VideoInput, VideoOutput } from "./VideoCreateRequest.ts"
 import type { AspectRatio, ModeCapability, ReferenceMode, VideoModelCapability } from "./Capabilities.ts"
-import { checkDeclaredOptions, checkFields, fail, invalid, isHttpUrl, isObject, own, runChecks } from "./RequestChecks.ts"
+import type { ValidationError } from "./Errors.ts"
+import {
+  checkDeclaredOptions,
+  checkFields,
+  fail,
+  invalid,
+  isHttpUrl,
+  isObject,
+  own,
+  runChecks
+} from "./RequestChecks.ts"
+import { ReferenceSource, VideoCreateRequest, VideoInput, VideoOutput } from "./VideoCreateRequest.ts"
 
 /**
  * Validation of `POST /v1/video/tasks`, derived from a model's capability
@@ -79,7 +88,9 @@ const references = (where: string, value: unknown): ReadonlyArray<Reference> => 
 }
 
 const durationAllowed = (model: VideoModelCapability, d: number) =>
-  "values" in model.durations ? model.durations.values.includes(d) : d >= model.durations.min && d <= model.durations.max
+  "values" in model.durations
+    ? model.durations.values.includes(d)
+    : d >= model.durations.min && d <= model.durations.max
 
 const describeDurations = (model: VideoModelCapability) =>
   "values" in model.durations
@@ -169,7 +180,10 @@ const validate = (lookup: (id: string) => VideoModelCapability | undefined, body
   if (typeof body.model !== "string" || body.model.length === 0) return invalid(`"model" is required.`)
   if (body.operation === undefined) return invalid(`"operation" is required.`)
   if (typeof body.operation === "string" && UNSUPPORTED_OPERATIONS.has(body.operation)) {
-    return fail("unsupported_video_operation", `Operation "${body.operation}" is not supported for video; use "generation".`)
+    return fail(
+      "unsupported_video_operation",
+      `Operation "${body.operation}" is not supported for video; use "generation".`
+    )
   }
   if (body.operation !== "generation") return invalid(`"operation" must be "generation".`)
   const model = lookup(body.model)
@@ -222,7 +236,9 @@ const validate = (lookup: (id: string) => VideoModelCapability | undefined, body
   for (const ref of [...(image ? [image] : []), ...images, ...videos, ...audios]) {
     if (ref.name === undefined || ref.name.length === 0) continue
     if (model.max_reference_name_length !== undefined && [...ref.name].length > model.max_reference_name_length) {
-      invalid(`Reference name "${ref.name.slice(0, 20)}…" is longer than ${model.max_reference_name_length} characters.`)
+      invalid(
+        `Reference name "${ref.name.slice(0, 20)}…" is longer than ${model.max_reference_name_length} characters.`
+      )
     }
     if (names.has(ref.name)) invalid(`Reference name "${ref.name}" is used twice; names must be unique.`)
     names.add(ref.name)

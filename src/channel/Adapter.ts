@@ -17,8 +17,8 @@ import type { ImageUpstream, VideoUpstream } from "./Upstream.ts"
 
 export * from "./ChannelSettings.ts"
 export * from "./Generation.ts"
-export * from "./Upstream.ts"
 export { retryHintMs } from "./RetryHint.ts"
+export * from "./Upstream.ts"
 
 export const TaskKind = Schema.Literal("video", "image")
 export type TaskKind = typeof TaskKind.Type
@@ -27,7 +27,10 @@ export type TaskKind = typeof TaskKind.Type
  * `provider_options` namespaces and their fields, in the shape of a plugin's
  * capability table, added to every model routed to a channel of the adapter.
  */
-export const ProviderOptions = Schema.Record({ key: Schema.String, value: Schema.Record({ key: Schema.String, value: OptionField }) })
+export const ProviderOptions = Schema.Record({
+  key: Schema.String,
+  value: Schema.Record({ key: Schema.String, value: OptionField })
+})
 export type ProviderOptions = typeof ProviderOptions.Type
 
 /**

@@ -2,7 +2,14 @@ import { Context, Effect, Layer, ParseResult, Schema, Scope } from "effect"
 import { AppConfig, ConfigurationError } from "../platform/AppConfig.ts"
 import { loadExtension } from "../platform/Extensions.ts"
 import { LEGACY_CHANNEL } from "../platform/Settings.ts"
-import { type AnyAdapter, type ChannelPorts, type ChannelRunner, isAdapter, ProviderOptions, TaskKind } from "./Adapter.ts"
+import {
+  type AnyAdapter,
+  type ChannelPorts,
+  type ChannelRunner,
+  isAdapter,
+  ProviderOptions,
+  TaskKind
+} from "./Adapter.ts"
 import { ChannelSettings } from "./ChannelSettings.ts"
 import { isAsyncRunner } from "./Upstream.ts"
 
@@ -36,15 +43,22 @@ const loadAdapter = (name: string, ref: string) =>
   Effect.gen(function*() {
     const where = `channels.${name}.adapter`
     const exported = yield* loadExtension(ref, BUILTIN_ADAPTERS, "adapter", where)
-    const refused = (problem: string) => new ConfigurationError({ message: `config models.json: at ${where}: adapter "${ref}" ${problem}` })
+    const refused = (problem: string) =>
+      new ConfigurationError({ message: `config models.json: at ${where}: adapter "${ref}" ${problem}` })
     if (!isAdapter(exported)) return yield* refused("does not export defineAdapter(...) as its default")
-    if (!exported.kinds.every(Schema.is(TaskKind))) return yield* refused(`declares unknown kinds: ${(exported.kinds as ReadonlyArray<string>).join(", ")}`)
+    if (!exported.kinds.every(Schema.is(TaskKind))) {
+      return yield* refused(`declares unknown kinds: ${(exported.kinds as ReadonlyArray<string>).join(", ")}`)
+    }
     for (const kind of TaskKind.literals) {
       const options = exported.providerOptions[kind]
       if (options === undefined) continue
-      if (!exported.kinds.includes(kind)) return yield* refused(`declares ${kind} provider options but does not serve ${kind}`)
+      if (!exported.kinds.includes(kind)) {
+        return yield* refused(`declares ${kind} provider options but does not serve ${kind}`)
+      }
       yield* Schema.decodeUnknown(ProviderOptions, { onExcessProperty: "error" })(options).pipe(
-        Effect.mapError((e) => refused(`has invalid ${kind} provider options\n${ParseResult.TreeFormatter.formatErrorSync(e)}`))
+        Effect.mapError((e) =>
+          refused(`has invalid ${kind} provider options\n${ParseResult.TreeFormatter.formatErrorSync(e)}`)
+        )
       )
     }
     return exported
@@ -59,16 +73,29 @@ const loadChannel = (name: string, entry: Readonly<Record<string, unknown>>) =>
   Effect.gen(function*() {
     const ref = entry.adapter ?? (name === LEGACY_CHANNEL ? LEGACY_CHANNEL : undefined)
     if (typeof ref !== "string") {
-      return yield* new ConfigurationError({ message: `config models.json: at channels.${name}.adapter: is missing (the adapter this channel runs)` })
+      return yield* new ConfigurationError({
+        message: `config models.json: at channels.${name}.adapter: is missing (the adapter this channel runs)`
+      })
     }
     const adapter = yield* loadAdapter(name, ref)
     const schema = yield* Effect.try({
       try: () => Schema.extend(ChannelSettings, adapter.settings),
       catch: (e) =>
-        new ConfigurationError({ message: `adapter "${ref}": its settings Schema cannot be merged with the common settings (${(e as Error).message})` })
+        new ConfigurationError({
+          message: `adapter "${ref}": its settings Schema cannot be merged with the common settings (${
+            (e as Error).message
+          })`
+        })
     })
-    const settings = yield* Schema.decodeUnknown(schema, { onExcessProperty: "error", errors: "all" })({ ...entry, adapter: ref }).pipe(
-      Effect.mapError((e) => new ConfigurationError({ message: `config models.json: invalid channel "${name}"\n${formatIssues(`channels.${name}`, e)}` }))
+    const settings = yield* Schema.decodeUnknown(schema, { onExcessProperty: "error", errors: "all" })({
+      ...entry,
+      adapter: ref
+    }).pipe(
+      Effect.mapError((e) =>
+        new ConfigurationError({
+          message: `config models.json: invalid channel "${name}"\n${formatIssues(`channels.${name}`, e)}`
+        })
+      )
     )
     const channel: LoadedChannel = { name, adapter, settings: settings as LoadedChannel["settings"] }
     return channel
@@ -92,21 +119,30 @@ export class Channels extends Context.Tag("Channels")<Channels, ChannelsService>
       const make = (name: string) =>
         Effect.gen(function*() {
           const channel = byName.get(name)
-          if (channel === undefined) return yield* new ConfigurationError({ message: `channel "${name}" is not configured` })
+          if (channel === undefined) {
+            return yield* new ConfigurationError({ message: `channel "${name}" is not configured` })
+          }
           const runner = yield* channel.adapter.make(channel).pipe(
             Effect.provide(ports),
             Scope.extend(scope),
             Effect.catchAllDefect((defect) =>
-              new ConfigurationError({ message: `channel "${name}": adapter "${channel.adapter.name}" failed to start: ${String(defect)}` })
+              new ConfigurationError({
+                message: `channel "${name}": adapter "${channel.adapter.name}" failed to start: ${String(defect)}`
+              })
             )
           )
           const missing = channel.adapter.kinds.find((kind) =>
-            !isAsyncRunner(runner[kind]) && typeof (runner[kind] as { generate?: unknown } | undefined)?.generate !== "function"
+            !isAsyncRunner(runner[kind]) &&
+            typeof (runner[kind] as { generate?: unknown } | undefined)?.generate !== "function"
           )
           if (missing !== undefined) {
-            return yield* new ConfigurationError({ message: `channel "${name}": adapter "${channel.adapter.name}" gave no ${missing} runner` })
+            return yield* new ConfigurationError({
+              message: `channel "${name}": adapter "${channel.adapter.name}" gave no ${missing} runner`
+            })
           }
-          yield* Effect.logInfo("channel ready").pipe(Effect.annotateLogs({ channel: name, adapter: channel.adapter.name }))
+          yield* Effect.logInfo("channel ready").pipe(
+            Effect.annotateLogs({ channel: name, adapter: channel.adapter.name })
+          )
           return runner
         })
       // Once per channel, failures included: a second caller waits for the first make.

@@ -1,8 +1,8 @@
 import { Data, Effect, Stream } from "effect"
-import type { ValidVideoRequest } from "../catalog/VideoRequest.ts"
 import type { VideoModelCapability } from "../catalog/Capabilities.ts"
 import type { ImageModelCapability } from "../catalog/ImageCapabilities.ts"
 import type { ValidImageRequest } from "../catalog/ImageRequest.ts"
+import type { ValidVideoRequest } from "../catalog/VideoRequest.ts"
 
 /**
  * In-process generation, the part of the channel contract (Adapter.ts) the
@@ -90,7 +90,8 @@ export const eventStream = <R>(run: (report: Reporter) => Effect.Effect<void, Ge
   Stream.asyncScoped<GenerationEvent, GenerationError, R>((emit) =>
     Effect.forkScoped(
       run({
-        progress: (percent) => Effect.promise(() => emit.single(GenerationEvent.Progress({ percent: Math.floor(percent) }))),
+        progress: (percent) =>
+          Effect.promise(() => emit.single(GenerationEvent.Progress({ percent: Math.floor(percent) }))),
         output: (output) => Effect.promise(() => emit.single(GenerationEvent.Output(output)))
       }).pipe(
         Effect.matchCauseEffect({

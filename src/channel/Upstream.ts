@@ -54,7 +54,9 @@ export const UpstreamState = Data.taggedEnum<UpstreamState>()
 export interface AsyncRunner<J> {
   readonly submit: (job: J) => Effect.Effect<SubmitOutcome, GenerationError>
   /** The states of many upstream tasks in one call where the protocol allows; ids missing from the map are Unknown. */
-  readonly poll: (upstreamIds: ReadonlyArray<string>) => Effect.Effect<ReadonlyMap<string, UpstreamState>, GenerationError>
+  readonly poll: (
+    upstreamIds: ReadonlyArray<string>
+  ) => Effect.Effect<ReadonlyMap<string, UpstreamState>, GenerationError>
   /** The bytes of one result; the engine caps their size. */
   readonly fetchResult: (ref: ResultRef) => Stream.Stream<Uint8Array, GenerationError>
   /**

@@ -45,24 +45,26 @@ const KEYS = {
  * Runs `effect` with a client for these options; `needs` names the keys the
  * command cannot work without, which are a usage error when missing.
  */
-export const withGateway = (options: Common, needs: ReadonlyArray<"model" | "resource">) =>
-<A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.gen(function*() {
-    const config: GatewayClientConfig = {
-      baseUrl: options.baseUrl,
-      modelToken: Option.getOrUndefined(options.modelToken),
-      resourceKey: Option.getOrUndefined(options.resourceKey)
-    }
-    for (const need of needs) {
-      if ((need === "model" ? config.modelToken : config.resourceKey) === undefined) {
-        return yield* new UsageError({ message: `This command needs ${KEYS[need]}.` })
+export const withGateway =
+  (options: Common, needs: ReadonlyArray<"model" | "resource">) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+    Effect.gen(function*() {
+      const config: GatewayClientConfig = {
+        baseUrl: options.baseUrl,
+        modelToken: Option.getOrUndefined(options.modelToken),
+        resourceKey: Option.getOrUndefined(options.resourceKey)
       }
-    }
-    if (!/^https?:\/\/[^/]/i.test(config.baseUrl)) {
-      return yield* new UsageError({ message: `--base-url must be an http(s) URL, not ${JSON.stringify(config.baseUrl)}.` })
-    }
-    return yield* Effect.provide(effect, GatewayClient.layer(config))
-  })
+      for (const need of needs) {
+        if ((need === "model" ? config.modelToken : config.resourceKey) === undefined) {
+          return yield* new UsageError({ message: `This command needs ${KEYS[need]}.` })
+        }
+      }
+      if (!/^https?:\/\/[^/]/i.test(config.baseUrl)) {
+        return yield* new UsageError({
+          message: `--base-url must be an http(s) URL, not ${JSON.stringify(config.baseUrl)}.`
+        })
+      }
+      return yield* Effect.provide(effect, GatewayClient.layer(config))
+    })
 
 /** A flag holding a JSON object (`--metadata`, `--provider-options`). */
 export const jsonObject = (flag: string, value: Option.Option<string>) =>

@@ -14,13 +14,24 @@ const imageOptions = {
   prompt: Options.text("prompt").pipe(Options.withDescription("What to draw, or how to change the images.")),
   count: Options.integer("count").pipe(Options.optional, Options.withDescription("Number of images (output.count).")),
   size: Options.text("size").pipe(Options.optional, Options.withDescription("<width>x<height>, e.g. 1024x1024.")),
-  quality: Options.text("quality").pipe(Options.optional, Options.withDescription("Quality level of the model's table.")),
-  format: Options.text("format").pipe(Options.optional, Options.withDescription("png, jpeg or webp, as the model allows."))
+  quality: Options.text("quality").pipe(
+    Options.optional,
+    Options.withDescription("Quality level of the model's table.")
+  ),
+  format: Options.text("format").pipe(
+    Options.optional,
+    Options.withDescription("png, jpeg or webp, as the model allows.")
+  )
 }
 
-type ImageOptions = Common & {
-  readonly [K in "idempotencyKey" | "clientReferenceId" | "metadata" | "providerOptions" | "size" | "quality" | "format"]: Option.Option<string>
-} & { readonly model: string; readonly prompt: string; readonly count: Option.Option<number> }
+type ImageOptions =
+  & Common
+  & {
+    readonly [
+      K in "idempotencyKey" | "clientReferenceId" | "metadata" | "providerOptions" | "size" | "quality" | "format"
+    ]: Option.Option<string>
+  }
+  & { readonly model: string; readonly prompt: string; readonly count: Option.Option<number> }
 
 /** The JSON form's body from the flags; `input` holds the edit's image URLs. */
 const jsonRequest = (o: ImageOptions, operation: "generation" | "edit", input: Partial<ImageTaskRequest["input"]>) =>
@@ -53,8 +64,8 @@ const create = Command.make("create", imageOptions, (o) =>
     })
     yield* finishCreate(o, "image", reply, o)
   }).pipe(withGateway(o, follows(o) ? ["model", "resource"] : ["model"]))).pipe(
-  Command.withDescription("Create an image task (generation).")
-)
+    Command.withDescription("Create an image task (generation).")
+  )
 
 const edit = Command.make("edit", {
   ...imageOptions,
@@ -62,7 +73,10 @@ const edit = Command.make("edit", {
     Options.repeated,
     Options.withDescription("Source image, a local file or an http(s) URL; repeatable, at least one.")
   ),
-  mask: Options.text("mask").pipe(Options.optional, Options.withDescription("Mask (transparent where to edit), file or URL."))
+  mask: Options.text("mask").pipe(
+    Options.optional,
+    Options.withDescription("Mask (transparent where to edit), file or URL.")
+  )
 }, (o) => {
   const mask = Option.getOrUndefined(o.mask)
   const all = [...o.image, ...(mask === undefined ? [] : [mask])]
@@ -74,13 +88,17 @@ const edit = Command.make("edit", {
     if (o.image.length === 0) return yield* new UsageError({ message: "image edit needs at least one --image." })
     const idempotencyKey = Option.getOrUndefined(o.idempotencyKey)
     if (asForm) {
-      const form = yield* imageEditForm({
-        model: o.model,
-        prompt: o.prompt,
-        size: Option.getOrUndefined(o.size),
-        quality: Option.getOrUndefined(o.quality),
-        output_format: Option.getOrUndefined(o.format)
-      }, o.image, mask)
+      const form = yield* imageEditForm(
+        {
+          model: o.model,
+          prompt: o.prompt,
+          size: Option.getOrUndefined(o.size),
+          quality: Option.getOrUndefined(o.quality),
+          output_format: Option.getOrUndefined(o.format)
+        },
+        o.image,
+        mask
+      )
       return yield* finishCreate(o, "image", yield* createImageTask(form, { idempotencyKey }), o)
     }
     // Otherwise the local files go through the image pre-upload and the JSON form names their URLs.
@@ -90,7 +108,10 @@ const edit = Command.make("edit", {
     const uploaded = [...stored.images]
     const images = o.image.map((v) => ({ url: isUrl(v) ? v : uploaded.shift()! }))
     const maskUrl = mask === undefined ? undefined : isUrl(mask) ? mask : stored.mask!
-    const request = yield* jsonRequest(o, "edit", { images, ...(maskUrl === undefined ? {} : { mask: { url: maskUrl } }) })
+    const request = yield* jsonRequest(o, "edit", {
+      images,
+      ...(maskUrl === undefined ? {} : { mask: { url: maskUrl } })
+    })
     yield* finishCreate(o, "image", yield* createImageTask(request, { idempotencyKey }), o)
   }).pipe(withGateway(o, follows(o) || (local.length > 0 && !asForm) ? ["model", "resource"] : ["model"]))
 }).pipe(

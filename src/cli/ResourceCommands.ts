@@ -8,30 +8,40 @@ import { uploadWithProgress } from "./UploadFlow.ts"
 
 export const models = Command.make("models", {
   ...common,
-  type: Options.choice("type", ["video", "image"]).pipe(Options.optional, Options.withDescription("Only video or only image models."))
+  type: Options.choice("type", ["video", "image"]).pipe(
+    Options.optional,
+    Options.withDescription("Only video or only image models.")
+  )
 }, (o) =>
   Effect.gen(function*() {
     const list = yield* listModels
     const data = list.data.filter((m) => Option.isNone(o.type) || m.type === o.type.value)
     yield* output(o, { ...list, data }, () =>
       data.map((m) =>
-        `${m.id.padEnd(32)} ${m.type.padEnd(5)} ${m.family.padEnd(6)} ${m.pricing.effective_price} credits/${m.pricing.unit}`
+        `${m.id.padEnd(32)} ${m.type.padEnd(5)} ${
+          m.family.padEnd(6)
+        } ${m.pricing.effective_price} credits/${m.pricing.unit}`
       ))
   }).pipe(withGateway(o, Option.isSome(o.modelToken) ? [] : ["resource"]))).pipe(
-  Command.withDescription("List the models you can use, with their capabilities (--json) and prices.")
-)
+    Command.withDescription("List the models you can use, with their capabilities (--json) and prices.")
+  )
 
 export const upload = Command.make("upload", {
   ...common,
-  files: Args.text({ name: "file" }).pipe(Args.atLeast(1), Args.withDescription("PNG, JPEG, WebP, MP4, MOV, MP3 or WAV files."))
+  files: Args.text({ name: "file" }).pipe(
+    Args.atLeast(1),
+    Args.withDescription("PNG, JPEG, WebP, MP4, MOV, MP3 or WAV files.")
+  )
 }, (o) =>
   Effect.gen(function*() {
     const uploaded = yield* uploadWithProgress(o, o.files)
-    yield* output(o, { object: "media.upload.list", data: uploaded.map(({ file: _file, ...item }) => item) }, () =>
-      uploaded.map((u) => `${u.file.path}  ${u.kind} ${u.mime_type} ${u.size_bytes} B  ${u.url}`))
+    yield* output(o, {
+      object: "media.upload.list",
+      data: uploaded.map(({ file: _file, ...item }) => item)
+    }, () => uploaded.map((u) => `${u.file.path}  ${u.kind} ${u.mime_type} ${u.size_bytes} B  ${u.url}`))
   }).pipe(withGateway(o, ["resource"]))).pipe(
-  Command.withDescription("Upload reference media through the three-step flow and print the confirmed URLs.")
-)
+    Command.withDescription("Upload reference media through the three-step flow and print the confirmed URLs.")
+  )
 
 const assetId = Args.text({ name: "asset_id" })
 
@@ -64,12 +74,16 @@ const get = Command.make("get", { ...common, assetId }, (o) =>
 const download = Command.make("download", {
   ...common,
   assetId,
-  out: Options.directory("out").pipe(Options.withDefault("."), Options.withDescription("Directory to write into (default .)."))
+  out: Options.directory("out").pipe(
+    Options.withDefault("."),
+    Options.withDescription("Directory to write into (default .).")
+  )
 }, (o) =>
   Effect.gen(function*() {
     const progress = makeProgress({ json: o.json, step: 10 })
     const file = yield* downloadAsset(o.assetId, o.out, {
-      onProgress: (received, total) => progress.update(total === undefined ? 0 : (received / total) * 100, `downloading ${o.assetId}`)
+      onProgress: (received, total) =>
+        progress.update(total === undefined ? 0 : (received / total) * 100, `downloading ${o.assetId}`)
     }).pipe(Effect.ensuring(Effect.sync(progress.done)))
     yield* output(o, { id: o.assetId, file }, () => [file])
   }).pipe(withGateway(o, ["resource"]))).pipe(Command.withDescription("Download an asset's file."))
@@ -79,8 +93,8 @@ const remove = Command.make("delete", { ...common, assetId }, (o) =>
     const deleted = yield* deleteAsset(o.assetId)
     yield* output(o, deleted, () => [`${deleted.id} deleted`])
   }).pipe(withGateway(o, ["resource"]))).pipe(
-  Command.withDescription("Delete an asset's file from storage (the task keeps its result item).")
-)
+    Command.withDescription("Delete an asset's file from storage (the task keeps its result item).")
+  )
 
 export const assets = Command.make("assets").pipe(
   Command.withDescription("Your tasks' result files."),

@@ -14,7 +14,9 @@ export interface FinishOptions {
 }
 
 const resultUrls = (task: AnyTask) =>
-  task.result === null ? [] : ("videos" in task.result ? task.result.videos : task.result.images).map((item) => item.url)
+  task.result === null
+    ? []
+    : ("videos" in task.result ? task.result.videos : task.result.images).map((item) => item.url)
 
 /** What a finished command prints: `{ task, files }` with `--json`, else the task's state and its files or URLs. */
 export const printTask = (options: Common, task: AnyTask, files: ReadonlyArray<string>) =>
@@ -59,7 +61,12 @@ export const watchTask = (
   })
 
 /** After a create: print the queued task, or watch it with `--wait` / `--out`. */
-export const finishCreate = <T extends AnyTask>(options: Common, kind: TaskKind, reply: TaskReply<T>, finish: FinishOptions) =>
+export const finishCreate = <T extends AnyTask>(
+  options: Common,
+  kind: TaskKind,
+  reply: TaskReply<T>,
+  finish: FinishOptions
+) =>
   finish.wait || Option.isSome(finish.out)
     ? watchTask(options, kind, reply.task.id, finish, reply.retryAfter)
     : printTask(options, reply.task, [])

@@ -19,7 +19,8 @@ const kindOf = (kind: Option.Option<TaskKind>, id: string) =>
     ? Effect.succeed(kind.value)
     : getTask("video", id).pipe(
       Effect.as("video" as TaskKind),
-      Effect.catchIf((e) => e._tag === "GatewayError" && e.code === "task_not_found", () => Effect.succeed("image" as TaskKind))
+      Effect.catchIf((e) => e._tag === "GatewayError" && e.code === "task_not_found", () =>
+        Effect.succeed("image" as TaskKind))
     )
 
 const list = Command.make("list", {
@@ -50,12 +51,20 @@ const get = Command.make("get", { ...common, kind: kindOption, taskId }, (o) =>
     yield* printTask(o, task, [])
   }).pipe(withGateway(o, ["resource"]))).pipe(Command.withDescription("Show a task."))
 
-const watch = Command.make("watch", { ...common, kind: kindOption, taskId, out: createOptions.out, timeout: createOptions.timeout }, (o) =>
+const watch = Command.make("watch", {
+  ...common,
+  kind: kindOption,
+  taskId,
+  out: createOptions.out,
+  timeout: createOptions.timeout
+}, (o) =>
   Effect.gen(function*() {
     yield* watchTask(o, yield* kindOf(o.kind, o.taskId), o.taskId, o)
   }).pipe(withGateway(o, ["resource"]))).pipe(
-  Command.withDescription("Follow a task with progress until it ends; --out downloads its results. Exit 1 if it failed.")
-)
+    Command.withDescription(
+      "Follow a task with progress until it ends; --out downloads its results. Exit 1 if it failed."
+    )
+  )
 
 export const tasks = Command.make("tasks").pipe(
   Command.withDescription("Your video and image tasks."),

@@ -15,13 +15,21 @@ export const createOptions = {
     Options.optional,
     Options.withDescription("Idempotency-Key: sending the same request again with it returns the same task.")
   ),
-  clientReferenceId: Options.text("client-reference-id").pipe(Options.optional, Options.withDescription("Your own reference, echoed.")),
-  metadata: Options.text("metadata").pipe(Options.optional, Options.withDescription("A JSON object echoed in queries and webhooks.")),
+  clientReferenceId: Options.text("client-reference-id").pipe(
+    Options.optional,
+    Options.withDescription("Your own reference, echoed.")
+  ),
+  metadata: Options.text("metadata").pipe(
+    Options.optional,
+    Options.withDescription("A JSON object echoed in queries and webhooks.")
+  ),
   providerOptions: Options.text("provider-options").pipe(
     Options.optional,
     Options.withDescription(`provider_options as JSON, e.g. '{"sandbox":{"outcome":"fail","delay_ms":3000}}'.`)
   ),
-  wait: Options.boolean("wait").pipe(Options.withDescription("Wait for the task, with progress, and print the outcome.")),
+  wait: Options.boolean("wait").pipe(
+    Options.withDescription("Wait for the task, with progress, and print the outcome.")
+  ),
   out: Options.directory("out").pipe(
     Options.optional,
     Options.withDescription("Download the results into this directory (implies --wait).")
@@ -38,9 +46,18 @@ const create = Command.make("create", {
   model: Options.text("model").pipe(Options.withDescription("Video model ID (see `mtg models`).")),
   prompt: Options.text("prompt").pipe(Options.withDescription("What to generate; name references as @name.")),
   duration: Options.integer("duration").pipe(Options.withDescription("Seconds (bounds per model).")),
-  aspectRatio: Options.text("aspect-ratio").pipe(Options.optional, Options.withDescription("e.g. 16:9 (default), 9:16, 1:1.")),
-  image: reference("image", "Reference image, a local file or an http(s) URL; repeatable. In frame mode the first is the first frame."),
-  lastFrame: Options.text("last-frame").pipe(Options.optional, Options.withDescription("Last frame (frame mode), file or URL.")),
+  aspectRatio: Options.text("aspect-ratio").pipe(
+    Options.optional,
+    Options.withDescription("e.g. 16:9 (default), 9:16, 1:1.")
+  ),
+  image: reference(
+    "image",
+    "Reference image, a local file or an http(s) URL; repeatable. In frame mode the first is the first frame."
+  ),
+  lastFrame: Options.text("last-frame").pipe(
+    Options.optional,
+    Options.withDescription("Last frame (frame mode), file or URL.")
+  ),
   video: reference("video", "Reference video (media mode), file or URL; repeatable."),
   audio: reference("audio", "Reference audio (media mode), file or URL; repeatable."),
   mode: Options.choice("mode", ["frame", "images", "media"]).pipe(
@@ -57,7 +74,9 @@ const create = Command.make("create", {
     mode: Option.getOrUndefined(o.mode)
   }
   // The resource key is needed only to upload files and to follow the task.
-  const local = [...flags.images, ...Option.toArray(o.lastFrame), ...flags.videos, ...flags.audios].some((v) => !isUrl(v))
+  const local = [...flags.images, ...Option.toArray(o.lastFrame), ...flags.videos, ...flags.audios].some((v) =>
+    !isUrl(v)
+  )
   const follows = o.wait || Option.isSome(o.out) || local
   return Effect.gen(function*() {
     // The flags are checked before any file is uploaded.

@@ -33,7 +33,9 @@ export const placeReferences = (flags: ReferenceFlags, url: (value: string) => s
     const refs = (values: ReadonlyArray<string>) => values.map((value) => ({ url: url(value) }))
     const positional = mode === undefined || mode === "frame"
     if (flags.lastFrame !== undefined && !positional) {
-      return yield* new UsageError({ message: `--last-frame is for frame mode; in ${mode} mode give every image with --image.` })
+      return yield* new UsageError({
+        message: `--last-frame is for frame mode; in ${mode} mode give every image with --image.`
+      })
     }
     if (flags.lastFrame !== undefined && flags.images.length !== 1) {
       return yield* new UsageError({ message: "--last-frame needs exactly one --image, the first frame." })

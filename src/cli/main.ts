@@ -9,6 +9,8 @@ import { withPlainConsole } from "./PlainConsole.ts"
  * is set rather than forced, so output still being written is not cut; a
  * handle left open cannot hold the process past a second.
  */
-const code = await Effect.runPromise(runCli(process.argv).pipe(withPlainConsole, Effect.provide(Layer.merge(NodeContext.layer, NodeClientLive))))
+const code = await Effect.runPromise(
+  runCli(process.argv).pipe(withPlainConsole, Effect.provide(Layer.merge(NodeContext.layer, NodeClientLive)))
+)
 process.exitCode = code
 setTimeout(() => process.exit(code), 1000).unref()

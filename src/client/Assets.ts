@@ -1,6 +1,6 @@
 import { Effect } from "effect"
 import type { ApiClient } from "./Client.ts"
-import { downloadResult, type DownloadOptions } from "./Download.ts"
+import { type DownloadOptions, downloadResult } from "./Download.ts"
 import { withClient } from "./Tasks.ts"
 
 export type AssetListParams = Parameters<ApiClient["assets"]["listAssets"]>[0]["urlParams"]
@@ -12,7 +12,8 @@ export const listAssets = (params: AssetListParams = {}) =>
 export const getAsset = (id: string) => withClient((c) => c.assets.getAsset({ path: { asset_id: id } }), "resource")
 
 /** Removes the asset's bytes from storage; the task keeps its result item, whose URL stops working. */
-export const deleteAsset = (id: string) => withClient((c) => c.assets.deleteAsset({ path: { asset_id: id } }), "resource")
+export const deleteAsset = (id: string) =>
+  withClient((c) => c.assets.deleteAsset({ path: { asset_id: id } }), "resource")
 
 /**
  * Downloads an asset into `dir` through `GET /v1/assets/{id}/content` with the

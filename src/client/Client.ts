@@ -1,8 +1,8 @@
 import { HttpApiClient, HttpClient, HttpClientRequest } from "@effect/platform"
 import { Context, Effect, Layer } from "effect"
 import { GatewayClientApi } from "../ClientApi.ts"
-import { gatewayHttp } from "./Http.ts"
 import type { ClientError } from "./Errors.ts"
+import { gatewayHttp } from "./Http.ts"
 
 /** Where the gateway is and the caller's keys (spec: Authentication). */
 export interface GatewayClientConfig {
@@ -39,7 +39,9 @@ export interface GatewayClientService {
  * and downloads need. Needs an `HttpClient` (any runtime's); the helpers in
  * this folder take it from the context.
  */
-export class GatewayClient extends Context.Tag("media-task-gateway/GatewayClient")<GatewayClient, GatewayClientService>() {
+export class GatewayClient
+  extends Context.Tag("media-task-gateway/GatewayClient")<GatewayClient, GatewayClientService>()
+{
   static readonly make = (config: GatewayClientConfig) =>
     Effect.gen(function*() {
       const http = gatewayHttp(yield* HttpClient.HttpClient)

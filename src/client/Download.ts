@@ -1,9 +1,9 @@
 import { FileSystem, HttpClientRequest, Path } from "@effect/platform"
 import { Effect, Stream } from "effect"
 import type { UrlAuth } from "../tasks/Asset.ts"
-import type { AnyTask } from "./Tasks.ts"
 import { GatewayClient } from "./Client.ts"
 import { LocalFileError, NetworkError } from "./Errors.ts"
+import type { AnyTask } from "./Tasks.ts"
 
 /** What a download needs of a result item (spec: Video / Image result item) or an asset. */
 export interface Downloadable {
@@ -71,10 +71,13 @@ export const downloadResult = (item: Downloadable, dir: string, options: Downloa
     const cannotWrite = () => new LocalFileError({ path: target, message: "the file cannot be written" })
     yield* Effect.orElseFail(fs.makeDirectory(dir, { recursive: true }), cannotWrite)
     yield* response.stream.pipe(
-      Stream.tap((chunk) => Effect.sync(() => options.onProgress?.((received += chunk.byteLength), total))),
+      Stream.tap((chunk) => Effect.sync(() => options.onProgress?.(received += chunk.byteLength, total))),
       Stream.run(fs.sink(partial)),
       Effect.catchTag("SystemError", "BadArgument", () => Effect.fail(cannotWrite())),
-      Effect.catchTag("ResponseError", (e) => Effect.fail(new NetworkError({ url, message: `the download broke off: ${e.message}` })))
+      Effect.catchTag(
+        "ResponseError",
+        (e) => Effect.fail(new NetworkError({ url, message: `the download broke off: ${e.message}` }))
+      )
     )
     yield* Effect.orElseFail(fs.rename(partial, target), cannotWrite)
     return target

@@ -25,7 +25,11 @@ export const errorFromResponse = (response: HttpClientResponse.HttpClientRespons
     const body = decodeErrorBody(text)
     if (Either.isRight(body)) {
       const { error } = body.right
-      return new GatewayError({ status: response.status, ...error, ...(retry_after === undefined ? {} : { retry_after }) })
+      return new GatewayError({
+        status: response.status,
+        ...error,
+        ...(retry_after === undefined ? {} : { retry_after })
+      })
     }
     const excerpt = text.replace(/\s+/g, " ").trim().slice(0, 200)
     return new GatewayError({
@@ -39,7 +43,10 @@ export const errorFromResponse = (response: HttpClientResponse.HttpClientRespons
   })
 
 const networkError = (error: HttpClientError.RequestError) =>
-  new NetworkError({ url: error.request.url, message: String((error.cause as Error | undefined)?.message ?? error.message) })
+  new NetworkError({
+    url: error.request.url,
+    message: String((error.cause as Error | undefined)?.message ?? error.message)
+  })
 
 /**
  * The HTTP client every call of the typed client goes through: a 2xx answer
@@ -76,7 +83,9 @@ export const normalize = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effec
     if (ParseResult.isParseError(error)) {
       return Effect.fail(unexpected(`The answer does not match the contract: ${error.message}`))
     }
-    if (Predicate.isTagged(error, "RequestError")) return Effect.fail(networkError(error as HttpClientError.RequestError))
+    if (Predicate.isTagged(error, "RequestError")) {
+      return Effect.fail(networkError(error as HttpClientError.RequestError))
+    }
     const message = Predicate.hasProperty(error, "message") ? String(error.message) : String(error)
     return Effect.fail(unexpected(message))
   })

@@ -1,7 +1,7 @@
 import { FileSystem, Path } from "@effect/platform"
 import { Effect, Option } from "effect"
 import { fileTypeFromBuffer } from "file-type"
-import { INSPECTABLE_TYPES, inspectable, normalizeMimeType, type UploadKind } from "../media/MediaTypes.ts"
+import { inspectable, INSPECTABLE_TYPES, normalizeMimeType, type UploadKind } from "../media/MediaTypes.ts"
 import { LocalFileError } from "./Errors.ts"
 
 /** A local file ready to be declared to the gateway. */
@@ -39,9 +39,10 @@ export const describeFile = (filePath: string) =>
     const head = yield* Effect.scoped(Effect.flatMap(fs.open(filePath), (file) => file.readAlloc(HEAD_BYTES))).pipe(
       Effect.catchAll(() => fail("the file cannot be read"))
     )
-    const sniffed = yield* Effect.tryPromise(() => fileTypeFromBuffer(Option.getOrElse(head, () => new Uint8Array()))).pipe(
-      Effect.orElseSucceed(() => undefined)
-    )
+    const sniffed = yield* Effect.tryPromise(() => fileTypeFromBuffer(Option.getOrElse(head, () => new Uint8Array())))
+      .pipe(
+        Effect.orElseSucceed(() => undefined)
+      )
     const filename = path.basename(filePath)
     const mimeType = sniffed === undefined ? byExtension(filename) : normalizeMimeType(sniffed.mime)
     const type = mimeType === undefined ? undefined : inspectable(mimeType)

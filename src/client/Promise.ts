@@ -1,6 +1,6 @@
 import { Cause, type Effect, Exit, Layer, ManagedRuntime } from "effect"
-import type { TaskKind } from "../tasks/Task.ts"
 import { NodeClientLive } from "../runtime/node/NodeClient.ts"
+import type { TaskKind } from "../tasks/Task.ts"
 import * as Assets from "./Assets.ts"
 import { GatewayClient, type GatewayClientConfig } from "./Client.ts"
 import * as Download from "./Download.ts"
@@ -22,7 +22,10 @@ export interface CallOptions {
  */
 export const createClient = (config: GatewayClientConfig) => {
   const runtime = ManagedRuntime.make(GatewayClient.layer(config).pipe(Layer.provideMerge(NodeClientLive)))
-  const run = async <A, E>(effect: Effect.Effect<A, E, GatewayClient | NodeServices>, options?: CallOptions): Promise<A> => {
+  const run = async <A, E>(
+    effect: Effect.Effect<A, E, GatewayClient | NodeServices>,
+    options?: CallOptions
+  ): Promise<A> => {
     const exit = await runtime.runPromiseExit(effect, { signal: options?.signal })
     if (Exit.isSuccess(exit)) return exit.value
     if (Cause.isInterruptedOnly(exit.cause) && options?.signal?.aborted) throw options.signal.reason
@@ -37,9 +40,12 @@ export const createClient = (config: GatewayClientConfig) => {
     imageEditForm: (fields: ImageFiles.ImageEditFields, images: ReadonlyArray<string>, mask?: string) =>
       run(ImageFiles.imageEditForm(fields, images, mask)),
     getTask: <K extends TaskKind>(kind: K, id: string, options?: CallOptions) => run(Tasks.getTask(kind, id), options),
-    listVideoTasks: (params?: Tasks.VideoListParams, options?: CallOptions) => run(Tasks.listVideoTasks(params), options),
-    listImageTasks: (params?: Tasks.ImageListParams, options?: CallOptions) => run(Tasks.listImageTasks(params), options),
-    queryTasks: (kind: TaskKind, ids: ReadonlyArray<string>, options?: CallOptions) => run(Tasks.queryTasks(kind, ids), options),
+    listVideoTasks: (params?: Tasks.VideoListParams, options?: CallOptions) =>
+      run(Tasks.listVideoTasks(params), options),
+    listImageTasks: (params?: Tasks.ImageListParams, options?: CallOptions) =>
+      run(Tasks.listImageTasks(params), options),
+    queryTasks: (kind: TaskKind, ids: ReadonlyArray<string>, options?: CallOptions) =>
+      run(Tasks.queryTasks(kind, ids), options),
     listModels: (options?: CallOptions) => run(Tasks.listModels, options),
     waitForTask: <K extends TaskKind>(kind: K, id: string, options?: Wait.WaitOptions<Tasks.TaskOf<K>> & CallOptions) =>
       run(Wait.waitForTask(kind, id, options), options),

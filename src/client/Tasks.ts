@@ -1,8 +1,8 @@
 import type { HttpClientResponse } from "@effect/platform"
 import { Effect } from "effect"
+import type { VideoCreateRequest } from "../catalog/VideoCreateRequest.ts"
 import type { ImageCreateRequest } from "../tasks/Requests.ts"
 import type { ImageTask, TaskKind, VideoTask } from "../tasks/Task.ts"
-import type { VideoCreateRequest } from "../catalog/VideoCreateRequest.ts"
 import { type ApiClient, GatewayClient } from "./Client.ts"
 import { normalize, retryAfterSeconds } from "./Http.ts"
 
@@ -39,7 +39,10 @@ export const withClient = <A, E>(f: (client: ApiClient) => Effect.Effect<A, E>, 
 
 /** `POST /v1/video/tasks` with the model token; 202 with the queued task. */
 export const createVideoTask = (request: VideoTaskRequest, options?: CreateOptions) =>
-  withClient((c) => c.taskCreate.createVideoTask({ payload: request, headers: headers(options), withResponse: true }), "model")
+  withClient(
+    (c) => c.taskCreate.createVideoTask({ payload: request, headers: headers(options), withResponse: true }),
+    "model"
+  )
     .pipe(Effect.map(reply))
 
 /**

@@ -28,7 +28,9 @@ const put = (session: MediaUploadSession, file: LocalFile, report: (bytes: numbe
     const { http } = yield* GatewayClient
     const body = fs.stream(file.path).pipe(
       Stream.tap((chunk) => Effect.sync(() => report(chunk.byteLength))),
-      Stream.mapError(() => new LocalFileError({ path: file.path, message: "the file could not be read while uploading" }))
+      Stream.mapError(() =>
+        new LocalFileError({ path: file.path, message: "the file could not be read while uploading" })
+      )
     )
     const contentType = Object.entries(session.headers).find(([name]) => name.toLowerCase() === "content-type")?.[1]
     const request = HttpClientRequest.make(session.method)(session.upload_url).pipe(
@@ -48,7 +50,10 @@ const put = (session: MediaUploadSession, file: LocalFile, report: (bytes: numbe
  */
 const confirmedInOrder = (
   sessions: ReadonlyArray<MediaUploadSession>,
-  answer: { readonly data: ReadonlyArray<ConfirmedUpload>; readonly errors?: ReadonlyArray<{ id: string; code: string; message: string }> },
+  answer: {
+    readonly data: ReadonlyArray<ConfirmedUpload>
+    readonly errors?: ReadonlyArray<{ id: string; code: string; message: string }>
+  },
   files: ReadonlyArray<LocalFile>
 ) => {
   const byId = new Map(answer.data.map((item) => [item.id, item]))

@@ -22,8 +22,7 @@ const DEFAULT_INTERVAL_S = 5
 /** Consecutive network failures, 429s and 5xx answers a wait rides out before it gives up. */
 const MAX_TRANSIENT = 5
 
-const isTransient = (error: ClientError) =>
-  error._tag === "NetworkError" || error.status === 429 || error.status >= 500
+const isTransient = (error: ClientError) => error._tag === "NetworkError" || error.status === 429 || error.status >= 500
 
 /**
  * Polls a task until it succeeds (returns it) or fails (`TaskFailed` with the

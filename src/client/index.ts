@@ -9,11 +9,11 @@
  */
 export { GatewayApi } from "../Api.ts"
 export { GatewayClientApi } from "../ClientApi.ts"
-export type { ImageCreateRequest } from "../tasks/Requests.ts"
+export { NodeClientLive } from "../runtime/node/NodeClient.ts"
 export type { Asset } from "../tasks/Asset.ts"
+export type { ImageCreateRequest } from "../tasks/Requests.ts"
 export type { ImageTask, TaskKind, TaskStatus, VideoTask } from "../tasks/Task.ts"
 export type { ConfirmedUpload, ImageUploadList } from "../uploads/Upload.ts"
-export { NodeClientLive } from "../runtime/node/NodeClient.ts"
 export { deleteAsset, downloadAsset, getAsset, listAssets } from "./Assets.ts"
 export type { AssetListParams } from "./Assets.ts"
 export { type ApiClient, GatewayClient, type GatewayClientConfig, type GatewayClientService } from "./Client.ts"

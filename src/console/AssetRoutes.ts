@@ -49,7 +49,8 @@ export const assetContent = Effect.gen(function*() {
   // The stored filename is ours (task id and index), but quotes are dropped to keep the header well formed.
   const filename = asset.value.filename.replace(/["\\\r\n]/g, "")
   return yield* serveObject(asset.value.storageKey, {
-    notFound: () => new ConsoleError({ status: 404, code: "asset_not_found", message: "No such asset under this account." }),
+    notFound: () =>
+      new ConsoleError({ status: 404, code: "asset_not_found", message: "No such asset under this account." }),
     headers: {
       "content-disposition": `${download ? "attachment" : "inline"}; filename="${filename}"`,
       "cache-control": "private, no-store"

@@ -37,8 +37,10 @@ const describe = (session: Session) =>
 export const getSession = currentSession.pipe(
   Effect.flatMap(describe),
   Effect.map((body) => json({ ...body, signed_in: true })),
-  Effect.catchTag("ConsoleError", (e) =>
-    e.status === 401 ? Effect.succeed(json({ object: "console.session", signed_in: false })) : Effect.fail(e))
+  Effect.catchTag(
+    "ConsoleError",
+    (e) => e.status === 401 ? Effect.succeed(json({ object: "console.session", signed_in: false })) : Effect.fail(e)
+  )
 )
 
 const wrongKey = consoleError(
@@ -63,15 +65,24 @@ export const signIn = Effect.gen(function*() {
     const credential = yield* (yield* Accounts).authenticate(key)
     if (Option.isNone(credential)) return yield* wrongKey
     if (credential.value.kind !== "resource") {
-      return yield* consoleError(403, "resource_key_needed", "Sign in with a resource key (ak_…), not a model token or a webhook key.")
+      return yield* consoleError(
+        403,
+        "resource_key_needed",
+        "Sign in with a resource key (ak_…), not a model token or a webhook key."
+      )
     }
     session = yield* sessions.open("account", credential.value.accountId, credential.value.keyId)
   }
   const options = yield* cookieOptions
-  return HttpServerResponse.unsafeSetCookie(json({ ...(yield* describe(session)), signed_in: true }, 201), COOKIE, session.token, {
-    ...options,
-    maxAge: `${SESSION_TTL_S} seconds`
-  })
+  return HttpServerResponse.unsafeSetCookie(
+    json({ ...(yield* describe(session)), signed_in: true }, 201),
+    COOKIE,
+    session.token,
+    {
+      ...options,
+      maxAge: `${SESSION_TTL_S} seconds`
+    }
+  )
 })
 
 export const signOut = Effect.gen(function*() {
@@ -92,4 +103,3 @@ export const switchAccount = Effect.gen(function*() {
   yield* (yield* ConsoleSessions).switchAccount(session, account_id)
   return json({ ...(yield* describe({ ...session, accountId: account_id })), signed_in: true })
 })
-

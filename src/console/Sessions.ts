@@ -16,7 +16,6 @@ export interface Session {
   readonly expiresAt: number
 }
 
-
 /** Twelve hours: a working day, after which the console asks for the key again. */
 export const SESSION_TTL_S = 12 * 3600
 

@@ -70,7 +70,10 @@ export const indexPage = Effect.map(
       HttpServerResponse.text(NOT_BUILT, { status: 503, headers: headers("text/html; charset=utf-8", "no-store") })
 )
 
-const missing = HttpServerResponse.text("Not found", { status: 404, headers: headers("text/plain; charset=utf-8", "no-store") })
+const missing = HttpServerResponse.text("Not found", {
+  status: 404,
+  headers: headers("text/plain; charset=utf-8", "no-store")
+})
 
 /** Hashed bundle files never change under one name, so browsers may keep them. */
 export const bundleFile = Effect.gen(function*() {

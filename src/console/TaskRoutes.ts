@@ -31,8 +31,10 @@ const TaskLogParams = Schema.Struct({
 })
 
 /** The account a request may look at, with the session. */
-export const viewer = Effect.flatMap(currentSession, (session) =>
-  Effect.map(accountOf(session), (accountId) => ({ session, accountId })))
+export const viewer = Effect.flatMap(
+  currentSession,
+  (session) => Effect.map(accountOf(session), (accountId) => ({ session, accountId }))
+)
 
 /**
  * The task log, newest first. `Retry-After` names the polling interval the

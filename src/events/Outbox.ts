@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Context, Effect, Layer } from "effect"
-import { type EventType, makeEvent } from "./Event.ts"
 import { IdPrefix, newId } from "../platform/Ids.ts"
+import { type EventType, makeEvent } from "./Event.ts"
 
 /** The NOTIFY channel an outbox write signals on, so idle delivery workers look at once. */
 export const EVENTS_CHANNEL = "webhook_events"
@@ -39,7 +39,9 @@ export class Outbox extends Context.Tag("Outbox")<Outbox, {
             // json, not jsonb: the text is kept as written, so every attempt sends these bytes.
             yield* sql`
               INSERT INTO webhook_events (id, account_id, task_id, type, payload, status, next_attempt_at, created_at)
-              VALUES (${id}, ${accountId}, ${taskId}, ${type}, ${JSON.stringify(makeEvent(id, type, now, object))}::json,
+              VALUES (${id}, ${accountId}, ${taskId}, ${type}, ${
+              JSON.stringify(makeEvent(id, type, now, object))
+            }::json,
                 ${account?.deliver ? "pending" : "skipped"}, ${nowMs}, ${now})`
             // Inside a transaction the notification goes out at commit, when the row is visible.
             if (account?.deliver) yield* sql`SELECT pg_notify(${EVENTS_CHANNEL}, ${id})`

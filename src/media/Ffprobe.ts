@@ -14,12 +14,16 @@ export const DEFAULT_PROBE_FORMATS: ReadonlyArray<string> = ["mov", "mp4", "m4a"
  * count shows that samples are missing.
  */
 export const ffprobeArgs = (absolutePath: string, formats: ReadonlyArray<string>): Array<string> => [
-  "-v", "error",
+  "-v",
+  "error",
   "-hide_banner",
-  "-protocol_whitelist", "file",
-  "-format_whitelist", formats.join(","),
+  "-protocol_whitelist",
+  "file",
+  "-format_whitelist",
+  formats.join(","),
   "-count_packets",
-  "-print_format", "json",
+  "-print_format",
+  "json",
   "-show_format",
   "-show_streams",
   // The `file:` prefix stops a name like `http:x` or `concat:a|b` being read as a protocol.
@@ -73,7 +77,10 @@ export const mediaInfoFromFfprobe = (stdout: string): Either.Either<MediaInfo, P
     return promised !== undefined && read !== undefined && read < promised
   })
   if (cut) {
-    return fail("truncated", `a ${cut.codec_type ?? "media"} stream holds ${cut.nb_read_packets} of ${cut.nb_frames} packets`)
+    return fail(
+      "truncated",
+      `a ${cut.codec_type ?? "media"} stream holds ${cut.nb_read_packets} of ${cut.nb_frames} packets`
+    )
   }
 
   const isCoverArt = (s: RawStream) => num(s.disposition?.attached_pic) === 1
@@ -104,6 +111,8 @@ export const mediaInfoFromFfprobe = (stdout: string): Either.Either<MediaInfo, P
   if (!v && !a) return fail("no_media", "the file has neither a video nor an audio stream")
   if (!(candidate.durationMs > 0)) return fail("no_media", "the file has no duration")
   return Schema.decodeUnknownEither(MediaInfo)(candidate).pipe(
-    Either.mapLeft(() => new ProbeError({ reason: "unreadable", message: "the file's streams lack a codec, size or sample rate" }))
+    Either.mapLeft(() =>
+      new ProbeError({ reason: "unreadable", message: "the file's streams lack a codec, size or sample rate" })
+    )
   )
 }

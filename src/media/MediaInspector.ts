@@ -1,11 +1,11 @@
 import { Command, CommandExecutor, FileSystem, Path } from "@effect/platform"
 import { Context, Data, Duration, Effect, Either, Layer, Option, Schema } from "effect"
 import { fileTypeFromBuffer } from "file-type"
-import type { ProbeError } from "./MediaInfo.ts"
-import { inspectable, normalizeMimeType, type UploadKind } from "./MediaTypes.ts"
-import { ffprobeArgs, mediaInfoFromFfprobe } from "./Ffprobe.ts"
 import { MediaTools } from "../platform/MediaTools.ts"
 import { runTool } from "../platform/ToolProcess.ts"
+import { ffprobeArgs, mediaInfoFromFfprobe } from "./Ffprobe.ts"
+import type { ProbeError } from "./MediaInfo.ts"
+import { inspectable, normalizeMimeType, type UploadKind } from "./MediaTypes.ts"
 
 /** What a file really is, read from its bytes. */
 export interface Inspection {
@@ -67,14 +67,19 @@ const FORMATS: Record<string, ReadonlyArray<string>> = {
 }
 
 const imageArgs = (absolutePath: string, formats: ReadonlyArray<string>): Array<string> => [
-  "-v", "error",
+  "-v",
+  "error",
   "-hide_banner",
-  "-protocol_whitelist", "file",
-  "-format_whitelist", formats.join(","),
+  "-protocol_whitelist",
+  "file",
+  "-format_whitelist",
+  formats.join(","),
   // Decoding the frame proves the image whole; the pixel bound keeps a decompression bomb small.
-  "-max_pixels", String(MAX_IMAGE_PIXELS),
+  "-max_pixels",
+  String(MAX_IMAGE_PIXELS),
   "-count_frames",
-  "-print_format", "json",
+  "-print_format",
+  "json",
   "-show_streams",
   `file:${absolutePath}`
 ]
@@ -102,14 +107,20 @@ const fromProbe = (e: ProbeError, mimeType: string): InspectError => {
   const what = describeType(mimeType)
   switch (e.reason) {
     case "truncated":
-      return new InspectError({ reason: "truncated", message: `the file is cut short (${what} holding fewer samples than its header announces)` })
+      return new InspectError({
+        reason: "truncated",
+        message: `the file is cut short (${what} holding fewer samples than its header announces)`
+      })
     case "no_media":
       return new InspectError({ reason: "no_media", message: `the file has no audio or video stream with a duration` })
     case "unreadable":
       return new InspectError({ reason: "unreadable", message: `the file cannot be parsed as ${what}` })
     case "timeout":
     case "tool_failed":
-      return new InspectError({ reason: "unavailable", message: "the file could not be inspected right now; try again" })
+      return new InspectError({
+        reason: "unavailable",
+        message: "the file could not be inspected right now; try again"
+      })
   }
 }
 
@@ -122,9 +133,17 @@ const fromProbe = (e: ProbeError, mimeType: string): InspectError => {
 export class MediaInspector extends Context.Tag("MediaInspector")<MediaInspector, {
   readonly sniff: (head: Uint8Array) => Effect.Effect<Option.Option<Sniffed>>
   /** Probes a file already sniffed as a type the inspector reads. */
-  readonly probe: (filePath: string, sniffed: Sniffed & { readonly kind: UploadKind }, sizeBytes: number) => Effect.Effect<Inspection, InspectError>
+  readonly probe: (
+    filePath: string,
+    sniffed: Sniffed & { readonly kind: UploadKind },
+    sizeBytes: number
+  ) => Effect.Effect<Inspection, InspectError>
   /** Sniffs `head` (the file's first bytes, up to SNIFF_BYTES) and probes the file. */
-  readonly inspectFile: (filePath: string, head: Uint8Array, sizeBytes: number) => Effect.Effect<Inspection, InspectError>
+  readonly inspectFile: (
+    filePath: string,
+    head: Uint8Array,
+    sizeBytes: number
+  ) => Effect.Effect<Inspection, InspectError>
   readonly inspectBytes: (bytes: Uint8Array) => Effect.Effect<Inspection, InspectError>
 }>() {
   static readonly layer = Layer.effect(
@@ -138,7 +157,9 @@ export class MediaInspector extends Context.Tag("MediaInspector")<MediaInspector
       const ffprobe = (args: Array<string>) =>
         runTool(Command.make(tools.ffprobePath, ...args), { timeout: PROBE_TIMEOUT }).pipe(
           Effect.provideService(CommandExecutor.CommandExecutor, executor),
-          Effect.mapError(() => new InspectError({ reason: "unavailable", message: "the file could not be inspected right now; try again" }))
+          Effect.mapError(() =>
+            new InspectError({ reason: "unavailable", message: "the file could not be inspected right now; try again" })
+          )
         )
 
       const sniff = (head: Uint8Array) =>
@@ -151,17 +172,28 @@ export class MediaInspector extends Context.Tag("MediaInspector")<MediaInspector
           Effect.orElseSucceed(() => Option.none<Sniffed>())
         )
 
-      const probeImage = (filePath: string, mimeType: string, sizeBytes: number): Effect.Effect<Inspection, InspectError> =>
+      const probeImage = (
+        filePath: string,
+        mimeType: string,
+        sizeBytes: number
+      ): Effect.Effect<Inspection, InspectError> =>
         Effect.gen(function*() {
           const run = yield* ffprobe(imageArgs(path.resolve(filePath), FORMATS[mimeType]!))
           const decoded = Schema.decodeUnknownEither(RawImage)(run.stdout)
-          const stream = Either.isRight(decoded) ? decoded.right.streams.find((s) => s.codec_type === "video") : undefined
+          const stream = Either.isRight(decoded)
+            ? decoded.right.streams.find((s) => s.codec_type === "video")
+            : undefined
           const width = positive(stream?.width)
           const height = positive(stream?.height)
-          if (run.exitCode !== 0 || stream === undefined || width === undefined || height === undefined || !positive(stream.nb_read_frames)) {
+          if (
+            run.exitCode !== 0 || stream === undefined || width === undefined || height === undefined ||
+            !positive(stream.nb_read_frames)
+          ) {
             return yield* new InspectError({
               reason: "unreadable",
-              message: `the file cannot be decoded as ${describeType(mimeType)} (or it is larger than ${MAX_IMAGE_PIXELS / 1024 / 1024} megapixels)`
+              message: `the file cannot be decoded as ${describeType(mimeType)} (or it is larger than ${
+                MAX_IMAGE_PIXELS / 1024 / 1024
+              } megapixels)`
             })
           }
           return { kind: "image" as const, mimeType, sizeBytes, width, height }
@@ -176,7 +208,10 @@ export class MediaInspector extends Context.Tag("MediaInspector")<MediaInspector
         Effect.gen(function*() {
           const run = yield* ffprobe(ffprobeArgs(path.resolve(filePath), FORMATS[mimeType]!))
           if (run.exitCode !== 0) {
-            return yield* new InspectError({ reason: "unreadable", message: `the file cannot be parsed as ${describeType(mimeType)}` })
+            return yield* new InspectError({
+              reason: "unreadable",
+              message: `the file cannot be parsed as ${describeType(mimeType)}`
+            })
           }
           const info = yield* mediaInfoFromFfprobe(run.stdout).pipe(Effect.mapError((e) => fromProbe(e, mimeType)))
           if (kind === "video" && info.video === undefined) {
@@ -185,7 +220,9 @@ export class MediaInspector extends Context.Tag("MediaInspector")<MediaInspector
           if (kind === "audio" && (info.audio === undefined || info.video !== undefined)) {
             return yield* new InspectError({
               reason: "no_media",
-              message: info.audio === undefined ? "the file has no audio stream" : "the file holds video, not only audio"
+              message: info.audio === undefined
+                ? "the file has no audio stream"
+                : "the file holds video, not only audio"
             })
           }
           return {
@@ -201,7 +238,9 @@ export class MediaInspector extends Context.Tag("MediaInspector")<MediaInspector
         (sniffed.kind === "image"
           ? probeImage(filePath, sniffed.mimeType, sizeBytes)
           : probeMedia(filePath, sniffed.mimeType, sniffed.kind, sizeBytes)).pipe(
-            Effect.withSpan("MediaInspector.probe", { attributes: { "media.type": sniffed.mimeType, "media.size": sizeBytes } })
+            Effect.withSpan("MediaInspector.probe", {
+              attributes: { "media.type": sniffed.mimeType, "media.size": sizeBytes }
+            })
           )
 
       const inspectFile = (filePath: string, head: Uint8Array, sizeBytes: number) =>
@@ -226,7 +265,10 @@ export class MediaInspector extends Context.Tag("MediaInspector")<MediaInspector
           return yield* inspectFile(file, bytes.subarray(0, SNIFF_BYTES), bytes.byteLength)
         }).pipe(
           Effect.catchTag("SystemError", "BadArgument", () =>
-            new InspectError({ reason: "unavailable", message: "the file could not be inspected right now; try again" })),
+            new InspectError({
+              reason: "unavailable",
+              message: "the file could not be inspected right now; try again"
+            })),
           Effect.scoped
         )
 

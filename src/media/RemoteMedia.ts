@@ -1,9 +1,9 @@
 import { FileSystem, HttpClient, HttpClientRequest } from "@effect/platform"
 import { Context, Data, Effect, Layer, Stream } from "effect"
-import { checkTargetUrl, PRIVATE_TARGET } from "../platform/TargetUrl.ts"
 import { AppConfig } from "../platform/AppConfig.ts"
-import { SNIFF_BYTES } from "./MediaInspector.ts"
 import { TargetHttpClient } from "../platform/TargetHttpClient.ts"
+import { checkTargetUrl, PRIVATE_TARGET } from "../platform/TargetUrl.ts"
+import { SNIFF_BYTES } from "./MediaInspector.ts"
 
 /**
  * Why a reference URL could not be fetched, in words for the caller.
@@ -54,7 +54,10 @@ const concat = (chunks: ReadonlyArray<Uint8Array>, size: number) => {
  * `uploads.fetch_timeout_s`.
  */
 export class RemoteMedia extends Context.Tag("RemoteMedia")<RemoteMedia, {
-  readonly fetchToFile: (url: string, options: { readonly maxBytes: number; readonly file: string }) => Effect.Effect<Fetched, FetchFailure>
+  readonly fetchToFile: (
+    url: string,
+    options: { readonly maxBytes: number; readonly file: string }
+  ) => Effect.Effect<Fetched, FetchFailure>
 }>() {
   static readonly layer = Layer.effect(
     RemoteMedia,
@@ -73,7 +76,12 @@ export class RemoteMedia extends Context.Tag("RemoteMedia")<RemoteMedia, {
       const hop = (url: string, maxBytes: number, file: string) =>
         Effect.gen(function*() {
           const target = yield* checkTargetUrl(url, config.allowPrivateTargets).pipe(
-            Effect.mapError((e) => new FetchFailure({ message: e.message.replace(/^Invalid URL "[^"]*": /, "its URL is refused: ").replace(/\.$/, ""), transient: false }))
+            Effect.mapError((e) =>
+              new FetchFailure({
+                message: e.message.replace(/^Invalid URL "[^"]*": /, "its URL is refused: ").replace(/\.$/, ""),
+                transient: false
+              })
+            )
           )
           const response = yield* client.execute(
             HttpClientRequest.get(target.href, { headers: { accept: "*/*", "user-agent": "media-task-gateway" } })
@@ -81,7 +89,10 @@ export class RemoteMedia extends Context.Tag("RemoteMedia")<RemoteMedia, {
           if (REDIRECTS.has(response.status)) {
             const location = response.headers["location"]
             if (location === undefined) {
-              return yield* new FetchFailure({ message: `it answered HTTP ${response.status} without a Location`, transient: false })
+              return yield* new FetchFailure({
+                message: `it answered HTTP ${response.status} without a Location`,
+                transient: false
+              })
             }
             const next = yield* Effect.try({
               try: () => new URL(location, target).href,
@@ -110,7 +121,10 @@ export class RemoteMedia extends Context.Tag("RemoteMedia")<RemoteMedia, {
             Effect.catchTag("SystemError", "BadArgument", () =>
               new FetchFailure({ message: "it could not be stored for inspection", transient: true }))
           )
-          return { _tag: "Body", fetched: { path: file, head: concat(head, Math.min(size, SNIFF_BYTES)), sizeBytes: size } } as const
+          return {
+            _tag: "Body",
+            fetched: { path: file, head: concat(head, Math.min(size, SNIFF_BYTES)), sizeBytes: size }
+          } as const
         }).pipe(Effect.scoped)
 
       const fetchToFile = (url: string, options: { readonly maxBytes: number; readonly file: string }) =>
@@ -120,14 +134,18 @@ export class RemoteMedia extends Context.Tag("RemoteMedia")<RemoteMedia, {
             const result = yield* hop(current, options.maxBytes, options.file)
             if (result._tag === "Body") return result.fetched
             if (redirects >= settings.fetch_max_redirects) {
-              return yield* new FetchFailure({ message: `it redirects more than ${settings.fetch_max_redirects} times`, transient: false })
+              return yield* new FetchFailure({
+                message: `it redirects more than ${settings.fetch_max_redirects} times`,
+                transient: false
+              })
             }
             current = result.url
           }
         }).pipe(
           Effect.timeoutFail({
             duration: `${settings.fetch_timeout_s} seconds`,
-            onTimeout: () => new FetchFailure({ message: `it did not arrive within ${settings.fetch_timeout_s} s`, transient: true })
+            onTimeout: () =>
+              new FetchFailure({ message: `it did not arrive within ${settings.fetch_timeout_s} s`, transient: true })
           }),
           Effect.withSpan("RemoteMedia.fetch")
         )

@@ -1,8 +1,8 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { GatewayApi } from "../Api.ts"
-import { NotReady } from "./Errors.ts"
 import { isReady } from "../platform/Database.ts"
+import { NotReady } from "./Errors.ts"
 
 export const OpsLive = HttpApiBuilder.group(GatewayApi, "ops", (handlers) =>
   handlers

@@ -1,5 +1,17 @@
 import { FileSystem, Path } from "@effect/platform"
-import { Config, ConfigError, Context, Data, Effect, Either, Layer, Option, ParseResult, Redacted, Schema } from "effect"
+import {
+  Config,
+  ConfigError,
+  Context,
+  Data,
+  Effect,
+  Either,
+  Layer,
+  Option,
+  ParseResult,
+  Redacted,
+  Schema
+} from "effect"
 import { GroupsFile, LimitsFile, ModelsFile } from "./Settings.ts"
 
 /** A start-up failure an operator can act on: names the file, field and problem. */

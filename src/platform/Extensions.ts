@@ -20,7 +20,8 @@ export const loadExtension = (ref: string, builtins: URL, what: string, where: s
     const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path
     const { configDir } = yield* AppConfig
-    const refused = (problem: string) => new ConfigurationError({ message: `config models.json: at ${where}: ${what} "${ref}" ${problem}` })
+    const refused = (problem: string) =>
+      new ConfigurationError({ message: `config models.json: at ${where}: ${what} "${ref}" ${problem}` })
 
     const dir = isRelativeRef(ref)
       ? path.resolve(configDir, ref)

@@ -1,9 +1,9 @@
 import * as Reactivity from "@effect/experimental/Reactivity"
+import * as PgClient from "@effect/sql-pg/PgClient"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { Connection } from "@effect/sql/SqlConnection"
-import * as Statement from "@effect/sql/Statement"
 import { SqlError } from "@effect/sql/SqlError"
-import * as PgClient from "@effect/sql-pg/PgClient"
+import * as Statement from "@effect/sql/Statement"
 import { PGlite } from "@electric-sql/pglite"
 import { Context, Effect, Layer, Stream } from "effect"
 
@@ -90,6 +90,8 @@ export const make = (config: PgliteClientConfig) =>
 
 export const layer = (config: PgliteClientConfig): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, SqlError> =>
   Layer.scopedContext(
-    Effect.map(make(config), (client) =>
-      Context.make(PgClient.PgClient, client).pipe(Context.add(SqlClient.SqlClient, client)))
+    Effect.map(
+      make(config),
+      (client) => Context.make(PgClient.PgClient, client).pipe(Context.add(SqlClient.SqlClient, client))
+    )
   ).pipe(Layer.provide(Reactivity.layer))

@@ -1,8 +1,8 @@
 import { FileSystem, Path } from "@effect/platform"
 import { Context, Effect, Either, Encoding, Layer, Option, Redacted } from "effect"
+import { AppConfig } from "./AppConfig.ts"
 import { randomBase62 } from "./Ids.ts"
 import { constantTimeEqual } from "./Keys.ts"
-import { AppConfig } from "./AppConfig.ts"
 
 /**
  * Process-wide secrets: the admin bearer token, the key that encrypts
@@ -28,7 +28,11 @@ export class Secrets extends Context.Tag("Secrets")<Secrets, SecretsService>() {
       const fs = yield* FileSystem.FileSystem
       const path = yield* Path.Path
 
-      const fromFileOrCreate = (name: string, create: () => string, announce: (value: string, file: string) => Effect.Effect<void>) =>
+      const fromFileOrCreate = (
+        name: string,
+        create: () => string,
+        announce: (value: string, file: string) => Effect.Effect<void>
+      ) =>
         Effect.gen(function*() {
           const file = path.join(config.dataDir, name)
           if (yield* fs.exists(file)) return (yield* fs.readFileString(file)).trim()
@@ -44,7 +48,9 @@ export class Secrets extends Context.Tag("Secrets")<Secrets, SecretsService>() {
         onNone: () =>
           fromFileOrCreate("admin-token", () => `adm_${randomBase62(24)}`, (value, file) =>
             // Printed once, on the start that creates it, so the operator can bootstrap.
-            Effect.sync(() => console.log(`ADMIN_TOKEN was not set; generated one and stored it in ${file}:\n${value}`)))
+            Effect.sync(() =>
+              console.log(`ADMIN_TOKEN was not set; generated one and stored it in ${file}:\n${value}`)
+            ))
       })
 
       const keyMaterial = yield* Option.match(config.encryptionKey, {
@@ -80,7 +86,11 @@ export class Secrets extends Context.Tag("Secrets")<Secrets, SecretsService>() {
         encrypt: (plaintext) =>
           Effect.promise(async () => {
             const iv = crypto.getRandomValues(new Uint8Array(12))
-            const sealed = await crypto.subtle.encrypt({ name: "AES-GCM", iv }, aesKey, new TextEncoder().encode(plaintext))
+            const sealed = await crypto.subtle.encrypt(
+              { name: "AES-GCM", iv },
+              aesKey,
+              new TextEncoder().encode(plaintext)
+            )
             return `v1.${Encoding.encodeBase64Url(iv)}.${Encoding.encodeBase64Url(new Uint8Array(sealed))}`
           }),
         decrypt: (ciphertext) =>

@@ -35,7 +35,9 @@ export const EngineSettings = Schema.Struct({
   generate_retries: Schema.optionalWith(Schema.Int.pipe(Schema.nonNegative()), { default: () => 2 }),
   /** First retry delay; later ones double. */
   retry_base_ms: Schema.optionalWith(PositiveInt, { default: () => 500 })
-}).pipe(Schema.filter((e) => e.heartbeat_s < e.lease_s || { path: ["heartbeat_s"], message: "must be shorter than lease_s" }))
+}).pipe(
+  Schema.filter((e) => e.heartbeat_s < e.lease_s || { path: ["heartbeat_s"], message: "must be shorter than lease_s" })
+)
 export type EngineSettings = typeof EngineSettings.Type
 
 const Seconds = (fallback: number) =>
@@ -175,11 +177,17 @@ export interface ModelRoute {
 }
 
 /** A model's channels in order, with the older forms and the default resolved. */
-export const modelRoutes = (id: string, model: ModelSettings, channels: Readonly<Record<string, unknown>>): Array<ModelRoute> => {
+export const modelRoutes = (
+  id: string,
+  model: ModelSettings,
+  channels: Readonly<Record<string, unknown>>
+): Array<ModelRoute> => {
   const named = model.channels ?? (model.generator !== undefined ? [model.generator] : undefined)
   if (named === undefined) return LEGACY_CHANNEL in channels ? [{ channel: LEGACY_CHANNEL, upstreamModel: id }] : []
   return named.map((c) =>
-    typeof c === "string" ? { channel: c, upstreamModel: id } : { channel: c.channel, upstreamModel: c.upstream_model ?? id }
+    typeof c === "string"
+      ? { channel: c, upstreamModel: id }
+      : { channel: c.channel, upstreamModel: c.upstream_model ?? id }
   )
 }
 
@@ -203,7 +211,10 @@ export const ModelsFile = Schema.Struct({
     const routes = modelRoutes(id, model, file.channels)
     const field = model.generator !== undefined ? "generator" : "channels"
     if (routes.length === 0) {
-      return { path: ["models", id, "channels"], message: `names no channel, and there is no "${LEGACY_CHANNEL}" channel to default to` }
+      return {
+        path: ["models", id, "channels"],
+        message: `names no channel, and there is no "${LEGACY_CHANNEL}" channel to default to`
+      }
     }
     const unknown = routes.find((r) => !(r.channel in file.channels))
     if (unknown !== undefined) {

@@ -49,7 +49,9 @@ export const jsonProblem = (root: unknown): JsonProblem | undefined => {
     }
     for (const [key, item] of Object.entries(value)) {
       const keyProblem = textProblem(key)
-      if (keyProblem !== undefined) return { path: join(path, JSON.stringify(key)), problem: `has a key that ${keyProblem}` }
+      if (keyProblem !== undefined) {
+        return { path: join(path, JSON.stringify(key)), problem: `has a key that ${keyProblem}` }
+      }
       stack.push({ value: item, path: join(path, key), depth: depth + 1 })
     }
   }

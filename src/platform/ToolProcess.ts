@@ -61,8 +61,7 @@ export const runTool = (
       : text.pipe(Stream.runFoldEffect("", (acc, chunk) =>
         acc.length + chunk.length > maxStdout
           ? Effect.fail(new ToolError({ reason: "output_limit", message: `stdout exceeded ${maxStdout} characters` }))
-          : Effect.succeed(acc + chunk)
-      ))
+          : Effect.succeed(acc + chunk)))
     const stderr = proc.stderr.pipe(
       Stream.decodeText(),
       Stream.mapError(io),
@@ -76,6 +75,7 @@ export const runTool = (
   })).pipe(
     Effect.timeoutFail({
       duration: options.timeout,
-      onTimeout: () => new ToolError({ reason: "timeout", message: `no exit within ${Duration.format(options.timeout)}` })
+      onTimeout: () =>
+        new ToolError({ reason: "timeout", message: `no exit within ${Duration.format(options.timeout)}` })
     })
   )

@@ -21,7 +21,10 @@ export class StorageApi extends HttpApiGroup.make("storage")
     HttpApiEndpoint.put("putObject", "/storage/:key").setPath(objectPath)
       .addSuccess(HttpApiSchema.Empty(200))
       .addError(SignedUrlErrors).addError(errors(IncompleteBody))
-      .annotate(OpenApi.Description, "Upload through a pre-signed PUT URL: send exactly the signed Content-Type and length.")
+      .annotate(
+        OpenApi.Description,
+        "Upload through a pre-signed PUT URL: send exactly the signed Content-Type and length."
+      )
   )
   .add(
     HttpApiEndpoint.get("getObject", "/storage/:key").setPath(objectPath)

@@ -5,7 +5,10 @@ import { failure } from "../platform/Failure.ts"
 
 export class ObjectNotFound extends Schema.TaggedError<ObjectNotFound>()("ObjectNotFound", {
   ...failure(404, "object_not_found"),
-  message: Schema.String.pipe(Schema.propertySignature, Schema.withConstructorDefault(() => "No object at this address."))
+  message: Schema.String.pipe(
+    Schema.propertySignature,
+    Schema.withConstructorDefault(() => "No object at this address.")
+  )
 }) {}
 
 /** The URL's `X-Expires` has passed. */

@@ -49,7 +49,9 @@ const putObject = (segment: string) =>
     // The signature covered Content-Length, so it is present and is the length the uploader was granted.
     const length = Number(request.headers["content-length"])
     const body = request.stream.pipe(
-      Stream.mapError(() => new IncompleteBody({ message: "The upload broke off before its Content-Length was sent." })),
+      Stream.mapError(() =>
+        new IncompleteBody({ message: "The upload broke off before its Content-Length was sent." })
+      ),
       Stream.timeoutFail(
         () => new IncompleteBody({ message: `The upload sent nothing for ${UPLOAD_IDLE}; nothing was stored.` }),
         UPLOAD_IDLE
@@ -60,10 +62,12 @@ const putObject = (segment: string) =>
         BodyLengthMismatch: (e) =>
           Effect.fail(
             new IncompleteBody({
-              message: `The body had ${e.received} bytes where Content-Length announced ${e.expected}; nothing was stored.`
+              message:
+                `The body had ${e.received} bytes where Content-Length announced ${e.expected}; nothing was stored.`
             })
           ),
-        StorageError: (e) => Effect.zipRight(Effect.logError("object storage failed", e), Effect.fail(new InternalError()))
+        StorageError: (e) =>
+          Effect.zipRight(Effect.logError("object storage failed", e), Effect.fail(new InternalError()))
       })
     )
     return HttpServerResponse.empty({ status: 200 })

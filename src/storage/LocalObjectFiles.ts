@@ -17,7 +17,8 @@ const DEFAULT_TYPE = "application/octet-stream"
 const CHUNK_BYTES = 64 * 1024
 
 /** ENOENT, or ENOTDIR when a parent of the path is a file: either way no such object. */
-const isAbsent = (e: PlatformError) => e._tag === "SystemError" && (e.reason === "NotFound" || e.reason === "BadResource")
+const isAbsent = (e: PlatformError) =>
+  e._tag === "SystemError" && (e.reason === "NotFound" || e.reason === "BadResource")
 
 /**
  * Objects as files under `root` (`DATA_DIR/objects`): the bytes at `<key>`,
@@ -97,7 +98,12 @@ export const makeLocalObjectFiles = (root: string) =>
      * object was replaced since its size was announced the stream fails
      * rather than send bytes that do not match the announced length.
      */
-    const fileBody = (key: string, size: number, start: number, length: number): Stream.Stream<Uint8Array, StorageError> =>
+    const fileBody = (
+      key: string,
+      size: number,
+      start: number,
+      length: number
+    ): Stream.Stream<Uint8Array, StorageError> =>
       length === 0 ? Stream.empty : Stream.unwrapScoped(
         Effect.gen(function*() {
           const file = yield* fs.open(dataPath(key), { flag: "r" }).pipe(Effect.mapError(failure("open", key)))
@@ -111,7 +117,8 @@ export const makeLocalObjectFiles = (root: string) =>
             remaining === 0 ? Effect.fail(Option.none()) : file.readAlloc(Math.min(CHUNK_BYTES, remaining)).pipe(
               Effect.mapError((e) => Option.some(failure("read", key)(e))),
               Effect.flatMap(Option.match({
-                onNone: () => Effect.fail(Option.some(new StorageError({ message: `Local object store: ${key} ended early.` }))),
+                onNone: () =>
+                  Effect.fail(Option.some(new StorageError({ message: `Local object store: ${key} ended early.` }))),
                 onSome: (chunk) => {
                   remaining -= chunk.length
                   return Effect.succeed(chunk)
@@ -127,8 +134,13 @@ export const makeLocalObjectFiles = (root: string) =>
         const info = yield* head(key)
         if (Option.isNone(info)) return Option.none()
         const { size, contentType } = info.value
-        if (range !== undefined && !(Number.isSafeInteger(range.start) && range.start >= 0 && range.start < size && range.end >= range.start)) {
-          return yield* new StorageError({ message: `Range ${range.start}-${range.end} is outside ${key} (${size} bytes).` })
+        if (
+          range !== undefined &&
+          !(Number.isSafeInteger(range.start) && range.start >= 0 && range.start < size && range.end >= range.start)
+        ) {
+          return yield* new StorageError({
+            message: `Range ${range.start}-${range.end} is outside ${key} (${size} bytes).`
+          })
         }
         const start = range?.start ?? 0
         const end = range === undefined ? size - 1 : Math.min(range.end, size - 1)
@@ -140,7 +152,8 @@ export const makeLocalObjectFiles = (root: string) =>
         checkKey(key),
         Effect.forEach(
           [dataPath(key), dataPath(key) + META_SUFFIX],
-          (file) => fs.remove(file).pipe(Effect.catchIf(isAbsent, () => Effect.void), Effect.mapError(failure("remove", key))),
+          (file) =>
+            fs.remove(file).pipe(Effect.catchIf(isAbsent, () => Effect.void), Effect.mapError(failure("remove", key))),
           { discard: true }
         )
       )
@@ -176,7 +189,9 @@ export const makeLocalObjectFiles = (root: string) =>
         }).pipe(Effect.mapError(failure("store", to)))
         return true
       }).pipe(
-        Effect.ensuring(Effect.ignore(Effect.all([fs.remove(temp, { force: true }), fs.remove(tempMeta, { force: true })])))
+        Effect.ensuring(
+          Effect.ignore(Effect.all([fs.remove(temp, { force: true }), fs.remove(tempMeta, { force: true })]))
+        )
       )
     }
 

@@ -1,11 +1,11 @@
 import { Path } from "@effect/platform"
 import { Clock, Context, Effect, type Option, Stream } from "effect"
-import { constantTimeEqual } from "../platform/Keys.ts"
-import { isObjectKey } from "./ObjectKey.ts"
 import { AppConfig } from "../platform/AppConfig.ts"
-import { type BodyLengthMismatch, makeLocalObjectFiles } from "./LocalObjectFiles.ts"
-import type { ObjectStorageService } from "./ObjectStorage.ts"
+import { constantTimeEqual } from "../platform/Keys.ts"
 import { Secrets } from "../platform/Secrets.ts"
+import { type BodyLengthMismatch, makeLocalObjectFiles } from "./LocalObjectFiles.ts"
+import { isObjectKey } from "./ObjectKey.ts"
+import type { ObjectStorageService } from "./ObjectStorage.ts"
 import { checkKey, checkLifetime, checkPresignPut, type StorageError } from "./StorageError.ts"
 
 /** The parts of a `/storage/<segment>?X-Expires=…&X-Signature=…` request that its signature covers. */
@@ -65,8 +65,13 @@ export const makeLocalObjectStorage = Effect.gen(function*() {
   const path = yield* Path.Path
   const files = yield* makeLocalObjectFiles(path.join(config.dataDir, "objects"))
 
-  const sign = (method: SignedRequest["method"], key: string, expires: string, contentType: string, contentLength: string) =>
-    secrets.signStorageUrl(["v1", method, key, expires, contentType, contentLength].join("\n"))
+  const sign = (
+    method: SignedRequest["method"],
+    key: string,
+    expires: string,
+    contentType: string,
+    contentLength: string
+  ) => secrets.signStorageUrl(["v1", method, key, expires, contentType, contentLength].join("\n"))
   const nowS = Effect.map(Clock.currentTimeMillis, (ms) => Math.floor(ms / 1000))
   const urlOf = (key: string, expiresAt: number, signature: string) =>
     `${config.publicBaseUrl}/storage/${keyToSegment(key)}?X-Expires=${expiresAt}&X-Signature=${signature}`
@@ -105,7 +110,9 @@ export const makeLocalObjectStorage = Effect.gen(function*() {
         if (!isObjectKey(key) || expires === undefined || !EXPIRES.test(expires) || signature === undefined) {
           return { _tag: "Invalid" } as const
         }
-        const [contentType, contentLength] = request.method === "PUT" ? [request.contentType, request.contentLength] : ["", ""]
+        const [contentType, contentLength] = request.method === "PUT"
+          ? [request.contentType, request.contentLength]
+          : ["", ""]
         const expected = yield* sign(request.method, key, expires, contentType, contentLength)
         if (!constantTimeEqual(expected, signature)) return { _tag: "Invalid" } as const
         return (yield* nowS) > Number(expires) ? { _tag: "Expired" } as const : { _tag: "Valid", key } as const

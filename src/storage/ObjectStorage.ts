@@ -64,20 +64,30 @@ export interface ObjectStorageService {
     key: string,
     options: { readonly contentType: string; readonly contentLength: number; readonly expiresInS: number }
   ) => Effect.Effect<PresignedPut, StorageError>
-  readonly presignGet: (key: string, options: { readonly expiresInS: number }) => Effect.Effect<PresignedGet, StorageError>
+  readonly presignGet: (
+    key: string,
+    options: { readonly expiresInS: number }
+  ) => Effect.Effect<PresignedGet, StorageError>
 }
 
 /** One span per call, so a task's trace shows its storage steps; a read's span ends when its stream is handed over. */
 const traced = (backend: "s3" | "local", storage: ObjectStorageService): ObjectStorageService => {
   const span = (name: string, key: string, extra: Record<string, unknown> = {}) =>
-    Effect.withSpan(`ObjectStorage.${name}`, { attributes: { "storage.backend": backend, "object.key": key, ...extra } })
+    Effect.withSpan(`ObjectStorage.${name}`, {
+      attributes: { "storage.backend": backend, "object.key": key, ...extra }
+    })
   return {
-    put: (key, body, contentType) => storage.put(key, body, contentType).pipe(span("put", key, { "object.size": body.length })),
+    put: (key, body, contentType) =>
+      storage.put(key, body, contentType).pipe(span("put", key, { "object.size": body.length })),
     head: (key) => storage.head(key).pipe(span("head", key)),
-    read: (key, range) => storage.read(key, range).pipe(span("read", key, range === undefined ? {} : { "object.range": `${range.start}-${range.end}` })),
+    read: (key, range) =>
+      storage.read(key, range).pipe(
+        span("read", key, range === undefined ? {} : { "object.range": `${range.start}-${range.end}` })
+      ),
     remove: (key) => storage.remove(key).pipe(span("remove", key)),
     copy: (from, to) => storage.copy(from, to).pipe(span("copy", to, { "object.source_key": from })),
-    presignPut: (key, options) => storage.presignPut(key, options).pipe(span("presignPut", key, { "object.size": options.contentLength })),
+    presignPut: (key, options) =>
+      storage.presignPut(key, options).pipe(span("presignPut", key, { "object.size": options.contentLength })),
     presignGet: (key, options) => storage.presignGet(key, options).pipe(span("presignGet", key))
   }
 }
@@ -95,7 +105,9 @@ export class ObjectStorage extends Context.Tag("ObjectStorage")<ObjectStorage, O
         onNone: () =>
           Layer.effectContext(
             Effect.map(makeLocalObjectStorage, ({ storage, store }) =>
-              Context.make(ObjectStorage, traced("local", storage)).pipe(Context.add(LocalObjectStore, Option.some(store))))
+              Context.make(ObjectStorage, traced("local", storage)).pipe(
+                Context.add(LocalObjectStore, Option.some(store))
+              ))
           )
       }))
   )

@@ -1,4 +1,11 @@
-import { CopyObjectCommand, DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, PutObjectCommand, S3Client } from "@aws-sdk/client-s3"
+import {
+  CopyObjectCommand,
+  DeleteObjectCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  PutObjectCommand,
+  S3Client
+} from "@aws-sdk/client-s3"
 import { getSignedUrl } from "@aws-sdk/s3-request-presigner"
 import { Clock, Effect, Option, Redacted, Stream } from "effect"
 import type { Environment } from "../platform/AppConfig.ts"
@@ -12,8 +19,7 @@ const DEFAULT_TYPE = "application/octet-stream"
 const statusOf = (cause: unknown): number | undefined =>
   (cause as { $metadata?: { httpStatusCode?: number } } | null)?.$metadata?.httpStatusCode
 
-const describe = (cause: unknown) =>
-  cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause)
+const describe = (cause: unknown) => cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause)
 
 /** `bytes a-b/total` → total. */
 const totalOf = (contentRange: string | undefined): number | undefined => {
@@ -71,16 +77,30 @@ export const makeS3ObjectStorage = (options: S3Options) =>
           yield* checkContentType(contentType)
           yield* call("PUT", key, (abortSignal) =>
             client.send(
-              new PutObjectCommand({ Bucket: bucket, Key: key, Body: body, ContentType: contentType, ContentLength: body.length }),
+              new PutObjectCommand({
+                Bucket: bucket,
+                Key: key,
+                Body: body,
+                ContentType: contentType,
+                ContentLength: body.length
+              }),
               { abortSignal }
             ))
         }),
       head: (key) =>
         Effect.gen(function*() {
           yield* checkKey(key)
-          const found = yield* orNone(call("HEAD", key, (abortSignal) =>
-            client.send(new HeadObjectCommand({ Bucket: bucket, Key: key }), { abortSignal })))
-          return Option.map(found, (out) => ({ size: out.ContentLength ?? 0, contentType: out.ContentType ?? DEFAULT_TYPE }))
+          const found = yield* orNone(
+            call(
+              "HEAD",
+              key,
+              (abortSignal) => client.send(new HeadObjectCommand({ Bucket: bucket, Key: key }), { abortSignal })
+            )
+          )
+          return Option.map(
+            found,
+            (out) => ({ size: out.ContentLength ?? 0, contentType: out.ContentType ?? DEFAULT_TYPE })
+          )
         }),
       read: (key, range) =>
         Effect.gen(function*() {
@@ -113,8 +133,11 @@ export const makeS3ObjectStorage = (options: S3Options) =>
       remove: (key) =>
         Effect.gen(function*() {
           yield* checkKey(key)
-          yield* call("DELETE", key, (abortSignal) =>
-            client.send(new DeleteObjectCommand({ Bucket: bucket, Key: key }), { abortSignal }))
+          yield* call(
+            "DELETE",
+            key,
+            (abortSignal) => client.send(new DeleteObjectCommand({ Bucket: bucket, Key: key }), { abortSignal })
+          )
         }),
       copy: (from, to) =>
         Effect.gen(function*() {
@@ -122,8 +145,16 @@ export const makeS3ObjectStorage = (options: S3Options) =>
           yield* checkKey(to)
           // Keys are URL-safe characters and `/`, so the source needs no encoding. S3 copies atomically
           // and keeps the content type (MetadataDirective COPY).
-          const copied = yield* orNone(call("COPY", `${from} to ${to}`, (abortSignal) =>
-            client.send(new CopyObjectCommand({ Bucket: bucket, Key: to, CopySource: `${bucket}/${from}` }), { abortSignal })))
+          const copied = yield* orNone(
+            call(
+              "COPY",
+              `${from} to ${to}`,
+              (abortSignal) =>
+                client.send(new CopyObjectCommand({ Bucket: bucket, Key: to, CopySource: `${bucket}/${from}` }), {
+                  abortSignal
+                })
+            )
+          )
           return Option.isSome(copied)
         }),
       presignPut: (key, { contentLength, contentType, expiresInS }) =>
@@ -133,7 +164,12 @@ export const makeS3ObjectStorage = (options: S3Options) =>
           const url = yield* call("presign PUT", key, () =>
             getSignedUrl(
               client,
-              new PutObjectCommand({ Bucket: bucket, Key: key, ContentType: contentType, ContentLength: contentLength }),
+              new PutObjectCommand({
+                Bucket: bucket,
+                Key: key,
+                ContentType: contentType,
+                ContentLength: contentLength
+              }),
               {
                 expiresIn: expiresInS,
                 signingDate: new Date(nowMs),
@@ -149,11 +185,15 @@ export const makeS3ObjectStorage = (options: S3Options) =>
           yield* checkKey(key)
           yield* checkLifetime(expiresInS)
           const nowMs = yield* Clock.currentTimeMillis
-          const url = yield* call("presign GET", key, () =>
-            getSignedUrl(client, new GetObjectCommand({ Bucket: bucket, Key: key }), {
-              expiresIn: expiresInS,
-              signingDate: new Date(nowMs)
-            }))
+          const url = yield* call(
+            "presign GET",
+            key,
+            () =>
+              getSignedUrl(client, new GetObjectCommand({ Bucket: bucket, Key: key }), {
+                expiresIn: expiresInS,
+                signingDate: new Date(nowMs)
+              })
+          )
           return { url, expiresAt: Math.floor(nowMs / 1000) + expiresInS }
         })
     }

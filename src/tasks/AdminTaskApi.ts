@@ -43,7 +43,11 @@ export const AdminTaskView = Schema.Struct({
 
 /** The operator's view of a task (admin token only); callers' endpoints never show any of it. */
 export class AdminTaskApi extends HttpApiGroup.make("adminTasks")
-  .add(HttpApiEndpoint.get("getTask", "/admin/v1/tasks/:id").setPath(taskPath).addSuccess(AdminTaskView).addError(errors(TaskNotFound)))
+  .add(
+    HttpApiEndpoint.get("getTask", "/admin/v1/tasks/:id").setPath(taskPath).addSuccess(AdminTaskView).addError(
+      errors(TaskNotFound)
+    )
+  )
   .middleware(AdminAuth)
   .annotate(OpenApi.Title, "Administration: tasks")
 {}

@@ -1,16 +1,16 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { ImageTask, VideoTask } from "./Task.ts"
+import { ModelKeyAuth, ResourceKeyAuth } from "../accounts/Security.ts"
+import { InsufficientBalance } from "../billing/Errors.ts"
+import { InvalidRequest, UnsupportedModel } from "../catalog/Errors.ts"
 import { VideoCreateRequest } from "../catalog/VideoCreateRequest.ts"
+import { BodyErrors, errors, httpFailures, ResourceId } from "../platform/http/ErrorContract.ts"
 import { ListEnvelope } from "../platform/http/ListEnvelope.ts"
 import { jsonBody, multipartBody } from "../platform/http/OpenApiBody.ts"
-import { ImageCreateRequest, ImageEditFields } from "./Requests.ts"
-import { ModelKeyAuth, ResourceKeyAuth } from "../accounts/Security.ts"
-import { BodyErrors, errors, httpFailures, ResourceId } from "../platform/http/ErrorContract.ts"
-import { InvalidRequest, UnsupportedModel } from "../catalog/Errors.ts"
-import { InsufficientBalance } from "../billing/Errors.ts"
 import { InspectionUnavailable, InvalidUpload } from "../uploads/Errors.ts"
 import { IdempotencyConflict, InvalidTaskRequest, TaskNotFound } from "./Errors.ts"
+import { ImageCreateRequest, ImageEditFields } from "./Requests.ts"
+import { ImageTask, VideoTask } from "./Task.ts"
 
 const taskPath = Schema.Struct({ task_id: ResourceId(() => new TaskNotFound({ message: "No such task." })) })
 
@@ -49,7 +49,10 @@ const imageTaskBody = {
     required: true,
     content: {
       ...jsonBody(ImageCreateRequest).requestBody.content,
-      ...multipartBody(ImageEditFields, { image: "A source image; repeat the field for several.", mask: "Optional mask." })
+      ...multipartBody(ImageEditFields, {
+        image: "A source image; repeat the field for several.",
+        mask: "Optional mask."
+      })
         .requestBody.content
     }
   }

@@ -1,9 +1,9 @@
 import { SqlClient } from "@effect/sql"
 import { Context, Data, Effect, Layer, Option } from "effect"
-import { type Asset as AssetObject, isAssetId, type UrlAuth } from "./Asset.ts"
-import type { TaskKind } from "./Task.ts"
 import { nowSeconds } from "../platform/Time.ts"
 import { ObjectStorage, type StorageError } from "../storage/ObjectStorage.ts"
+import { type Asset as AssetObject, isAssetId, type UrlAuth } from "./Asset.ts"
+import type { TaskKind } from "./Task.ts"
 
 export interface Asset {
   readonly id: string

@@ -1,11 +1,11 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { Asset, AssetDeleted } from "./Asset.ts"
-import { ListEnvelope } from "../platform/http/ListEnvelope.ts"
-import { errors, httpFailures, ResourceId } from "../platform/http/ErrorContract.ts"
-import { AssetNotFound } from "./Errors.ts"
-import { ListErrors } from "./Api.ts"
 import { ResourceKeyAuth } from "../accounts/Security.ts"
+import { errors, httpFailures, ResourceId } from "../platform/http/ErrorContract.ts"
+import { ListEnvelope } from "../platform/http/ListEnvelope.ts"
+import { ListErrors } from "./Api.ts"
+import { Asset, AssetDeleted } from "./Asset.ts"
+import { AssetNotFound } from "./Errors.ts"
 
 const assetPath = Schema.Struct({ asset_id: ResourceId(() => new AssetNotFound({ message: "No such asset." })) })
 

@@ -1,19 +1,21 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect, Layer, Option } from "effect"
+import { ResourceKeyAuthLive } from "../accounts/Auth.ts"
+import { CurrentPrincipal } from "../accounts/Security.ts"
 import { GatewayApi } from "../Api.ts"
 import { InternalError } from "../platform/Failure.ts"
-import { AssetNotFound, InvalidTaskRequest } from "./Errors.ts"
 import { listPage } from "../platform/http/ListEnvelope.ts"
-import { CurrentPrincipal } from "../accounts/Security.ts"
-import { Assets } from "./Assets.ts"
-import { ResourceKeyAuthLive } from "../accounts/Auth.ts"
 import { readQuery } from "../platform/http/ListQuery.ts"
-import { AssetListParams, DEFAULT_PAGE_LIMIT } from "./Requests.ts"
 import { serveObject } from "../storage/ServeObjectHttp.ts"
+import { Assets } from "./Assets.ts"
+import { AssetNotFound, InvalidTaskRequest } from "./Errors.ts"
+import { AssetListParams, DEFAULT_PAGE_LIMIT } from "./Requests.ts"
 
 /** The message names the id, cut short: a path may carry an id of any length. */
 const assetNotFound = (id: string) => () =>
-  new AssetNotFound({ message: `No asset ${JSON.stringify(id.length > 64 ? `${id.slice(0, 64)}…` : id)} under this account.` })
+  new AssetNotFound({
+    message: `No asset ${JSON.stringify(id.length > 64 ? `${id.slice(0, 64)}…` : id)} under this account.`
+  })
 
 const accountId = Effect.map(CurrentPrincipal, (p) => p.accountId)
 
@@ -27,8 +29,14 @@ const listAssets = Effect.gen(function*() {
     after: p.after,
     limit: p.limit ?? DEFAULT_PAGE_LIMIT
   }).pipe(
-    Effect.catchTag("UnknownCursor", ({ after }) =>
-      new InvalidTaskRequest({ code: "invalid_request", message: `Invalid query: after: "${after}" names no asset of this account.` }))
+    Effect.catchTag(
+      "UnknownCursor",
+      ({ after }) =>
+        new InvalidTaskRequest({
+          code: "invalid_request",
+          message: `Invalid query: after: "${after}" names no asset of this account.`
+        })
+    )
   )
   return listPage(page.data, page.hasMore)
 })
@@ -45,7 +53,9 @@ const deleteAsset = (id: string) =>
       Effect.catchTag("StorageError", (e) =>
         Effect.zipRight(Effect.logError("removing an asset's object failed", e), new InternalError()))
     )
-    if (!removed) return yield* assetNotFound(id)()
+    if (!removed) {
+      return yield* assetNotFound(id)()
+    }
     return { id, object: "asset.deleted" as const, deleted: true as const }
   })
 

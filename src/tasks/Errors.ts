@@ -21,7 +21,9 @@ export class IdempotencyConflict extends Schema.TaggedError<IdempotencyConflict>
   ...failure(409, "idempotency_key_conflict"),
   message: Schema.String.pipe(
     Schema.propertySignature,
-    Schema.withConstructorDefault(() => "This Idempotency-Key was already used with a different request; use a new key.")
+    Schema.withConstructorDefault(() =>
+      "This Idempotency-Key was already used with a different request; use a new key."
+    )
   )
 }) {}
 

@@ -1,22 +1,22 @@
 import { HttpServerRequest } from "@effect/platform"
 import { Effect, Schema } from "effect"
-import { InternalError } from "../platform/Failure.ts"
-import { InvalidTaskRequest } from "./Errors.ts"
 import { CurrentPrincipal } from "../accounts/Security.ts"
-import { canonicalJson, sha256Hex } from "../platform/Digest.ts"
 import { chargeMicros, groupMultiplier } from "../billing/Pricing.ts"
-import { inspectable } from "../media/MediaTypes.ts"
-import { checkTargetUrl } from "../platform/TargetUrl.ts"
-import type { ImageTask } from "./Task.ts"
 import { type ImageSource, validateImageRequest, type ValidImageRequest } from "../catalog/ImageRequest.ts"
-import { AppConfig } from "../platform/AppConfig.ts"
-import { ObjectStorage } from "../storage/ObjectStorage.ts"
 import { Registry } from "../catalog/Registry.ts"
-import { TaskStore } from "./TaskStore.ts"
+import { inspectable } from "../media/MediaTypes.ts"
+import { AppConfig } from "../platform/AppConfig.ts"
+import { canonicalJson, sha256Hex } from "../platform/Digest.ts"
+import { InternalError } from "../platform/Failure.ts"
 import { readJson } from "../platform/http/Body.ts"
-import { checkImageBytes, imageFormLimits, imageInputBounds } from "../uploads/ImageBytes.ts"
 import { type FormFile, readForm } from "../platform/http/Multipart.ts"
+import { checkTargetUrl } from "../platform/TargetUrl.ts"
+import { ObjectStorage } from "../storage/ObjectStorage.ts"
+import { checkImageBytes, imageFormLimits, imageInputBounds } from "../uploads/ImageBytes.ts"
+import { InvalidTaskRequest } from "./Errors.ts"
+import type { ImageTask } from "./Task.ts"
 import { accepted, currentTraceparent, idempotencyKey } from "./TaskCreation.ts"
+import { TaskStore } from "./TaskStore.ts"
 
 /** The form fields of the multipart edit, mapped to the JSON form they stand for. */
 const FORM_FIELDS = new Set(["model", "operation", "prompt", "size", "quality", "output_format"])
@@ -42,7 +42,10 @@ const storedFile = (accountId: string, file: FormFile, maxBytes: number) =>
   Effect.gen(function*() {
     const where = `${file.field}[${file.index}]`
     if (file.bytes.byteLength > maxBytes) {
-      return yield* new InvalidTaskRequest({ code: "invalid_image_parameter", message: `${where} is over ${maxBytes} bytes.` })
+      return yield* new InvalidTaskRequest({
+        code: "invalid_image_parameter",
+        message: `${where} is over ${maxBytes} bytes.`
+      })
     }
     const { mimeType } = yield* checkImageBytes(where, file.bytes)
     const digest = yield* Effect.promise(() => sha256Hex(file.bytes))
@@ -69,11 +72,15 @@ export const formSubmission = (
     const maxBytes = model?.capability.input_images.max_bytes ?? (yield* imageInputBounds).maxBytes
     const stored = yield* Effect.forEach(images, (f) => storedFile(accountId, f, maxBytes))
     const storedMask = mask === null ? null : yield* storedFile(accountId, mask, maxBytes)
-    const source = (f: { storageKey: string; mimeType: string }): ImageSource => ({ storageKey: f.storageKey, mimeType: f.mimeType })
+    const source = (f: { storageKey: string; mimeType: string }): ImageSource => ({
+      storageKey: f.storageKey,
+      mimeType: f.mimeType
+    })
     const files = { images: stored.map(source), mask: storedMask === null ? null : source(storedMask) }
     // What the digest covers: the fields and the bytes of every file, not where they were stored.
     const content = { ...body, files: { images: stored.map((i) => i.digest), mask: storedMask?.digest ?? null } }
-    const store = Effect.forEach([...stored, ...(storedMask ? [storedMask] : [])], (f) => storage.put(f.storageKey, f.bytes, f.mimeType), {
+    const store = Effect.forEach([...stored, ...(storedMask ? [storedMask] : [])], (f) =>
+      storage.put(f.storageKey, f.bytes, f.mimeType), {
       discard: true
     })
     return { body, files, content, store } satisfies ImageSubmission
@@ -85,16 +92,28 @@ const fromForm = (accountId: string) =>
     // Bounds before the model is known; the model's own limits are checked after.
     const form = yield* readForm(yield* imageFormLimits)
     for (const name of form.fields.keys()) {
-      if (!FORM_FIELDS.has(name)) return yield* new InvalidTaskRequest({ code: "invalid_request", message: `Unknown form field "${name}".` })
+      if (!FORM_FIELDS.has(name)) {
+        return yield* new InvalidTaskRequest({ code: "invalid_request", message: `Unknown form field "${name}".` })
+      }
     }
     for (const file of form.files) {
-      if (!FORM_FILES.has(file.field)) return yield* new InvalidTaskRequest({ code: "invalid_request", message: `Unknown file field "${file.field}".` })
+      if (!FORM_FILES.has(file.field)) {
+        return yield* new InvalidTaskRequest({
+          code: "invalid_request",
+          message: `Unknown file field "${file.field}".`
+        })
+      }
     }
     if (form.fields.get("operation") !== "edit") {
-      return yield* new InvalidTaskRequest({ code: "invalid_request", message: `The multipart form is only for "operation" = "edit".` })
+      return yield* new InvalidTaskRequest({
+        code: "invalid_request",
+        message: `The multipart form is only for "operation" = "edit".`
+      })
     }
     const masks = form.files.filter((f) => f.field === "mask")
-    if (masks.length > 1) return yield* new InvalidTaskRequest({ code: "invalid_request", message: `At most one "mask" file is accepted.` })
+    if (masks.length > 1) {
+      return yield* new InvalidTaskRequest({ code: "invalid_request", message: `At most one "mask" file is accepted.` })
+    }
     const output = Object.fromEntries(
       [["size", "size"], ["quality", "quality"], ["output_format", "format"]]
         .flatMap(([field, key]) => (form.fields.has(field!) ? [[key, form.fields.get(field!)]] : []))
@@ -168,7 +187,10 @@ export const createImageTask = (submission: ImageSubmission, valid: ValidImageRe
  */
 const checkInputUrls = (request: ValidImageRequest, allowPrivate: boolean) =>
   Effect.forEach(
-    [...request.images.map((source, i) => [`input.images[${i}].url`, source] as const), ["input.mask.url", request.mask] as const],
+    [
+      ...request.images.map((source, i) => [`input.images[${i}].url`, source] as const),
+      ["input.mask.url", request.mask] as const
+    ],
     ([where, source]) =>
       source !== null && "url" in source
         ? checkTargetUrl(source.url, allowPrivate).pipe(

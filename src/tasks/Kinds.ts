@@ -1,5 +1,5 @@
-import { IMAGE_FAILURE, IMAGE_UNAVAILABLE, ImageKind } from "./ImageKind.ts"
 import type { TaskFailure } from "./engine/TaskOutcomes.ts"
+import { IMAGE_FAILURE, IMAGE_UNAVAILABLE, ImageKind } from "./ImageKind.ts"
 import type { TaskKind } from "./Task.ts"
 import { VIDEO_FAILURE, VideoKind } from "./VideoKind.ts"
 
@@ -9,7 +9,8 @@ export const KINDS = { video: VideoKind, image: ImageKind } as const
 /** The webhook event types of the task kinds (spec: Webhooks). */
 export type TaskEventType = (typeof KINDS)[TaskKind]["events"][keyof (typeof KINDS)[TaskKind]["events"]]
 
-export const eventTypeOf = (kind: TaskKind, outcome: "succeeded" | "failed"): TaskEventType => KINDS[kind].events[outcome]
+export const eventTypeOf = (kind: TaskKind, outcome: "succeeded" | "failed"): TaskEventType =>
+  KINDS[kind].events[outcome]
 
 /** What a failure the caller should not see the details of becomes, per kind. */
 export const internalFailureOf = (kind: TaskKind): TaskFailure => (kind === "video" ? VIDEO_FAILURE : IMAGE_FAILURE)
@@ -19,4 +20,6 @@ export const internalFailureOf = (kind: TaskKind): TaskFailure => (kind === "vid
  * time) becomes, per kind: for images that is the spec's temporary
  * unavailability, `524` with `retryable` true.
  */
-export const attemptsSpentFailureOf = (kind: TaskKind): TaskFailure => (kind === "video" ? VIDEO_FAILURE : IMAGE_UNAVAILABLE)
+export const attemptsSpentFailureOf = (
+  kind: TaskKind
+): TaskFailure => (kind === "video" ? VIDEO_FAILURE : IMAGE_UNAVAILABLE)

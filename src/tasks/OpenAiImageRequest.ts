@@ -1,15 +1,10 @@
 import { Effect, Schema } from "effect"
-import { InvalidTaskRequest } from "./Errors.ts"
-import {
-  IMAGE_EDIT_FILES,
-  ImagesEditFields,
-  ImagesGenerationRequest,
-  type ResponseFormat
-} from "./OpenAiImages.ts"
 import { formatParseError, readJson } from "../platform/http/Body.ts"
 import { readForm } from "../platform/http/Multipart.ts"
 import { imageFormLimits } from "../uploads/ImageBytes.ts"
+import { InvalidTaskRequest } from "./Errors.ts"
 import { formSubmission, type ImageSubmission } from "./ImageTasks.ts"
+import { IMAGE_EDIT_FILES, ImagesEditFields, ImagesGenerationRequest, type ResponseFormat } from "./OpenAiImages.ts"
 
 /**
  * Reads the OpenAI-shaped requests of `/v1/images/generations` and
@@ -64,14 +59,23 @@ export const readEdit = (accountId: string) =>
     const form = yield* readForm(yield* imageFormLimits)
     for (const file of form.files) {
       if (!Object.hasOwn(IMAGE_EDIT_FILES, file.field)) {
-        return yield* new InvalidTaskRequest({ code: "invalid_request", message: `Unknown file field "${file.field}".` })
+        return yield* new InvalidTaskRequest({
+          code: "invalid_request",
+          message: `Unknown file field "${file.field}".`
+        })
       }
     }
     const fields = yield* Schema.decodeUnknown(ImagesEditFields, { onExcessProperty: "error", errors: "all" })(
       Object.fromEntries(form.fields)
-    ).pipe(Effect.mapError((e) => new InvalidTaskRequest({ code: "invalid_request", message: `Invalid form fields: ${formatParseError(e)}` })))
+    ).pipe(
+      Effect.mapError((e) =>
+        new InvalidTaskRequest({ code: "invalid_request", message: `Invalid form fields: ${formatParseError(e)}` })
+      )
+    )
     const masks = form.files.filter((f) => f.field === "mask")
-    if (masks.length > 1) return yield* new InvalidTaskRequest({ code: "invalid_request", message: `At most one "mask" file is accepted.` })
+    if (masks.length > 1) {
+      return yield* new InvalidTaskRequest({ code: "invalid_request", message: `At most one "mask" file is accepted.` })
+    }
     // One numbering for both spellings, so messages name `image[i]` as the caller counts them.
     const images = form.files.filter((f) => f.field !== "mask").map((f, index) => ({ ...f, field: "image", index }))
     const submission = yield* formSubmission(accountId, taskBody("edit", fields), images, masks[0] ?? null)

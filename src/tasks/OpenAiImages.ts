@@ -40,7 +40,9 @@ export const ImagesEditFields = Schema.Struct({
   model: Schema.String.annotations({ description: descriptions.model }),
   prompt: Schema.String.annotations({ description: descriptions.prompt }),
   n: Schema.optional(
-    Schema.NumberFromString.pipe(Schema.int()).annotations({ jsonSchema: { type: "string", description: descriptions.n } })
+    Schema.NumberFromString.pipe(Schema.int()).annotations({
+      jsonSchema: { type: "string", description: descriptions.n }
+    })
   ),
   size: Schema.optional(Schema.String.annotations({ description: descriptions.size })),
   quality: Schema.optional(Schema.String.annotations({ description: descriptions.quality })),
@@ -60,7 +62,9 @@ export const ImagesResponse = Schema.Struct({
   /** Unix seconds at which the images were made (the task's completion). */
   created: Schema.Int,
   data: Schema.Array(Schema.Union(
-    Schema.Struct({ url: Schema.String.annotations({ description: "As the task's result item: its `url_auth` applies" }) }),
+    Schema.Struct({
+      url: Schema.String.annotations({ description: "As the task's result item: its `url_auth` applies" })
+    }),
     Schema.Struct({ b64_json: Schema.String.annotations({ description: "The stored result bytes, base64" }) })
   )),
   usage: Schema.Record({ key: Schema.String, value: Schema.Unknown })

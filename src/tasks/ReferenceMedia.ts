@@ -1,10 +1,7 @@
 import { FileSystem, Path } from "@effect/platform"
 import { Context, Effect, Layer, Schedule } from "effect"
-import { DURATION_EXCEEDED, DURATION_UNREADABLE, InvalidRequest } from "../catalog/Errors.ts"
-import { checkTargetUrl } from "../platform/TargetUrl.ts"
-import { nowSeconds } from "../platform/Time.ts"
 import type { MediaKind, VideoModelCapability } from "../catalog/Capabilities.ts"
-import { GenerationError } from "../channel/Generation.ts"
+import { DURATION_EXCEEDED, DURATION_UNREADABLE, InvalidRequest } from "../catalog/Errors.ts"
 import {
   checkReferenceMedia,
   constraintOf,
@@ -13,11 +10,14 @@ import {
   referenceSlots,
   type Violation
 } from "../catalog/ReferenceRules.ts"
-import type { ValidVideoRequest } from "../catalog/VideoRequest.ts"
-import { AppConfig } from "../platform/AppConfig.ts"
-import { describeType, MediaInspector } from "../media/MediaInspector.ts"
 import { Registry } from "../catalog/Registry.ts"
+import type { ValidVideoRequest } from "../catalog/VideoRequest.ts"
+import { GenerationError } from "../channel/Generation.ts"
+import { describeType, MediaInspector } from "../media/MediaInspector.ts"
 import { RemoteMedia } from "../media/RemoteMedia.ts"
+import { AppConfig } from "../platform/AppConfig.ts"
+import { checkTargetUrl } from "../platform/TargetUrl.ts"
+import { nowSeconds } from "../platform/Time.ts"
 import { Uploads } from "../uploads/Uploads.ts"
 import { VideoKind } from "./VideoKind.ts"
 
@@ -27,7 +27,11 @@ import { VideoKind } from "./VideoKind.ts"
  * or total cap is exceeded; a wrong type or size is a plain invalid request.
  */
 const creationCode = (v: Violation): InvalidRequest["code"] =>
-  v.rule === "too_long" || v.rule === "total" ? DURATION_EXCEEDED : v.rule === "too_short" ? DURATION_UNREADABLE : "invalid_request"
+  v.rule === "too_long" || v.rule === "total"
+    ? DURATION_EXCEEDED
+    : v.rule === "too_short"
+    ? DURATION_UNREADABLE
+    : "invalid_request"
 
 /**
  * In the engine the task fails. For a video or audio reference every reason
@@ -44,7 +48,15 @@ const engineFailure = (kind: MediaKind, code: string | undefined, message: strin
   })
 
 const engineViolation = (v: Violation) =>
-  engineFailure(v.kind, v.rule === "too_long" || v.rule === "total" ? DURATION_EXCEEDED : v.rule === "too_short" ? DURATION_UNREADABLE : undefined, v.message)
+  engineFailure(
+    v.kind,
+    v.rule === "too_long" || v.rule === "total"
+      ? DURATION_EXCEEDED
+      : v.rule === "too_short"
+      ? DURATION_UNREADABLE
+      : undefined,
+    v.message
+  )
 
 /**
  * The reference media rules of a model's table, applied twice: when a task is
@@ -54,7 +66,10 @@ const engineViolation = (v: Violation) =>
  * URLs (a broken rule fails the task, which refunds it).
  */
 export class ReferenceMedia extends Context.Tag("ReferenceMedia")<ReferenceMedia, {
-  readonly checkAtCreation: (capability: VideoModelCapability, request: ValidVideoRequest) => Effect.Effect<void, InvalidRequest>
+  readonly checkAtCreation: (
+    capability: VideoModelCapability,
+    request: ValidVideoRequest
+  ) => Effect.Effect<void, InvalidRequest>
   /** For a claimed video task; a model no longer served is left to the engine's own check. */
   readonly checkBeforeRun: (modelId: string, request: ValidVideoRequest) => Effect.Effect<void, GenerationError>
 }>() {
@@ -69,7 +84,9 @@ export class ReferenceMedia extends Context.Tag("ReferenceMedia")<ReferenceMedia
       const config = yield* AppConfig
       const registry = yield* Registry
       const engine = config.limits.engine
-      const retry = Schedule.exponential(engine.retry_base_ms).pipe(Schedule.intersect(Schedule.recurs(engine.generate_retries)))
+      const retry = Schedule.exponential(engine.retry_base_ms).pipe(
+        Schedule.intersect(Schedule.recurs(engine.generate_retries))
+      )
 
       const checkAtCreation = (capability: VideoModelCapability, request: ValidVideoRequest) =>
         Effect.gen(function*() {
@@ -95,37 +112,70 @@ export class ReferenceMedia extends Context.Tag("ReferenceMedia")<ReferenceMedia
             if (upload.urlExpiresAt <= now) {
               return yield* new InvalidRequest({
                 code: "invalid_request",
-                message: `${slot.where}: the URL of upload ${upload.id} has expired; confirm the upload again for a fresh URL.`
+                message:
+                  `${slot.where}: the URL of upload ${upload.id} has expired; confirm the upload again for a fresh URL.`
               })
             }
-            known.push({ where: slot.where, kind: slot.kind, mimeType: upload.mimeType, sizeBytes: upload.sizeBytes, durationMs: upload.durationMs })
+            known.push({
+              where: slot.where,
+              kind: slot.kind,
+              mimeType: upload.mimeType,
+              sizeBytes: upload.sizeBytes,
+              durationMs: upload.durationMs
+            })
           }
           const violation = checkReferenceMedia(capability, known)
-          if (violation !== undefined) return yield* new InvalidRequest({ code: creationCode(violation), message: violation.message })
+          if (violation !== undefined) {
+            return yield* new InvalidRequest({ code: creationCode(violation), message: violation.message })
+          }
         }).pipe(Effect.withSpan("ReferenceMedia.checkAtCreation"))
 
       /** Fetches one external reference into a temporary file and reads what it really is. */
       const inspectExternal = (slot: ReferenceSlot, maxBytes: number) =>
         Effect.gen(function*() {
           const dir = yield* fs.makeTempDirectoryScoped({ prefix: "reference-" }).pipe(
-            Effect.mapError(() => engineFailure(slot.kind, VideoKind.codes.failed, `${slot.where} could not be inspected.`, true))
+            Effect.mapError(() =>
+              engineFailure(slot.kind, VideoKind.codes.failed, `${slot.where} could not be inspected.`, true)
+            )
           )
           const fetched = yield* remote.fetchToFile(slot.url, { maxBytes, file: path.join(dir, "media") }).pipe(
             Effect.retry({ schedule: retry, while: (e) => e.transient }),
-            Effect.mapError((e) => engineFailure(slot.kind, undefined, `${slot.where} could not be fetched: ${e.message}.`, e.transient))
+            Effect.mapError((e) =>
+              engineFailure(slot.kind, undefined, `${slot.where} could not be fetched: ${e.message}.`, e.transient)
+            )
           )
           const found = yield* inspector.inspectFile(fetched.path, fetched.head, fetched.sizeBytes).pipe(
             Effect.mapError((e) =>
               e.reason === "unavailable"
-                ? engineFailure(slot.kind, VideoKind.codes.failed, `${slot.where} could not be inspected; try again.`, true)
+                ? engineFailure(
+                  slot.kind,
+                  VideoKind.codes.failed,
+                  `${slot.where} could not be inspected; try again.`,
+                  true
+                )
                 : engineFailure(slot.kind, undefined, `${slot.where}: ${e.message}.`)
             )
           )
           if (found.kind !== slot.kind) {
-            return yield* engineFailure(slot.kind, undefined, `${slot.where} is ${describeType(found.mimeType)}, not ${slot.kind === "image" ? "an image" : `a ${slot.kind} file`}.`)
+            return yield* engineFailure(
+              slot.kind,
+              undefined,
+              `${slot.where} is ${describeType(found.mimeType)}, not ${
+                slot.kind === "image" ? "an image" : `a ${slot.kind} file`
+              }.`
+            )
           }
-          return { where: slot.where, kind: slot.kind, mimeType: found.mimeType, sizeBytes: found.sizeBytes, durationMs: found.durationMs } satisfies KnownMedia
-        }).pipe(Effect.scoped, Effect.withSpan("ReferenceMedia.inspectExternal", { attributes: { "reference.where": slot.where } }))
+          return {
+            where: slot.where,
+            kind: slot.kind,
+            mimeType: found.mimeType,
+            sizeBytes: found.sizeBytes,
+            durationMs: found.durationMs
+          } satisfies KnownMedia
+        }).pipe(
+          Effect.scoped,
+          Effect.withSpan("ReferenceMedia.inspectExternal", { attributes: { "reference.where": slot.where } })
+        )
 
       const checkBeforeRun = (modelId: string, request: ValidVideoRequest) =>
         Effect.gen(function*() {
@@ -138,18 +188,30 @@ export class ReferenceMedia extends Context.Tag("ReferenceMedia")<ReferenceMedia
           for (const slot of slots) {
             const upload = confirmed.get(slot.url)
             if (upload !== undefined && upload.kind === slot.kind) {
-              known.push({ where: slot.where, kind: slot.kind, mimeType: upload.mimeType, sizeBytes: upload.sizeBytes, durationMs: upload.durationMs })
+              known.push({
+                where: slot.where,
+                kind: slot.kind,
+                mimeType: upload.mimeType,
+                sizeBytes: upload.sizeBytes,
+                durationMs: upload.durationMs
+              })
               continue
             }
             // Only what the model's table constrains is fetched; the rest is the provider's to read.
             const constraint = constraintOf(capability, slot.kind)
             if (constraint !== undefined) external.push({ slot, maxBytes: constraint.max_bytes })
           }
-          known.push(...yield* Effect.forEach(external, ({ maxBytes, slot }) => inspectExternal(slot, maxBytes), { concurrency: 2 }))
+          known.push(
+            ...yield* Effect.forEach(external, ({ maxBytes, slot }) => inspectExternal(slot, maxBytes), {
+              concurrency: 2
+            })
+          )
           const violation = checkReferenceMedia(capability, known)
           if (violation !== undefined) return yield* engineViolation(violation)
         }).pipe(
-          Effect.tapError((e) => Effect.logInfo("reference media refused").pipe(Effect.annotateLogs({ code: e.code, reason: e.message }))),
+          Effect.tapError((e) =>
+            Effect.logInfo("reference media refused").pipe(Effect.annotateLogs({ code: e.code, reason: e.message }))
+          ),
           Effect.withSpan("task.references")
         )
 

@@ -92,14 +92,19 @@ export const decodeStoredRequest = (
   version: number,
   stored: unknown
 ): Either.Either<StoredRequest, string> => {
-  const decode = (decoders[kind] as Record<number, (u: unknown) => Either.Either<unknown, ParseResult.ParseError>>)[version]
+  const decode =
+    (decoders[kind] as Record<number, (u: unknown) => Either.Either<unknown, ParseResult.ParseError>>)[version]
   if (decode === undefined) {
-    return Either.left(`request version ${version} of a ${kind} task is not known to this release (it reads ${CURRENT_VERSION})`)
+    return Either.left(
+      `request version ${version} of a ${kind} task is not known to this release (it reads ${CURRENT_VERSION})`
+    )
   }
   return decode(stored).pipe(
     Either.map((request) => ({ kind, request }) as StoredRequest),
     Either.mapLeft((e) => {
-      const issues = ParseResult.ArrayFormatter.formatErrorSync(e).map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`)
+      const issues = ParseResult.ArrayFormatter.formatErrorSync(e).map((i) =>
+        `${i.path.join(".") || "(root)"}: ${i.message}`
+      )
       return `stored ${kind} request (version ${version}) does not decode: ${issues.join("; ")}`
     })
   )

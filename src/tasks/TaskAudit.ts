@@ -3,7 +3,7 @@ import { Effect, Option } from "effect"
 import { Accounts } from "../accounts/Accounts.ts"
 import { ledgerOfTask } from "../billing/LedgerQuery.ts"
 import { TaskNotFound } from "./Errors.ts"
-import { toTaskObject, type TaskRow } from "./TaskRow.ts"
+import { type TaskRow, toTaskObject } from "./TaskRow.ts"
 
 /**
  * The operator's view of one task (DESIGN.md, "Operator view of a task"):
@@ -73,4 +73,7 @@ export const taskAudit = (taskId: string) =>
         updated_at: Number(a.updated_at)
       }))
     }
-  }).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("TaskAudit.get", { attributes: { "task.id": taskId } }))
+  }).pipe(
+    Effect.catchTag("SqlError", Effect.die),
+    Effect.withSpan("TaskAudit.get", { attributes: { "task.id": taskId } })
+  )

@@ -1,8 +1,8 @@
 import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
+import { formatTraceparent } from "../platform/TraceContext.ts"
 import { InvalidTaskRequest } from "./Errors.ts"
 import type { ImageTask, TaskKind, VideoTask } from "./Task.ts"
-import { formatTraceparent } from "../platform/TraceContext.ts"
 
 /** What every task create shares: the Idempotency-Key, the stored trace context and the 202 answer. */
 
@@ -13,7 +13,10 @@ export const idempotencyKey = Effect.flatMap(HttpServerRequest.HttpServerRequest
   if (key === undefined) return Effect.succeed(null)
   if (key.length === 0 || key.length > MAX_IDEMPOTENCY_KEY) {
     return Effect.fail(
-      new InvalidTaskRequest({ code: "invalid_request", message: `Idempotency-Key must be 1 to ${MAX_IDEMPOTENCY_KEY} characters.` })
+      new InvalidTaskRequest({
+        code: "invalid_request",
+        message: `Idempotency-Key must be 1 to ${MAX_IDEMPOTENCY_KEY} characters.`
+      })
     )
   }
   return Effect.succeed(key)

@@ -1,14 +1,14 @@
 import { SqlClient } from "@effect/sql"
 import { Context, Effect, Layer, Option } from "effect"
-import { IdempotencyConflict, InvalidTaskRequest } from "./Errors.ts"
+import { Billing } from "../billing/Billing.ts"
 import { IdPrefix, newId } from "../platform/Ids.ts"
-import type { ImageTask, TaskKind, TaskStatus, VideoTask } from "./Task.ts"
-import { type TaskRow, toTaskObject } from "./TaskRow.ts"
+import { nowSeconds } from "../platform/Time.ts"
 import { insertTask } from "./engine/sql/insertTask.ts"
 import { recordCharge } from "./engine/sql/recordCharge.ts"
-import { nowSeconds } from "../platform/Time.ts"
-import { Billing } from "../billing/Billing.ts"
 import { TaskQueue } from "./engine/TaskQueue.ts"
+import { IdempotencyConflict, InvalidTaskRequest } from "./Errors.ts"
+import type { ImageTask, TaskKind, TaskStatus, VideoTask } from "./Task.ts"
+import { type TaskRow, toTaskObject } from "./TaskRow.ts"
 
 export interface NewTask {
   readonly accountId: string

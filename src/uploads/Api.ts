@@ -1,15 +1,7 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
-import {
-  CompleteUploadsRequest,
-  ImageUploadBase64Request,
-  ImageUploadList,
-  MediaUploadList,
-  MediaUploadRequest,
-  MediaUploadSessionList
-} from "./Upload.ts"
-import { jsonBody } from "../platform/http/OpenApiBody.ts"
 import { ResourceKeyAuth } from "../accounts/Security.ts"
 import { BodyErrors, errors } from "../platform/http/ErrorContract.ts"
+import { jsonBody } from "../platform/http/OpenApiBody.ts"
 import {
   InspectionUnavailable,
   InvalidUpload,
@@ -18,6 +10,14 @@ import {
   UploadNotReceived,
   UploadTooLarge
 } from "./Errors.ts"
+import {
+  CompleteUploadsRequest,
+  ImageUploadBase64Request,
+  ImageUploadList,
+  MediaUploadList,
+  MediaUploadRequest,
+  MediaUploadSessionList
+} from "./Upload.ts"
 
 /** What pre-uploading images answers with: a file that is not a usable image, one too large, an inspector down. */
 const ImageUploadErrors = errors(InvalidUpload, UploadTooLarge, InspectionUnavailable)

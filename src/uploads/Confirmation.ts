@@ -1,13 +1,13 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Either } from "effect"
-import { UploadNotReceived } from "./Errors.ts"
-import { randomBase62 } from "../platform/Ids.ts"
-import { nowSeconds } from "../platform/Time.ts"
-import type { ConfirmedUpload } from "./Upload.ts"
+import type { Inspection } from "../media/MediaInspector.ts"
 import { inspectable } from "../media/MediaTypes.ts"
 import { AppConfig } from "../platform/AppConfig.ts"
-import type { Inspection } from "../media/MediaInspector.ts"
+import { randomBase62 } from "../platform/Ids.ts"
+import { nowSeconds } from "../platform/Time.ts"
 import { ObjectStorage, type PresignedGet } from "../storage/ObjectStorage.ts"
+import { UploadNotReceived } from "./Errors.ts"
+import type { ConfirmedUpload } from "./Upload.ts"
 import { inspectionUnavailable, makeUploadInspection } from "./UploadInspection.ts"
 import { uploadNotFound, type UploadRow, urlDigest } from "./UploadRow.ts"
 
@@ -57,7 +57,9 @@ export const makeConfirmation = Effect.gen(function*() {
    */
   const pin = (row: UploadRow, pins: Array<string>) =>
     Effect.gen(function*() {
-      const key = `confirmed/${row.account_id}/${row.id}-${randomBase62(8)}.${inspectable(row.declared_mime_type)?.extension ?? "bin"}`
+      const key = `confirmed/${row.account_id}/${row.id}-${randomBase62(8)}.${
+        inspectable(row.declared_mime_type)?.extension ?? "bin"
+      }`
       pins.push(key)
       // Not for a row a sweeper has claimed: that one is being removed, with the copies it knows of.
       const recorded = yield* sql`
@@ -83,7 +85,13 @@ export const makeConfirmation = Effect.gen(function*() {
 
   /** What one id of a call will be once all are found good: a fresh confirmation, or a renewal. */
   type Prepared =
-    | { readonly _tag: "Confirm"; readonly row: UploadRow; readonly key: string; readonly found: Inspection; readonly signed: PresignedGet }
+    | {
+      readonly _tag: "Confirm"
+      readonly row: UploadRow
+      readonly key: string
+      readonly found: Inspection
+      readonly signed: PresignedGet
+    }
     | { readonly _tag: "Renew"; readonly row: UploadRow; readonly signed: PresignedGet | undefined }
 
   /** All the slow work, before anything is written: copy, inspect, sign. */
@@ -104,7 +112,11 @@ export const makeConfirmation = Effect.gen(function*() {
     }).pipe(
       Effect.catchTags({
         SqlError: (e) => Effect.die(e),
-        StorageError: (e) => Effect.zipRight(Effect.logError("copying or signing an upload failed", e), Effect.fail(inspectionUnavailable(row.id)))
+        StorageError: (e) =>
+          Effect.zipRight(
+            Effect.logError("copying or signing an upload failed", e),
+            Effect.fail(inspectionUnavailable(row.id))
+          )
       })
     )
 

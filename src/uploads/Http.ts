@@ -1,12 +1,12 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect, Layer } from "effect"
-import { GatewayApi } from "../Api.ts"
-import { CurrentPrincipal } from "../accounts/Security.ts"
-import { CompleteUploadsRequest, MediaUploadRequest } from "./Upload.ts"
-import { Uploads } from "./Uploads.ts"
 import { ResourceKeyAuthLive } from "../accounts/Auth.ts"
+import { CurrentPrincipal } from "../accounts/Security.ts"
+import { GatewayApi } from "../Api.ts"
 import { readJson } from "../platform/http/Body.ts"
 import { imageUploadsFromBase64, imageUploadsFromForm } from "./ImageUploads.ts"
+import { CompleteUploadsRequest, MediaUploadRequest } from "./Upload.ts"
+import { Uploads } from "./Uploads.ts"
 
 /** Step 1: sessions with pre-signed PUT URLs, in request order. */
 const createMediaUploads = Effect.gen(function*() {

@@ -1,7 +1,7 @@
 import { Effect } from "effect"
-import { InspectionUnavailable, InvalidUpload } from "./Errors.ts"
-import { MediaInspector } from "../media/MediaInspector.ts"
 import { Registry } from "../catalog/Registry.ts"
+import { MediaInspector } from "../media/MediaInspector.ts"
+import { InspectionUnavailable, InvalidUpload } from "./Errors.ts"
 
 /** Used when no image model is enabled: the bounds still need a value. */
 const FALLBACK = { maxBytes: 20 * 1024 * 1024, maxImages: 4 }
@@ -19,7 +19,10 @@ export const imageInputBounds = Effect.map(Registry, (registry) => {
 })
 
 /** The multipart bounds of a form that carries image inputs: the images and one mask. */
-export const imageFormLimits = Effect.map(imageInputBounds, (b) => ({ maxFileBytes: b.maxBytes, maxFiles: b.maxImages + 1 }))
+export const imageFormLimits = Effect.map(
+  imageInputBounds,
+  (b) => ({ maxFileBytes: b.maxBytes, maxFiles: b.maxImages + 1 })
+)
 
 /**
  * Proves that bytes a caller sent as an image are one: the type sniffed from
@@ -34,11 +37,20 @@ export const checkImageBytes = (where: string, bytes: Uint8Array) =>
       inspection.kind === "image"
         ? Effect.succeed(inspection)
         : Effect.fail(
-          new InvalidUpload({ message: `${where} is not an image: it is ${inspection.mimeType}; send a PNG, JPEG or WebP image.` })
+          new InvalidUpload({
+            message: `${where} is not an image: it is ${inspection.mimeType}; send a PNG, JPEG or WebP image.`
+          })
         )
     ),
-    Effect.catchTag("InspectError", (e): Effect.Effect<never, InspectionUnavailable | InvalidUpload> =>
-      e.reason === "unavailable"
-        ? Effect.fail(new InspectionUnavailable({ code: "inspection_unavailable", message: `${where}: ${e.message}.` }))
-        : Effect.fail(new InvalidUpload({ message: `${where} is not a usable PNG, JPEG or WebP image: ${e.message}.` })))
+    Effect.catchTag(
+      "InspectError",
+      (e): Effect.Effect<never, InspectionUnavailable | InvalidUpload> =>
+        e.reason === "unavailable"
+          ? Effect.fail(
+            new InspectionUnavailable({ code: "inspection_unavailable", message: `${where}: ${e.message}.` })
+          )
+          : Effect.fail(
+            new InvalidUpload({ message: `${where} is not a usable PNG, JPEG or WebP image: ${e.message}.` })
+          )
+    )
   )

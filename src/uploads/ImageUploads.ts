@@ -1,13 +1,13 @@
-import { Effect, Encoding, Either, Schema } from "effect"
-import { InternalError } from "../platform/Failure.ts"
-import { InvalidUpload, UploadTooLarge } from "./Errors.ts"
+import { Effect, Either, Encoding, Schema } from "effect"
 import { CurrentPrincipal } from "../accounts/Security.ts"
-import type { ImageUploadList } from "./Upload.ts"
 import { AppConfig } from "../platform/AppConfig.ts"
-import { Uploads } from "./Uploads.ts"
+import { InternalError } from "../platform/Failure.ts"
 import { readJson } from "../platform/http/Body.ts"
-import { checkImageBytes, imageInputBounds } from "./ImageBytes.ts"
 import { readForm } from "../platform/http/Multipart.ts"
+import { InvalidUpload, UploadTooLarge } from "./Errors.ts"
+import { checkImageBytes, imageInputBounds } from "./ImageBytes.ts"
+import type { ImageUploadList } from "./Upload.ts"
+import { Uploads } from "./Uploads.ts"
 
 /**
  * The image pre-upload (spec: POST /v1/image/uploads and /base64): images
@@ -49,16 +49,26 @@ const storeAll = (uploads: ReadonlyArray<Upload>) =>
     const principal = yield* CurrentPrincipal
     const store = yield* Uploads
     const found = yield* Effect.forEach(uploads, (upload) =>
-      Effect.map(checkImageBytes(upload.where, upload.bytes), ({ mimeType }) => ({ upload, mimeType })), { concurrency: 2 })
+      Effect.map(checkImageBytes(upload.where, upload.bytes), ({ mimeType }) => ({ upload, mimeType })), {
+      concurrency: 2
+    })
     const urls = yield* Effect.forEach(found, ({ mimeType, upload }) =>
-      Effect.map(store.storeImage(principal.accountId, upload.bytes, mimeType), (url) => ({ field: upload.field, url }))).pipe(
-        Effect.catchTag("StorageError", (e) => Effect.zipRight(Effect.logError("storing an image upload failed", e), Effect.fail(new InternalError())))
+      Effect.map(
+        store.storeImage(principal.accountId, upload.bytes, mimeType),
+        (url) => ({ field: upload.field, url })
+      )).pipe(
+        Effect.catchTag("StorageError", (e) =>
+          Effect.zipRight(Effect.logError("storing an image upload failed", e), Effect.fail(new InternalError())))
       )
-    const mask = urls.find((u) => u.field === "mask")
+    const mask = urls.find((u) =>
+      u.field === "mask"
+    )
     return {
       object: "image.upload.list",
       data: [],
-      images: urls.filter((u) => u.field === "image").map((u) => u.url),
+      images: urls.filter((u) =>
+        u.field === "image"
+      ).map((u) => u.url),
       ...(mask ? { mask: mask.url } : {})
     } satisfies ImageUploadList
   })
@@ -98,7 +108,10 @@ const decodeContent = (where: string, content: string): Either.Either<Uint8Array
   const compact = payload.replace(/\s+/g, "")
   if (compact.length === 0) return Either.left(bad(`${where} is empty.`))
   const unpadded = compact.replace(/=+$/, "")
-  if (!BASE64.test(compact) || unpadded.length % 4 === 1 || (unpadded.length !== compact.length && compact.length % 4 !== 0)) {
+  if (
+    !BASE64.test(compact) || unpadded.length % 4 === 1 ||
+    (unpadded.length !== compact.length && compact.length % 4 !== 0)
+  ) {
     return Either.left(bad(`${where} is not valid base64.`))
   }
   const standard = unpadded.replace(/-/g, "+").replace(/_/g, "/")
@@ -106,7 +119,11 @@ const decodeContent = (where: string, content: string): Either.Either<Uint8Array
   return Encoding.decodeBase64(padded).pipe(Either.mapLeft(() => bad(`${where} is not valid base64.`)))
 }
 
-const readItem = (item: unknown, i: number, maxBytes: number): Either.Either<Upload, InvalidUpload | UploadTooLarge> => {
+const readItem = (
+  item: unknown,
+  i: number,
+  maxBytes: number
+): Either.Either<Upload, InvalidUpload | UploadTooLarge> => {
   const where = `images[${i}]`
   let content: unknown
   let field: unknown = "image"
@@ -116,23 +133,32 @@ const readItem = (item: unknown, i: number, maxBytes: number): Either.Either<Upl
     const record = item as Record<string, unknown>
     const unknown = Object.keys(record).find((k) => !ITEM_KEYS.has(k))
     if (unknown !== undefined) {
-      return Either.left(bad(`${where} has an unknown field "${unknown}"; an item holds one of b64_json, base64, data, and field.`))
+      return Either.left(
+        bad(`${where} has an unknown field "${unknown}"; an item holds one of b64_json, base64, data, and field.`)
+      )
     }
     const present = CONTENT_KEYS.filter((k) => Object.hasOwn(record, k))
     if (present.length !== 1) {
       return Either.left(bad(
-        `${where} must hold exactly one of b64_json, base64, data; it holds ${present.length === 0 ? "none" : present.join(" and ")}.`
+        `${where} must hold exactly one of b64_json, base64, data; it holds ${
+          present.length === 0 ? "none" : present.join(" and ")
+        }.`
       ))
     }
     content = record[present[0]!]
     if (Object.hasOwn(record, "field")) field = record.field
     if (typeof content !== "string") return Either.left(bad(`${where}.${present[0]} must be a string.`))
   } else {
-    return Either.left(bad(`${where} must be a base64 string, a data URL, or an object with one of b64_json, base64, data.`))
+    return Either.left(
+      bad(`${where} must be a base64 string, a data URL, or an object with one of b64_json, base64, data.`)
+    )
   }
   if (field !== "image" && field !== "mask") return Either.left(bad(`${where}.field must be "image" or "mask".`))
-  return Either.flatMap(decodeContent(where, content as string), (bytes) =>
-    bytes.byteLength > maxBytes ? Either.left(tooLarge(where, maxBytes)) : Either.right({ where, field, bytes }))
+  return Either.flatMap(
+    decodeContent(where, content as string),
+    (bytes) =>
+      bytes.byteLength > maxBytes ? Either.left(tooLarge(where, maxBytes)) : Either.right({ where, field, bytes })
+  )
 }
 
 /** `POST /v1/image/uploads/base64`: `{ images: [...] }`, each a string or an object with one content key and `field`. */
@@ -145,7 +171,9 @@ export const imageUploadsFromBase64 = Effect.gen(function*() {
     Math.min(perItem * (maxImages + 1) + BODY_OVERHEAD, limits.body.upload_bytes)
   )
   if (body.images.length > maxImages + 1) {
-    return yield* bad(`At most ${maxImages} images and one mask are accepted per call; got ${body.images.length} items.`)
+    return yield* bad(
+      `At most ${maxImages} images and one mask are accepted per call; got ${body.images.length} items.`
+    )
   }
   const uploads = yield* Effect.forEach(body.images, (item, i) => readItem(item, i, maxBytes))
   yield* checkCounts(uploads, maxImages)

@@ -1,10 +1,10 @@
 import { FileSystem, Path } from "@effect/platform"
 import { Effect, Option, Stream } from "effect"
 import { DURATION_UNREADABLE } from "../catalog/Errors.ts"
-import { InspectionUnavailable, InvalidUploadContent } from "./Errors.ts"
-import type { UploadKind } from "../media/MediaTypes.ts"
 import { describeType, type Inspection, MediaInspector, SNIFF_BYTES } from "../media/MediaInspector.ts"
+import type { UploadKind } from "../media/MediaTypes.ts"
 import { ObjectStorage } from "../storage/ObjectStorage.ts"
+import { InspectionUnavailable, InvalidUploadContent } from "./Errors.ts"
 
 /** What a session declared, which the stored bytes must match. */
 export interface DeclaredUpload {
@@ -18,7 +18,10 @@ const KIND_NAMES: Record<UploadKind, string> = { image: "an image", video: "a vi
 
 /** Storage, a temporary file or the prober failed: nothing is wrong with the upload itself. */
 export const inspectionUnavailable = (id: string) =>
-  new InspectionUnavailable({ code: "upload_inspection_failed", message: `Upload ${id} could not be inspected right now; try again.` })
+  new InspectionUnavailable({
+    code: "upload_inspection_failed",
+    message: `Upload ${id} could not be inspected right now; try again.`
+  })
 
 /**
  * Confirmation's reading of an upload (DESIGN.md, Confirming uploads): the
@@ -33,12 +36,19 @@ export const makeUploadInspection = Effect.gen(function*() {
   const fs = yield* FileSystem.FileSystem
   const path = yield* Path.Path
 
-  return (upload: DeclaredUpload, key: string): Effect.Effect<Inspection, InvalidUploadContent | InspectionUnavailable> =>
+  return (
+    upload: DeclaredUpload,
+    key: string
+  ): Effect.Effect<Inspection, InvalidUploadContent | InspectionUnavailable> =>
     Effect.gen(function*() {
       const { declared_size_bytes: declaredSize, id } = upload
       const sizeMismatch = (found: string) =>
-        new InvalidUploadContent({ code: "upload_size_mismatch", message: `Upload ${id} holds ${found} bytes, not the declared ${declaredSize}.` })
-      const invalidContent = (message: string) => new InvalidUploadContent({ code: "invalid_upload_content", message: `Upload ${id}: ${message}` })
+        new InvalidUploadContent({
+          code: "upload_size_mismatch",
+          message: `Upload ${id} holds ${found} bytes, not the declared ${declaredSize}.`
+        })
+      const invalidContent = (message: string) =>
+        new InvalidUploadContent({ code: "invalid_upload_content", message: `Upload ${id}: ${message}` })
       const content = yield* storage.read(key)
       if (Option.isNone(content)) return yield* inspectionUnavailable(id)
       if (content.value.size !== declaredSize) return yield* sizeMismatch(String(content.value.size))
@@ -69,7 +79,9 @@ export const makeUploadInspection = Effect.gen(function*() {
       }
       const real = sniffed.value
       if (real.mimeType !== upload.declared_mime_type || real.kind !== upload.kind) {
-        return yield* invalidContent(`the bytes are ${describeType(real.mimeType)} (${real.mimeType}), but ${declared} was declared.`)
+        return yield* invalidContent(
+          `the bytes are ${describeType(real.mimeType)} (${real.mimeType}), but ${declared} was declared.`
+        )
       }
       return yield* inspector.probe(file, { mimeType: real.mimeType, kind: upload.kind }, size).pipe(
         Effect.catchTag("InspectError", (e): Effect.Effect<never, InspectionUnavailable | InvalidUploadContent> => {
@@ -77,14 +89,23 @@ export const makeUploadInspection = Effect.gen(function*() {
           // The spec's code for a video or audio whose real duration cannot be read.
           return upload.kind === "image"
             ? Effect.fail(invalidContent(`${e.message}.`))
-            : Effect.fail(new InvalidUploadContent({ code: DURATION_UNREADABLE, message: `Upload ${id}: ${e.message}.` }))
+            : Effect.fail(
+              new InvalidUploadContent({ code: DURATION_UNREADABLE, message: `Upload ${id}: ${e.message}.` })
+            )
         })
       )
     }).pipe(
       Effect.catchTags({
-        StorageError: (e) => Effect.zipRight(Effect.logError("reading an upload failed", e), Effect.fail(inspectionUnavailable(upload.id))),
+        StorageError: (e) =>
+          Effect.zipRight(
+            Effect.logError("reading an upload failed", e),
+            Effect.fail(inspectionUnavailable(upload.id))
+          ),
         SystemError: (e) =>
-          Effect.zipRight(Effect.logError("a temporary file for an upload failed", e), Effect.fail(inspectionUnavailable(upload.id))),
+          Effect.zipRight(
+            Effect.logError("a temporary file for an upload failed", e),
+            Effect.fail(inspectionUnavailable(upload.id))
+          ),
         BadArgument: (e) => Effect.die(e)
       }),
       Effect.scoped

@@ -1,7 +1,7 @@
 import { Effect } from "effect"
-import { UploadNotFound } from "./Errors.ts"
-import { sha256Hex } from "../platform/Digest.ts"
 import type { UploadKind } from "../media/MediaTypes.ts"
+import { sha256Hex } from "../platform/Digest.ts"
+import { UploadNotFound } from "./Errors.ts"
 
 /** A row of `media_uploads`, as the session, confirmation and lookup code read it. */
 export interface UploadRow {

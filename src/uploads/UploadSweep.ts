@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Context, Effect, Either, Layer } from "effect"
-import { nowSeconds } from "../platform/Time.ts"
 import { AppConfig } from "../platform/AppConfig.ts"
+import { nowSeconds } from "../platform/Time.ts"
 import { ObjectStorage } from "../storage/ObjectStorage.ts"
 
 /**
@@ -55,12 +55,17 @@ export class UploadSweep extends Context.Tag("UploadSweep")<UploadSweep, {
       const { sweep_batch: batch, sweep_grace_s: grace } = (yield* AppConfig).limits.uploads
 
       /** The rows whose objects are all gone (a missing object counts as removed); the others keep their lease. */
-      const removeObjects = <R extends { readonly id: string }>(rows: ReadonlyArray<R>, keysOf: (row: R) => ReadonlyArray<string>) =>
+      const removeObjects = <R extends { readonly id: string }>(
+        rows: ReadonlyArray<R>,
+        keysOf: (row: R) => ReadonlyArray<string>
+      ) =>
         Effect.map(
           Effect.forEach(rows, (row) =>
             Effect.forEach(keysOf(row), (key) => storage.remove(key), { discard: true }).pipe(
               Effect.as(row.id),
-              Effect.tapError((e) => Effect.logWarning("removing an expired upload failed; tried again after its lease", e)),
+              Effect.tapError((e) =>
+                Effect.logWarning("removing an expired upload failed; tried again after its lease", e)
+              ),
               Effect.either
             ), { concurrency: REMOVALS_AT_ONCE }),
           (results) => results.filter(Either.isRight).map((r) => r.right)
@@ -95,7 +100,8 @@ export class UploadSweep extends Context.Tag("UploadSweep")<UploadSweep, {
           yield* sql.withTransaction(Effect.gen(function*() {
             // Only rows still under this sweep's lease: one that ran out may be another sweeper's by now.
             const mine = (yield* sql<{ id: string }>`
-              SELECT id FROM media_uploads WHERE ${sql.in("id", removed)} AND sweep_lease_until = ${lease} FOR UPDATE`).map((r) => r.id)
+              SELECT id FROM media_uploads WHERE ${sql.in("id", removed)} AND sweep_lease_until = ${lease} FOR UPDATE`)
+              .map((r) => r.id)
             if (mine.length === 0) return
             yield* sql`DELETE FROM media_upload_pins WHERE ${sql.in("upload_id", mine)}`
             yield* sql`DELETE FROM media_upload_urls WHERE ${sql.in("upload_id", mine)}`
@@ -103,7 +109,8 @@ export class UploadSweep extends Context.Tag("UploadSweep")<UploadSweep, {
           }))
         }
         const done = new Set(removed)
-        const count = (status: "pending" | "confirmed") => claimed.filter((r) => r.status === status && done.has(r.id)).length
+        const count = (status: "pending" | "confirmed") =>
+          claimed.filter((r) => r.status === status && done.has(r.id)).length
         return { claimed: claimed.length, sessions: count("pending"), confirmed: count("confirmed") }
       })
 

@@ -1,16 +1,16 @@
 import { SqlClient } from "@effect/sql"
 import { Context, Effect, Layer } from "effect"
+import { uploadRules } from "../catalog/ReferenceRules.ts"
+import { Registry } from "../catalog/Registry.ts"
+import { inspectable, normalizeMimeType, type UploadKind } from "../media/MediaTypes.ts"
+import { AppConfig } from "../platform/AppConfig.ts"
 import { InternalError } from "../platform/Failure.ts"
-import { InvalidUpload, type UploadError } from "./Errors.ts"
 import { IdPrefix, newId } from "../platform/Ids.ts"
 import { nowSeconds } from "../platform/Time.ts"
-import type { ConfirmedUpload, MediaUploadFile, MediaUploadSession } from "./Upload.ts"
-import { inspectable, normalizeMimeType, type UploadKind } from "../media/MediaTypes.ts"
-import { uploadRules } from "../catalog/ReferenceRules.ts"
-import { AppConfig } from "../platform/AppConfig.ts"
 import { ObjectStorage, type StorageError } from "../storage/ObjectStorage.ts"
-import { Registry } from "../catalog/Registry.ts"
 import { makeConfirmation } from "./Confirmation.ts"
+import { InvalidUpload, type UploadError } from "./Errors.ts"
+import type { ConfirmedUpload, MediaUploadFile, MediaUploadSession } from "./Upload.ts"
 import { type UploadRow, urlDigest } from "./UploadRow.ts"
 
 /** A confirmed upload as the task checks see it. */
@@ -76,12 +76,15 @@ export class Uploads extends Context.Tag("Uploads")<Uploads, {
             const mimeType = normalizeMimeType(file.mime_type)
             if (!rule.mimeTypes.includes(mimeType)) {
               return new InvalidUpload({
-                message: `${where}.mime_type "${file.mime_type}" is not accepted for ${file.kind}; accepted: ${rule.mimeTypes.join(", ")}.`
+                message: `${where}.mime_type "${file.mime_type}" is not accepted for ${file.kind}; accepted: ${
+                  rule.mimeTypes.join(", ")
+                }.`
               })
             }
             if (file.size_bytes > rule.maxBytes) {
               return new InvalidUpload({
-                message: `${where}.size_bytes is ${file.size_bytes}; ${file.kind} uploads are at most ${rule.maxBytes} bytes.`
+                message:
+                  `${where}.size_bytes is ${file.size_bytes}; ${file.kind} uploads are at most ${rule.maxBytes} bytes.`
               })
             }
             return Effect.succeed({ file, mimeType, extension: inspectable(mimeType)?.extension ?? "bin" })
@@ -114,7 +117,8 @@ export class Uploads extends Context.Tag("Uploads")<Uploads, {
         }).pipe(
           Effect.catchTags({
             SqlError: (e) => Effect.die(e),
-            StorageError: (e) => Effect.zipRight(Effect.logError("signing an upload URL failed", e), Effect.fail(new InternalError()))
+            StorageError: (e) =>
+              Effect.zipRight(Effect.logError("signing an upload URL failed", e), Effect.fail(new InternalError()))
           }),
           Effect.withSpan("Uploads.createSessions", { attributes: { "upload.count": files.length } })
         )
@@ -129,7 +133,9 @@ export class Uploads extends Context.Tag("Uploads")<Uploads, {
           const key = `image-uploads/${accountId}/${id}.${inspectable(mimeType)?.extension ?? "bin"}`
           const signed = yield* storage.presignGet(key, { expiresInS: settings.image_url_ttl_s })
           yield* sql`INSERT INTO image_uploads (id, account_id, storage_key, url_digest, expires_at, created_at)
-            VALUES (${id}, ${accountId}, ${key}, ${yield* urlDigest(signed.url)}, ${signed.expiresAt}, ${yield* nowSeconds})`
+            VALUES (${id}, ${accountId}, ${key}, ${yield* urlDigest(
+            signed.url
+          )}, ${signed.expiresAt}, ${yield* nowSeconds})`
           yield* storage.put(key, bytes, mimeType)
           return signed.url
         }).pipe(Effect.catchTag("SqlError", (e) => Effect.die(e)))

@@ -1,11 +1,11 @@
 import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { Cause, Clock, Duration, Effect, Either, Option, Queue as Mailbox, Ref, Schedule, Stream, Tracer } from "effect"
+import { AppConfig } from "../platform/AppConfig.ts"
 import { randomBase62 } from "../platform/Ids.ts"
+import { TargetHttpClient } from "../platform/TargetHttpClient.ts"
 import { checkTargetUrl } from "../platform/TargetUrl.ts"
 import { parseTraceparent } from "../platform/TraceContext.ts"
 import { signWebhook, WebhookHeader } from "./DeliveryRules.ts"
-import { AppConfig } from "../platform/AppConfig.ts"
-import { TargetHttpClient } from "../platform/TargetHttpClient.ts"
 import { type AttemptOutcome, type Delivery, WebhookDeliveries } from "./WebhookDeliveries.ts"
 
 /** Attempts one worker process has in flight at most. */
@@ -17,7 +17,9 @@ const describeError = (error: unknown): string => {
   if (error instanceof Cause.TimeoutException) return error.message
   const e = error as { reason?: string; cause?: { code?: string; message?: string }; message?: string }
   const cause = e.cause
-  const detail = cause?.code !== undefined ? `${cause.code}: ${cause.message ?? ""}` : cause?.message ?? e.message ?? String(error)
+  const detail = cause?.code !== undefined
+    ? `${cause.code}: ${cause.message ?? ""}`
+    : cause?.message ?? e.message ?? String(error)
   return e.reason !== undefined ? `${e.reason} error: ${detail}` : detail
 }
 
@@ -69,7 +71,13 @@ export const webhookWorker = Effect.gen(function*() {
       )
       const answer = yield* client.execute(request).pipe(Effect.timeout(timeout), Effect.either)
       if (Either.isLeft(answer)) {
-        return { url, delivered: false, statusCode: null, error: describeError(answer.left), durationMs: yield* elapsed }
+        return {
+          url,
+          delivered: false,
+          statusCode: null,
+          error: describeError(answer.left),
+          durationMs: yield* elapsed
+        }
       }
       const response = answer.right
       const durationMs = yield* elapsed
@@ -169,11 +177,15 @@ export const webhookWorker = Effect.gen(function*() {
       Effect.flatMap((state) =>
         state === "more"
           ? Effect.void
-          : Effect.flatMap(state === "full" ? Effect.succeed(pollMs) : pause, (ms) =>
-            Effect.timeout(wake.take, Duration.millis(ms)).pipe(Effect.ignore))
+          : Effect.flatMap(
+            state === "full" ? Effect.succeed(pollMs) : pause,
+            (ms) => Effect.timeout(wake.take, Duration.millis(ms)).pipe(Effect.ignore)
+          )
       ),
       Effect.catchAllCause((cause) =>
-        Effect.logError("claiming webhook events failed", cause).pipe(Effect.zipRight(Effect.sleep(Duration.millis(pollMs))))
+        Effect.logError("claiming webhook events failed", cause).pipe(
+          Effect.zipRight(Effect.sleep(Duration.millis(pollMs)))
+        )
       )
     )
   )

@@ -1,7 +1,7 @@
 import { Effect, Schema } from "effect"
-import { WebhookEventStatus } from "./EventRecord.ts"
-import type { EventFilter } from "./EventHistory.ts"
 import { Limit, readQuery } from "../platform/http/ListQuery.ts"
+import type { EventFilter } from "./EventHistory.ts"
+import { WebhookEventStatus } from "./EventRecord.ts"
 
 /** Query of `GET /admin/v1/accounts/{id}/webhook/events`; unknown or repeated parameters are refused. */
 const EventParams = Schema.Struct({
@@ -10,4 +10,7 @@ const EventParams = Schema.Struct({
   limit: Limit
 })
 
-export const readEventFilter = Effect.map(readQuery(EventParams), (p) => ({ status: p.status, after: p.after, limit: p.limit } satisfies EventFilter))
+export const readEventFilter = Effect.map(
+  readQuery(EventParams),
+  (p) => ({ status: p.status, after: p.after, limit: p.limit } satisfies EventFilter)
+)

@@ -1,10 +1,10 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Config, Context, Effect, Layer, Option } from "effect"
-import { nextAttemptAt, retryPolicy } from "./DeliveryRules.ts"
-import { AppConfig } from "../platform/AppConfig.ts"
 import { EVENTS_CHANNEL } from "../events/Outbox.ts"
+import { AppConfig } from "../platform/AppConfig.ts"
 import { makeListen } from "../platform/Notifications.ts"
 import { Secrets } from "../platform/Secrets.ts"
+import { nextAttemptAt, retryPolicy } from "./DeliveryRules.ts"
 import { type EventFilter, listEventHistory } from "./EventHistory.ts"
 
 /**
@@ -127,7 +127,9 @@ const make = Effect.gen(function*() {
             WHERE id = ${row.id}`
           continue
         }
-        const [event] = yield* sql<{ attempts: number; payload: unknown; trace_context: { traceparent?: string } | null }>`
+        const [event] = yield* sql<
+          { attempts: number; payload: unknown; trace_context: { traceparent?: string } | null }
+        >`
           UPDATE webhook_events e SET attempts = e.attempts + 1, lease_owner = ${workerId},
             lease_expires_at = ${now + leaseMs}
           WHERE e.id = ${row.id}
@@ -221,6 +223,8 @@ const make = Effect.gen(function*() {
   return { claim, receiver, record, release, nextDue, wakeups, listEvents, recordDelayMs, leaseMs } as const
 })
 
-export class WebhookDeliveries extends Context.Tag("WebhookDeliveries")<WebhookDeliveries, Effect.Effect.Success<typeof make>>() {
+export class WebhookDeliveries
+  extends Context.Tag("WebhookDeliveries")<WebhookDeliveries, Effect.Effect.Success<typeof make>>()
+{
   static readonly layer = Layer.effect(WebhookDeliveries, make)
 }

@@ -16,7 +16,12 @@ import { promisify } from "node:util"
  */
 
 export type Fault =
-  | { readonly kind: "status"; readonly status: number; readonly headers?: Record<string, string>; readonly body?: string }
+  | {
+    readonly kind: "status"
+    readonly status: number
+    readonly headers?: Record<string, string>
+    readonly body?: string
+  }
   /** 429 as OpenAI sends it; `retryAfter` in seconds and/or `retryAfterMs`. */
   | { readonly kind: "rate_limited"; readonly retryAfter?: string; readonly retryAfterMs?: string }
   /** A 5xx with an HTML page, as a load balancer in front of the API sends. */
@@ -81,7 +86,12 @@ const pngHeader = (bytes: Uint8Array) => {
   return { width: view.getUint32(16), height: view.getUint32(20), colourType: bytes[25]! }
 }
 
-const openAiError = (res: ServerResponse, status: number, error: Record<string, unknown>, headers: Record<string, string> = {}) =>
+const openAiError = (
+  res: ServerResponse,
+  status: number,
+  error: Record<string, unknown>,
+  headers: Record<string, string> = {}
+) =>
   res.writeHead(status, { "content-type": "application/json", "x-request-id": `req_fake_${Date.now()}`, ...headers })
     .end(JSON.stringify({ error: { param: null, ...error } }))
 
@@ -113,7 +123,11 @@ export const startFakeImages = async (apiKey: string): Promise<FakeImages> => {
 
   const answer = async (request: ImagesRequest, res: ServerResponse, socket: Socket) => {
     if (request.headers.authorization !== `Bearer ${apiKey}`) {
-      return openAiError(res, 401, { type: "invalid_request_error", code: "invalid_api_key", message: "Incorrect API key provided." })
+      return openAiError(res, 401, {
+        type: "invalid_request_error",
+        code: "invalid_api_key",
+        message: "Incorrect API key provided."
+      })
     }
     const fault = faults.shift()
     if (fault?.kind === "hang") return
@@ -121,13 +135,20 @@ export const startFakeImages = async (apiKey: string): Promise<FakeImages> => {
     if (fault?.kind === "slow") await new Promise((r) => setTimeout(r, fault.ms))
     if (fault?.kind === "status") return res.writeHead(fault.status, fault.headers ?? {}).end(fault.body ?? "")
     if (fault?.kind === "html") {
-      return res.writeHead(fault.status, { "content-type": "text/html" }).end("<html><body><h1>Bad gateway</h1></body></html>")
+      return res.writeHead(fault.status, { "content-type": "text/html" }).end(
+        "<html><body><h1>Bad gateway</h1></body></html>"
+      )
     }
     if (fault?.kind === "rate_limited") {
       const headers: Record<string, string> = { "x-ratelimit-remaining-requests": "0" }
       if (fault.retryAfter !== undefined) headers["retry-after"] = fault.retryAfter
       if (fault.retryAfterMs !== undefined) headers["retry-after-ms"] = fault.retryAfterMs
-      return openAiError(res, 429, { type: "requests", code: "rate_limit_exceeded", message: "Rate limit reached." }, headers)
+      return openAiError(
+        res,
+        429,
+        { type: "requests", code: "rate_limit_exceeded", message: "Rate limit reached." },
+        headers
+      )
     }
     if (fault?.kind === "moderation") {
       return openAiError(res, 400, {
@@ -139,7 +160,9 @@ export const startFakeImages = async (apiKey: string): Promise<FakeImages> => {
     }
 
     const { fields, files } = request
-    if (typeof fields.prompt !== "string" || fields.prompt.length === 0) return invalid(res, "prompt is required", "prompt")
+    if (typeof fields.prompt !== "string" || fields.prompt.length === 0) {
+      return invalid(res, "prompt is required", "prompt")
+    }
     if (typeof fields.model !== "string") return invalid(res, "model is required", "model")
     const n = Number(fields.n ?? 1)
     if (!Number.isInteger(n) || n < 1 || n > 10) return invalid(res, "n must be between 1 and 10", "n")
@@ -149,11 +172,15 @@ export const startFakeImages = async (apiKey: string): Promise<FakeImages> => {
     if (!QUALITIES.has(quality)) return invalid(res, `Invalid quality '${quality}'`, "quality")
     const format = String(fields.output_format ?? "png")
     if (!FORMATS.has(format)) return invalid(res, `Invalid output_format '${format}'`, "output_format")
-    if ("response_format" in fields) return invalid(res, "response_format is not supported for this model.", "response_format")
+    if ("response_format" in fields) {
+      return invalid(res, "response_format is not supported for this model.", "response_format")
+    }
 
     if (request.path === "/v1/images/edits") {
       const images = [...(files["image"] ?? []), ...(files["image[]"] ?? [])]
-      if (images.length === 0 || images.length > 16) return invalid(res, "between 1 and 16 images are required", "image")
+      if (images.length === 0 || images.length > 16) {
+        return invalid(res, "between 1 and 16 images are required", "image")
+      }
       const mask = files["mask"]?.[0]
       if (mask !== undefined) {
         const [first, header] = [pngHeader(images[0]!), pngHeader(mask)]
@@ -168,16 +195,26 @@ export const startFakeImages = async (apiKey: string): Promise<FakeImages> => {
 
     const bytes = await picture(size === "auto" ? "1024x1024" : size, format)
     const b64 = Buffer.from(bytes).toString("base64")
-    const data = Array.from({ length: n }, () => ({ b64_json: fault?.kind === "truncated" ? b64.slice(0, b64.length / 2) : b64 }))
-    res.writeHead(200, { "content-type": "application/json", "x-request-id": `req_fake_${requests.length}` }).end(JSON.stringify({
-      created: Math.floor(Date.now() / 1000),
-      data,
-      background: "opaque",
-      output_format: format,
-      quality,
-      size,
-      usage: { input_tokens: 50, input_tokens_details: { image_tokens: 0, text_tokens: 50 }, output_tokens: 1056 * n, total_tokens: 50 + 1056 * n }
-    }))
+    const data = Array.from(
+      { length: n },
+      () => ({ b64_json: fault?.kind === "truncated" ? b64.slice(0, b64.length / 2) : b64 })
+    )
+    res.writeHead(200, { "content-type": "application/json", "x-request-id": `req_fake_${requests.length}` }).end(
+      JSON.stringify({
+        created: Math.floor(Date.now() / 1000),
+        data,
+        background: "opaque",
+        output_format: format,
+        quality,
+        size,
+        usage: {
+          input_tokens: 50,
+          input_tokens_details: { image_tokens: 0, text_tokens: 50 },
+          output_tokens: 1056 * n,
+          total_tokens: 50 + 1056 * n
+        }
+      })
+    )
   }
 
   const server = createServer((req, res) => {
@@ -186,7 +223,11 @@ export const startFakeImages = async (apiKey: string): Promise<FakeImages> => {
     req.on("end", async () => {
       const path = new URL(req.url ?? "/", "http://fake").pathname
       if (req.method !== "POST" || (path !== "/v1/images/generations" && path !== "/v1/images/edits")) {
-        return openAiError(res, 404, { type: "invalid_request_error", code: "unknown_url", message: `Unknown request URL: ${req.method} ${path}` })
+        return openAiError(res, 404, {
+          type: "invalid_request_error",
+          code: "unknown_url",
+          message: `Unknown request URL: ${req.method} ${path}`
+        })
       }
       try {
         const request = await readRequest(path, req.headers, Buffer.concat(chunks))

@@ -6,7 +6,12 @@ import { call } from "./http.ts"
 import { pollTask, query } from "./tasks.ts"
 
 /** Follows `after` = `last_id` until `has_more` is false, checking the envelope of every page. */
-export const walkAssets = async (gw: TestGateway, key: string, filters: Record<string, string> = {}, limit?: number) => {
+export const walkAssets = async (
+  gw: TestGateway,
+  key: string,
+  filters: Record<string, string> = {},
+  limit?: number
+) => {
   const seen: Array<any> = []
   let after: string | null = null
   for (let page = 0; page < 500; page++) {
@@ -27,7 +32,12 @@ export const walkAssets = async (gw: TestGateway, key: string, filters: Record<s
 }
 
 /** Creates a task with the model token, waits for it and returns the finished task object. */
-export const runTask = async (gw: TestGateway, keys: { model: string; resource: string }, kind: "video" | "image", json: unknown) => {
+export const runTask = async (
+  gw: TestGateway,
+  keys: { model: string; resource: string },
+  kind: "video" | "image",
+  json: unknown
+) => {
   const created = await call(gw, "POST", `/v1/${kind}/tasks`, { key: keys.model, json })
   if (created.status !== 202) throw new Error(`create: ${created.status} ${JSON.stringify(created.body)}`)
   const task = (await pollTask(gw, keys.resource, created.body.id, undefined, { kind })).at(-1)
@@ -40,14 +50,18 @@ export const localObjectFile = (gw: TestGateway, key: string) => join(gw.dataDir
 
 /** The storage key of an asset, read from the gateway's database. */
 export const storageKeyOf = async (gw: TestGateway, assetId: string) =>
-  (await query<{ storage_key: string }>(gw, (sql) => sql`SELECT storage_key FROM assets WHERE id = ${assetId}`))[0]!.storage_key
+  (await query<{ storage_key: string }>(gw, (sql) => sql`SELECT storage_key FROM assets WHERE id = ${assetId}`))[0]!
+    .storage_key
 
 /** A finished task row written straight to the database, to own inserted assets. */
 export const insertTask = async (gw: TestGateway, accountId: string, kind: "video" | "image") => {
   const id = newId(IdPrefix.task)
-  await query(gw, (sql) =>
-    sql`INSERT INTO tasks (id, account_id, kind, model, operation, status, progress, request, created_at, updated_at)
-      VALUES (${id}, ${accountId}, ${kind}, 'inserted', 'generation', 'succeeded', 100, '{}'::jsonb, 0, 0)`)
+  await query(
+    gw,
+    (sql) =>
+      sql`INSERT INTO tasks (id, account_id, kind, model, operation, status, progress, request, created_at, updated_at)
+      VALUES (${id}, ${accountId}, ${kind}, 'inserted', 'generation', 'succeeded', 100, '{}'::jsonb, 0, 0)`
+  )
   return id
 }
 
@@ -62,10 +76,13 @@ export const insertAsset = async (
   createdAt: number
 ) => {
   const id = newId(IdPrefix.asset)
-  await query(gw, (sql) =>
-    sql`INSERT INTO assets (id, account_id, task_id, kind, storage_key, mime_type, filename, size_bytes, url, url_auth,
+  await query(
+    gw,
+    (sql) =>
+      sql`INSERT INTO assets (id, account_id, task_id, kind, storage_key, mime_type, filename, size_bytes, url, url_auth,
         created_at)
       VALUES (${id}, ${task.accountId}, ${task.taskId}, ${task.kind}, ${`results/${task.taskId}/${id}`},
-        'application/octet-stream', ${id}, 1, ${`${gw.url}/v1/assets/${id}/content`}, 'resource_api_key', ${createdAt})`)
+        'application/octet-stream', ${id}, 1, ${`${gw.url}/v1/assets/${id}/content`}, 'resource_api_key', ${createdAt})`
+  )
   return id
 }

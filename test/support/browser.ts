@@ -61,10 +61,15 @@ export const axeViolations = async (page: Page) => {
   await page.evaluate(axeSource)
   const violations = await page.evaluate(async () => {
     const result = await (window as any).axe.run(document, { resultTypes: ["violations"] })
-    return result.violations.map((v: any) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n: any) => n.target.join(" ")) }))
+    return result.violations.map((v: any) => ({
+      id: v.id,
+      impact: v.impact,
+      nodes: v.nodes.map((n: any) => n.target.join(" "))
+    }))
   })
   return (violations as Array<{ id: string; impact: string; nodes: Array<string> }>).filter((v) =>
-    v.impact === "serious" || v.impact === "critical")
+    v.impact === "serious" || v.impact === "critical"
+  )
 }
 
 export const SCREENSHOTS = resolve("test-results/console")
@@ -81,9 +86,13 @@ export const inspectPage = async (page: Page, name: string) => {
     await page.setViewportSize({ width, height: width === 360 ? 780 : 900 })
     await page.waitForTimeout(150)
     await page.screenshot({ path: join(SCREENSHOTS, `${name}-${width}.png`), fullPage: true })
-    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)
+    const overflow = await page.evaluate(() =>
+      document.documentElement.scrollWidth - document.documentElement.clientWidth
+    )
     if (overflow > 0) problems.push(`${name} at ${width}px overflows sideways by ${overflow}px`)
-    for (const v of await axeViolations(page)) problems.push(`${name} at ${width}px: ${v.impact} ${v.id} at ${v.nodes.join(", ")}`)
+    for (const v of await axeViolations(page)) {
+      problems.push(`${name} at ${width}px: ${v.impact} ${v.id} at ${v.nodes.join(", ")}`)
+    }
   }
   return problems
 }

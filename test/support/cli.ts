@@ -37,8 +37,10 @@ export const run = (
   })
 
 /** `mtg args…` as a process. */
-export const mtg = (args: ReadonlyArray<string>, options: { readonly env?: Record<string, string>; readonly cwd?: string } = {}) =>
-  run(process.execPath, [MTG, ...args], options)
+export const mtg = (
+  args: ReadonlyArray<string>,
+  options: { readonly env?: Record<string, string>; readonly cwd?: string } = {}
+) => run(process.execPath, [MTG, ...args], options)
 
 /** `{ MTG_BASE_URL, MTG_MODEL_TOKEN, MTG_RESOURCE_KEY }` for an account of a started gateway. */
 export const mtgEnv = (url: string, acct: { readonly model: { key: string }; readonly resource: { key: string } }) => ({
@@ -84,7 +86,13 @@ export const mtgInProcess = async (args: ReadonlyArray<string>, env: Record<stri
   const code = await Effect.runPromise(
     runCli(["node", "mtg", ...args]).pipe(
       Console.withConsole(capture),
-      Effect.provide(Layer.mergeAll(NodeContext.layer, NodeClientLive, Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env))))))
+      Effect.provide(
+        Layer.mergeAll(
+          NodeContext.layer,
+          NodeClientLive,
+          Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env))))
+        )
+      )
     )
   )
   return { code, stdout, stderr }

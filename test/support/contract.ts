@@ -14,6 +14,8 @@ import type { Target } from "./http.ts"
  */
 export const typedClient = (gw: Target, keys: { readonly model: string; readonly resource: string }) => {
   const client = GatewayClient.make({ baseUrl: gw.url, modelToken: keys.model, resourceKey: keys.resource })
-  return <A>(call: (c: GatewayClientService) => Effect.Effect<A, ClientError | unknown>): Promise<Either.Either<A, unknown>> =>
+  return <A>(
+    call: (c: GatewayClientService) => Effect.Effect<A, ClientError | unknown>
+  ): Promise<Either.Either<A, unknown>> =>
     Effect.runPromise(Effect.either(Effect.flatMap(client, call)).pipe(Effect.provide(FetchHttpClient.layer)))
 }

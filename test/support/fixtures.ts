@@ -7,4 +7,5 @@ import { join, relative, resolve } from "node:path"
  * uses for an extension of their own. configWith's copies live one level
  * under the temporary directory, so the path is the same for each.
  */
-export const fixtureRef = (fixture: string) => relative(join(tmpdir(), "gw-config-copy"), resolve("test/fixtures", fixture))
+export const fixtureRef = (fixture: string) =>
+  relative(join(tmpdir(), "gw-config-copy"), resolve("test/fixtures", fixture))

@@ -9,8 +9,8 @@ import { join, resolve } from "node:path"
 import { gateway } from "../../src/Gateway.ts"
 import { MediaToolsLive } from "../../src/runtime/node/MediaTools.ts"
 import { NotificationListenerLive } from "../../src/runtime/node/PgListen.ts"
-import { UpstreamHttpClientLive } from "../../src/runtime/node/UpstreamHttpClient.ts"
 import { TargetHttpClientLive } from "../../src/runtime/node/TargetHttpClient.ts"
+import { UpstreamHttpClientLive } from "../../src/runtime/node/UpstreamHttpClient.ts"
 import { type Backend, backend, createDatabase, dropDatabase } from "./database.ts"
 
 export const freePort = () =>
@@ -55,7 +55,9 @@ export const startGateway = async (
   const dataDir = reuse?.dataDir ?? mkdtempSync(join(tmpdir(), "gw-test-"))
   // The port is chosen first so the gateway's own URLs (PUBLIC_BASE_URL) point at it.
   const port = await freePort()
-  const db = reuse !== undefined ? { url: reuse.databaseUrl, drop: () => dropDatabase(reuse.databaseUrl) } : await createDatabase(on)
+  const db = reuse !== undefined
+    ? { url: reuse.databaseUrl, drop: () => dropDatabase(reuse.databaseUrl) }
+    : await createDatabase(on)
   const config = new Map<string, string>([
     ["DATA_DIR", dataDir],
     ["CONFIG_DIR", resolve("config")],
@@ -74,7 +76,7 @@ export const startGateway = async (
     Layer.provide(MediaToolsLive),
     Layer.provide(TargetHttpClientLive),
     Layer.provide(UpstreamHttpClientLive),
-  Layer.provide(UpstreamHttpClientLive),
+    Layer.provide(UpstreamHttpClientLive),
     Layer.provide(NotificationListenerLive),
     Layer.provide(NodeContext.layer),
     Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(config))),

@@ -33,7 +33,12 @@ export const call = async (
   gw: Target,
   method: string,
   path: string,
-  options: { readonly key?: string; readonly json?: unknown; readonly body?: BodyInit; readonly headers?: Record<string, string> } = {}
+  options: {
+    readonly key?: string
+    readonly json?: unknown
+    readonly body?: BodyInit
+    readonly headers?: Record<string, string>
+  } = {}
 ): Promise<Reply> => {
   const headers: Record<string, string> = { ...options.headers }
   if (options.key !== undefined) headers.authorization = `Bearer ${options.key}`

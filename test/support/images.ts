@@ -22,8 +22,14 @@ export const makePng = (width: number, height: number) =>
 /** A mask whose left half is transparent (to be edited) and right half opaque (to be kept). */
 export const makeLeftHalfMask = (width: number, height: number) =>
   render("mask.png", [
-    "-f", "lavfi", "-i", `color=c=black:s=${width}x${height},format=rgba`,
-    "-vf", `geq=r=0:g=0:b=0:a='if(lt(X\\,${width / 2})\\,0\\,255)'`, "-pix_fmt", "rgba"
+    "-f",
+    "lavfi",
+    "-i",
+    `color=c=black:s=${width}x${height},format=rgba`,
+    "-vf",
+    `geq=r=0:g=0:b=0:a='if(lt(X\\,${width / 2})\\,0\\,255)'`,
+    "-pix_fmt",
+    "rgba"
   ])
 
 /** Decoded RGB bytes of an image, row by row. */

@@ -118,7 +118,11 @@ export const waitForLog = async (service: Service, match: (line: LogLine) => boo
     if (service.child.exitCode !== null || service.child.signalCode !== null) break
     await sleep(100)
   }
-  throw new Error(`no matching log line (exit ${service.child.exitCode}/${service.child.signalCode}); output:\n${service.output().slice(-4000)}`)
+  throw new Error(
+    `no matching log line (exit ${service.child.exitCode}/${service.child.signalCode}); output:\n${
+      service.output().slice(-4000)
+    }`
+  )
 }
 
 /**

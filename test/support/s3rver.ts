@@ -13,7 +13,13 @@ import { join } from "node:path"
 export const startS3rver = async (bucket: string) => {
   const S3rver = createRequire(import.meta.url)("@20minutes/s3rver")
   const directory = mkdtempSync(join(tmpdir(), "gw-s3rver-"))
-  const server = new S3rver({ address: "127.0.0.1", port: 0, silent: true, directory, configureBuckets: [{ name: bucket }] })
+  const server = new S3rver({
+    address: "127.0.0.1",
+    port: 0,
+    silent: true,
+    directory,
+    configureBuckets: [{ name: bucket }]
+  })
   const { port } = await server.run() as { port: number }
   return {
     endpoint: `http://127.0.0.1:${port}`,

@@ -9,9 +9,9 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { promisify } from "node:util"
-import { MediaToolsLive } from "../../src/runtime/node/MediaTools.ts"
-import { MediaTools } from "../../src/platform/MediaTools.ts"
 import { SandboxRenderer } from "../../channels/sandbox/SandboxRenderer.ts"
+import { MediaTools } from "../../src/platform/MediaTools.ts"
+import { MediaToolsLive } from "../../src/runtime/node/MediaTools.ts"
 
 const exec = promisify(execFile)
 
@@ -48,14 +48,16 @@ export const rendererRuntime = (tools?: { ffmpegPath: string; ffprobePath: strin
   const started: Array<Started> = []
   const recording = Layer.effect(
     CommandExecutor.CommandExecutor,
-    Effect.map(CommandExecutor.CommandExecutor, (inner) =>
-      CommandExecutor.makeExecutor((command) =>
-        Effect.tap(inner.start(command), (proc) =>
-          Effect.sync(() => {
-            if (command._tag === "StandardCommand") started.push({ pid: proc.pid, args: command.args })
-          })
+    Effect.map(
+      CommandExecutor.CommandExecutor,
+      (inner) =>
+        CommandExecutor.makeExecutor((command) =>
+          Effect.tap(inner.start(command), (proc) =>
+            Effect.sync(() => {
+              if (command._tag === "StandardCommand") started.push({ pid: proc.pid, args: command.args })
+            }))
         )
-      ))
+    )
   ).pipe(Layer.provide(NodeContext.layer))
   const layer = SandboxRenderer.layer.pipe(
     Layer.provide(tools ? Layer.succeed(MediaTools, tools) : MediaToolsLive),
@@ -91,7 +93,14 @@ export interface RawProbe {
 /** ffprobe run by the test itself, so assertions check the file and not what the service says about it. */
 export const rawProbe = async (file: string): Promise<RawProbe> => {
   const { stdout } = await exec(ffprobe.path, [
-    "-v", "error", "-count_packets", "-print_format", "json", "-show_format", "-show_streams", file
+    "-v",
+    "error",
+    "-count_packets",
+    "-print_format",
+    "json",
+    "-show_format",
+    "-show_streams",
+    file
   ])
   return JSON.parse(stdout)
 }

@@ -32,13 +32,20 @@ export const pollTask = async (
 }
 
 /** Runs SQL against the gateway's own database. */
-export const query = <A extends object>(gw: TestGateway, f: (sql: SqlClient.SqlClient) => Effect.Effect<ReadonlyArray<A>, unknown>) =>
-  gw.runtime.runPromise(Effect.flatMap(SqlClient.SqlClient, f)) as Promise<ReadonlyArray<A>>
+export const query = <A extends object>(
+  gw: TestGateway,
+  f: (sql: SqlClient.SqlClient) => Effect.Effect<ReadonlyArray<A>, unknown>
+) => gw.runtime.runPromise(Effect.flatMap(SqlClient.SqlClient, f)) as Promise<ReadonlyArray<A>>
 
 export const ledgerOf = (gw: TestGateway, taskId: string) =>
-  query<{ kind: string; wallet_micros: number; subscription_micros: number }>(gw, (sql) =>
-    sql`SELECT kind, wallet_micros, subscription_micros FROM ledger WHERE task_id = ${taskId} ORDER BY created_at, CASE kind WHEN 'charge' THEN 0 ELSE 1 END`)
+  query<{ kind: string; wallet_micros: number; subscription_micros: number }>(
+    gw,
+    (sql) =>
+      sql`SELECT kind, wallet_micros, subscription_micros FROM ledger WHERE task_id = ${taskId} ORDER BY created_at, CASE kind WHEN 'charge' THEN 0 ELSE 1 END`
+  )
 
 export const eventsOf = (gw: TestGateway, taskId: string) =>
-  query<{ id: string; type: string; status: string; payload: any }>(gw, (sql) =>
-    sql`SELECT id, type, status, payload FROM webhook_events WHERE task_id = ${taskId}`)
+  query<{ id: string; type: string; status: string; payload: any }>(
+    gw,
+    (sql) => sql`SELECT id, type, status, payload FROM webhook_events WHERE task_id = ${taskId}`
+  )

@@ -23,16 +23,35 @@ const render = async (name: string, args: ReadonlyArray<string>): Promise<Uint8A
 }
 
 /** A real H.264 clip of exactly `seconds` (10 fps, tiny frame), with an AAC track when `audio`. */
-export const makeVideo = (seconds: number, options: { audio?: boolean; container?: "mp4" | "mov"; size?: string } = {}) =>
+export const makeVideo = (
+  seconds: number,
+  options: { audio?: boolean; container?: "mp4" | "mov"; size?: string } = {}
+) =>
   render(`clip.${options.container ?? "mp4"}`, [
-    "-f", "lavfi", "-i", `testsrc=size=${options.size ?? "96x64"}:rate=10:duration=${seconds}`,
-    ...(options.audio ? ["-f", "lavfi", "-i", `sine=frequency=440:duration=${seconds}`, "-c:a", "aac", "-shortest"] : []),
-    "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p",
+    "-f",
+    "lavfi",
+    "-i",
+    `testsrc=size=${options.size ?? "96x64"}:rate=10:duration=${seconds}`,
+    ...(options.audio
+      ? ["-f", "lavfi", "-i", `sine=frequency=440:duration=${seconds}`, "-c:a", "aac", "-shortest"]
+      : []),
+    "-c:v",
+    "libx264",
+    "-preset",
+    "ultrafast",
+    "-pix_fmt",
+    "yuv420p",
     ...(options.container === "mov" ? [] : ["-movflags", "+faststart"])
   ])
 
 export const makeAudio = (format: "wav" | "mp3", seconds: number) =>
-  render(`tone.${format}`, ["-f", "lavfi", "-i", `sine=frequency=330:duration=${seconds}`, ...(format === "wav" ? ["-ac", "1", "-ar", "16000"] : [])])
+  render(`tone.${format}`, [
+    "-f",
+    "lavfi",
+    "-i",
+    `sine=frequency=330:duration=${seconds}`,
+    ...(format === "wav" ? ["-ac", "1", "-ar", "16000"] : [])
+  ])
 
 export const makeImage = (format: "png" | "jpg" | "webp", size = "64x48") =>
   render(`still.${format}`, ["-f", "lavfi", "-i", `testsrc=size=${size}:rate=1`, "-frames:v", "1"])
@@ -62,7 +81,11 @@ export const sessions = (gw: Target, key: string, files: ReadonlyArray<UploadFil
 
 /** Step 2: the bytes straight to storage by plain fetch, with exactly the returned method and headers. */
 export const putBytes = async (session: any, bytes: Uint8Array): Promise<number> => {
-  const res = await fetch(session.upload_url, { method: session.method, headers: session.headers, body: bytes as BodyInit })
+  const res = await fetch(session.upload_url, {
+    method: session.method,
+    headers: session.headers,
+    body: bytes as BodyInit
+  })
   await res.arrayBuffer()
   return res.status
 }
@@ -85,14 +108,24 @@ export const uploadAll = async (gw: Target, key: string, files: ReadonlyArray<Up
   return confirmed.body.data
 }
 
-export const video = (bytes: Uint8Array, filename = "clip.mp4"): UploadFile => ({ kind: "video", filename, mime_type: "video/mp4", bytes })
+export const video = (bytes: Uint8Array, filename = "clip.mp4"): UploadFile => ({
+  kind: "video",
+  filename,
+  mime_type: "video/mp4",
+  bytes
+})
 export const audio = (bytes: Uint8Array, format: "wav" | "mp3"): UploadFile => ({
   kind: "audio",
   filename: `tone.${format}`,
   mime_type: format === "wav" ? "audio/wav" : "audio/mpeg",
   bytes
 })
-export const image = (bytes: Uint8Array): UploadFile => ({ kind: "image", filename: "still.png", mime_type: "image/png", bytes })
+export const image = (bytes: Uint8Array): UploadFile => ({
+  kind: "image",
+  filename: "still.png",
+  mime_type: "image/png",
+  bytes
+})
 
 type Route =
   /** `chunked` leaves Content-Length out, so only counting the body can find its size. */

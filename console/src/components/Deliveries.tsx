@@ -45,7 +45,13 @@ export const Deliveries = ({ events, onResend, busy }: {
             <span class="mono small">{e.id}</span>
             <span class="muted small">{dateTime(e.created_at)}</span>
             {onResend && (e.status === "failed" || e.status === "skipped") && (
-              <button type="button" disabled={busy === e.id} onClick={() => onResend(e.id)}>Send again</button>
+              <button
+                type="button"
+                disabled={busy === e.id}
+                onClick={() => onResend(e.id)}
+              >
+                Send again
+              </button>
             )}
           </div>
           {e.next_attempt_at !== null && <p class="muted small">Next attempt {dateTime(e.next_attempt_at)}</p>}

@@ -7,7 +7,9 @@ export const ErrorNote = ({ message }: { message: string | undefined }) =>
 
 export const Loading = () => <p class="muted" role="status">Loading…</p>
 
-export const Status = ({ status }: { status: string }) => <span class={`badge badge-${status}`}>{status.replace("_", " ")}</span>
+export const Status = ({ status }: { status: string }) => (
+  <span class={`badge badge-${status}`}>{status.replace("_", " ")}</span>
+)
 
 export const Section = ({ title, children, id }: { title: string; children: ComponentChildren; id?: string }) => (
   <section class="card" aria-labelledby={id}>
@@ -51,6 +53,8 @@ export const Pager = ({ hasMore, lastId, atStart, onOlder, onNewest }: {
 }) => (
   <nav class="pager" aria-label="Pages">
     <button type="button" disabled={atStart} onClick={onNewest}>Newest</button>
-    <button type="button" disabled={!hasMore || lastId === null} onClick={() => lastId && onOlder(lastId)}>Older</button>
+    <button type="button" disabled={!hasMore || lastId === null} onClick={() => lastId && onOlder(lastId)}>
+      Older
+    </button>
   </nav>
 )

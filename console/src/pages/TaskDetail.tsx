@@ -31,22 +31,36 @@ const terminal = (status: string) => status === "succeeded" || status === "faile
 const taskFields = (task: TaskObject) =>
   Object.entries(task)
     .filter(([name]) => name !== "result" && name !== "error")
-    .map(([name, value]) => [
-      name,
-      name.endsWith("_at") && typeof value === "number"
-        ? `${dateTime(value)} (${value})`
-        : name === "status" ? <Status status={String(value)} />
-        : name === "progress" ? <Progress value={Number(value)} label="Task progress" />
-        : value !== null && typeof value === "object" ? <Json value={value} label={name} />
-        : value === null ? "—" : String(value)
-    ] as const)
+    .map(([name, value]) =>
+      [
+        name,
+        name.endsWith("_at") && typeof value === "number"
+          ? `${dateTime(value)} (${value})`
+          : name === "status" ?
+          <Status status={String(value)} />
+          : name === "progress" ?
+          <Progress value={Number(value)} label="Task progress" />
+          : value !== null && typeof value === "object" ?
+          <Json value={value} label={name} />
+          : value === null
+          ? "—"
+          : String(value)
+      ] as const
+    )
 
 /** A result file played or shown from the console's own origin. */
 const Result = ({ asset }: { asset: Asset }) => (
   <figure class="result">
     {asset.kind === "video"
       ? <video controls preload="metadata" src={assetUrl(asset.id)} aria-label={`Result video ${asset.filename}`} />
-      : <img src={assetUrl(asset.id)} alt={`Result image ${asset.filename}`} width={asset.width} height={asset.height} />}
+      : (
+        <img
+          src={assetUrl(asset.id)}
+          alt={`Result image ${asset.filename}`}
+          width={asset.width}
+          height={asset.height}
+        />
+      )}
     <figcaption class="small">
       {asset.filename} · {asset.mime_type} · {bytes(asset.size_bytes)} · {shape(asset)} ·{" "}
       <a href={assetUrl(asset.id, true)} download={asset.filename}>Download</a>
@@ -65,28 +79,56 @@ export const TaskDetail = ({ id, pollSeconds }: { id: string; pollSeconds: numbe
     keepPolling: (p) => !terminal(p.task.status) || p.webhook_events.some((e) => e.status === "pending")
   })
   if (page.data === undefined) {
-    return <main id="main"><h1>Task</h1><ErrorNote message={page.error} />{page.error === undefined && <Loading />}</main>
+    return (
+      <main id="main">
+        <h1>Task</h1>
+        <ErrorNote message={page.error} />
+        {page.error === undefined && <Loading />}
+      </main>
+    )
   }
   const { task, request, ledger, assets, webhook_events, operator } = page.data
   return (
     <main id="main">
-      <p><a href={href("tasks")}>← Task log</a></p>
-      <h1 class="wrap">Task <span class="mono">{task.id}</span></h1>
+      <p>
+        <a href={href("tasks")}>← Task log</a>
+      </p>
+      <h1 class="wrap">
+        Task <span class="mono">{task.id}</span>
+      </h1>
       <ErrorNote message={page.error} />
       <div class="grid">
-        <Section title="Task" id="sec-task"><Fields rows={taskFields(task)} /></Section>
+        <Section title="Task" id="sec-task">
+          <Fields rows={taskFields(task)} />
+        </Section>
         <Section title="Result" id="sec-result">
           {assets.length > 0
             ? assets.map((a) => <Result key={a.id} asset={a} />)
-            : <p class="muted">{terminal(task.status) ? "No result files (failed, or deleted)." : "Not finished yet."}</p>}
+            : (
+              <p class="muted">
+                {terminal(task.status) ? "No result files (failed, or deleted)." : "Not finished yet."}
+              </p>
+            )}
           {task.error && (
-            <Fields rows={[["Error code", <code>{task.error.code}</code>], ["Message", task.error.message], ["Retryable", String(task.error.retryable)]]} />
+            <Fields
+              rows={[["Error code", <code>{task.error.code}</code>], ["Message", task.error.message], [
+                "Retryable",
+                String(task.error.retryable)
+              ]]}
+            />
           )}
         </Section>
         <Section title="Ledger" id="sec-ledger">
           {ledger.length === 0 ? <p class="muted">No ledger lines.</p> : (
             <table class="table">
-              <thead><tr><th scope="col">Kind</th><th scope="col">Wallet</th><th scope="col">Subscription</th><th scope="col">When</th></tr></thead>
+              <thead>
+                <tr>
+                  <th scope="col">Kind</th>
+                  <th scope="col">Wallet</th>
+                  <th scope="col">Subscription</th>
+                  <th scope="col">When</th>
+                </tr>
+              </thead>
               <tbody>
                 {ledger.map((l) => (
                   <tr key={l.id}>
@@ -100,13 +142,21 @@ export const TaskDetail = ({ id, pollSeconds }: { id: string; pollSeconds: numbe
             </table>
           )}
         </Section>
-        <Section title="Webhook deliveries" id="sec-webhooks"><Deliveries events={webhook_events} /></Section>
+        <Section title="Webhook deliveries" id="sec-webhooks">
+          <Deliveries events={webhook_events} />
+        </Section>
         {operator && (
           <Section title="Operator: where it ran" id="sec-operator">
-            <Fields rows={Object.entries(operator).map(([k, v]) => [k, v !== null && typeof v === "object" ? <Json value={v} label={k} /> : String(v ?? "—")] as const)} />
+            <Fields
+              rows={Object.entries(operator).map(([k, v]) =>
+                [k, v !== null && typeof v === "object" ? <Json value={v} label={k} /> : String(v ?? "—")] as const
+              )}
+            />
           </Section>
         )}
-        <Section title="Request as stored" id="sec-request"><Json value={request} label="Request" /></Section>
+        <Section title="Request as stored" id="sec-request">
+          <Json value={request} label="Request" />
+        </Section>
       </div>
     </main>
   )

@@ -68,10 +68,14 @@ const Filters = ({ params, onApply }: { params: URLSearchParams; onApply: (value
   const set: Setter = (name, value) => setValues((v) => ({ ...v, [name]: value }))
   const common = { values, set }
   return (
-    <form class="card filters" aria-label="Filters" onSubmit={(e) => {
-      e.preventDefault()
-      onApply(values)
-    }}>
+    <form
+      class="card filters"
+      aria-label="Filters"
+      onSubmit={(e) => {
+        e.preventDefault()
+        onApply(values)
+      }}
+    >
       <Select id="kind" label="Kind" options={["video", "image"]} {...common} />
       <Select id="status" label="Status" options={["queued", "in_progress", "succeeded", "failed"]} {...common} />
       <Select id="operation" label="Operation" options={["generation", "edit"]} {...common} />
@@ -98,17 +102,22 @@ export const TaskLog = ({ route, pollSeconds }: { route: Route; pollSeconds: num
   const filterKey = FILTERS.map((f) => p.get(f) ?? "").join("|")
   const tasks = useLoad(
     () =>
-      api<ListPage<TaskObject>>("GET", `/tasks${query({
-        kind: p.get("kind"),
-        status: p.get("status"),
-        operation: p.get("operation"),
-        model: p.get("model"),
-        client_reference_id: p.get("client_reference_id"),
-        created_after: toUnix(p.get("from") ?? ""),
-        created_before: toUnix(p.get("to") ?? ""),
-        after,
-        limit: 20
-      })}`),
+      api<ListPage<TaskObject>>(
+        "GET",
+        `/tasks${
+          query({
+            kind: p.get("kind"),
+            status: p.get("status"),
+            operation: p.get("operation"),
+            model: p.get("model"),
+            client_reference_id: p.get("client_reference_id"),
+            created_after: toUnix(p.get("from") ?? ""),
+            created_before: toUnix(p.get("to") ?? ""),
+            after,
+            limit: 20
+          })
+        }`
+      ),
     [filterKey, after],
     { everyMs: pollSeconds * 1000 }
   )
@@ -126,24 +135,38 @@ export const TaskLog = ({ route, pollSeconds }: { route: Route; pollSeconds: num
       {tasks.data === undefined ? <Loading /> : (
         <section class="card" aria-label="Tasks">
           <p class="muted live" aria-live="polite">
-            {tasks.data.data.length === 0 ? "No tasks match." : `Updated every ${pollSeconds} s while this page is open.`}
+            {tasks.data.data.length === 0
+              ? "No tasks match."
+              : `Updated every ${pollSeconds} s while this page is open.`}
           </p>
           {tasks.data.data.length > 0 && (
             <table class="table">
               <thead>
-                <tr><th scope="col">Task</th><th scope="col">Model</th><th scope="col">Status</th><th scope="col">Progress</th><th scope="col">Created</th></tr>
+                <tr>
+                  <th scope="col">Task</th>
+                  <th scope="col">Model</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Progress</th>
+                  <th scope="col">Created</th>
+                </tr>
               </thead>
               <tbody>
                 {tasks.data.data.map((t) => (
                   <tr key={t.id} data-task-id={t.id}>
                     <td data-label="Task">
                       <a href={href(`tasks/${t.id}`)} class="mono">{t.id}</a>
-                      <div class="muted small">{t.object === "video.task" ? "video" : "image"} · {t.operation}
-                        {t.client_reference_id ? ` · ${t.client_reference_id}` : ""}</div>
+                      <div class="muted small">
+                        {t.object === "video.task" ? "video" : "image"} · {t.operation}
+                        {t.client_reference_id ? ` · ${t.client_reference_id}` : ""}
+                      </div>
                     </td>
                     <td data-label="Model" class="wrap">{t.model}</td>
-                    <td data-label="Status"><Status status={t.status} /></td>
-                    <td data-label="Progress"><Progress value={t.progress} label={`Progress of ${t.id}`} /></td>
+                    <td data-label="Status">
+                      <Status status={t.status} />
+                    </td>
+                    <td data-label="Progress">
+                      <Progress value={t.progress} label={`Progress of ${t.id}`} />
+                    </td>
                     <td data-label="Created">{dateTime(t.created_at)}</td>
                   </tr>
                 ))}

@@ -39,7 +39,11 @@ export const Webhook = () => {
   const settings = useLoad(() => api<Settings>("GET", "/webhook"), [])
   const [after, setAfter] = useState<string>()
   const log = useLoad(
-    () => api<{ data: ReadonlyArray<WebhookEvent>; has_more: boolean; last_id: string | null }>("GET", `/webhook/events?limit=20${after ? `&after=${encodeURIComponent(after)}` : ""}`),
+    () =>
+      api<{ data: ReadonlyArray<WebhookEvent>; has_more: boolean; last_id: string | null }>(
+        "GET",
+        `/webhook/events?limit=20${after ? `&after=${encodeURIComponent(after)}` : ""}`
+      ),
     [after],
     { everyMs: 3000, keepPolling: (l) => l.data.some((e) => e.status === "pending") }
   )
@@ -97,10 +101,20 @@ export const Webhook = () => {
           <Section title="Settings" id="sec-webhook">
             <form onSubmit={save} class="stack">
               <label for="webhook-url">Receiver URL</label>
-              <input id="webhook-url" type="url" required placeholder="https://example.com/hooks" value={url}
-                onInput={(e) => setUrl((e.target as HTMLInputElement).value)} />
+              <input
+                id="webhook-url"
+                type="url"
+                required
+                placeholder="https://example.com/hooks"
+                value={url}
+                onInput={(e) => setUrl((e.target as HTMLInputElement).value)}
+              />
               <label class="check">
-                <input type="checkbox" checked={enabled} onChange={(e) => setEnabled((e.target as HTMLInputElement).checked)} />
+                <input
+                  type="checkbox"
+                  checked={enabled}
+                  onChange={(e) => setEnabled((e.target as HTMLInputElement).checked)}
+                />
                 Enabled (task events are sent)
               </label>
               <button type="submit" class="primary" disabled={action.busy === "save"}>Save</button>
@@ -109,15 +123,23 @@ export const Webhook = () => {
           <Section title="Signing key" id="sec-key">
             {key === null ? <p class="muted">Save a URL to get a key.</p> : (
               <div class="stack">
-                <p class="muted small">Sent as <code>Authorization: Bearer wk-…</code> and used for the <code>webhook-signature</code>.</p>
-                <output class="mono key" aria-label="Webhook key" data-testid="webhook-key">{showKey ? key : `${key.slice(0, 3)}${"•".repeat(12)}${key.slice(-4)}`}</output>
+                <p class="muted small">
+                  Sent as <code>Authorization: Bearer wk-…</code> and used for the <code>webhook-signature</code>.
+                </p>
+                <output class="mono key" aria-label="Webhook key" data-testid="webhook-key">
+                  {showKey ? key : `${key.slice(0, 3)}${"•".repeat(12)}${key.slice(-4)}`}
+                </output>
                 <div class="row">
-                  <button type="button" onClick={() => setShowKey(!showKey)} aria-pressed={showKey}>{showKey ? "Hide key" : "Show key"}</button>
+                  <button type="button" onClick={() => setShowKey(!showKey)} aria-pressed={showKey}>
+                    {showKey ? "Hide key" : "Show key"}
+                  </button>
                   {!confirmRotate
                     ? <button type="button" onClick={() => setConfirmRotate(true)}>Regenerate key</button>
                     : (
                       <>
-                        <button type="button" class="danger" onClick={rotate} disabled={action.busy === "rotate"}>Confirm: regenerate</button>
+                        <button type="button" class="danger" onClick={rotate} disabled={action.busy === "rotate"}>
+                          Confirm: regenerate
+                        </button>
                         <button type="button" onClick={() => setConfirmRotate(false)}>Cancel</button>
                       </>
                     )}
@@ -129,10 +151,22 @@ export const Webhook = () => {
         </div>
       )}
       <Section title="Delivery log" id="sec-log">
-        <div class="row"><button type="button" onClick={() => void log.reload()}>Refresh</button></div>
+        <div class="row">
+          <button type="button" onClick={() => void log.reload()}>Refresh</button>
+        </div>
         <ErrorNote message={log.error} />
-        {log.data === undefined ? <Loading /> : <Deliveries events={log.data.data} onResend={resend} busy={action.busy} />}
-        {log.data && <Pager hasMore={log.data.has_more} lastId={log.data.last_id} atStart={after === undefined} onOlder={setAfter} onNewest={() => setAfter(undefined)} />}
+        {log.data === undefined
+          ? <Loading />
+          : <Deliveries events={log.data.data} onResend={resend} busy={action.busy} />}
+        {log.data && (
+          <Pager
+            hasMore={log.data.has_more}
+            lastId={log.data.last_id}
+            atStart={after === undefined}
+            onOlder={setAfter}
+            onNewest={() => setAfter(undefined)}
+          />
+        )}
       </Section>
     </main>
   )

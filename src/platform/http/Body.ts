@@ -1,9 +1,9 @@
 import { HttpServerRequest } from "@effect/platform"
 import { Effect, Fiber, Option, ParseResult, Schema, Stream } from "effect"
-import * as Errors from "./HttpFailure.ts"
+import { AppConfig } from "../AppConfig.ts"
 import { concatBytes } from "../Digest.ts"
 import { jsonProblem } from "../Text.ts"
-import { AppConfig } from "../AppConfig.ts"
+import * as Errors from "./HttpFailure.ts"
 
 /**
  * A body over the limit is drained up to this many times the limit so the
@@ -11,7 +11,6 @@ import { AppConfig } from "../AppConfig.ts"
  * is dropped instead of reading an unbounded upload.
  */
 const DRAIN_FACTOR = 8
-
 
 /**
  * Reads the raw request body, refusing more than `limit` bytes with 413. A
@@ -86,7 +85,10 @@ export const readJson = <A, I>(schema: Schema.Schema<A, I>, maxBytes?: number) =
     })
     const problem = jsonProblem(json)
     if (problem !== undefined) {
-      return yield* Errors.badRequest("invalid_request", `Invalid request body: ${problem.path || "the body"} ${problem.problem}.`)
+      return yield* Errors.badRequest(
+        "invalid_request",
+        `Invalid request body: ${problem.path || "the body"} ${problem.problem}.`
+      )
     }
     return yield* Schema.decodeUnknown(schema, { onExcessProperty: "error", errors: "all" })(json).pipe(
       Effect.mapError((e) => Errors.badRequest("invalid_request", `Invalid request body: ${formatParseError(e)}`))

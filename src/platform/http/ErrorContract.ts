@@ -22,7 +22,9 @@ export const ErrorBody = Schema.Struct({
 export type ErrorBody = typeof ErrorBody.Type
 
 /** A feature error class: a schema of its instances, with the fields of `platform/Failure.ts`. */
-export type FailureClass<A extends Failure = Failure> = Schema.Schema<A, any, never> & { new(...args: ReadonlyArray<any>): A }
+export type FailureClass<A extends Failure = Failure> = Schema.Schema<A, any, never> & {
+  new(...args: ReadonlyArray<any>): A
+}
 
 const fieldType = (schema: Schema.Schema.Any, name: string): SchemaAST.AST => {
   const found = SchemaAST.getPropertySignatures(schema.ast).find((p) => p.name === name)
@@ -79,13 +81,19 @@ export const error = <A extends Failure>(cls: FailureClass<A>): Schema.Schema<A,
  * 413, 415), or a feature's failure that a handler sends with extra headers.
  */
 export const httpFailures = (...statuses: ReadonlyArray<number>): Schema.Schema<HttpFailure, ErrorBody> =>
-  Schema.Union(...statuses.map((status) =>
-    Schema.transformOrFail(ErrorBody, Schema.declare((u): u is HttpFailure => u instanceof HttpFailure && u.status === status), {
-      strict: true,
-      decode: (encoded, _, ast) => readOnly(encoded, ast),
-      encode: toBody
-    }).annotations(HttpApiSchema.annotations({ status }))
-  )) as any
+  Schema.Union(
+    ...statuses.map((status) =>
+      Schema.transformOrFail(
+        ErrorBody,
+        Schema.declare((u): u is HttpFailure => u instanceof HttpFailure && u.status === status),
+        {
+          strict: true,
+          decode: (encoded, _, ast) => readOnly(encoded, ast),
+          encode: toBody
+        }
+      ).annotations(HttpApiSchema.annotations({ status }))
+    )
+  ) as any
 
 /** What reading a request body can fail with: malformed (400), too slow (408), too large (413), of the wrong type (415). */
 export const BodyErrors = httpFailures(400, 408, 413, 415)
@@ -103,5 +111,9 @@ export const ResourceId = (notFound: () => Failure) => Schema.String.annotations
 /** The not-found error a path parameter of `pathSchema` declares, if it does. */
 export const notFoundOfParam = (pathSchema: Schema.Schema.Any, param: string): (() => Failure) | undefined => {
   const field = SchemaAST.getPropertySignatures(pathSchema.ast).find((p) => p.name === param)
-  return field === undefined ? undefined : SchemaAST.getAnnotation<() => Failure>(field.type, NotFoundId).pipe((o) => o._tag === "Some" ? o.value : undefined)
+  return field === undefined
+    ? undefined
+    : SchemaAST.getAnnotation<() => Failure>(field.type, NotFoundId).pipe((o) =>
+      o._tag === "Some" ? o.value : undefined
+    )
 }

@@ -22,7 +22,8 @@ export const badRequest = make(400, "invalid_request_error")
 export const notFound = make(404, "not_found_error")
 export const payloadTooLarge = (limitBytes: number) =>
   make(413, "invalid_request_error")("request_too_large", `The request body exceeds the limit of ${limitBytes} bytes.`)
-export const unsupportedMediaType = (message: string) => make(415, "invalid_request_error")("unsupported_media_type", message)
+export const unsupportedMediaType = (message: string) =>
+  make(415, "invalid_request_error")("unsupported_media_type", message)
 
 /**
  * A feature's failure as its handler answers it: with extra headers only the

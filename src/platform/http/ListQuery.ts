@@ -1,8 +1,8 @@
 import { HttpServerRequest } from "@effect/platform"
 import { Effect, Schema } from "effect"
-import * as Errors from "./HttpFailure.ts"
 import { textProblem } from "../Text.ts"
 import { formatParseError } from "./Body.ts"
+import * as Errors from "./HttpFailure.ts"
 
 /** A `created_after` / `created_before` bound, Unix seconds. */
 export const UnixSeconds = Schema.NumberFromString.pipe(Schema.int(), Schema.nonNegative())
@@ -27,8 +27,12 @@ export const readQuery = <A, I>(schema: Schema.Schema<A, I>) =>
     const record: Record<string, string> = {}
     for (const [key, value] of params) {
       const problem = textProblem(key) ?? textProblem(value)
-      if (problem !== undefined) return yield* Errors.badRequest("invalid_request", `Query parameter ${JSON.stringify(key)} ${problem}.`)
-      if (key in record) return yield* Errors.badRequest("invalid_request", `Query parameter "${key}" is repeated.`)
+      if (problem !== undefined) {
+        return yield* Errors.badRequest("invalid_request", `Query parameter ${JSON.stringify(key)} ${problem}.`)
+      }
+      if (key in record) {
+        return yield* Errors.badRequest("invalid_request", `Query parameter "${key}" is repeated.`)
+      }
       record[key] = value
     }
     return yield* Schema.decodeUnknown(schema, { onExcessProperty: "error", errors: "all" })(record)

@@ -1,12 +1,12 @@
 import { type HttpApi, type HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Cause, Clock, Effect, Option } from "effect"
 import { type Failure, isFailure } from "../Failure.ts"
+import { IdPrefix, newId } from "../Ids.ts"
+import { textProblem } from "../Text.ts"
 import { notFoundOfParam } from "./ErrorContract.ts"
 import { answerOf, internalError } from "./Errors.ts"
 import { HttpFailure, notFound } from "./HttpFailure.ts"
 import { CurrentRequestId } from "./RequestId.ts"
-import { IdPrefix, newId } from "../Ids.ts"
-import { textProblem } from "../Text.ts"
 import { withSecurityHeaders } from "./SecurityHeaders.ts"
 
 interface Route {
@@ -50,7 +50,10 @@ const decodedSegment = (segment: string): string | undefined => {
  * route before a handler would send it to the database. Other unknown ids,
  * however long, reach their handler and its 404 after authentication.
  */
-const impossibleId = (routes: ReadonlyArray<Route>, request: HttpServerRequest.HttpServerRequest): Failure | undefined => {
+const impossibleId = (
+  routes: ReadonlyArray<Route>,
+  request: HttpServerRequest.HttpServerRequest
+): Failure | undefined => {
   const segments = pathOf(request).split("/").filter(Boolean)
   for (const route of routes) {
     if (!matches(route, segments)) continue
@@ -142,5 +145,8 @@ const handle = (
         duration_ms: finished - started
       })
     )
-    return yield* withSecurityHeaders(pathOf(request), HttpServerResponse.setHeader(response, "x-request-id", requestId))
+    return yield* withSecurityHeaders(
+      pathOf(request),
+      HttpServerResponse.setHeader(response, "x-request-id", requestId)
+    )
   })

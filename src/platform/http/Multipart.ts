@@ -1,11 +1,11 @@
 import { HttpServerRequest } from "@effect/platform"
 import { Effect } from "effect"
 import * as Multipasta from "multipasta"
-import * as Errors from "./HttpFailure.ts"
+import { AppConfig } from "../AppConfig.ts"
 import { concatBytes } from "../Digest.ts"
 import { textProblem } from "../Text.ts"
-import { AppConfig } from "../AppConfig.ts"
 import { readBytes } from "./Body.ts"
+import * as Errors from "./HttpFailure.ts"
 
 export interface FormFile {
   /** The form field, e.g. `image` or `mask`. */
@@ -48,7 +48,10 @@ export const readForm = (options: { readonly maxFileBytes: number; readonly maxF
     }
     const { limits } = yield* AppConfig
     const bytes = yield* readBytes(
-      Math.min(options.maxFileBytes * options.maxFiles + MAX_FIELD_BYTES * MAX_FIELDS + FRAMING_BYTES, limits.body.upload_bytes)
+      Math.min(
+        options.maxFileBytes * options.maxFiles + MAX_FIELD_BYTES * MAX_FIELDS + FRAMING_BYTES,
+        limits.body.upload_bytes
+      )
     )
     return yield* parseForm(contentType, bytes, options)
   })
@@ -107,7 +110,10 @@ export const parseForm = (
     return Effect.succeed({ fields, files } satisfies Form)
   })
 
-const toHttpFailure = (error: Multipasta.MultipartError, options: { readonly maxFileBytes: number; readonly maxFiles: number }) => {
+const toHttpFailure = (
+  error: Multipasta.MultipartError,
+  options: { readonly maxFileBytes: number; readonly maxFiles: number }
+) => {
   switch (error._tag) {
     case "ReachedLimit":
       switch (error.limit) {

@@ -30,7 +30,11 @@ export const multipartBody = <A, I>(fields: Schema.Schema<A, I>, files: Readonly
       required: true,
       content: {
         "multipart/form-data": {
-          schema: { type: "object", required: text.required ?? [], properties: { ...text.properties, ...fileProperties } }
+          schema: {
+            type: "object",
+            required: text.required ?? [],
+            properties: { ...text.properties, ...fileProperties }
+          }
         }
       }
     }

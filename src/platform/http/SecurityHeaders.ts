@@ -47,8 +47,10 @@ const scriptHash = (text: string) =>
 
 const docsPolicy = (html: string) =>
   Effect.map(
-    Effect.forEach([...html.matchAll(INLINE_SCRIPT)].filter(([, attributes]) => runs(attributes ?? "")), ([, , text]) => scriptHash(text ?? "")),
-    (hashes) => [...DOCS_POLICY, `script-src ${[...new Set(hashes)].join(" ")}`].join("; ")
+    Effect.forEach([...html.matchAll(INLINE_SCRIPT)].filter(([, attributes]) => runs(attributes ?? "")), ([, , text]) =>
+      scriptHash(text ?? "")),
+    (hashes) =>
+      [...DOCS_POLICY, `script-src ${[...new Set(hashes)].join(" ")}`].join("; ")
   )
 
 /** The page is built once, so its policy is too: by the body it was computed from. */

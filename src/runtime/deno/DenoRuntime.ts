@@ -19,7 +19,7 @@ export const runMain = makeRunMain(({ fiber, teardown }) => {
   }
   for (const signal of signals) Deno.addSignalListener(signal, onSignal)
   fiber.addObserver((exit) => {
-    if (!receivedSignal) for (const signal of signals) Deno.removeSignalListener(signal, onSignal)
+    if (!receivedSignal) { for (const signal of signals) Deno.removeSignalListener(signal, onSignal) }
     clearInterval(keepAlive)
     teardown(exit, (code) => {
       if (receivedSignal || code !== 0) Deno.exit(code)

@@ -91,7 +91,10 @@ const make = (options: { readonly host: string; readonly port: number; readonly 
  * than Node streams), ETags, and the file system, paths and command executor
  * of @effect/platform-node, which run on Deno through its Node compatibility.
  */
-export const layerContext = Layer.mergeAll(HttpPlatform.layer, Etag.layerWeak).pipe(Layer.provideMerge(NodeContext.layer))
+export const layerContext = Layer.mergeAll(HttpPlatform.layer, Etag.layerWeak).pipe(
+  Layer.provideMerge(NodeContext.layer)
+)
 
-export const layer = (options: { readonly host: string; readonly port: number; readonly drain?: Duration.DurationInput }) =>
-  Layer.mergeAll(Layer.scoped(HttpServer.HttpServer, make(options)), layerContext)
+export const layer = (
+  options: { readonly host: string; readonly port: number; readonly drain?: Duration.DurationInput }
+) => Layer.mergeAll(Layer.scoped(HttpServer.HttpServer, make(options)), layerContext)

@@ -21,8 +21,10 @@ import * as DenoServer from "./DenoServer.ts"
  * upstreams (operator-configured, not guarded) go through Deno's own fetch.
  */
 const Main = Layer.unwrapEffect(
-  Effect.map(environmentConfig, (env) =>
-    gateway(DenoServer.layer({ host: env.host, port: env.port }).pipe(HttpServer.withLogAddress)))
+  Effect.map(
+    environmentConfig,
+    (env) => gateway(DenoServer.layer({ host: env.host, port: env.port }).pipe(HttpServer.withLogAddress))
+  )
 )
 
 Main.pipe(

@@ -27,7 +27,8 @@ const resolveTool = (tool: string, envName: string, installed: () => Promise<str
       ? fromEnv.value
       : yield* Effect.tryPromise({
         try: installed,
-        catch: (e) => new MediaToolsUnavailable({ message: `no ${tool} for this platform (set ${envName}): ${String(e)}` })
+        catch: (e) =>
+          new MediaToolsUnavailable({ message: `no ${tool} for this platform (set ${envName}): ${String(e)}` })
       })
     return yield* executable(tool, path)
   })
@@ -36,7 +37,15 @@ const resolveTool = (tool: string, envName: string, installed: () => Promise<str
 export const MediaToolsLive = Layer.effect(
   MediaTools,
   Effect.all({
-    ffmpegPath: resolveTool("ffmpeg", "FFMPEG_PATH", async () => (await import("@ffmpeg-installer/ffmpeg")).default.path),
-    ffprobePath: resolveTool("ffprobe", "FFPROBE_PATH", async () => (await import("@ffprobe-installer/ffprobe")).default.path)
+    ffmpegPath: resolveTool(
+      "ffmpeg",
+      "FFMPEG_PATH",
+      async () => (await import("@ffmpeg-installer/ffmpeg")).default.path
+    ),
+    ffprobePath: resolveTool(
+      "ffprobe",
+      "FFPROBE_PATH",
+      async () => (await import("@ffprobe-installer/ffprobe")).default.path
+    )
   })
 )

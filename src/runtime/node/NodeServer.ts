@@ -8,7 +8,9 @@ import { createServer } from "node:http"
  * in-flight requests finish; connections still open after `drain` are cut so
  * the process always exits within its stop budget (10 s).
  */
-export const layer = (options: { readonly host: string; readonly port: number; readonly drain?: Duration.DurationInput }) =>
+export const layer = (
+  options: { readonly host: string; readonly port: number; readonly drain?: Duration.DurationInput }
+) =>
   Layer.mergeAll(
     Layer.scoped(
       HttpServer.HttpServer,

@@ -14,7 +14,10 @@ export const listenOn = (url: Redacted.Redacted, channel: string) =>
     Effect.acquireRelease(
       Effect.tryPromise({
         try: async () => {
-          const client = new Pg.Client({ connectionString: Redacted.value(url), application_name: "media-task-gateway" })
+          const client = new Pg.Client({
+            connectionString: Redacted.value(url),
+            application_name: "media-task-gateway"
+          })
           const lost = (cause: unknown) => emit.fail(new SqlError({ cause, message: "The LISTEN connection was lost" }))
           client.on("error", lost)
           client.on("end", () => lost(new Error("connection ended")))

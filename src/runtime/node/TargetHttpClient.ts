@@ -5,8 +5,8 @@ import * as Http from "node:http"
 import * as Https from "node:https"
 import { isIP, type LookupFunction } from "node:net"
 import type { Duplex } from "node:stream"
-import { isPublicAddress, PRIVATE_TARGET } from "../../platform/TargetUrl.ts"
 import { TargetHttpClient } from "../../platform/TargetHttpClient.ts"
+import { isPublicAddress, PRIVATE_TARGET } from "../../platform/TargetUrl.ts"
 
 export { PRIVATE_TARGET }
 
@@ -75,12 +75,19 @@ export const makeTargetHttpClient = (allowPrivate: boolean, resolve: typeof dnsL
       ? [new Http.Agent(options), new Https.Agent(options)]
       : [new GuardedHttpAgent(options), new GuardedHttpsAgent(options)]
     yield* Effect.addFinalizer(() => Effect.sync(() => (http.destroy(), https.destroy())))
-    const agent = NodeHttpClient.HttpAgent.of({ [NodeHttpClient.HttpAgentTypeId]: NodeHttpClient.HttpAgentTypeId, http, https })
+    const agent = NodeHttpClient.HttpAgent.of({
+      [NodeHttpClient.HttpAgentTypeId]: NodeHttpClient.HttpAgentTypeId,
+      http,
+      https
+    })
     return yield* Effect.provideService(NodeHttpClient.make, NodeHttpClient.HttpAgent, agent)
   })
 
 /** The runtime's layer, following `ALLOW_PRIVATE_TARGETS` (default false). */
 export const TargetHttpClientLive = Layer.scoped(
   TargetHttpClient,
-  Effect.flatMap(Config.withDefault(Config.boolean("ALLOW_PRIVATE_TARGETS"), false), (allow) => makeTargetHttpClient(allow))
+  Effect.flatMap(
+    Config.withDefault(Config.boolean("ALLOW_PRIVATE_TARGETS"), false),
+    (allow) => makeTargetHttpClient(allow)
+  )
 )

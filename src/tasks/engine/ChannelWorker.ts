@@ -1,9 +1,9 @@
 import { Duration, Effect, Queue as Mailbox, Ref, Schedule, Stream } from "effect"
-import { randomBase62 } from "../../platform/Ids.ts"
 import type { ChannelSettings } from "../../channel/ChannelSettings.ts"
 import { AppConfig } from "../../platform/AppConfig.ts"
-import { TaskQueue } from "./TaskQueue.ts"
+import { randomBase62 } from "../../platform/Ids.ts"
 import { runTask } from "./RunTask.ts"
+import { TaskQueue } from "./TaskQueue.ts"
 
 /**
  * One channel's worker: keeps up to `concurrency` tasks running, claiming

@@ -14,7 +14,12 @@ export const MAX_RESULT_BYTES: Record<TaskKind, number> = { video: 1024 * 1024 *
  * passes them through CheckOutputs before they are stored. Type and
  * extension here are placeholders the inspection replaces.
  */
-export const fetchResults = (kind: TaskKind, plan: Plan, runner: AsyncRunner<unknown>, refs: ReadonlyArray<ResultRef>) =>
+export const fetchResults = (
+  kind: TaskKind,
+  plan: Plan,
+  runner: AsyncRunner<unknown>,
+  refs: ReadonlyArray<ResultRef>
+) =>
   Effect.forEach(refs, (ref) =>
     Effect.gen(function*() {
       const max = MAX_RESULT_BYTES[kind]

@@ -1,20 +1,20 @@
 import { FileSystem } from "@effect/platform"
 import { Chunk, Effect, Option, Stream } from "effect"
-import { concatBytes } from "../../platform/Digest.ts"
-import type { ChannelSettings } from "../../channel/ChannelSettings.ts"
-import type { KindRunners, TaskKind } from "../../channel/Adapter.ts"
-import { type AsyncRunner, isAsyncRunner, type SubmitOutcome } from "../../channel/Upstream.ts"
-import { Channels } from "../../channel/Channels.ts"
-import { GenerationError, type GenerationEvent } from "../../channel/Generation.ts"
 import type { ImageSource, ValidImageRequest } from "../../catalog/ImageRequest.ts"
-import type { ValidVideoRequest } from "../../catalog/VideoRequest.ts"
-import { ObjectStorage } from "../../storage/ObjectStorage.ts"
-import type { Claim, DecodedClaim } from "./Claim.ts"
 import { Registry, type ServedVideoModel } from "../../catalog/Registry.ts"
+import type { ValidVideoRequest } from "../../catalog/VideoRequest.ts"
+import type { KindRunners, TaskKind } from "../../channel/Adapter.ts"
+import { Channels } from "../../channel/Channels.ts"
+import type { ChannelSettings } from "../../channel/ChannelSettings.ts"
+import { GenerationError, type GenerationEvent } from "../../channel/Generation.ts"
+import { type AsyncRunner, isAsyncRunner, type SubmitOutcome } from "../../channel/Upstream.ts"
 import { RemoteMedia } from "../../media/RemoteMedia.ts"
-import type { TaskFailure } from "./TaskOutcomes.ts"
+import { concatBytes } from "../../platform/Digest.ts"
+import { ObjectStorage } from "../../storage/ObjectStorage.ts"
 import { IMAGE_FAILURE, IMAGE_UNAVAILABLE, ImageKind } from "../ImageKind.ts"
 import { VIDEO_FAILURE } from "../VideoKind.ts"
+import type { Claim, DecodedClaim } from "./Claim.ts"
+import type { TaskFailure } from "./TaskOutcomes.ts"
 
 export type Output = Extract<GenerationEvent, { _tag: "Output" }>
 
@@ -41,7 +41,11 @@ export type PlanRun =
     readonly find: Effect.Effect<string | undefined, GenerationError> | undefined
   }
 
-const runOf = <J>(runner: KindRunners[TaskKind], upstreamModel: string, job: Effect.Effect<J, GenerationError>): PlanRun => {
+const runOf = <J>(
+  runner: KindRunners[TaskKind],
+  upstreamModel: string,
+  job: Effect.Effect<J, GenerationError>
+): PlanRun => {
   if (isAsyncRunner(runner)) {
     const upstream = runner as AsyncRunner<J>
     const find = upstream.find
@@ -82,7 +86,9 @@ const readSource = (source: ImageSource, where: string, maxBytes: number) =>
   Effect.gen(function*() {
     if ("storageKey" in source) {
       const storage = yield* ObjectStorage
-      const content = yield* storage.read(source.storageKey).pipe(Effect.mapError(() => inputFailure(`${where} could not be read.`)))
+      const content = yield* storage.read(source.storageKey).pipe(
+        Effect.mapError(() => inputFailure(`${where} could not be read.`))
+      )
       if (Option.isNone(content)) return yield* inputFailure(`${where} is no longer stored.`)
       return yield* Stream.runCollect(content.value.body).pipe(
         Effect.map((chunks) => concatBytes(Chunk.toReadonlyArray(chunks))),
@@ -98,7 +104,12 @@ const readSource = (source: ImageSource, where: string, maxBytes: number) =>
     const file = `${dir}/input`
     yield* remote.fetchToFile(source.url, { maxBytes, file }).pipe(
       Effect.mapError((e) =>
-        new GenerationError({ code: ImageKind.codes.failed, message: `${where} could not be fetched: ${e.message}.`, retryable: e.transient, transient: e.transient })
+        new GenerationError({
+          code: ImageKind.codes.failed,
+          message: `${where} could not be fetched: ${e.message}.`,
+          retryable: e.transient,
+          transient: e.transient
+        })
       )
     )
     return yield* fs.readFile(file).pipe(Effect.mapError(() => inputFailure(`${where} could not be read.`)))
@@ -137,8 +148,16 @@ export const planFor = (claim: DecodedClaim) =>
       if (served === undefined || route === undefined) return modelGone(claim, VIDEO_FAILURE)
       const request = claim.request as ValidVideoRequest
       const plan: Plan = {
-        run: runOf(route.runner, route.upstreamModel,
-          Effect.succeed({ taskId: claim.id, capability: served.capability, request, upstreamModel: route.upstreamModel })),
+        run: runOf(
+          route.runner,
+          route.upstreamModel,
+          Effect.succeed({
+            taskId: claim.id,
+            capability: served.capability,
+            request,
+            upstreamModel: route.upstreamModel
+          })
+        ),
         channel: route.settings,
         resultKey: "videos",
         internalFailure: VIDEO_FAILURE,
@@ -169,15 +188,24 @@ export const planFor = (claim: DecodedClaim) =>
       images: Effect.forEach(request.images, (source, i) => readSource(source, `input.images[${i}]`, maxBytes)),
       mask: request.mask === null ? Effect.succeed(null) : readSource(request.mask, "input.mask", maxBytes)
     })
-    const job = Effect.map(inputs, (fetched) =>
-      ({ taskId: claim.id, capability: served.capability, request, upstreamModel: route.upstreamModel, inputs: fetched })
+    const job = Effect.map(
+      inputs,
+      (fetched) => ({
+        taskId: claim.id,
+        capability: served.capability,
+        request,
+        upstreamModel: route.upstreamModel,
+        inputs: fetched
+      })
     ).pipe(Effect.provide(yield* Effect.context<ObjectStorage | RemoteMedia | FileSystem.FileSystem>()))
     const plan: Plan = {
       run: runOf(route.runner, route.upstreamModel, job),
       channel: route.settings,
       resultKey: "images",
       internalFailure: IMAGE_FAILURE,
-      exhaustedFailure: (last) => (last.transient ? IMAGE_UNAVAILABLE : { code: last.code, message: last.message, retryable: last.retryable }),
+      exhaustedFailure: (
+        last
+      ) => (last.transient ? IMAGE_UNAVAILABLE : { code: last.code, message: last.message, retryable: last.retryable }),
       item: (output, stored) => ({
         asset_id: stored.id,
         url: stored.url,

@@ -1,10 +1,10 @@
 import { Clock, Effect, Either } from "effect"
 import { GenerationError } from "../../channel/Generation.ts"
 import type { AsyncRunner, UpstreamState } from "../../channel/Upstream.ts"
-import { decodeStoredRequest } from "../StoredRequest.ts"
 import { internalFailureOf } from "../Kinds.ts"
-import { toClaim, type DecodedClaim } from "./Claim.ts"
+import { decodeStoredRequest } from "../StoredRequest.ts"
 import { checkOutputs } from "./CheckOutputs.ts"
+import { type DecodedClaim, toClaim } from "./Claim.ts"
 import { fetchResults } from "./FetchResults.ts"
 import { planFor } from "./Plans.ts"
 import { parentSpan } from "./RunTask.ts"
@@ -45,29 +45,38 @@ export const pollTask = (row: WaitingRow, state: UpstreamState, runner: AsyncRun
     const pastDeadline = now - row.submitted_at >= plan.channel.timeouts.deadline_s * 1000
     const again = (hintMs?: number) => queue.reschedule(claim, now + nextPollDelay(intervalMs, row.polls, hintMs))
     const failWith = (error: GenerationError, outcome: string) =>
-      queue.attempt({ ...attempt, outcome, lastAnswer: state.answer ?? { code: error.code, message: error.message } }).pipe(
-        Effect.zipRight(outcomes.fail(claim, { code: error.code, message: error.message, retryable: error.retryable }))
-      )
+      queue.attempt({ ...attempt, outcome, lastAnswer: state.answer ?? { code: error.code, message: error.message } })
+        .pipe(
+          Effect.zipRight(
+            outcomes.fail(claim, { code: error.code, message: error.message, retryable: error.retryable })
+          )
+        )
     const expired = new GenerationError({ ...plan.internalFailure, retryable: true, transient: false })
 
     switch (state._tag) {
       case "Pending":
       case "Unknown": {
-        if (state.answer !== undefined) yield* queue.attempt({ ...attempt, outcome: "waiting", lastAnswer: state.answer })
+        if (state.answer !== undefined) {
+          yield* queue.attempt({ ...attempt, outcome: "waiting", lastAnswer: state.answer })
+        }
         if (pastDeadline) {
           yield* Effect.logWarning("upstream task past its deadline; failing with refund").pipe(
             Effect.annotateLogs({ upstream_state: state._tag })
           )
           return yield* failWith(expired, "deadline")
         }
-        if (state._tag === "Pending" && state.progress !== undefined) yield* queue.progress(claim, state.progress * 0.95)
+        if (state._tag === "Pending" && state.progress !== undefined) {
+          yield* queue.progress(claim, state.progress * 0.95)
+        }
         return yield* again()
       }
       case "Failed":
         return yield* failWith(state.error, "failed")
       case "Succeeded": {
         // "Done but no output" (a filtered job) is a failure with a refund, never an empty success.
-        if (state.results.length === 0) return yield* failWith(new GenerationError({ ...plan.internalFailure, transient: false }), "no_output")
+        if (state.results.length === 0) {
+          return yield* failWith(new GenerationError({ ...plan.internalFailure, transient: false }), "no_output")
+        }
         // Downloads may take up to `download_s`: hold the task that long, so no other poller starts them again.
         yield* queue.reschedule(claim, now + (plan.channel.timeouts.download_s + plan.channel.timeouts.poll_s) * 1000)
         const done = yield* fetchResults(claim.kind, plan, runner, state.results).pipe(
@@ -82,13 +91,17 @@ export const pollTask = (row: WaitingRow, state: UpstreamState, runner: AsyncRun
         if (Either.isLeft(done)) {
           // A download that broke off or an unusable file: asked again later, until the deadline.
           if (done.left.transient && !pastDeadline) {
-            yield* Effect.logWarning("fetching an upstream result failed; trying again").pipe(Effect.annotateLogs({ reason: done.left.message }))
+            yield* Effect.logWarning("fetching an upstream result failed; trying again").pipe(
+              Effect.annotateLogs({ reason: done.left.message })
+            )
             return yield* again(done.left.retryAfterMs)
           }
           return yield* failWith(new GenerationError({ ...done.left, transient: false }), "fetch_failed")
         }
         yield* queue.attempt({ ...attempt, outcome: "succeeded", lastAnswer: state.answer })
-        return yield* outcomes.succeed(claim, done.right.map((s) => s.asset), { [plan.resultKey]: done.right.map((s) => s.item) })
+        return yield* outcomes.succeed(claim, done.right.map((s) => s.asset), {
+          [plan.resultKey]: done.right.map((s) => s.item)
+        })
       }
     }
   }).pipe(

@@ -1,8 +1,8 @@
 import { Effect, Schedule } from "effect"
 import { AppConfig } from "../../platform/AppConfig.ts"
-import { TaskQueue } from "./TaskQueue.ts"
-import { TaskOutcomes } from "./TaskOutcomes.ts"
 import { attemptsSpentFailureOf } from "../Kinds.ts"
+import { TaskOutcomes } from "./TaskOutcomes.ts"
+import { TaskQueue } from "./TaskQueue.ts"
 
 /**
  * One look for expired leases: tasks with attempts left go back to the queue
@@ -14,11 +14,15 @@ export const reapOnce = Effect.gen(function*() {
   const outcomes = yield* TaskOutcomes
   const { requeued, exhausted } = yield* queue.reapExpired
   if (requeued.length > 0) {
-    yield* Effect.logWarning("expired leases requeued").pipe(Effect.annotateLogs({ task_ids: requeued.map((t) => t.id) }))
+    yield* Effect.logWarning("expired leases requeued").pipe(
+      Effect.annotateLogs({ task_ids: requeued.map((t) => t.id) })
+    )
     for (const channel of new Set(requeued.map((t) => t.channel))) yield* queue.notify(channel)
   }
   for (const claim of exhausted) {
-    yield* outcomes.fail(claim, attemptsSpentFailureOf(claim.kind)).pipe(Effect.catchTag("StaleClaim", () => Effect.void))
+    yield* outcomes.fail(claim, attemptsSpentFailureOf(claim.kind)).pipe(
+      Effect.catchTag("StaleClaim", () => Effect.void)
+    )
   }
 })
 

@@ -1,18 +1,18 @@
 import { Cause, Clock, Data, Effect, Either, Schedule, Stream, Tracer } from "effect"
-import type { EngineSettings } from "../../platform/Settings.ts"
-import { parseTraceparent } from "../../platform/TraceContext.ts"
 import { GenerationError, GenerationEvent } from "../../channel/Generation.ts"
 import { AppConfig } from "../../platform/AppConfig.ts"
-import type { Claim, DecodedClaim } from "./Claim.ts"
-import { decodeStoredRequest } from "../StoredRequest.ts"
-import { TaskQueue } from "./TaskQueue.ts"
+import type { EngineSettings } from "../../platform/Settings.ts"
+import { parseTraceparent } from "../../platform/TraceContext.ts"
+import { internalFailureOf } from "../Kinds.ts"
 import { ReferenceMedia } from "../ReferenceMedia.ts"
-import { StaleClaim, TaskOutcomes } from "./TaskOutcomes.ts"
+import { decodeStoredRequest } from "../StoredRequest.ts"
+import { checkOutputs } from "./CheckOutputs.ts"
+import type { Claim, DecodedClaim } from "./Claim.ts"
+import { type Output, type Plan, planFor, type PlanRun } from "./Plans.ts"
 import { storeOutputs } from "./StoreOutputs.ts"
 import { generationRetries, submitUpstream } from "./SubmitUpstream.ts"
-import { checkOutputs } from "./CheckOutputs.ts"
-import { internalFailureOf } from "../Kinds.ts"
-import { type Output, type Plan, type PlanRun, planFor } from "./Plans.ts"
+import { StaleClaim, TaskOutcomes } from "./TaskOutcomes.ts"
+import { TaskQueue } from "./TaskQueue.ts"
 
 /** The heartbeat found the claim taken back: another attempt owns the task now. */
 class LeaseLost extends Data.TaggedError("LeaseLost")<{ readonly taskId: string }> {}
@@ -22,12 +22,11 @@ const PROGRESS_STEP = 5
 /** The share of the bar generation fills; storing the result fills the rest. */
 const GENERATION_SHARE = 95
 
-
-
 /** A request this release cannot read: the kind's failure, refunded, with nothing internal in the message. */
 const unreadableFailure = (kind: Claim["kind"]) => ({
   ...internalFailureOf(kind),
-  message: "This task was stored by a release of the service that cannot be run by this one. Its charge is refunded; create the task again.",
+  message:
+    "This task was stored by a release of the service that cannot be run by this one. Its charge is refunded; create the task again.",
   retryable: true
 })
 
@@ -91,7 +90,9 @@ export const runTask = (stored: Claim, workerId: string) =>
         )
       }).pipe(
         Effect.retry({ schedule: generationRetries(engine), while: (e) => e.transient }),
-        Effect.mapError((e) => (e.transient ? new GenerationError({ ...plan.exhaustedFailure(e), transient: false }) : e))
+        Effect.mapError((
+          e
+        ) => (e.transient ? new GenerationError({ ...plan.exhaustedFailure(e), transient: false }) : e))
       )
 
     /** Stores checked outputs and succeeds the task. */
@@ -101,7 +102,9 @@ export const runTask = (stored: Claim, workerId: string) =>
           Effect.tapError((e) => Effect.logError("storing a result failed", e)),
           Effect.mapError(() => new GenerationError({ ...plan.internalFailure, transient: false }))
         )
-        return yield* outcomes.succeed(claim, stored.map((s) => s.asset), { [plan.resultKey]: stored.map((s) => s.item) })
+        return yield* outcomes.succeed(claim, stored.map((s) => s.asset), {
+          [plan.resultKey]: stored.map((s) => s.item)
+        })
       })
 
     /**
@@ -117,16 +120,29 @@ export const runTask = (stored: Claim, workerId: string) =>
         yield* queue.attempt({ ...attempt, upstreamId: null, outcome: "submitting", lastAnswer: undefined })
         const outcome = yield* submitUpstream(claim, plan, run, engine, inDoubt).pipe(
           Effect.tapError((e) =>
-            queue.attempt({ ...attempt, upstreamId: null, outcome: "submit_failed", lastAnswer: { code: e.code, message: e.message } })
+            queue.attempt({
+              ...attempt,
+              upstreamId: null,
+              outcome: "submit_failed",
+              lastAnswer: { code: e.code, message: e.message }
+            })
           )
         )
         if (outcome._tag === "Finished") {
-          const checked = yield* checkOutputs(claim.kind, outcome.outputs.map((o) => GenerationEvent.Output(o)), plan.internalFailure)
+          const checked = yield* checkOutputs(
+            claim.kind,
+            outcome.outputs.map((o) => GenerationEvent.Output(o)),
+            plan.internalFailure
+          )
           return yield* finish(checked)
         }
         const now = yield* Clock.currentTimeMillis
         yield* queue.attempt({ ...attempt, upstreamId: outcome.upstreamId, outcome: "waiting", lastAnswer: undefined })
-        const waiting = yield* queue.wait(claim, { id: outcome.upstreamId, model: run.upstreamModel, runAt: now + engine.poll_interval_ms })
+        const waiting = yield* queue.wait(claim, {
+          id: outcome.upstreamId,
+          model: run.upstreamModel,
+          runAt: now + engine.poll_interval_ms
+        })
         if (!waiting) return yield* new StaleClaim({ taskId: claim.id, attempt: claim.attempt })
         yield* Effect.logInfo("task waits upstream")
         return { status: "in_progress" as const }
@@ -134,7 +150,9 @@ export const runTask = (stored: Claim, workerId: string) =>
 
     const work = Effect.gen(function*() {
       // External reference URLs are fetched and probed first; a broken rule fails (and refunds) the task.
-      if (claim.kind === "video") yield* Effect.flatMap(ReferenceMedia, (r) => r.checkBeforeRun(claim.model, claim.request))
+      if (claim.kind === "video") {
+        yield* Effect.flatMap(ReferenceMedia, (r) => r.checkBeforeRun(claim.model, claim.request))
+      }
       if (plan.run._tag === "Upstream") return yield* submit(plan.run)
       return yield* finish(yield* generate(plan.run.events))
     })
@@ -148,8 +166,10 @@ export const runTask = (stored: Claim, workerId: string) =>
     )
 
     return yield* Effect.raceFirst(work, Effect.delay(heartbeat, `${engine.heartbeat_s} seconds`)).pipe(
-      Effect.catchTag("GenerationError", (e) =>
-        outcomes.fail(claim, { code: e.code, message: e.message, retryable: e.retryable })),
+      Effect.catchTag(
+        "GenerationError",
+        (e) => outcomes.fail(claim, { code: e.code, message: e.message, retryable: e.retryable })
+      ),
       Effect.tap((task) => Effect.logInfo("task finished").pipe(Effect.annotateLogs({ status: task.status }))),
       Effect.catchTags({
         LeaseLost: () => Effect.logWarning("lease lost; another attempt owns the task"),

@@ -1,6 +1,6 @@
 import { Effect, Schedule } from "effect"
-import { IdPrefix, newId } from "../../platform/Ids.ts"
 import { AppConfig } from "../../platform/AppConfig.ts"
+import { IdPrefix, newId } from "../../platform/Ids.ts"
 import { ObjectStorage } from "../../storage/ObjectStorage.ts"
 import type { Claim } from "./Claim.ts"
 import type { Output, Plan } from "./Plans.ts"
@@ -46,7 +46,7 @@ export const storeOutputs = (claim: Claim, plan: Plan, outputs: ReadonlyArray<Ou
         }
         return { asset, item: plan.item(output, { id, filename, ...link }, index) }
       })).pipe(
-      Effect.retry(retrySchedule),
-      Effect.withSpan("task.store", { attributes: { "task.id": claim.id, "task.outputs": outputs.length } })
-    )
+        Effect.retry(retrySchedule),
+        Effect.withSpan("task.store", { attributes: { "task.id": claim.id, "task.outputs": outputs.length } })
+      )
   })

@@ -16,7 +16,8 @@ export const generationRetries = (engine: EngineSettings) =>
     Schedule.intersect(Schedule.exponential(engine.retry_base_ms)),
     Schedule.intersect(Schedule.recurs(engine.generate_retries)),
     Schedule.modifyDelay(([[error]], delay) =>
-      error.retryAfterMs === undefined ? delay : Duration.max(delay, Duration.millis(error.retryAfterMs)))
+      error.retryAfterMs === undefined ? delay : Duration.max(delay, Duration.millis(error.retryAfterMs))
+    )
   )
 
 /**
@@ -29,7 +30,13 @@ export const generationRetries = (engine: EngineSettings) =>
  * `inDoubt`: an earlier attempt stopped mid-submit (a crash, a shutdown), so
  * the first step is that same reconciliation, not a submit.
  */
-export const submitUpstream = (claim: Claim, plan: Plan, run: UpstreamRun, engine: EngineSettings, inDoubt: boolean) => {
+export const submitUpstream = (
+  claim: Claim,
+  plan: Plan,
+  run: UpstreamRun,
+  engine: EngineSettings,
+  inDoubt: boolean
+) => {
   const unresolved = new GenerationError({ ...plan.internalFailure, retryable: true, transient: false })
   const limit = Duration.seconds(plan.channel.timeouts.submit_s + 5)
 

@@ -4,17 +4,17 @@ import { AppConfig } from "../../platform/AppConfig.ts"
 import { makeListen } from "../../platform/Notifications.ts"
 import { type Claim, toClaim } from "./Claim.ts"
 import { claimTasks } from "./sql/claimTasks.ts"
+import { claimWaiting } from "./sql/claimWaiting.ts"
 import { extendLease } from "./sql/extendLease.ts"
 import { findExhausted } from "./sql/findExhausted.ts"
+import { findUnresolvedSubmit } from "./sql/findUnresolvedSubmit.ts"
 import { notifyQueued } from "./sql/notifyQueued.ts"
+import { type AttemptRecord, recordAttempt } from "./sql/recordAttempt.ts"
 import { releaseTask } from "./sql/releaseTask.ts"
 import { requeueExpired } from "./sql/requeueExpired.ts"
-import { setProgress } from "./sql/setProgress.ts"
-import { claimWaiting } from "./sql/claimWaiting.ts"
-import { type AttemptRecord, recordAttempt } from "./sql/recordAttempt.ts"
 import { reschedulePoll } from "./sql/reschedulePoll.ts"
+import { setProgress } from "./sql/setProgress.ts"
 import { waitUpstream } from "./sql/waitUpstream.ts"
-import { findUnresolvedSubmit } from "./sql/findUnresolvedSubmit.ts"
 
 /** The NOTIFY channel a create signals on; the payload is the task's channel. */
 export const QUEUED_CHANNEL = "tasks_queued"
@@ -96,7 +96,8 @@ const make = Effect.gen(function*() {
       return yield* claimWaiting(sql, { channel, limit, now, holdMs })
     }).pipe(Effect.orDie)
 
-  const reschedule = (claim: Pick<Claim, "id" | "attempt">, runAt: number) => reschedulePoll(sql, claim, runAt).pipe(Effect.asVoid, Effect.orDie)
+  const reschedule = (claim: Pick<Claim, "id" | "attempt">, runAt: number) =>
+    reschedulePoll(sql, claim, runAt).pipe(Effect.asVoid, Effect.orDie)
 
   /** The operator's record of an attempt (task_attempts); never read by callers. */
   const attempt = (record: AttemptRecord) =>

@@ -1,12 +1,12 @@
 import { Chunk, Clock, Duration, Effect } from "effect"
 import { TaskKind } from "../../channel/Adapter.ts"
 import { Channels } from "../../channel/Channels.ts"
+import { GenerationError } from "../../channel/Generation.ts"
 import { type AsyncRunner, isAsyncRunner, UpstreamState } from "../../channel/Upstream.ts"
 import { AppConfig } from "../../platform/AppConfig.ts"
-import { GenerationError } from "../../channel/Generation.ts"
 import { internalFailureOf } from "../Kinds.ts"
-import type { WaitingRow } from "./sql/claimWaiting.ts"
 import { nextPollDelay, pollTask } from "./PollTask.ts"
+import type { WaitingRow } from "./sql/claimWaiting.ts"
 import { TaskQueue } from "./TaskQueue.ts"
 
 /** Waiting tasks taken per pass, and ids per poll call (the spec's batch query takes up to 100). */
@@ -50,14 +50,23 @@ export const upstreamPoller = (channelName: string) =>
         if (answer._tag === "Left") {
           // A failed poll changes nothing upstream: every task is asked again later, as the upstream asked.
           const hint = "retryAfterMs" in answer.left ? answer.left.retryAfterMs : undefined
-          yield* Effect.logWarning("polling the upstream failed").pipe(Effect.annotateLogs({ reason: answer.left.message }))
+          yield* Effect.logWarning("polling the upstream failed").pipe(
+            Effect.annotateLogs({ reason: answer.left.message })
+          )
           const now = yield* Clock.currentTimeMillis
-          return yield* Effect.forEach(rows, (row) => queue.reschedule(row, now + nextPollDelay(intervalMs, row.polls, hint)))
+          return yield* Effect.forEach(
+            rows,
+            (row) => queue.reschedule(row, now + nextPollDelay(intervalMs, row.polls, hint))
+          )
         }
-        yield* Effect.forEach(rows, (row) => pollTask(row, answer.right.get(row.upstream_id) ?? UpstreamState.Unknown({}), upstream, intervalMs), {
-          concurrency: HANDLE_CONCURRENCY,
-          discard: true
-        })
+        yield* Effect.forEach(
+          rows,
+          (row) => pollTask(row, answer.right.get(row.upstream_id) ?? UpstreamState.Unknown({}), upstream, intervalMs),
+          {
+            concurrency: HANDLE_CONCURRENCY,
+            discard: true
+          }
+        )
       })
 
     const pass = Effect.gen(function*() {
@@ -66,16 +75,26 @@ export const upstreamPoller = (channelName: string) =>
       // fails through the refunding path rather than wait forever.
       const orphans = rows.filter((r) => !upstreams.has(r.kind))
       yield* Effect.forEach(orphans, (row) =>
-        pollTask(row, UpstreamState.Failed({ error: new GenerationError({ ...internalFailureOf(row.kind), transient: false }) }),
-          upstreams.values().next().value!, intervalMs), { discard: true })
+        pollTask(
+          row,
+          UpstreamState.Failed({ error: new GenerationError({ ...internalFailureOf(row.kind), transient: false }) }),
+          upstreams.values().next().value!,
+          intervalMs
+        ), { discard: true })
       yield* Effect.forEach(upstreams, ([kind, upstream]) => {
         const ofKind = rows.filter((r) => r.kind === kind)
         const batches = Chunk.chunksOf(Chunk.fromIterable(ofKind), BATCH_SIZE)
-        return Effect.forEach(batches, (batch) => pollBatch(upstream, Chunk.toReadonlyArray(batch)), { concurrency: 4, discard: true })
+        return Effect.forEach(batches, (batch) => pollBatch(upstream, Chunk.toReadonlyArray(batch)), {
+          concurrency: 4,
+          discard: true
+        })
       }, { discard: true }).pipe(
         // Stopped mid-pass (a shutdown): the held tasks are due at once, for the next process to poll.
         Effect.onInterrupt(() =>
-          Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.forEach(rows, (row) => queue.reschedule(row, now), { discard: true }))
+          Effect.flatMap(
+            Clock.currentTimeMillis,
+            (now) => Effect.forEach(rows, (row) => queue.reschedule(row, now), { discard: true })
+          )
         )
       )
       return rows.length === PASS_SIZE

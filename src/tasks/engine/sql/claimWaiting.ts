@@ -16,7 +16,12 @@ export interface WaitingRow extends ClaimRow {
  */
 export const claimWaiting = (
   sql: SqlClient.SqlClient,
-  { channel, holdMs, limit, now }: { readonly channel: string; readonly limit: number; readonly now: number; readonly holdMs: number }
+  { channel, holdMs, limit, now }: {
+    readonly channel: string
+    readonly limit: number
+    readonly now: number
+    readonly holdMs: number
+  }
 ) =>
   sql<WaitingRow>`
     UPDATE tasks SET run_at = ${now + holdMs}

@@ -10,6 +10,8 @@ import type { TaskFailure } from "../TaskOutcomes.ts"
  */
 export const failTask = (sql: SqlClient.SqlClient, claim: Claim, failure: TaskFailure, now: number) =>
   sql<TaskRow & { charged_wallet_micros: number; charged_subscription_micros: number }>`
-    UPDATE tasks SET status = 'failed', run_state = 'done', run_at = NULL, error = ${JSON.stringify(failure)}::jsonb, result = NULL,
+    UPDATE tasks SET status = 'failed', run_state = 'done', run_at = NULL, error = ${
+    JSON.stringify(failure)
+  }::jsonb, result = NULL,
       completed_at = ${now}, updated_at = ${now}, refunded_at = ${now}, lease_owner = NULL, lease_expires_at = NULL
     WHERE ${ownedBy(sql, claim)} AND refunded_at IS NULL RETURNING *`

@@ -1,7 +1,7 @@
 import type { SqlClient } from "@effect/sql"
-import type { NewTask } from "../../TaskStore.ts"
-import type { TaskRow } from "../../TaskRow.ts"
 import { CURRENT_VERSION } from "../../StoredRequest.ts"
+import type { TaskRow } from "../../TaskRow.ts"
+import type { NewTask } from "../../TaskStore.ts"
 
 /**
  * A new task, `queued`. With an Idempotency-Key this account already used,
