@@ -13,7 +13,7 @@ import { createHash, randomUUID, timingSafeEqual } from "node:crypto"
 import pg from "pg"
 import { type TaskRow, toTaskObject } from "../src/tasks/TaskRow.ts"
 
-// The gateway reads int8 columns as numbers (src/platform/Database.ts); so must the peer for the same JSON.
+// The gateway reads int8 columns as numbers (src/runtime/node/PostgresClient.ts); so must the peer for the same JSON.
 pg.types.setTypeParser(20, (value: string) => Number(value))
 
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10 })

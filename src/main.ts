@@ -8,6 +8,7 @@ import { JsonLogLive } from "./runtime/node/Logging.ts"
 import { MediaToolsLive } from "./runtime/node/MediaTools.ts"
 import * as NodeServer from "./runtime/node/NodeServer.ts"
 import { NotificationListenerLive } from "./runtime/node/PgListen.ts"
+import { PostgresClientLive } from "./runtime/node/PostgresClient.ts"
 import { TargetHttpClientLive } from "./runtime/node/TargetHttpClient.ts"
 import { TracingLive } from "./runtime/node/Tracing.ts"
 import { UpstreamHttpClientLive } from "./runtime/node/UpstreamHttpClient.ts"
@@ -30,6 +31,7 @@ Main.pipe(
   Layer.provide(TargetHttpClientLive),
   Layer.provide(UpstreamHttpClientLive),
   Layer.provide(NotificationListenerLive),
+  Layer.provide(PostgresClientLive),
   Layer.provide(TracingLive),
   Layer.provide(NodeContext.layer),
   Layer.provide(Sha256Live),

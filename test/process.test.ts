@@ -45,10 +45,13 @@ describe(`the service as a process (${backend})`, { timeout: 120_000 }, () => {
         body: JSON.stringify({ name: "first" })
       })
       expect(created.status).toBe(201)
-      const lines = service.output().split("\n").filter((l) => l.startsWith("{"))
-      const access = lines.map((l) => JSON.parse(l)).find((l) =>
-        l.message === "request" && l.annotations?.path === "/admin/v1/accounts"
-      )
+      // Log lines are written in batches after the answer (runtime/node/Logging.ts): wait for the access line.
+      const accessLine = () =>
+        service.output().split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l)).find((l) =>
+          l.message === "request" && l.annotations?.path === "/admin/v1/accounts"
+        )
+      for (let i = 0; i < 50 && accessLine() === undefined; i++) await new Promise((r) => setTimeout(r, 100))
+      const access = accessLine()
       expect(access?.annotations?.status).toBe(201)
       expect(access?.annotations?.request_id).toBe(created.headers.get("x-request-id"))
     } finally {

@@ -1,35 +1,27 @@
 import { FileSystem, Path } from "@effect/platform"
-import { SqlClient } from "@effect/sql"
-import * as PgClient from "@effect/sql-pg/PgClient"
-import { Effect, Layer, Option } from "effect"
-import Pg from "pg"
+import { SqlClient, type SqlError } from "@effect/sql"
+import { type ConfigError, Context, Effect, Layer, Option, type Redacted } from "effect"
 import { migrations } from "../migrations/index.ts"
 import { AppConfig } from "./AppConfig.ts"
 import * as PgliteClient from "./PgliteClient.ts"
 
 /**
- * `bigint` columns come back as numbers on both backends (PGlite already does
- * this; `pg` returns strings by default). Every id and amount stored here fits
- * in a double.
+ * The PostgreSQL client for a `DATABASE_URL`, a port the runtime provides
+ * (`src/runtime/node/PostgresClient.ts`: `@effect/sql-pg` over the `pg`
+ * driver, which runs on Node and on Deno's Node compatibility), so the core
+ * never imports a driver.
  */
-const INT8_OID = 20
-const pgTypes = {
-  getTypeParser: (oid: number, format?: any) =>
-    oid === INT8_OID ? (value: string) => Number(value) : (Pg.types.getTypeParser as any)(oid, format)
-}
+export class PostgresClient extends Context.Tag("PostgresClient")<PostgresClient, {
+  readonly layer: (
+    url: Redacted.Redacted
+  ) => Layer.Layer<SqlClient.SqlClient, SqlError.SqlError | ConfigError.ConfigError>
+}>() {}
 
 /** PostgreSQL when `DATABASE_URL` is set, otherwise PGlite under `DATA_DIR`. */
 export const SqlLive = Layer.unwrapEffect(
   Effect.gen(function*() {
     const config = yield* AppConfig
-    if (Option.isSome(config.databaseUrl)) {
-      return PgClient.layer({
-        url: config.databaseUrl.value,
-        types: pgTypes,
-        maxConnections: 10,
-        applicationName: "media-task-gateway"
-      })
-    }
+    if (Option.isSome(config.databaseUrl)) return (yield* PostgresClient).layer(config.databaseUrl.value)
     const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path
     const dataDir = path.join(config.dataDir, "pglite")

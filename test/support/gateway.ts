@@ -9,6 +9,7 @@ import { join, resolve } from "node:path"
 import { gateway } from "../../src/Gateway.ts"
 import { MediaToolsLive } from "../../src/runtime/node/MediaTools.ts"
 import { NotificationListenerLive } from "../../src/runtime/node/PgListen.ts"
+import { PostgresClientLive } from "../../src/runtime/node/PostgresClient.ts"
 import { TargetHttpClientLive } from "../../src/runtime/node/TargetHttpClient.ts"
 import { UpstreamHttpClientLive } from "../../src/runtime/node/UpstreamHttpClient.ts"
 import { type Backend, backend, createDatabase, dropDatabase } from "./database.ts"
@@ -78,6 +79,7 @@ export const startGateway = async (
     Layer.provide(UpstreamHttpClientLive),
     Layer.provide(UpstreamHttpClientLive),
     Layer.provide(NotificationListenerLive),
+    Layer.provide(PostgresClientLive),
     Layer.provide(NodeContext.layer),
     Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(config))),
     Layer.provide(extra ?? Layer.empty),

@@ -4,6 +4,7 @@ import { gateway } from "../../Gateway.ts"
 import { environmentConfig } from "../../platform/AppConfig.ts"
 import { MediaToolsLive } from "../node/MediaTools.ts"
 import { NotificationListenerLive } from "../node/PgListen.ts"
+import { PostgresClientLive } from "../node/PostgresClient.ts"
 import { TargetHttpClientLive } from "../node/TargetHttpClient.ts"
 import { TracingLive } from "../node/Tracing.ts"
 import { runMain } from "./DenoRuntime.ts"
@@ -32,6 +33,7 @@ Main.pipe(
   Layer.provide(TargetHttpClientLive),
   Layer.provide(FetchHttpClient.layer),
   Layer.provide(NotificationListenerLive),
+  Layer.provide(PostgresClientLive),
   Layer.provide(TracingLive),
   Layer.provide(DenoServer.layerContext),
   Layer.provide(Logger.json),
