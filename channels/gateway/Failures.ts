@@ -1,5 +1,5 @@
 import type { HttpClientError } from "@effect/platform"
-import { GenerationError, retryHintMs } from "../../src/channel/Adapter.ts"
+import { certainlyNotSent, GenerationError, retryHintMs } from "../../src/channel/Adapter.ts"
 
 /**
  * What a failed exchange with the upstream gateway means. The caller never
@@ -15,21 +15,6 @@ const MESSAGE = {
 } as const
 
 export type Kind = "video" | "image"
-
-/** Errors raised before a byte of the request is sent: the upstream certainly has nothing. */
-const NOT_SENT = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH", "ECONNABORTED"])
-
-const errorCode = (cause: unknown): string | undefined => {
-  for (
-    let c = cause, depth = 0;
-    c !== null && typeof c === "object" && depth < 4;
-    c = (c as { cause?: unknown }).cause, depth++
-  ) {
-    const code = (c as { code?: unknown }).code
-    if (typeof code === "string") return code
-  }
-  return undefined
-}
 
 /** Worth another try: the upstream was unreachable or busy for a moment. */
 export const transient = (kind: Kind, retryAfterMs?: number) =>
@@ -56,7 +41,7 @@ export const refused = (kind: Kind, retryable: boolean) =>
   new GenerationError({ code: FAILED_CODE[kind], message: MESSAGE[kind], retryable, transient: false })
 
 export const fromTransport = (kind: Kind, error: HttpClientError.HttpClientError) =>
-  error._tag === "RequestError" && NOT_SENT.has(errorCode(error.cause) ?? "") ? transient(kind) : ambiguous(kind)
+  certainlyNotSent(error) ? transient(kind) : ambiguous(kind)
 
 /**
  * A non-success answer: 429 and 5xx are tried again, as long as the upstream

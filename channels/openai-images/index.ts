@@ -1,6 +1,12 @@
 import { HttpClient, type HttpClientError } from "@effect/platform"
 import { Duration, Effect, Either, Redacted, Schema } from "effect"
-import { defineAdapter, eventStream, type ImageJob, SecretFromEnv } from "../../src/channel/Adapter.ts"
+import {
+  certainlyNotSent,
+  defineAdapter,
+  eventStream,
+  type ImageJob,
+  SecretFromEnv
+} from "../../src/channel/Adapter.ts"
 import { ambiguous, failureOf, readImages, transient } from "./Answers.ts"
 import { imagesRequest } from "./Requests.ts"
 
@@ -19,23 +25,7 @@ import { imagesRequest } from "./Requests.ts"
 
 const HttpUrl = Schema.String.pipe(Schema.pattern(/^https?:\/\/[^\s]+$/, { message: () => "an http(s) URL" }))
 
-/** Errors that happen before a byte of the request is sent: trying again cannot charge twice. */
-const NOT_SENT = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH", "ECONNABORTED"])
-
-const errorCode = (cause: unknown): string | undefined => {
-  for (
-    let c = cause, depth = 0;
-    c !== null && typeof c === "object" && depth < 4;
-    c = (c as { cause?: unknown }).cause, depth++
-  ) {
-    const code = (c as { code?: unknown }).code
-    if (typeof code === "string") return code
-  }
-  return undefined
-}
-
-const fromTransport = (error: HttpClientError.HttpClientError) =>
-  error._tag === "RequestError" && NOT_SENT.has(errorCode(error.cause) ?? "") ? transient() : ambiguous
+const fromTransport = (error: HttpClientError.HttpClientError) => certainlyNotSent(error) ? transient() : ambiguous
 
 const MIME = { png: "image/png", jpeg: "image/jpeg", webp: "image/webp" } as const
 

@@ -18,6 +18,7 @@ import type { ImageUpstream, VideoUpstream } from "./Upstream.ts"
 export * from "./ChannelSettings.ts"
 export * from "./Generation.ts"
 export { retryHintMs } from "./RetryHint.ts"
+export { certainlyNotSent } from "./Transport.ts"
 export * from "./Upstream.ts"
 
 export const TaskKind = Schema.Literal("video", "image")
