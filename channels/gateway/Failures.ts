@@ -16,14 +16,15 @@ const MESSAGE = {
 
 export type Kind = "video" | "image"
 
-/** Worth another try: the upstream was unreachable or busy for a moment. */
+/** Worth another try: the upstream was unreachable or busy for a moment, and took nothing (another channel may). */
 export const transient = (kind: Kind, retryAfterMs?: number) =>
   new GenerationError({
     code: UNAVAILABLE[kind],
     message: MESSAGE[kind],
     retryable: true,
     transient: true,
-    retryAfterMs
+    retryAfterMs,
+    notAccepted: true
   })
 
 /** The request was sent and may have been run: the engine asks `find`. */
@@ -36,9 +37,19 @@ export const ambiguous = (kind: Kind) =>
     ambiguous: true
   })
 
-/** Refused for good (a request the upstream will never take, our credentials rejected). */
+/**
+ * Refused for good here (a request the upstream will never take, or our
+ * credentials or balance there refused). Only the latter (`retryable`) is
+ * this channel's problem, so only then may another channel take the task.
+ */
 export const refused = (kind: Kind, retryable: boolean) =>
-  new GenerationError({ code: FAILED_CODE[kind], message: MESSAGE[kind], retryable, transient: false })
+  new GenerationError({
+    code: FAILED_CODE[kind],
+    message: MESSAGE[kind],
+    retryable,
+    transient: false,
+    notAccepted: retryable
+  })
 
 export const fromTransport = (kind: Kind, error: HttpClientError.HttpClientError) =>
   certainlyNotSent(error) ? transient(kind) : ambiguous(kind)

@@ -32,7 +32,9 @@ export const transient = (retryAfterMs?: number) =>
     message: "The image service is temporarily unavailable. Create a new task to try again.",
     retryable: true,
     transient: true,
-    retryAfterMs
+    retryAfterMs,
+    // Throttled, overloaded or unreachable: nothing was made, so another channel may take the task.
+    notAccepted: true
   })
 
 /**
@@ -66,16 +68,29 @@ const misconfigured = new GenerationError({
   code: UNAVAILABLE,
   message: "The image service is temporarily unavailable. Create a new task to try again.",
   retryable: true,
-  transient: false
+  transient: false,
+  notAccepted: true
 })
+
+/**
+ * A 200 that is not the documented answer: worth asking again, but the
+ * upstream did run the request, so it is not a reason to go to another channel.
+ */
+const brokenAnswer = () =>
+  new GenerationError({
+    code: UNAVAILABLE,
+    message: "The image service is temporarily unavailable. Create a new task to try again.",
+    retryable: true,
+    transient: true
+  })
 
 /** The images of a 200 answer, or why there are none. */
 export const readImages = (text: string): Either.Either<ReadonlyArray<Uint8Array>, GenerationError> =>
   decodeAnswer(text).pipe(
     // A 200 that is not the documented answer is a broken upstream moment, like a 502.
-    Either.mapLeft(() => transient()),
+    Either.mapLeft(() => brokenAnswer()),
     Either.flatMap((answer) =>
-      Either.all(answer.data.map((item) => Either.mapLeft(Encoding.decodeBase64(item.b64_json), () => transient())))
+      Either.all(answer.data.map((item) => Either.mapLeft(Encoding.decodeBase64(item.b64_json), () => brokenAnswer())))
     )
   )
 

@@ -64,6 +64,13 @@ export class GenerationError extends Data.TaggedError("GenerationError")<{
    * never submits blindly again.
    */
   readonly ambiguous?: boolean | undefined
+  /**
+   * The upstream certainly did not take the request (refused before it was
+   * sent, throttled, overloaded, or refused this channel's credentials):
+   * once this channel's retries are spent, the engine moves the task to the
+   * model's next channel, if it has one, instead of failing it.
+   */
+  readonly notAccepted?: boolean | undefined
 }> {}
 
 /** A channel's video runner: generation in this process (the sandbox, a fixture). */

@@ -8,6 +8,7 @@ import { ReferenceMedia } from "../ReferenceMedia.ts"
 import { decodeStoredRequest } from "../StoredRequest.ts"
 import { checkOutputs } from "./CheckOutputs.ts"
 import type { Claim, DecodedClaim } from "./Claim.ts"
+import { settleFailure } from "./Failover.ts"
 import { type Output, type Plan, planFor, type PlanRun } from "./Plans.ts"
 import { storeOutputs } from "./StoreOutputs.ts"
 import { generationRetries, submitUpstream } from "./SubmitUpstream.ts"
@@ -90,9 +91,11 @@ export const runTask = (stored: Claim, workerId: string) =>
         )
       }).pipe(
         Effect.retry({ schedule: generationRetries(engine), while: (e) => e.transient }),
-        Effect.mapError((
-          e
-        ) => (e.transient ? new GenerationError({ ...plan.exhaustedFailure(e), transient: false }) : e))
+        Effect.mapError((e) =>
+          e.transient
+            ? new GenerationError({ ...plan.exhaustedFailure(e), transient: false, notAccepted: e.notAccepted })
+            : e
+        )
       )
 
     /** Stores checked outputs and succeeds the task. */
@@ -166,10 +169,7 @@ export const runTask = (stored: Claim, workerId: string) =>
     )
 
     return yield* Effect.raceFirst(work, Effect.delay(heartbeat, `${engine.heartbeat_s} seconds`)).pipe(
-      Effect.catchTag(
-        "GenerationError",
-        (e) => outcomes.fail(claim, { code: e.code, message: e.message, retryable: e.retryable })
-      ),
+      Effect.catchTag("GenerationError", (e) => settleFailure(claim, e)),
       Effect.tap((task) => Effect.logInfo("task finished").pipe(Effect.annotateLogs({ status: task.status }))),
       Effect.catchTags({
         LeaseLost: () => Effect.logWarning("lease lost; another attempt owns the task"),

@@ -75,6 +75,10 @@ export const submitUpstream = (
     return reconcile(lost)
   }).pipe(
     Effect.retry({ schedule: generationRetries(engine), while: (e) => e.transient && !e.ambiguous }),
-    Effect.mapError((e) => (e.transient ? new GenerationError({ ...plan.exhaustedFailure(e), transient: false }) : e))
+    Effect.mapError((e) =>
+      e.transient
+        ? new GenerationError({ ...plan.exhaustedFailure(e), transient: false, notAccepted: e.notAccepted })
+        : e
+    )
   )
 }

@@ -8,6 +8,7 @@ import { claimWaiting } from "./sql/claimWaiting.ts"
 import { extendLease } from "./sql/extendLease.ts"
 import { findExhausted } from "./sql/findExhausted.ts"
 import { findUnresolvedSubmit } from "./sql/findUnresolvedSubmit.ts"
+import { moveTask } from "./sql/moveTask.ts"
 import { notifyQueued } from "./sql/notifyQueued.ts"
 import { type AttemptRecord, recordAttempt } from "./sql/recordAttempt.ts"
 import { releaseTask } from "./sql/releaseTask.ts"
@@ -107,6 +108,15 @@ const make = Effect.gen(function*() {
     }).pipe(Effect.orDie)
 
   /** Whether an earlier attempt of the claim's task was stopped mid-submit (its upstream may hold the task). */
+  /** Failover: the claim's task queued again on `channel`; false when the claim no longer holds. */
+  const moveTo = (claim: Claim, channel: string) =>
+    Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      const rows = yield* moveTask(sql, claim, channel, now)
+      if (rows.length === 1) yield* notify(channel)
+      return rows.length === 1
+    }).pipe(Effect.orDie)
+
   const submitInDoubt = (claim: Claim) =>
     findUnresolvedSubmit(sql, claim.id, claim.attempt).pipe(Effect.map((rows) => rows.length > 0), Effect.orDie)
 
@@ -122,6 +132,7 @@ const make = Effect.gen(function*() {
     claimDue,
     reschedule,
     attempt,
+    moveTo,
     submitInDoubt
   } as const
 })
