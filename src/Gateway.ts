@@ -22,6 +22,7 @@ import { ObjectStorage } from "./storage/ObjectStorage.ts"
 import { AdminTasksLive } from "./tasks/AdminTaskHttp.ts"
 import { Assets } from "./tasks/Assets.ts"
 import { AssetsLive } from "./tasks/AssetsHttp.ts"
+import { Breakers } from "./tasks/engine/Breakers.ts"
 import { channelWorker } from "./tasks/engine/ChannelWorker.ts"
 import { reaper } from "./tasks/engine/Reaper.ts"
 import { TaskOutcomes } from "./tasks/engine/TaskOutcomes.ts"
@@ -135,7 +136,8 @@ export const WorkersLive = Layer.scopedDiscard(
 )
 
 /** The task engine's fibers; the channels' runners come from Channels. */
-export const EngineLive = WorkersLive
+/** The engine with its per-process circuit breakers (tasks/engine/Breakers.ts). */
+export const EngineLive = WorkersLive.pipe(Layer.provide(Breakers.layer))
 
 /**
  * The whole gateway given an HTTP server layer: the API (ROLE=api), the task

@@ -25,7 +25,8 @@ beforeAll(async () => {
     const openai = {
       adapter: "openai-images",
       credentials: { api_key: { env: "FAILOVER_KEY" } },
-      timeouts: { submit_s: 5 }
+      timeouts: { submit_s: 5 },
+      breaker_cooldown_s: 2
     }
     models.channels.down = { ...openai, base_url: `http://127.0.0.1:${closed}/v1` }
     models.channels.openai = { ...openai, base_url: fake.url }
@@ -84,6 +85,27 @@ describe(`failover between a model's channels (${backend})`, () => {
     expect(channel).toBe("sandbox")
     expect(task.result.images).toHaveLength(1)
     expect((await ledgerOf(gw, task.id)).map((l) => l.kind)).toEqual(["charge"])
+    // Let the breaker this opened close again for the next case.
+    await new Promise((r) => setTimeout(r, 2_100))
+  })
+
+  it("the breaker: the channel that did not take a task is skipped for its cool-down, then tried again", async () => {
+    fake.faults.push({ kind: "rate_limited" }, { kind: "rate_limited" })
+    const tripped = await run("provy-image-1-fast")
+    expect(tripped.upstream).toHaveLength(2)
+    expect(tripped.channel).toBe("sandbox")
+
+    // Open: the next task goes to the sandbox without a request to the channel.
+    const skipped = await run("provy-image-1-fast")
+    expect(skipped.upstream).toHaveLength(0)
+    expect(skipped).toMatchObject({ channel: "sandbox", task: { status: "succeeded" } })
+    expect(skipped.attempts).toEqual([{ channel: "openai", outcome: "failover" }])
+
+    // After the cool-down (breaker_cooldown_s: 2) the channel is tried again.
+    await new Promise((r) => setTimeout(r, 2_100))
+    const again = await run("provy-image-1-fast")
+    expect(again.upstream).toHaveLength(1)
+    expect(again).toMatchObject({ channel: "openai", task: { status: "succeeded" } })
   })
 
   it("a refusal of the request itself is not failed over: the task fails with its refund", async () => {

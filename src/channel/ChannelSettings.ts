@@ -35,7 +35,15 @@ export const ChannelSettings = Schema.Struct({
   url_auth: Schema.optionalWith(Schema.Literal("none", "resource_api_key"), { default: () => "none" as const }),
   /** Lifetime of a signed result URL. */
   result_url_ttl_s: Schema.optionalWith(PositiveInt, { default: () => 86_400 }),
-  timeouts: Schema.optionalWith(ChannelTimeouts, { exact: true, default: () => Schema.decodeSync(ChannelTimeouts)({}) })
+  timeouts: Schema.optionalWith(ChannelTimeouts, {
+    exact: true,
+    default: () => Schema.decodeSync(ChannelTimeouts)({})
+  }),
+  /**
+   * How long the channel is skipped (its tasks go straight to the model's
+   * next channel) after it did not take a task: the circuit breaker's cool-down.
+   */
+  breaker_cooldown_s: Schema.optionalWith(PositiveInt, { default: () => 60 })
 })
 export type ChannelSettings = typeof ChannelSettings.Type
 

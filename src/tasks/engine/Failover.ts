@@ -1,6 +1,8 @@
 import { Effect } from "effect"
 import { Registry } from "../../catalog/Registry.ts"
+import { Channels } from "../../channel/Channels.ts"
 import type { GenerationError } from "../../channel/Generation.ts"
+import { Breakers } from "./Breakers.ts"
 import type { Claim } from "./Claim.ts"
 import { StaleClaim, TaskOutcomes } from "./TaskOutcomes.ts"
 import { TaskQueue } from "./TaskQueue.ts"
@@ -18,17 +20,41 @@ const nextChannel = (claim: Claim) =>
  * How a run that ended in a failure is settled. A failure the upstream
  * certainly did not take (`notAccepted`: refused before sending, throttled,
  * overloaded, or this channel's credentials refused), with this channel's
- * retries spent, moves the task to the model's next channel as a new
- * attempt: no refund, no event, nothing charged twice, since nothing ran.
- * Anything else, or a model with no channel left, fails the task with its
- * refund. Channels are only ever tried forward, so a task cannot loop.
+ * retries spent, opens the channel's breaker and moves the task to the
+ * model's next channel as a new attempt: no refund, no event, nothing
+ * charged twice, since nothing ran. Anything else, or a model with no
+ * channel left, fails the task with its refund. Channels are only ever
+ * tried forward, so a task cannot loop.
  */
 export const settleFailure = (claim: Claim, error: GenerationError) =>
   Effect.gen(function*() {
-    const outcomes = yield* TaskOutcomes
     const failure = { code: error.code, message: error.message, retryable: error.retryable }
-    const next = error.notAccepted ? yield* nextChannel(claim) : undefined
-    if (next === undefined) return yield* outcomes.fail(claim, failure)
+    if (error.notAccepted) {
+      const channels = yield* Channels
+      const cooldownS = channels.get(claim.channel)?.settings.breaker_cooldown_s ?? 60
+      yield* Effect.flatMap(Breakers, (b) => b.trip(claim.channel, cooldownS * 1000))
+      const moved = yield* moveToNext(claim, { code: error.code, message: error.message })
+      if (moved !== undefined) return moved
+    }
+    return yield* Effect.flatMap(TaskOutcomes, (outcomes) => outcomes.fail(claim, failure))
+  })
+
+/**
+ * A claim on a channel whose breaker is open goes to the model's next
+ * channel before anything is sent; undefined when the channel is closed or
+ * is the model's last (then it is tried anyway).
+ */
+export const skipOpenChannel = (claim: Claim) =>
+  Effect.gen(function*() {
+    if (!(yield* Effect.flatMap(Breakers, (b) => b.isOpen(claim.channel)))) return undefined
+    return yield* moveToNext(claim, { skipped: "breaker open" })
+  })
+
+/** The task queued again on the next channel, with the move recorded; undefined when there is none. */
+const moveToNext = (claim: Claim, why: Record<string, unknown>) =>
+  Effect.gen(function*() {
+    const next = yield* nextChannel(claim)
+    if (next === undefined) return undefined
     const queue = yield* TaskQueue
     if (!(yield* queue.moveTo(claim, next))) return yield* new StaleClaim({ taskId: claim.id, attempt: claim.attempt })
     yield* queue.attempt({
@@ -37,10 +63,10 @@ export const settleFailure = (claim: Claim, error: GenerationError) =>
       channel: claim.channel,
       upstreamId: null,
       outcome: "failover",
-      lastAnswer: { code: error.code, message: error.message, next_channel: next }
+      lastAnswer: { ...why, next_channel: next }
     })
-    yield* Effect.logWarning("the channel did not take the task; it moves to the model's next channel").pipe(
-      Effect.annotateLogs({ channel: claim.channel, next_channel: next, code: error.code })
+    yield* Effect.logWarning("the task moves to the model's next channel").pipe(
+      Effect.annotateLogs({ channel: claim.channel, next_channel: next, ...why })
     )
     return { status: "queued" as const }
   })

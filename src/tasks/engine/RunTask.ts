@@ -8,7 +8,7 @@ import { ReferenceMedia } from "../ReferenceMedia.ts"
 import { decodeStoredRequest } from "../StoredRequest.ts"
 import { checkOutputs } from "./CheckOutputs.ts"
 import type { Claim, DecodedClaim } from "./Claim.ts"
-import { settleFailure } from "./Failover.ts"
+import { settleFailure, skipOpenChannel } from "./Failover.ts"
 import { type Output, type Plan, planFor, type PlanRun } from "./Plans.ts"
 import { storeOutputs } from "./StoreOutputs.ts"
 import { generationRetries, submitUpstream } from "./SubmitUpstream.ts"
@@ -65,6 +65,9 @@ export const runTask = (stored: Claim, workerId: string) =>
       return yield* outcomes.fail(stored, unreadableFailure(stored.kind))
     }
     const claim: DecodedClaim = { ...stored, ...decoded.right }
+    // A channel whose breaker is open is not tried while the model has another.
+    const skipped = yield* skipOpenChannel(claim)
+    if (skipped !== undefined) return skipped
 
     const planned = yield* planFor(claim)
     if (!("run" in planned)) return yield* outcomes.fail(claim, planned)

@@ -1,0 +1,23 @@
+import { Clock, Context, Effect, Layer } from "effect"
+
+/**
+ * The per-channel circuit breaker (DESIGN.md, Channels: Failover). A channel
+ * that did not take a task (refused, throttled, overloaded) is open for its
+ * `breaker_cooldown_s`: its tasks go to the model's next channel without
+ * trying it. The state is per process: each replica learns on its own, at
+ * the cost of one refused try per replica and cool-down, and nothing is
+ * lost when a replica stops.
+ */
+export class Breakers extends Context.Tag("Breakers")<Breakers, {
+  readonly trip: (channel: string, cooldownMs: number) => Effect.Effect<void>
+  readonly isOpen: (channel: string) => Effect.Effect<boolean>
+}>() {
+  static readonly layer = Layer.sync(Breakers, () => {
+    const openUntil = new Map<string, number>()
+    return {
+      trip: (channel, cooldownMs) =>
+        Effect.map(Clock.currentTimeMillis, (now) => void openUntil.set(channel, now + cooldownMs)),
+      isOpen: (channel) => Effect.map(Clock.currentTimeMillis, (now) => (openUntil.get(channel) ?? 0) > now)
+    }
+  })
+}
