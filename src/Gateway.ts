@@ -70,6 +70,8 @@ export const ServicesLive = Layer.mergeAll(
   Assets.layer.pipe(Layer.provide(ObjectStorage.layer)),
   TaskStore.layer,
   TaskOutcomes.layer,
+  // The engine's per-process circuit breakers (tasks/engine/Breakers.ts), beside the queue they steer.
+  Breakers.layer,
   ObjectStorage.layer,
   RateLimit.layer,
   CatalogLive,
@@ -136,8 +138,7 @@ export const WorkersLive = Layer.scopedDiscard(
 )
 
 /** The task engine's fibers; the channels' runners come from Channels. */
-/** The engine with its per-process circuit breakers (tasks/engine/Breakers.ts). */
-export const EngineLive = WorkersLive.pipe(Layer.provide(Breakers.layer))
+export const EngineLive = WorkersLive
 
 /**
  * The whole gateway given an HTTP server layer: the API (ROLE=api), the task
