@@ -31,7 +31,7 @@ export const ffprobeArgs = (absolutePath: string, formats: ReadonlyArray<string>
 ]
 
 /** ffprobe prints most numbers as JSON strings, and omits or writes "N/A" for unknown ones. */
-const Num = Schema.Union(Schema.Number, Schema.String)
+export const Num = Schema.Union(Schema.Number, Schema.String)
 const num = (x: number | string | undefined): number | undefined => {
   const n = typeof x === "string" ? Number(x) : x
   return n !== undefined && Number.isFinite(n) ? n : undefined

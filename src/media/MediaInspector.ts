@@ -3,7 +3,7 @@ import { Context, Data, Duration, Effect, Either, Layer, Option, Schema } from "
 import { fileTypeFromBuffer } from "file-type"
 import { MediaTools } from "../platform/MediaTools.ts"
 import { runTool } from "../platform/ToolProcess.ts"
-import { ffprobeArgs, mediaInfoFromFfprobe } from "./Ffprobe.ts"
+import { ffprobeArgs, mediaInfoFromFfprobe, Num } from "./Ffprobe.ts"
 import type { ProbeError } from "./MediaInfo.ts"
 import { inspectable, normalizeMimeType, type UploadKind } from "./MediaTypes.ts"
 
@@ -84,7 +84,6 @@ const imageArgs = (absolutePath: string, formats: ReadonlyArray<string>): Array<
   `file:${absolutePath}`
 ]
 
-const Num = Schema.Union(Schema.Number, Schema.String)
 const RawImage = Schema.parseJson(Schema.Struct({
   streams: Schema.optionalWith(
     Schema.Array(Schema.Struct({
