@@ -61,6 +61,21 @@ describe("channels in config/models.json", () => {
     )
   })
 
+  it("a channel's narrower capability that is not narrower, or not readable", async () => {
+    const narrowed =
+      (narrower: unknown) => (m: any) => (m.models["provy-famS-2.0-480p"].channels = [{ channel: "sandbox", narrower }])
+    const where = /at models\.provy-famS-2\.0-480p, channel "sandbox": narrower: /
+    const wider = await refusal(narrowed({ durations: { min: 4, max: 20 } }))
+    expect(wider).toMatch(where)
+    expect(wider).toContain("durations: wider than the model's")
+    expect(await refusal(narrowed({ modes: { media: { images: { min: 0, max: 99 } } } }))).toContain(
+      "modes.media.images: wider than the model's"
+    )
+    expect(await refusal(narrowed({ modes: { images: { total: 1 } } }))).toContain(`the model has no "images" mode`)
+    expect(await refusal(narrowed({ duration: { min: 4, max: 8 } }))).toMatch(/"duration".*is unexpected/s)
+    expect(Exit.isSuccess(await boot(narrowed({ durations: { values: [5, 10] }, aspect_ratios: ["16:9"] })))).toBe(true)
+  })
+
   it("a missing environment variable for a { env } secret", async () => {
     const message = await refusal((m) => (m.channels.echo = echo()))
     expect(message).toMatch(/at channels\.echo\.credentials\.token: environment variable ECHO_TOKEN is not set/)

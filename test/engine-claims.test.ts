@@ -27,7 +27,8 @@ const config = configWith("limits.json", (limits) => {
 
 const run = <A, E>(effect: Effect.Effect<A, E, TaskQueue | TaskOutcomes>) =>
   gw.runtime.runPromise(effect as Effect.Effect<A, E, never>)
-const claim = (worker: string, limit = 1) => run(Effect.flatMap(TaskQueue, (q) => q.claim("sandbox", worker, limit)))
+const claim = (worker: string, limit = 1, concurrency = 1000) =>
+  run(Effect.flatMap(TaskQueue, (q) => q.claim("sandbox", worker, limit, concurrency)))
 /** The reaper as it runs once every lease taken so far has run out. */
 const afterLeases = after((LEASE_S + 1) * 1000)
 const reap = () => run(afterLeases(Effect.flatMap(TaskQueue, (q) => q.reapExpired)))
@@ -72,6 +73,28 @@ describe.each(backends)("queue claims (%s)", (on) => {
     expect(new Set(claimed)).toEqual(new Set(ids))
     for (const id of ids) expect((await statusOf(id)).status).toBe("in_progress")
     await finish(batches.flat())
+  })
+
+  it("concurrent claims never take a channel past its concurrency, tasks waiting upstream included", async () => {
+    await drain()
+    await newTasks(10)
+    // Eight workers (as on eight replicas) claim at once with room for 4 in flight on the channel.
+    const first = (await Promise.all(Array.from({ length: 8 }, (_, i) => claim(`c${i}`, 3, 4)))).flat()
+    expect(first.length).toBe(4)
+    // Two of them are submitted upstream: they hold no lease but still count against the channel.
+    const [w1, w2, r1, r2] = first
+    for (const waiting of [w1!, w2!]) {
+      const submitted = { id: `up-${waiting.id}`, model: "m", runAt: Date.now() + 60_000 }
+      expect(await run(Effect.flatMap(TaskQueue, (q) => q.wait(waiting, submitted)))).toBe(true)
+    }
+    expect(await claim("more", 10, 4)).toEqual([])
+    // Two leave the channel (one succeeded, one waiting upstream ended): exactly two slots open.
+    await finish([r1!, w1!])
+    const second = await claim("more", 10, 4)
+    expect(second.length).toBe(2)
+    expect(await claim("more", 10, 4)).toEqual([])
+    await finish([r2!, w2!, ...second])
+    await drain()
   })
 
   it("a stale worker whose lease was taken over can write nothing; one terminal state, no refund", async () => {

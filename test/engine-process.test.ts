@@ -1,14 +1,12 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
+import { readFileSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
-import pg from "pg"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { QUEUED_CHANNEL } from "../src/tasks/engine/TaskQueue.ts"
 import { configWith } from "./support/config.ts"
-import { backend, createDatabase } from "./support/database.ts"
-import { ADMIN_TOKEN, freePort } from "./support/gateway.ts"
+import { backend } from "./support/database.ts"
 import { call, createAccount, type Target } from "./support/http.ts"
-import { kill, type LogLine, type Service, start, stop, waitForHealth, waitForLog } from "./support/process.ts"
+import { installation as newInstallation, type Rows, withDatabase } from "./support/installation.ts"
+import { kill, type LogLine, type Service, stop, waitForHealth, waitForLog } from "./support/process.ts"
 import { videoRequest } from "./support/tasks.ts"
 
 /**
@@ -59,80 +57,12 @@ const engineConfig = (engine: Record<string, number>, concurrency: number): stri
   return dir
 }
 
-/** One installation: a data directory (the local object store, or PGlite) and, on PostgreSQL, a fresh database. */
-const installation = async () => {
-  const dataDir = mkdtempSync(join(tmpdir(), "gw-engine-process-"))
-  const db = await createDatabase()
-  const port = await freePort()
-  const url = `http://127.0.0.1:${port}`
-  const mine: Array<Service> = []
-  // Every replica shares the secrets, the store and the public URL (the API's: workers serve nothing).
-  const env = (role: "api" | "worker" | "all", configDir: string): Record<string, string> => ({
-    ROLE: role,
-    DATA_DIR: dataDir,
-    CONFIG_DIR: configDir,
-    ADMIN_TOKEN,
-    ENCRYPTION_KEY: "engine-process-test-encryption-key",
-    STORAGE_SIGNING_KEY: "engine-process-test-storage-signing-key",
-    PUBLIC_BASE_URL: url,
-    ...(db.url ? { DATABASE_URL: db.url } : {})
-  })
-  /** Starts a process; unless `shared`, it is killed after the test that started it. */
-  const launch = (role: "api" | "worker" | "all", configDir: string, shared = false) => {
-    // The service is the spawned process itself, so SIGKILL and SIGSTOP reach it.
-    const service = start(env(role, configDir), port, "node")
+/** One installation (test/support/installation.ts) whose processes this file shows on failure and kills after each test. */
+const installation = () =>
+  newInstallation((service, role, shared) => {
     if (!shared) running.push(service)
     visible.push({ role, service, shared })
-    mine.push(service)
-    return service
-  }
-  /** A serving process (ROLE=api or all), once /healthz answers. */
-  const serve = async (role: "api" | "all", configDir: string) => {
-    const service = launch(role, configDir)
-    expect(await waitForHealth(service, 60_000), service.output()).toBe(true)
-    return service
-  }
-  /** A ROLE=worker process, once its channel worker runs; its worker id. */
-  const worker = async (configDir: string) => {
-    const service = launch("worker", configDir)
-    const started = await waitForLog(service, (l) => l.message === "worker started", 60_000)
-    return { service, workerId: started.annotations.worker_id as string }
-  }
-  /** Kills what is still running of this installation, then drops its database and files. */
-  const close = async () => {
-    await Promise.all(mine.map(kill))
-    await db.drop()
-    rmSync(dataDir, { recursive: true, force: true })
-  }
-  return { dataDir, db, url, target: { url } as Target, launch, serve, worker, close }
-}
-
-type Rows = (text: string, params?: ReadonlyArray<unknown>) => Promise<Array<any>>
-
-/** The database, from outside every process: a client of its own on PostgreSQL, the files themselves on PGlite. */
-const withDatabase = async <A>(
-  where: { dbUrl: string | undefined; dataDir: string },
-  f: (rows: Rows) => Promise<A>
-) => {
-  if (where.dbUrl !== undefined) {
-    const client = new pg.Client({ connectionString: where.dbUrl })
-    await client.connect()
-    try {
-      return await f((text, params) => client.query(text, params as Array<unknown>).then((r) => r.rows))
-    } finally {
-      await client.end()
-    }
-  }
-  // PGlite is single-process: its files are opened only after the service has stopped.
-  const { PGlite } = await import("@electric-sql/pglite")
-  const db = new PGlite(join(where.dataDir, "pglite"))
-  await db.waitReady
-  try {
-    return await f((text, params) => db.query<any>(text, params as Array<unknown>).then((r) => r.rows))
-  } finally {
-    await db.close()
-  }
-}
+  })
 
 // ---------------------------------------------------------------------------
 // Tasks over HTTP
@@ -301,7 +231,7 @@ if (PG) {
       let api: Service
       beforeAll(async () => {
         site = await installation()
-        api = site.launch("api", engineConfig({}, 2), true)
+        api = site.launch("api", engineConfig({}, 2), { shared: true })
         expect(await waitForHealth(api, 60_000), api.output()).toBe(true)
       }, 90_000)
       afterAll(() => site?.close())

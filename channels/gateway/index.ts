@@ -1,8 +1,9 @@
 import { HttpBody, HttpClient, HttpClientRequest } from "@effect/platform"
-import { Duration, Effect, Redacted, Schema, Stream } from "effect"
+import { Effect, Redacted, Schema, Stream } from "effect"
 import {
   type AsyncRunner,
   defineAdapter,
+  exchange as send,
   type ImageJob,
   type ResultRef,
   SecretFromEnv,
@@ -55,23 +56,14 @@ export default defineAdapter({
       const modelToken = Redacted.value(credentials.model_token)
       const resourceKey = Redacted.value(credentials.resource_key)
 
-      /** One exchange, bounded in time; its answer read as JSON (or null). */
+      /** One exchange, bounded in time, its answer read whole; a time-out is ambiguous (it may have run). */
       const exchange = (kind: Kind, request: HttpClientRequest.HttpClientRequest, seconds: number, what: string) =>
-        Effect.gen(function*() {
-          const response = yield* client.execute(request).pipe(
-            Effect.tapError((e) =>
-              Effect.logWarning(`${what} to the upstream gateway failed`).pipe(
-                Effect.annotateLogs({ channel: channel.name, cause: e.message })
-              )
-            ),
-            Effect.mapError((e) => fromTransport(kind, e))
-          )
-          const text = yield* Effect.orElseSucceed(response.text, () => "")
-          const body = yield* Effect.orElseSucceed(Effect.try(() => JSON.parse(text) as unknown), () => null)
-          return { status: response.status, headers: response.headers, body, text }
-        }).pipe(
-          Effect.timeoutFail({ duration: Duration.seconds(seconds), onTimeout: () => ambiguous(kind) })
-        )
+        send(client, request, {
+          what: `${what} to the upstream gateway`,
+          seconds,
+          transport: (e) => fromTransport(kind, e),
+          timeout: () => ambiguous(kind)
+        })
 
       const submitOf =
         <J extends VideoJob | ImageJob>(kind: Kind, encode: (job: J) => Parameters<typeof createRequest>[4]) =>

@@ -1,4 +1,4 @@
-import { Context, Effect, Layer, ParseResult, Schema } from "effect"
+import { Context, Effect, Either, Layer, ParseResult, Schema } from "effect"
 import { Channels } from "../channel/Channels.ts"
 import { AppConfig, ConfigurationError } from "../platform/AppConfig.ts"
 import { loadExtension } from "../platform/Extensions.ts"
@@ -6,6 +6,7 @@ import { type ModelRoute, modelRoutes, type ModelSettings } from "../platform/Se
 import { VideoFamily, type VideoModelCapability } from "./Capabilities.ts"
 import { ImageFamily, type ImageModelCapability } from "./ImageCapabilities.ts"
 import type { ImageModelRules } from "./ImageRequest.ts"
+import { narrowCapability } from "./Narrower.ts"
 import { routedOptions } from "./RoutedOptions.ts"
 
 /** A model as the gateway serves it: the plugin's capabilities with the operator's settings. */
@@ -14,8 +15,11 @@ export interface ServedModel<C> {
   readonly ownedBy: string
   readonly capability: C
   readonly settings: ModelSettings
-  /** Its channels in failover order (a task runs on the first), checked to serve its kind. */
-  readonly routes: ReadonlyArray<ModelRoute>
+  /**
+   * Its channels in failover order, checked to serve its kind; a video route
+   * a channel narrows (Narrower.ts) carries the capability that channel takes.
+   */
+  readonly routes: ReadonlyArray<ModelRoute & { readonly capability?: C }>
   /** Credits per unit (second of video, or image) before the group multiplier. */
   readonly price: number
 }
@@ -92,7 +96,21 @@ export class Registry extends Context.Tag("Registry")<Registry, RegistryService>
           } else {
             const video = capability as VideoModelCapability
             const options = yield* routedOptions(channels, capability.id, "video", video.provider_options, routes)
-            served.set(capability.id, { ...common, capability: { ...video, provider_options: options } })
+            const full = { ...video, provider_options: options }
+            const narrowed = yield* Effect.forEach(routes, (route) => {
+              if (route.narrower === undefined) return Effect.succeed(route)
+              return narrowCapability(full, route.narrower).pipe(
+                Either.match({
+                  onRight: (narrow) => Effect.succeed({ ...route, capability: narrow }),
+                  onLeft: (why) =>
+                    new ConfigurationError({
+                      message:
+                        `config models.json: at models.${capability.id}, channel "${route.channel}": narrower: ${why}`
+                    })
+                })
+              )
+            })
+            served.set(capability.id, { ...common, routes: narrowed, capability: full })
           }
         }
       }

@@ -16,6 +16,7 @@ import type { ImageUpstream, VideoUpstream } from "./Upstream.ts"
  */
 
 export * from "./ChannelSettings.ts"
+export { exchange, readAnswer, type UpstreamAnswer } from "./Exchange.ts"
 export * from "./Generation.ts"
 export { retryHintMs } from "./RetryHint.ts"
 export { certainlyNotSent } from "./Transport.ts"

@@ -17,6 +17,14 @@ export interface VideoJob {
   readonly request: ValidVideoRequest
   /** The model id the channel's upstream knows (`upstream_model` in config; the public id by default). */
   readonly upstreamModel: string
+  /**
+   * The bytes of one reference image of the request (`url` as the request
+   * holds it), for upstreams that take bytes rather than URLs: fetched when
+   * asked, through the same guarded fetcher as image inputs (checked hops,
+   * no private addresses unless allowed, bounded in size and time). `where`
+   * names the field in the error a caller sees.
+   */
+  readonly readImage: (url: string, where: string) => Effect.Effect<Uint8Array, GenerationError>
 }
 
 /** An image task with its input images already fetched, so a generator needs no network or storage. */

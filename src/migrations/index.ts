@@ -10,6 +10,7 @@ import assets from "./0009_assets.ts"
 import requestVersion from "./0010_request_version.ts"
 import consoleSessions from "./0011_console.ts"
 import waiting from "./0012_waiting.ts"
+import inFlight from "./0013_in_flight.ts"
 
 /**
  * Forward-only migrations, in order. Each is a list of PostgreSQL statements
@@ -27,5 +28,6 @@ export const migrations: ReadonlyArray<readonly [id: number, name: string, state
   [9, "assets", assets],
   [10, "request_version", requestVersion],
   [11, "console", consoleSessions],
-  [12, "waiting", waiting]
+  [12, "waiting", waiting],
+  [13, "in_flight", inFlight]
 ]

@@ -147,7 +147,12 @@ export const LEGACY_CHANNEL = "sandbox"
 /** A model's channel: a bare name (the upstream knows the public id) or the name with the upstream's id. */
 export const ModelChannel = Schema.Union(
   ChannelName,
-  Schema.Struct({ channel: ChannelName, upstream_model: Schema.optional(Schema.String.pipe(Schema.minLength(1))) })
+  Schema.Struct({
+    channel: ChannelName,
+    upstream_model: Schema.optional(Schema.String.pipe(Schema.minLength(1))),
+    /** Video models: what this channel takes where it is narrower than the family's table (catalog/Narrower.ts). */
+    narrower: Schema.optional(Schema.Unknown)
+  })
 )
 
 export const ModelSettings = Schema.Struct({
@@ -174,6 +179,8 @@ export type ModelSettings = typeof ModelSettings.Type
 export interface ModelRoute {
   readonly channel: string
   readonly upstreamModel: string
+  /** As written; the catalog reads it against the model's table at boot. */
+  readonly narrower?: unknown
 }
 
 /** A model's channels in order, with the older forms and the default resolved. */
@@ -187,7 +194,7 @@ export const modelRoutes = (
   return named.map((c) =>
     typeof c === "string"
       ? { channel: c, upstreamModel: id }
-      : { channel: c.channel, upstreamModel: c.upstream_model ?? id }
+      : { channel: c.channel, upstreamModel: c.upstream_model ?? id, narrower: c.narrower }
   )
 }
 

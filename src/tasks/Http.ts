@@ -4,6 +4,7 @@ import { ModelKeyAuthLive, ResourceKeyAuthLive } from "../accounts/Auth.ts"
 import { CurrentPrincipal } from "../accounts/Security.ts"
 import { GatewayApi } from "../Api.ts"
 import { chargeMicros, groupMultiplier } from "../billing/Pricing.ts"
+import { routeTaking } from "../catalog/Narrower.ts"
 import { Registry } from "../catalog/Registry.ts"
 import { validateVideoRequest } from "../catalog/VideoRequest.ts"
 import { AppConfig } from "../platform/AppConfig.ts"
@@ -71,8 +72,10 @@ const createVideo = Effect.gen(function*() {
   const request = yield* validateVideoRequest((id) => registry.video(id)?.capability, body)
   // Confirmed uploads are checked against the model's media table before idempotency and charge.
   yield* Effect.flatMap(ReferenceMedia, (r) => r.checkAtCreation(registry.video(request.model)!.capability, request))
-  const key = yield* idempotencyKey
   const served = registry.video(request.model)!
+  // A channel may take less than the model's table (catalog/Narrower.ts): the task goes to the first that takes it.
+  const route = yield* routeTaking(served.routes, body)
+  const key = yield* idempotencyKey
   const { task, replayed } = yield* store.create({
     accountId: principal.accountId,
     kind: "video",
@@ -89,8 +92,8 @@ const createVideo = Effect.gen(function*() {
       groupMultiplier(groups, principal.group)
     ),
     subscriptionAllowed: served.settings.subscription,
-    // The first channel; failover to the next is the engine's business.
-    channel: served.routes[0]!.channel,
+    // The first channel that takes it; failover to the next is the engine's business.
+    channel: route.channel,
     traceparent: yield* currentTraceparent
   })
   yield* Effect.annotateCurrentSpan({ "task.id": task.id, "task.model": task.model, "task.replayed": replayed })

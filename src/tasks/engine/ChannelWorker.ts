@@ -29,7 +29,7 @@ export const channelWorker = (channelName: string, channel: ChannelSettings) =>
     const claimFree = Effect.gen(function*() {
       const free = channel.concurrency - (yield* Ref.get(running))
       if (free <= 0) return false
-      const claims = yield* queue.claim(channelName, workerId, free)
+      const claims = yield* queue.claim(channelName, workerId, free, channel.concurrency)
       for (const claim of claims) {
         yield* Ref.update(running, (n) => n + 1)
         yield* runTask(claim, workerId).pipe(

@@ -1,7 +1,7 @@
 import { FileSystem } from "@effect/platform"
 import { Chunk, Effect, Option, Stream } from "effect"
 import type { ImageSource, ValidImageRequest } from "../../catalog/ImageRequest.ts"
-import { Registry, type ServedVideoModel } from "../../catalog/Registry.ts"
+import { Registry } from "../../catalog/Registry.ts"
 import type { ValidVideoRequest } from "../../catalog/VideoRequest.ts"
 import type { KindRunners, TaskKind } from "../../channel/Adapter.ts"
 import { Channels } from "../../channel/Channels.ts"
@@ -10,6 +10,7 @@ import { GenerationError, type GenerationEvent } from "../../channel/Generation.
 import { type AsyncRunner, isAsyncRunner, type SubmitOutcome } from "../../channel/Upstream.ts"
 import { RemoteMedia } from "../../media/RemoteMedia.ts"
 import { concatBytes } from "../../platform/Digest.ts"
+import type { ModelRoute } from "../../platform/Settings.ts"
 import { ObjectStorage } from "../../storage/ObjectStorage.ts"
 import { IMAGE_FAILURE, IMAGE_UNAVAILABLE, ImageKind } from "../ImageKind.ts"
 import { VIDEO_FAILURE } from "../VideoKind.ts"
@@ -115,6 +116,9 @@ const readSource = (source: ImageSource, where: string, maxBytes: number) =>
     return yield* fs.readFile(file).pipe(Effect.mapError(() => inputFailure(`${where} could not be read.`)))
   }).pipe(Effect.scoped)
 
+/** The largest reference image read for an upstream that takes bytes (Veo takes inline images up to 20 MB per request). */
+const MAX_VIDEO_REFERENCE_BYTES = 10 * 1024 * 1024
+
 const modelGone = (claim: DecodedClaim, failure: TaskFailure): TaskFailure => ({
   ...failure,
   message: `Model "${claim.model}" is no longer available.`,
@@ -126,7 +130,11 @@ const modelGone = (claim: DecodedClaim, failure: TaskFailure): TaskFailure => ({
  * or undefined when the model is gone (disabled, removed) or no longer
  * routed to the channel the task was queued on.
  */
-const routeOf = <K extends TaskKind>(claim: Claim, kind: K, served: Pick<ServedVideoModel, "routes"> | undefined) =>
+const routeOf = <K extends TaskKind>(
+  claim: Claim,
+  kind: K,
+  served: { readonly routes: ReadonlyArray<ModelRoute> } | undefined
+) =>
   Effect.gen(function*() {
     const route = served?.routes.find((r) => r.channel === claim.channel)
     if (route === undefined) return undefined
@@ -147,6 +155,19 @@ export const planFor = (claim: DecodedClaim) =>
       const route = yield* routeOf(claim, "video", served)
       if (served === undefined || route === undefined) return modelGone(claim, VIDEO_FAILURE)
       const request = claim.request as ValidVideoRequest
+      const context = yield* Effect.context<ObjectStorage | RemoteMedia | FileSystem.FileSystem>()
+      const readImage = (url: string, where: string) =>
+        readSource({ url }, where, MAX_VIDEO_REFERENCE_BYTES).pipe(
+          Effect.mapError((e) =>
+            new GenerationError({
+              code: VIDEO_FAILURE.code,
+              message: e.message,
+              retryable: e.retryable,
+              transient: e.transient
+            })
+          ),
+          Effect.provide(context)
+        )
       const plan: Plan = {
         run: runOf(
           route.runner,
@@ -155,7 +176,8 @@ export const planFor = (claim: DecodedClaim) =>
             taskId: claim.id,
             capability: served.capability,
             request,
-            upstreamModel: route.upstreamModel
+            upstreamModel: route.upstreamModel,
+            readImage
           })
         ),
         channel: route.settings,

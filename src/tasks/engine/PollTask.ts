@@ -44,12 +44,15 @@ export const pollTask = (row: WaitingRow, state: UpstreamState, runner: AsyncRun
     const now = yield* Clock.currentTimeMillis
     const pastDeadline = now - row.submitted_at >= plan.channel.timeouts.deadline_s * 1000
     const again = (hintMs?: number) => queue.reschedule(claim, now + nextPollDelay(intervalMs, row.polls, hintMs))
+    // A task that ends frees a slot of the channel's `concurrency`: its workers are told at once.
+    const freed = queue.notify(row.channel).pipe(Effect.ignore)
     const failWith = (error: GenerationError, outcome: string) =>
       queue.attempt({ ...attempt, outcome, lastAnswer: state.answer ?? { code: error.code, message: error.message } })
         .pipe(
           Effect.zipRight(
             outcomes.fail(claim, { code: error.code, message: error.message, retryable: error.retryable })
-          )
+          ),
+          Effect.zipLeft(freed)
         )
     const expired = new GenerationError({ ...plan.internalFailure, retryable: true, transient: false })
 
@@ -96,12 +99,14 @@ export const pollTask = (row: WaitingRow, state: UpstreamState, runner: AsyncRun
             )
             return yield* again(done.left.retryAfterMs)
           }
-          return yield* failWith(new GenerationError({ ...done.left, transient: false }), "fetch_failed")
+          // `message` is not an own enumerable field of an Error, so a spread alone would leave it empty.
+          const final = new GenerationError({ ...done.left, message: done.left.message, transient: false })
+          return yield* failWith(final, "fetch_failed")
         }
         yield* queue.attempt({ ...attempt, outcome: "succeeded", lastAnswer: state.answer })
         return yield* outcomes.succeed(claim, done.right.map((s) => s.asset), {
           [plan.resultKey]: done.right.map((s) => s.item)
-        })
+        }).pipe(Effect.zipLeft(freed))
       }
     }
   }).pipe(

@@ -32,10 +32,11 @@ const make = Effect.gen(function*() {
   const listen = yield* makeListen
   const leaseMs = limits.engine.lease_s * 1000
 
-  const claim = (channel: string, workerId: string, limit: number) =>
+  /** Up to `limit` queued tasks of the channel, never more than `concurrency` in flight on it across replicas. */
+  const claim = (channel: string, workerId: string, limit: number, concurrency: number) =>
     Effect.gen(function*() {
       const now = yield* Clock.currentTimeMillis
-      const rows = yield* claimTasks(sql, { channel, workerId, limit, now, leaseMs })
+      const rows = yield* claimTasks(sql, { channel, concurrency, workerId, limit, now, leaseMs })
       return rows.map(toClaim)
     }).pipe(Effect.orDie)
 

@@ -1,0 +1,61 @@
+import { UpstreamState } from "../../src/channel/Adapter.ts"
+import { fromTaskFailure } from "./Failures.ts"
+
+/**
+ * Ark's task object (§1.6) as a normalised state. Every status of §1.7 is
+ * mapped: `queued` and `running` wait; `succeeded` gives its video URL;
+ * `failed`, `expired` and `cancelled` end the task with its refund. Any
+ * other word, or none, is Unknown: polled again until the deadline, never
+ * failed on sight (a newer Ark, or a relay answering `unknown` for a task
+ * it has just created, PROTOCOLS.md §7.2).
+ */
+
+interface ArkTask {
+  readonly id?: unknown
+  readonly status?: unknown
+  readonly content?: { readonly video_url?: unknown } | null
+  readonly error?: { readonly code?: unknown; readonly message?: unknown } | null
+}
+
+const str = (value: unknown) => (typeof value === "string" && value.length > 0 ? value : undefined)
+
+export const stateOf = (task: ArkTask): UpstreamState => {
+  const status = str(task.status)
+  switch (status) {
+    case "queued":
+      return UpstreamState.Pending({ progress: 0, answer: task })
+    // Ark reports no percentage while it runs; the task's progress stays where it was.
+    case "running":
+      return UpstreamState.Pending({ answer: task })
+    case "succeeded": {
+      // A success without a video is "done but no output": the engine fails it with its refund.
+      const url = str(task.content?.video_url)
+      return UpstreamState.Succeeded({
+        results: url === undefined ? [] : [{ url, mimeType: "video/mp4" }],
+        answer: task
+      })
+    }
+    case "failed":
+    case "expired":
+    case "cancelled":
+      return UpstreamState.Failed({ error: fromTaskFailure(status, str(task.error?.code) ?? ""), answer: task })
+    default:
+      return UpstreamState.Unknown({ answer: task })
+  }
+}
+
+/**
+ * The list answer `{ total, items }` by task id; ids it leaves out are
+ * absent, so the engine treats them as Unknown. Undefined when the answer is
+ * not a list at all (a proxy's page served with 200).
+ */
+export const statesOf = (body: unknown): Map<string, UpstreamState> | undefined => {
+  const states = new Map<string, UpstreamState>()
+  const items = (body as { items?: unknown } | null)?.items
+  if (!Array.isArray(items)) return undefined
+  for (const task of items as ReadonlyArray<ArkTask>) {
+    const id = str(task?.id)
+    if (id !== undefined) states.set(id, stateOf(task))
+  }
+  return states
+}

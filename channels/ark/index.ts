@@ -1,0 +1,145 @@
+import { HttpClient, HttpClientRequest } from "@effect/platform"
+import { Effect, Either, Redacted, Schema, Stream } from "effect"
+import {
+  type AsyncRunner,
+  defineAdapter,
+  exchange as send,
+  type GenerationError,
+  type ResultRef,
+  SecretFromEnv,
+  SubmitOutcome,
+  type UpstreamState,
+  type VideoJob
+} from "../../src/channel/Adapter.ts"
+import {
+  ambiguous,
+  fetchBroken,
+  fromCreateStatus,
+  fromPollStatus,
+  fromTransport,
+  resultExpired,
+  unsupported
+} from "./Failures.ts"
+import { createBody, createRequest, listBatches, listRequest } from "./Requests.ts"
+import { statesOf } from "./States.ts"
+
+/**
+ * `ark`: famS (Seedance) video models on BytePlus ModelArk or Volcengine
+ * Ark content-generation tasks (PROTOCOLS.md §1).
+ *
+ * ```json
+ * "byteplus": { "adapter": "ark", "credentials": { "api_key": { "env": "ARK_API_KEY" } },
+ *               "concurrency": 20 }
+ * ```
+ *
+ * - submit: `POST {base}/contents/generations/tasks` (Requests.ts maps the
+ *   request); the answer is only the task id.
+ * - poll: the list endpoint with repeated `filter.task_ids`, many tasks per
+ *   call (States.ts maps the statuses).
+ * - results: `content.video_url`, a pre-signed link valid 24 hours, fetched
+ *   without our key (a second signature would break it) and re-hosted.
+ * - no find: Ark has no idempotency key and keeps no field of ours on a
+ *   task (§1.11), so a create whose answer is lost cannot be told apart
+ *   from a neighbour's task of the same model; the engine fails it with its
+ *   refund rather than create it twice.
+ */
+
+const HttpUrl = Schema.String.pipe(Schema.pattern(/^https?:\/\/[^\s]+$/, { message: () => "an http(s) URL" }))
+/** BytePlus ModelArk, the international host; Volcengine's is `https://ark.cn-beijing.volces.com/api/v3`. */
+export const BYTEPLUS_BASE_URL = "https://ark.ap-southeast.bytepluses.com/api/v3"
+const Created = Schema.Struct({ id: Schema.NonEmptyString })
+
+export default defineAdapter({
+  name: "ark",
+  kinds: ["video"],
+  settings: Schema.Struct({
+    base_url: Schema.optionalWith(HttpUrl, { default: () => BYTEPLUS_BASE_URL }),
+    credentials: Schema.Struct({ api_key: SecretFromEnv })
+  }),
+  // The famS plugin declares `provider_options.famS` (seed, camera_fixed); Ark needs no namespace of its own.
+  providerOptions: {},
+  make: (channel) =>
+    Effect.gen(function*() {
+      const client = yield* HttpClient.HttpClient
+      const { base_url, credentials, timeouts } = channel.settings
+      const base = base_url.replace(/\/+$/, "")
+      const apiKey = Redacted.value(credentials.api_key)
+      const log = (message: string, annotations: Record<string, unknown>) =>
+        Effect.logWarning(message).pipe(Effect.annotateLogs({ channel: channel.name, ...annotations }))
+
+      /** One exchange, bounded in time, its answer read whole; a time-out or a body cut short is `onTimeout`. */
+      const exchange = (
+        request: HttpClientRequest.HttpClientRequest,
+        seconds: number,
+        what: string,
+        onTimeout: () => GenerationError
+      ) =>
+        send(client, request, {
+          what: `${what} to Ark`,
+          seconds,
+          transport: fromTransport,
+          timeout: onTimeout,
+          // A body that breaks off after the request was sent leaves its fate unknown.
+          lost: onTimeout
+        }).pipe(
+          Effect.tap((answer) =>
+            answer.status < 200 || answer.status > 299
+              ? log(`Ark refused ${what}`, { upstream_status: answer.status, upstream_body: answer.text.slice(0, 500) })
+              : Effect.void
+          )
+        )
+
+      const submit = (job: VideoJob) =>
+        Effect.gen(function*() {
+          const body = createBody(job, timeouts.deadline_s)
+          if (Either.isLeft(body)) return yield* unsupported(body.left)
+          const answer = yield* exchange(
+            createRequest(base, apiKey, body.right),
+            timeouts.submit_s,
+            "a create",
+            ambiguous
+          )
+          if (answer.status < 200 || answer.status > 299) {
+            return yield* fromCreateStatus(answer.status, answer.headers, answer.body)
+          }
+          const created = Schema.decodeUnknownOption(Created)(answer.body)
+          // A 2xx without an id may still have created a task we cannot poll.
+          if (created._tag === "None") return yield* ambiguous()
+          return SubmitOutcome.Accepted({ upstreamId: created.value.id })
+        })
+
+      const pollFailed = () => fromPollStatus({}, null)
+      const poll = (ids: ReadonlyArray<string>) =>
+        Effect.gen(function*() {
+          const states = new Map<string, UpstreamState>()
+          for (const batch of listBatches(ids)) {
+            const answer = yield* exchange(listRequest(base, apiKey, batch), timeouts.poll_s, "a list", pollFailed)
+            if (answer.status !== 200) return yield* fromPollStatus(answer.headers, answer.body)
+            const found = statesOf(answer.body)
+            if (found === undefined) return yield* pollFailed()
+            for (const [id, state] of found) states.set(id, state)
+          }
+          return states as ReadonlyMap<string, UpstreamState>
+        }).pipe(
+          // A poll's transport failure is never a reason to fail over: the task is already upstream.
+          Effect.catchTag("GenerationError", (e) => e.ambiguous || e.notAccepted ? pollFailed() : Effect.fail(e))
+        )
+
+      const fetchResult = (ref: ResultRef) =>
+        Stream.unwrap(
+          Effect.gen(function*() {
+            const response = yield* client.execute(HttpClientRequest.get(ref.url)).pipe(Effect.mapError(fetchBroken))
+            // TOS answers 403 for a lapsed signature, 404 once the object is gone.
+            if (response.status === 403 || response.status === 404 || response.status === 410) {
+              yield* log("an Ark result link has expired", { upstream_status: response.status })
+              return yield* resultExpired()
+            }
+            if (response.status !== 200) return yield* fetchBroken()
+            return response.stream.pipe(Stream.mapError(fetchBroken))
+          })
+        )
+
+      const video: AsyncRunner<VideoJob> = { submit, poll, fetchResult }
+      return { video }
+    })
+})

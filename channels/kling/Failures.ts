@@ -1,0 +1,139 @@
+import type { HttpClientError } from "@effect/platform"
+import { certainlyNotSent, GenerationError, retryHintMs } from "../../src/channel/Adapter.ts"
+
+/**
+ * What Kling's refusals and failures mean for the task (PROTOCOLS.md §3.5).
+ * Every failure is the spec's `video_task_failed` with a message of ours:
+ * Kling's codes, messages and request ids reach the log and
+ * `task_attempts` only. `retryable` says whether a fresh task is worth
+ * creating; `notAccepted` lets the engine move the task to the model's next
+ * channel.
+ */
+
+const FAILED = "video_task_failed"
+
+const failure = (
+  message: string,
+  retryable: boolean,
+  more: { transient?: boolean; retryAfterMs?: number | undefined; notAccepted?: boolean; ambiguous?: boolean } = {}
+) => new GenerationError({ code: FAILED, message, retryable, transient: false, ...more })
+
+/** Throttled, overloaded or unreachable before sending: nothing was created, so this or another channel may try. */
+export const transient = (retryAfterMs?: number) =>
+  failure("The video service is busy. Create a new task to try again.", true, {
+    transient: true,
+    retryAfterMs,
+    notAccepted: true
+  })
+
+/** Kling's documented advice for 1303 (too many tasks in flight): back off, starting at a second or more. */
+export const CONCURRENCY_BACKOFF_MS = 2000
+
+/**
+ * Sent, and no answer we can trust: Kling may hold the task. The engine
+ * looks it up by our task id (`external_task_id`) through `find` before
+ * anything else, so it is adopted rather than created twice.
+ */
+export const ambiguous = () =>
+  failure("The video service did not confirm the task. Create a new task to try again.", true, {
+    transient: true,
+    ambiguous: true
+  })
+
+/**
+ * This channel's keys, account, balance or model access refused: the
+ * operator's problem, not retried here (1102, a spent resource pack, stays
+ * spent), and another channel may take the task.
+ */
+const misconfigured = () =>
+  failure("The video service is temporarily unavailable. Create a new task to try again.", true, {
+    notAccepted: true
+  })
+
+const unsafe = () => failure("The request or its result was refused by the content safety policy.", false)
+
+const invalid = () => failure("The video service refused the parameters or reference media of this request.", false)
+
+/** A request this adapter does not send at all (a mode or option Kling has no field for). */
+export const unsupported = (message: string) => failure(message, false)
+
+/** A download that broke off: asked again until the deadline. */
+export const fetchBroken = () => failure("The video could not be downloaded.", true, { transient: true })
+
+/** The result link no longer serves the file: the video is gone upstream, so the task fails with its refund. */
+export const resultExpired = () => failure("The generated video expired before it could be stored.", true)
+
+export const fromTransport = (error: HttpClientError.HttpClientError) =>
+  certainlyNotSent(error) ? transient() : ambiguous()
+
+/** Kling's numeric code in `{"code","message","request_id"}`; HTML pages from a proxy have none. */
+export const codeOf = (body: unknown): number | undefined => {
+  const code = (body as { code?: unknown } | null)?.code
+  return typeof code === "number" ? code : undefined
+}
+
+/** Whether the body is Kling's own envelope (not a proxy's page). */
+export const isEnvelope = (body: unknown) => codeOf(body) !== undefined
+
+/**
+ * A refusal of a create, by Kling's code first (429 carries both throttling
+ * and billing), then by HTTP status for answers without one.
+ */
+export const fromCreateStatus = (
+  status: number,
+  headers: Readonly<Record<string, string | undefined>>,
+  body: unknown
+): GenerationError => {
+  const code = codeOf(body)
+  const hint = retryHintMs(headers, body)
+  switch (code) {
+    case 1302:
+      return transient(hint)
+    case 1303:
+      return transient(Math.max(hint ?? 0, CONCURRENCY_BACKOFF_MS))
+    case 1300:
+    case 1301:
+      return unsafe()
+    case 1200:
+    case 1201:
+      return invalid()
+    case 5000:
+    case 5001:
+      return transient(hint)
+    // 5002: Kling's own time-out, which may have created the task.
+    case 5002:
+      return ambiguous()
+  }
+  // 1000–1004 (auth), 1100–1103 (account, arrears, pack, permission), 1202/1203 (no such model), 1304 (IP policy).
+  if (code !== undefined && code >= 1000 && code < 1400) return misconfigured()
+  if (status === 504) return ambiguous()
+  if (status === 429 || status >= 500) return transient(hint)
+  if (status === 401 || status === 403 || status === 404) return misconfigured()
+  return invalid()
+}
+
+/** Auth codes after which the legacy token is minted again. */
+export const isTokenRefused = (code: number | undefined) => code === 1003 || code === 1004
+
+/** A failed poll changes nothing upstream: the engine asks again later, never sooner than the hint. */
+export const fromPollStatus = (headers: Readonly<Record<string, string | undefined>>, body: unknown) =>
+  failure("Polling the video service failed.", true, {
+    transient: true,
+    retryAfterMs: codeOf(body) === 1303
+      ? Math.max(retryHintMs(headers, body) ?? 0, CONCURRENCY_BACKOFF_MS)
+      : retryHintMs(headers, body)
+  })
+
+const isSafety = (msg: string) => /risk|sensitive|safety|violat|prohibit|inappropriate|风控|敏感|违规/i.test(msg)
+const isParameter = (msg: string) => /invalid|not supported|unsupported|parameter|too (large|small|long)/i.test(msg)
+
+/**
+ * A task Kling ended `failed` (HTTP 200, code 0): the reason is only in
+ * `task_status_msg` (legacy) or `message` (current). A safety refusal or a
+ * refused input fails again as it is; anything else is worth a fresh task.
+ */
+export const fromTaskFailure = (reason: string): GenerationError => {
+  if (isSafety(reason)) return unsafe()
+  if (isParameter(reason)) return invalid()
+  return failure("The video could not be generated.", true)
+}

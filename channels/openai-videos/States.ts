@@ -1,0 +1,56 @@
+import { UpstreamState } from "../../src/channel/Adapter.ts"
+import { fromTaskError } from "./Failures.ts"
+
+/**
+ * An OpenAI Video object (or a relay's version of it) as a normalised
+ * state. OpenAI answers `queued`, `in_progress`, `completed`, `failed`;
+ * relays in front of other models answer their own words (PROTOCOLS.md §4
+ * and §7: `done`, `succeeded`, `NOT_START`, `unknown`, no status at all
+ * right after the create). The words below are read case-insensitively;
+ * `unknown`, a missing status and any word not listed are Unknown, polled
+ * again until the channel's deadline, never a failure on sight (new-api
+ * #5045, PR #5927).
+ */
+
+const PENDING = new Set([
+  "queued",
+  "pending",
+  "submitted",
+  "not_start",
+  "notstarted",
+  "created",
+  "starting",
+  "preparing"
+])
+const RUNNING = new Set(["in_progress", "processing", "running", "generating"])
+const SUCCEEDED = new Set(["completed", "complete", "succeeded", "success", "done", "finished"])
+const FAILED = new Set(["failed", "failure", "fail", "error", "cancelled", "canceled", "expired"])
+
+export interface VideoObject {
+  readonly id?: unknown
+  readonly status?: unknown
+  readonly progress?: unknown
+  readonly error?: unknown
+}
+
+const progressOf = (value: unknown) => {
+  const n = typeof value === "string" ? Number.parseFloat(value) : value
+  return typeof n === "number" && Number.isFinite(n) ? Math.min(100, Math.max(0, n)) : undefined
+}
+
+/** `contentUrl` is where this video's bytes are, should it be finished. */
+export const stateOf = (video: VideoObject, contentUrl: string): UpstreamState => {
+  const status = typeof video.status === "string" ? video.status.trim().toLowerCase() : undefined
+  if (status === undefined) return UpstreamState.Unknown({ answer: video })
+  if (PENDING.has(status)) return UpstreamState.Pending({ progress: 0, answer: video })
+  if (RUNNING.has(status)) return UpstreamState.Pending({ progress: progressOf(video.progress), answer: video })
+  if (SUCCEEDED.has(status)) {
+    // The object carries no URL: the bytes are always behind `/content`, with the channel's key.
+    return UpstreamState.Succeeded({
+      results: [{ url: contentUrl, mimeType: "video/mp4", auth: "api_key" }],
+      answer: video
+    })
+  }
+  if (FAILED.has(status)) return UpstreamState.Failed({ error: fromTaskError(video.error), answer: video })
+  return UpstreamState.Unknown({ answer: video })
+}

@@ -1,0 +1,230 @@
+import { HttpClient, HttpClientRequest } from "@effect/platform"
+import { Duration, Effect, Either, Redacted, Schema, Stream } from "effect"
+import {
+  type AsyncRunner,
+  defineAdapter,
+  type GenerationError,
+  type ResultRef,
+  SecretFromEnv,
+  SubmitOutcome,
+  UpstreamState,
+  type VideoJob
+} from "../../src/channel/Adapter.ts"
+import { makeTokens, parseServiceAccount } from "./Auth.ts"
+import {
+  ambiguous,
+  fetchBroken,
+  fromCreateStatus,
+  fromPollStatus,
+  fromTransport,
+  resultExpired,
+  unreadableResult
+} from "./Failures.ts"
+import { inlineBytes, sanitizedText } from "./Inline.ts"
+import { createBody, createRequest, type Endpoint, isOperationName, operationRequest } from "./Requests.ts"
+import { INLINE, stateOf, WITH_KEY } from "./States.ts"
+
+/**
+ * `veo`: famV (Veo 3.1) video models on the Gemini API or on Vertex AI
+ * (PROTOCOLS.md §2).
+ *
+ * ```json
+ * "gemini": { "adapter": "veo", "api": "gemini", "credentials": { "api_key": { "env": "GEMINI_API_KEY" } } }
+ * "vertex": { "adapter": "veo", "api": "vertex", "project": "my-project", "location": "us-central1",
+ *             "credentials": { "service_account_json": { "env": "VERTEX_SA_JSON" } } }
+ * ```
+ *
+ * - submit: `POST …:predictLongRunning` (Requests.ts maps the request and
+ *   sends images inline); the answer is the operation's name, our upstream id.
+ * - poll: one call per operation (Google has no batch status): Gemini
+ *   `GET {name}`, Vertex `POST …:fetchPredictOperation` (States.ts).
+ * - results: a Gemini file URI downloaded with the key (redirects followed,
+ *   the key sent to the API's own origin only), or an inline base64 video
+ *   decoded as it streams (Inline.ts). `gcsUri` results are never asked for
+ *   (no `storageUri` is sent) and fail clearly if they come.
+ * - auth: Gemini `x-goog-api-key`; Vertex an OAuth token minted from the
+ *   service-account key (Auth.ts).
+ * - no find: Google has no idempotency key and no operation listing (§2.5),
+ *   so a create whose answer is lost fails with its refund.
+ */
+
+const HttpUrl = Schema.String.pipe(Schema.pattern(/^https?:\/\/[^\s]+$/, { message: () => "an http(s) URL" }))
+export const GEMINI_BASE_URL = "https://generativelanguage.googleapis.com/v1beta"
+/** Vertex's regional host, or the global one for `location: "global"`. */
+export const vertexBaseUrl = (location: string) =>
+  location === "global"
+    ? "https://aiplatform.googleapis.com/v1"
+    : `https://${location}-aiplatform.googleapis.com/v1`
+
+const ServiceAccountJson = SecretFromEnv.pipe(
+  Schema.filter((json) => {
+    const parsed = parseServiceAccount(Redacted.value(json))
+    return Either.isLeft(parsed) ? `the service-account key ${parsed.left}` : true
+  })
+)
+const Segment = Schema.String.pipe(Schema.pattern(/^[a-z0-9][a-z0-9-]*$/, { message: () => "a Google Cloud id" }))
+
+const Settings = Schema.Union(
+  Schema.Struct({
+    api: Schema.Literal("gemini"),
+    base_url: Schema.optionalWith(HttpUrl, { default: () => GEMINI_BASE_URL }),
+    credentials: Schema.Struct({ api_key: SecretFromEnv })
+  }),
+  Schema.Struct({
+    api: Schema.Literal("vertex"),
+    base_url: Schema.optional(HttpUrl),
+    project: Segment,
+    location: Segment,
+    credentials: Schema.Struct({ service_account_json: ServiceAccountJson })
+  })
+)
+
+const Created = Schema.Struct({ name: Schema.NonEmptyString })
+
+export default defineAdapter({
+  name: "veo",
+  kinds: ["video"],
+  settings: Settings,
+  // The famV plugin declares `provider_options.famV` (seed, negative_prompt); Veo needs no namespace of its own.
+  providerOptions: {},
+  make: (channel) =>
+    Effect.gen(function*() {
+      const client = yield* HttpClient.HttpClient
+      const settings = channel.settings
+      const { timeouts } = settings
+      const log = (message: string, annotations: Record<string, unknown>) =>
+        Effect.logWarning(message).pipe(Effect.annotateLogs({ channel: channel.name, ...annotations }))
+
+      const endpoint: Endpoint = settings.api === "gemini"
+        ? { api: "gemini", base: settings.base_url.replace(/\/+$/, "") }
+        : {
+          api: "vertex",
+          base: (settings.base_url ?? vertexBaseUrl(settings.location)).replace(/\/+$/, ""),
+          project: settings.project,
+          location: settings.location
+        }
+      /** The secret a request carries: the API key, or a current OAuth token. */
+      const secret: Effect.Effect<string, GenerationError> = settings.api === "gemini"
+        ? Effect.succeed(Redacted.value(settings.credentials.api_key))
+        : yield* makeTokens(
+          client,
+          Either.getOrThrow(parseServiceAccount(Redacted.value(settings.credentials.service_account_json))),
+          timeouts.submit_s
+        )
+
+      /** One exchange, bounded in time, its answer read as JSON with long strings taken out (or null). */
+      const exchange = (
+        request: HttpClientRequest.HttpClientRequest,
+        seconds: number,
+        what: string,
+        onTimeout: () => GenerationError
+      ) =>
+        Effect.gen(function*() {
+          const response = yield* client.execute(request).pipe(
+            Effect.tapError((e) => log(`${what} to Veo failed`, { cause: e.message })),
+            Effect.mapError(fromTransport)
+          )
+          // A body that breaks off after the request was sent leaves its fate unknown.
+          const text = yield* Effect.mapError(sanitizedText(response.stream), onTimeout)
+          const body = yield* Effect.orElseSucceed(Effect.try(() => JSON.parse(text) as unknown), () => null)
+          if (response.status < 200 || response.status > 299) {
+            yield* log(`Veo refused ${what}`, { upstream_status: response.status, upstream_body: text.slice(0, 500) })
+          }
+          return { status: response.status, headers: response.headers, body }
+        }).pipe(Effect.timeoutFail({ duration: Duration.seconds(seconds), onTimeout }))
+
+      const submit = (job: VideoJob) =>
+        Effect.gen(function*() {
+          const body = yield* createBody(job, endpoint.api)
+          const key = yield* secret
+          const answer = yield* exchange(
+            createRequest(endpoint, job.upstreamModel, key, body),
+            timeouts.submit_s,
+            "a create",
+            ambiguous
+          )
+          if (answer.status < 200 || answer.status > 299) {
+            return yield* fromCreateStatus(answer.status, answer.headers, answer.body)
+          }
+          const created = Schema.decodeUnknownOption(Created)(answer.body)
+          // A 2xx without a usable name may still have created an operation we cannot poll.
+          if (created._tag === "None" || !isOperationName(created.value.name)) return yield* ambiguous()
+          return SubmitOutcome.Accepted({ upstreamId: created.value.name })
+        })
+
+      const pollFailed = () => fromPollStatus({}, null)
+      const poll = (names: ReadonlyArray<string>) =>
+        Effect.gen(function*() {
+          const states = new Map<string, UpstreamState>()
+          for (const name of names) {
+            if (!isOperationName(name)) continue
+            const key = yield* secret
+            const answer = yield* exchange(operationRequest(endpoint, name, key), timeouts.poll_s, "a poll", pollFailed)
+            // 404: the operation is unknown or has expired (§2.2), so its result is gone.
+            if (answer.status === 404) {
+              states.set(name, UpstreamState.Failed({ error: resultExpired(), answer: answer.body }))
+              continue
+            }
+            if (answer.status !== 200) return yield* fromPollStatus(answer.headers, answer.body)
+            states.set(name, stateOf(name, answer.body))
+          }
+          return states as ReadonlyMap<string, UpstreamState>
+        }).pipe(
+          // A poll's transport or token failure is never a reason to fail over: the task is already upstream.
+          Effect.catchTag("GenerationError", (e) => e.ambiguous || e.notAccepted ? pollFailed() : Effect.fail(e))
+        )
+
+      const sameOrigin = (url: string) => {
+        try {
+          return new URL(url).origin === new URL(endpoint.base).origin
+        } catch {
+          return false
+        }
+      }
+
+      /** A Gemini file: the key goes to the API's origin only; a redirect elsewhere (signed storage) goes without it. */
+      const download = (
+        url: string,
+        key: string,
+        hops: number
+      ): Effect.Effect<Stream.Stream<Uint8Array, GenerationError>, GenerationError> =>
+        Effect.gen(function*() {
+          const request = sameOrigin(url)
+            ? HttpClientRequest.get(url).pipe(HttpClientRequest.setHeader("x-goog-api-key", key))
+            : HttpClientRequest.get(url)
+          const response = yield* client.execute(request).pipe(Effect.mapError(fetchBroken))
+          const location = response.headers["location"]
+          if (response.status >= 300 && response.status < 400 && location !== undefined && hops < 5) {
+            return yield* download(new URL(location, url).href, key, hops + 1)
+          }
+          if (response.status === 403 || response.status === 404 || response.status === 410) {
+            yield* log("a Veo result has expired", { upstream_status: response.status })
+            return yield* resultExpired()
+          }
+          if (response.status !== 200) return yield* fetchBroken()
+          return response.stream.pipe(Stream.mapError(fetchBroken))
+        })
+
+      const fetchResult = (ref: ResultRef) =>
+        Stream.unwrap(
+          Effect.gen(function*() {
+            const key = yield* secret
+            if (ref.auth === WITH_KEY) return yield* download(ref.url, key, 0)
+            if (ref.auth?.startsWith(INLINE) && isOperationName(ref.url)) {
+              // The operation again, its one inline video decoded from base64 as the answer streams.
+              const response = yield* client.execute(operationRequest(endpoint, ref.url, key)).pipe(
+                Effect.mapError(fetchBroken)
+              )
+              if (response.status === 404) return yield* resultExpired()
+              if (response.status !== 200) return yield* fetchBroken()
+              const index = Number(ref.auth.slice(INLINE.length))
+              return inlineBytes(response.stream.pipe(Stream.mapError(fetchBroken)), index, fetchBroken)
+            }
+            return yield* unreadableResult()
+          }).pipe(Effect.catchTag("GenerationError", (e) => e.notAccepted ? fetchBroken() : Effect.fail(e)))
+        )
+
+      const video: AsyncRunner<VideoJob> = { submit, poll, fetchResult }
+      return { video }
+    })
+})

@@ -1,0 +1,231 @@
+import { randomBytes } from "node:crypto"
+import { createServer, type IncomingHttpHeaders, type ServerResponse } from "node:http"
+import type { AddressInfo, Socket } from "node:net"
+import { contentProblem } from "./arkContent.ts"
+import { type FakeTask, mp4, type Scenario, sign, statusAt, taskObject } from "./arkTasks.ts"
+
+export type { FakeTask, Scenario } from "./arkTasks.ts"
+
+/**
+ * A fake BytePlus ModelArk / Volcengine Ark on loopback, after PROTOCOLS.md
+ * §1 "Minimum fake server — Ark": create (Bearer key, body and `content[]`
+ * checked, reference URLs really fetched as Ark does), retrieve, list with
+ * repeated `filter.task_ids`, delete, and results served from a signed
+ * link that lapses. Each task follows a scripted timeline (`scenarios`,
+ * one per create, counted in observations: GET or list); `faults` break
+ * the next creates or polls the way §0 and §7 say upstreams break.
+ */
+
+export type Fault =
+  /** 429 `RateLimitExceeded.EndpointRPMExceeded`, with a `Retry-After` header only when given. */
+  | { readonly kind: "rate_limited"; readonly retryAfter?: string }
+  /** A proxy's HTML page with this status. */
+  | { readonly kind: "html"; readonly status: number }
+  /** An Ark error body, e.g. 401 Unauthorized AuthenticationError. */
+  | { readonly kind: "error"; readonly status: number; readonly type: string; readonly code: string }
+  /** Never answers; nothing is created. */
+  | { readonly kind: "hang" }
+  /** Create: the task is created and its answer never comes. */
+  | { readonly kind: "lost" }
+  /** Create: the task is created, then the connection is dropped. */
+  | { readonly kind: "reset" }
+
+export interface ArkRequest {
+  readonly at: number
+  readonly method: string
+  readonly path: string
+  readonly query: Record<string, Array<string>>
+  readonly headers: IncomingHttpHeaders
+  readonly body: any
+}
+
+export interface FakeArk {
+  /** The base URL a channel's `base_url` takes (`…/api/v3`). */
+  readonly url: string
+  readonly requests: Array<ArkRequest>
+  readonly faults: { readonly create: Array<Fault>; readonly poll: Array<Fault> }
+  readonly scenarios: Array<Scenario>
+  readonly tasks: Map<string, FakeTask>
+  /** Reference URLs fetched while creating, as Ark fetches them. */
+  readonly fetched: Array<string>
+  readonly close: () => Promise<void>
+}
+
+const arkError = (res: ServerResponse, status: number, type: string, code: string, message: string, param?: string) =>
+  res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify({
+    error: { code, message: `${message} Request id: 0217${Date.now()}`, ...(param ? { param } : {}), type }
+  }))
+
+export const startFakeArk = async (keys: ReadonlyArray<string>, { queueCap = Infinity } = {}): Promise<FakeArk> => {
+  const requests: Array<ArkRequest> = []
+  const faults = { create: [] as Array<Fault>, poll: [] as Array<Fault> }
+  const scenarios: Array<Scenario> = []
+  const tasks = new Map<string, FakeTask>()
+  const fetched: Array<string> = []
+  const sockets = new Set<Socket>()
+  let origin = ""
+
+  const visible = (id: string, key: string) => {
+    const task = tasks.get(id)
+    // Keys are region-scoped: a task is invisible to any other key.
+    return task !== undefined && task.key === key ? task : undefined
+  }
+
+  const create = async (req: ArkRequest, res: ServerResponse, socket: Socket, key: string) => {
+    const fault = faults.create.shift()
+    if (fault?.kind === "hang") return
+    if (fault !== undefined && fault.kind !== "lost" && fault.kind !== "reset") return answerFault(res, fault)
+    const problem = contentProblem(req.body)
+    if (problem) return arkError(res, 400, "BadRequest", "InvalidParameter", problem.message, problem.param)
+    // Ark downloads every reference itself; one it cannot fetch refuses the task.
+    for (const item of req.body.content) {
+      const url = item[item.type]?.url
+      if (item.type === "text" || typeof url !== "string") continue
+      const ok = await fetch(url, { signal: AbortSignal.timeout(5000) }).then((r) => r.arrayBuffer().then(() => r.ok))
+        .catch(() => false)
+      fetched.push(url)
+      if (!ok) return arkError(res, 400, "BadRequest", "InvalidParameter", `failed to download ${item.type}`, "content")
+    }
+    const queued = [...tasks.values()].filter((t) => t.key === key && statusAt(t, t.observed) === "queued").length
+    if (queued >= queueCap) {
+      return arkError(res, 429, "TooManyRequests", "RateLimitExceeded", "queued task limit reached")
+    }
+    const id = `cgt-${new Date().toISOString().replace(/\D/g, "").slice(0, 14)}-${
+      randomBytes(3).toString("hex").slice(0, 5)
+    }`
+    tasks.set(id, {
+      id,
+      key,
+      body: req.body,
+      scenario: scenarios.shift() ?? {},
+      createdAt: Date.now(),
+      observed: 0,
+      cancelled: false
+    })
+    if (fault?.kind === "lost") return
+    if (fault?.kind === "reset") return socket.destroy()
+    res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ id }))
+  }
+
+  const answerFault = (res: ServerResponse, fault: Exclude<Fault, { kind: "hang" | "lost" | "reset" }>) => {
+    if (fault.kind === "html") {
+      return res.writeHead(fault.status, { "content-type": "text/html" }).end(
+        "<html><body><h1>502 Bad Gateway</h1></body></html>"
+      )
+    }
+    if (fault.kind === "error") return arkError(res, fault.status, fault.type, fault.code, "refused")
+    if (fault.retryAfter !== undefined) res.setHeader("retry-after", fault.retryAfter)
+    return arkError(res, 429, "TooManyRequests", "RateLimitExceeded.EndpointRPMExceeded", "RPM limit exceeded")
+  }
+
+  const list = (req: ArkRequest, res: ServerResponse, key: string) => {
+    const pageNum = Number(req.query["page_num"]?.[0] ?? 1)
+    const pageSize = Number(req.query["page_size"]?.[0] ?? 10)
+    for (const [name, n] of [["page_num", pageNum], ["page_size", pageSize]] as const) {
+      if (!Number.isInteger(n) || n < 1 || n > 500) {
+        return arkError(res, 400, "BadRequest", "InvalidParameter", "out of range", name)
+      }
+    }
+    const ids = req.query["filter.task_ids"]
+    const status = req.query["filter.status"]?.[0]
+    const model = req.query["filter.model"]?.[0]
+    const week = Date.now() - 7 * 86_400_000
+    const matching = [...tasks.values()].filter((t) =>
+      t.key === key && t.createdAt >= week && (ids === undefined || ids.includes(t.id)) &&
+      (model === undefined || t.body.model === model) && (status === undefined || statusAt(t, t.observed) === status)
+    ).reverse()
+    const items = matching.slice((pageNum - 1) * pageSize, pageNum * pageSize).map((t) => taskObject(t, origin, true))
+    res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ total: matching.length, items }))
+  }
+
+  const remove = (res: ServerResponse, task: FakeTask) => {
+    const status = statusAt(task, task.observed)
+    if (status === "running" || status === "cancelled") {
+      return arkError(res, 400, "BadRequest", "InvalidParameter", `a ${status} task cannot be deleted`, "id")
+    }
+    if (status === "queued") task.cancelled = true
+    else tasks.delete(task.id)
+    res.writeHead(200, { "content-type": "application/json" }).end("{}")
+  }
+
+  const result = async (res: ServerResponse, url: URL) => {
+    const id = url.pathname.slice("/tos/".length, -".mp4".length)
+    const expires = Number(url.searchParams.get("X-Tos-Expires"))
+    const task = tasks.get(id)
+    if (task === undefined || url.searchParams.get("X-Tos-Signature") !== sign(id, expires) || Date.now() > expires) {
+      return res.writeHead(403, { "content-type": "application/xml" }).end(
+        "<Error><Code>AccessDenied</Code><Message>Request has expired</Message></Error>"
+      )
+    }
+    const bytes = await mp4(task.body.duration, task.body.ratio, task.body.generate_audio !== false)
+    res.writeHead(200, { "content-type": "video/mp4", "content-length": bytes.length }).end(bytes)
+  }
+
+  const route = async (req: ArkRequest, res: ServerResponse, socket: Socket, url: URL) => {
+    if (req.method === "GET" && req.path.startsWith("/tos/")) return result(res, url)
+    const key = String(req.headers.authorization ?? "").replace(/^Bearer /, "")
+    if (!keys.includes(key)) return arkError(res, 401, "Unauthorized", "AuthenticationError", "the API key is invalid")
+    const tasksPath = "/api/v3/contents/generations/tasks"
+    if (req.method === "POST" && req.path === tasksPath) return create(req, res, socket, key)
+    if (req.method !== "GET" && req.method !== "DELETE") return arkError(res, 404, "NotFound", "NotFound", "no route")
+    if (req.method === "GET") {
+      const fault = faults.poll.shift()
+      if (fault?.kind === "hang" || fault?.kind === "lost") return
+      if (fault !== undefined && fault.kind !== "reset") return answerFault(res, fault)
+      if (fault?.kind === "reset") return socket.destroy()
+      if (req.path === tasksPath) return list(req, res, key)
+    }
+    const task = req.path.startsWith(`${tasksPath}/`) ? visible(req.path.slice(tasksPath.length + 1), key) : undefined
+    if (task === undefined) return arkError(res, 404, "NotFound", "NotFound.TaskId", "the task does not exist")
+    if (req.method === "DELETE") return remove(res, task)
+    res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(taskObject(task, origin, true)))
+  }
+
+  const server = createServer((req, res) => {
+    const chunks: Array<Buffer> = []
+    req.on("data", (c: Buffer) => chunks.push(c))
+    req.on("end", () => {
+      const url = new URL(req.url ?? "/", "http://fake")
+      const query: Record<string, Array<string>> = {}
+      for (const [k, v] of url.searchParams) (query[k] ??= []).push(v)
+      const text = Buffer.concat(chunks).toString("utf8")
+      let body: unknown = null
+      try {
+        body = text ? JSON.parse(text) : null
+      } catch {
+        return arkError(res, 400, "BadRequest", "InvalidParameter", "the body is not JSON")
+      }
+      const request = {
+        at: Date.now(),
+        method: req.method ?? "GET",
+        path: url.pathname,
+        query,
+        headers: req.headers,
+        body
+      }
+      if (!url.pathname.startsWith("/tos/")) requests.push(request)
+      route(request, res, req.socket, url).catch((e) =>
+        arkError(res, 500, "InternalServiceError", "InternalServiceError", String(e))
+      )
+    })
+  })
+  server.on("connection", (s) => {
+    sockets.add(s)
+    s.on("close", () => sockets.delete(s))
+  })
+  await new Promise<void>((done) => server.listen(0, "127.0.0.1", done))
+  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  return {
+    url: `${origin}/api/v3`,
+    requests,
+    faults,
+    scenarios,
+    tasks,
+    fetched,
+    close: () =>
+      new Promise<void>((done) => {
+        for (const s of sockets) s.destroy()
+        server.close(() => done())
+      })
+  }
+}

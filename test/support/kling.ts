@@ -1,0 +1,108 @@
+import { expect } from "vitest"
+import { type FakeKling, type KlingAccount, startFakeKling } from "../fakes/kling.ts"
+import { alsoWith, configWith } from "./config.ts"
+import { startGateway, type TestGateway } from "./gateway.ts"
+import { call, createAccount } from "./http.ts"
+import { ledgerOf, pollTask, query } from "./tasks.ts"
+
+/**
+ * A gateway whose famK models run on `kling` channels pointing at the fake
+ * Kling (test/fakes/kling.ts): `klingai` speaks the current API (API key,
+ * model in the path), `klingai-jwt` the legacy one (JWT, `model_name`).
+ * Both carry Kling's names, so a test can check none of it reaches a caller.
+ */
+
+export const ACCOUNT: KlingAccount = {
+  accessKey: "AK-kling-0123456789",
+  secretKey: "SK-kling-secret-abcdefghijklmnop",
+  apiKey: "kling-api-key-0123456789abcdef"
+}
+
+export interface KlingSetup {
+  readonly fake: FakeKling
+  readonly gw: TestGateway
+  readonly close: () => Promise<void>
+}
+
+export const startKlingGateway = async (
+  routes: Record<string, Array<unknown>>,
+  channels: Record<string, Record<string, unknown>> = {}
+): Promise<KlingSetup> => {
+  const fake = await startFakeKling(ACCOUNT)
+  const config = configWith("models.json", (models) => {
+    const common = { adapter: "kling", base_url: fake.url, concurrency: 10, timeouts: { submit_s: 2, poll_s: 2 } }
+    models.channels.klingai = { ...common, api: "current", credentials: { api_key: { env: "KLING_API_KEY" } } }
+    models.channels["klingai-jwt"] = {
+      ...common,
+      api: "legacy",
+      credentials: { access_key: { env: "KLING_AK" }, secret_key: { env: "KLING_SK" } }
+    }
+    for (const [name, over] of Object.entries(channels)) models.channels[name] = { ...common, ...over }
+    for (const [model, list] of Object.entries(routes)) models.models[model].channels = list
+  })
+  alsoWith(config, "limits.json", (limits) => {
+    limits.engine = { poll_interval_ms: 200, heartbeat_s: 1, lease_s: 10, retry_base_ms: 50, generate_retries: 2 }
+    for (const rate of Object.values(limits.rate_limits) as Array<any>) rate.burst = rate.per_second = 10_000
+  })
+  const gw = await startGateway({
+    ROLE: "all",
+    CONFIG_DIR: config,
+    KLING_API_KEY: ACCOUNT.apiKey,
+    KLING_AK: ACCOUNT.accessKey,
+    KLING_SK: ACCOUNT.secretKey,
+    KLING_WRONG_SK: "SK-of-a-deleted-key"
+  })
+  return {
+    fake,
+    gw,
+    close: async () => {
+      await gw.close()
+      await fake.close()
+    }
+  }
+}
+
+/** Creates a video task and waits for its end: every state the caller saw, and the upstream creates it caused. */
+export const runKling = async ({ fake, gw }: KlingSetup, body: Record<string, unknown>) => {
+  const acct = await createAccount(gw, { name: "kling caller", wallet_credits: 100 })
+  const before = fake.requests.length
+  const created = await call(gw, "POST", "/v1/video/tasks", { key: acct.model.key, json: body })
+  expect(created.status).toBe(202)
+  const seen = await pollTask(gw, acct.resource.key, created.body.id, undefined, { intervalMs: 50 })
+  const creates = fake.requests.slice(before).filter((r) => r.method === "POST")
+  return { acct, task: seen.at(-1), seen, creates }
+}
+
+/** The upstream id and channel the engine stored for a task. */
+export const engineRow = async (gw: TestGateway, taskId: string) =>
+  (await query<{ upstream_id: string | null; channel: string }>(
+    gw,
+    (sql) => sql`SELECT upstream_id, channel FROM tasks WHERE id = ${taskId}`
+  ))[0]!
+
+export const expectRefunded = async (gw: TestGateway, taskId: string) => {
+  const ledger = await ledgerOf(gw, taskId)
+  expect(ledger.map((l) => l.kind)).toEqual(["charge", "refund"])
+  expect(ledger[0]!.wallet_micros + ledger[1]!.wallet_micros).toBe(0)
+}
+
+/** Nothing of Kling reaches the caller: the channel, its host, its task ids, models, codes and words. */
+export const expectNothingUpstream = (fake: FakeKling, task: any) => {
+  const text = JSON.stringify(task).toLowerCase()
+  for (
+    const word of [
+      "kling",
+      ACCOUNT.apiKey,
+      ACCOUNT.accessKey,
+      new URL(fake.url).host,
+      "request_id",
+      "task_status_msg",
+      "content security",
+      "resource pack",
+      "succeed\""
+    ]
+  ) {
+    expect(text).not.toContain(word.toLowerCase())
+  }
+  for (const upstream of fake.tasks.keys()) expect(text).not.toContain(upstream)
+}

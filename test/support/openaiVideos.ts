@@ -1,0 +1,101 @@
+import { expect } from "vitest"
+import { type FakeVideos, startFakeVideos } from "../fakes/openai-videos.ts"
+import { alsoWith, configWith } from "./config.ts"
+import { freePort, startGateway, type TestGateway } from "./gateway.ts"
+import { call, createAccount } from "./http.ts"
+import { ledgerOf, pollTask } from "./tasks.ts"
+
+/**
+ * A gateway whose video models run on `openai-videos` channels pointing at
+ * the fake OpenAI Videos API (test/fakes/openai-videos.ts), for the
+ * channel's tests. `ovideos` is the fake under the upstream model `sora-2`;
+ * `ovideos-short` the same with a 3 s deadline; `ovideos-down` a port that
+ * refuses connections. The engine runs in-process (ROLE=all).
+ */
+
+export const KEY = "sk-upstream-videos-0123456789"
+/** famV fast 720p: frame mode, 4/6/8 s, 16:9 and 9:16. */
+export const FAST = "provx-famV-3.1-fast-720p"
+/** famV standard 720p (it also has an `images` mode), on the channel with a 3 s deadline. */
+export const SHORT = "provx-famV-3.1-standard-720p"
+export const DOWN = "provx-famV-3.1-fast-1080p"
+
+export const videoTask = (prompt: string, over: { input?: object; output?: object; [k: string]: unknown } = {}) => ({
+  model: FAST,
+  operation: "generation",
+  ...over,
+  input: { prompt, ...over.input },
+  output: { duration: 4, ...over.output }
+})
+
+export interface VideosGateway {
+  readonly gw: TestGateway
+  readonly fake: FakeVideos
+  /** The port of `ovideos-down`, which refuses connections. */
+  readonly closedPort: number
+  readonly close: () => Promise<void>
+}
+
+export const startVideosGateway = async (): Promise<VideosGateway> => {
+  const fake = await startFakeVideos(KEY)
+  const closedPort = await freePort()
+  const config = configWith("models.json", (models) => {
+    const channel = {
+      adapter: "openai-videos",
+      base_url: fake.url,
+      credentials: { api_key: { env: "OPENAI_VIDEOS_KEY" } },
+      concurrency: 10,
+      timeouts: { submit_s: 3, poll_s: 2, download_s: 30 }
+    }
+    models.channels.ovideos = channel
+    models.channels["ovideos-short"] = { ...channel, timeouts: { ...channel.timeouts, deadline_s: 3 } }
+    models.channels["ovideos-down"] = { ...channel, base_url: `http://127.0.0.1:${closedPort}/v1` }
+    models.models[FAST].channels = [{ channel: "ovideos", upstream_model: "sora-2" }]
+    models.models[SHORT].channels = [{ channel: "ovideos-short", upstream_model: "sora-2" }]
+    models.models[DOWN].channels = [{ channel: "ovideos-down", upstream_model: "sora-2" }]
+  })
+  alsoWith(config, "limits.json", (limits) => {
+    limits.engine = { poll_interval_ms: 200, heartbeat_s: 1, lease_s: 10, retry_base_ms: 50, generate_retries: 2 }
+    for (const rate of Object.values(limits.rate_limits) as Array<any>) rate.burst = rate.per_second = 10_000
+  })
+  const gw = await startGateway({ ROLE: "all", CONFIG_DIR: config, OPENAI_VIDEOS_KEY: KEY })
+  return {
+    gw,
+    fake,
+    closedPort,
+    close: async () => {
+      await gw.close()
+      await fake.close()
+    }
+  }
+}
+
+/** Creates a task, waits for its end; returns it with the upstream requests its prompt caused. */
+export const runTask = async ({ fake, gw }: VideosGateway, body: ReturnType<typeof videoTask>) => {
+  const acct = await createAccount(gw, { name: "videos", wallet_credits: 100 })
+  const created = await call(gw, "POST", "/v1/video/tasks", { key: acct.model.key, json: body })
+  expect(created.status).toBe(202)
+  const task = (await pollTask(gw, acct.resource.key, created.body.id)).at(-1)
+  const video = [...fake.videos.values()].find((v) => v.prompt === body.input.prompt)
+  const creates = fake.requests.filter((r) => r.method === "POST" && r.fields.prompt === body.input.prompt)
+  const polls = fake.requests.filter((r) => video !== undefined && r.path === `/v1/videos/${video.id}`)
+  return { task, creates, polls, video }
+}
+
+export const expectRefunded = async (gw: TestGateway, taskId: string) => {
+  const ledger = await ledgerOf(gw, taskId)
+  expect(ledger.map((l) => l.kind)).toEqual(["charge", "refund"])
+  expect(ledger[0]!.wallet_micros + ledger[1]!.wallet_micros).toBe(0)
+}
+
+/**
+ * Nothing of the upstream reaches the caller: its ids and address, the
+ * upstream model, the key, its words (the fake's error messages, its HTML
+ * page), the channels' names.
+ */
+export const expectNothingUpstream = ({ fake, closedPort }: VideosGateway, task: unknown) => {
+  const text = JSON.stringify(task)
+  const words = ["ovideos", "sora", ...fake.videos.keys(), KEY, "req_fake", new URL(fake.url).host, `:${closedPort}`]
+  words.push("<html", "relay-7", "10.0.0.7", "safety", "flagged", "GPU", "Rate limit", "assets have expired")
+  for (const word of words) expect(text).not.toContain(word)
+}
