@@ -78,10 +78,15 @@ const make = Effect.gen(function*() {
       if (inserted.length === 0) return yield* replayOrConflict(task)
       const split = yield* billing.charge(task.accountId, id, task.chargeMicros, task.subscriptionAllowed)
       yield* recordCharge(sql, id, split)
-      yield* queue.notify(task.channel)
       return { task: toTaskObject(inserted[0]!), replayed: false }
     }).pipe(
       sql.withTransaction,
+      // The wake-up goes out after the commit, not inside it: PostgreSQL takes one
+      // global lock at the commit of every transaction that NOTIFYs, which would queue
+      // all creates behind each other. Lost between commit and NOTIFY (a crash), the
+      // task is still found by the workers' periodic look, which is also why a failed
+      // NOTIFY does not fail a create that has committed.
+      Effect.tap(({ replayed }) => replayed ? Effect.void : Effect.ignore(queue.notify(task.channel))),
       Effect.catchTag("SqlError", Effect.die),
       Effect.withSpan("TaskStore.create", { attributes: { "task.kind": task.kind, "task.model": task.model } })
     )
