@@ -18,6 +18,17 @@ declare module "autocannon" {
       readonly timeout?: number
       readonly title?: string
       readonly excludeErrorStats?: boolean
+      readonly body?: string
+      /** Requests each connection sends in turn; `setupRequest` may rewrite one before it goes. */
+      readonly requests?: ReadonlyArray<RequestSpec>
+    }
+
+    interface RequestSpec {
+      readonly method?: string
+      readonly path?: string
+      readonly headers?: Record<string, string>
+      readonly body?: string
+      readonly setupRequest?: (request: RequestSpec) => RequestSpec
     }
 
     /** Percentiles are keyed p0_001 … p99_999; values in the histogram's unit. */

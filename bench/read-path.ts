@@ -11,14 +11,21 @@
  *   ROUNDS=4 ROUND_S=4 …   # defaults
  *   PROFILE=dir …          # the gateway runs with --cpu-prof into dir
  */
-import autocannon from "autocannon"
-import { type ChildProcess, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import * as os from "node:os"
 import { join } from "node:path"
 import { canonicalJson } from "../src/platform/Digest.ts"
 import { addRows } from "./markdown.ts"
+import {
+  measureRound,
+  type Round,
+  type Server,
+  startProcess as startServer,
+  stop,
+  summary,
+  waitReady
+} from "./servers.ts"
 import {
   freePort,
   gitHead,
@@ -27,7 +34,6 @@ import {
   RESULTS_MD,
   ROOT,
   round,
-  sleep,
   withClient,
   withDatabase
 } from "./support.ts"
@@ -37,91 +43,14 @@ const ROUNDS = Number(process.env.ROUNDS ?? 4)
 const ROUND_S = Number(process.env.ROUND_S ?? 4)
 const WARMUP_S = 2
 const CONNECTIONS = 10
-const CLK_TCK = 100 // USER_HZ on Linux
 
 const log = (message: string) => console.log(`[read-path] ${message}`)
 
-interface Server {
-  readonly name: string
-  readonly url: string
-  readonly child: ChildProcess
-}
+const startProcess = (name: string, args: Array<string>, env: Record<string, string>, port: number) =>
+  startServer(name, args, env, port, log)
 
-const startProcess = (name: string, args: Array<string>, env: Record<string, string>, port: number): Server => {
-  const child = spawn(process.execPath, args, {
-    cwd: ROOT,
-    env: { ...process.env, ...env },
-    stdio: ["ignore", "pipe", "pipe"]
-  })
-  // Drained always: a full pipe would block the server's log writes and skew the figures.
-  const tail: Array<string> = []
-  for (const stream of [child.stdout!, child.stderr!]) {
-    stream.on("data", (d: Buffer) => {
-      tail.push(d.toString().slice(0, 500))
-      if (tail.length > 20) tail.shift()
-    })
-  }
-  child.on("exit", (code) => code && log(`${name} exited ${code}: ${tail.join("")}`))
-  return { name, url: `http://127.0.0.1:${port}`, child }
-}
-
-const waitReady = async (server: Server, path: string) => {
-  for (let i = 0; i < 900; i++) {
-    if (server.child.exitCode !== null) throw new Error(`${server.name} exited before ready`)
-    try {
-      const res = await fetch(server.url + path, { signal: AbortSignal.timeout(2_000) })
-      await res.arrayBuffer()
-      if (res.status < 500) return
-    } catch { /* not listening yet */ }
-    await sleep(100)
-  }
-  throw new Error(`${server.name} not ready`)
-}
-
-const stop = async (server: Server) => {
-  if (server.child.exitCode !== null) return
-  const exited = new Promise((ok) => server.child.once("exit", ok))
-  server.child.kill("SIGTERM")
-  if (!await Promise.race([exited.then(() => true), sleep(15_000).then(() => false)])) server.child.kill("SIGKILL")
-}
-
-/** utime + stime of a process in clock ticks. */
-const cpuTicks = (pid: number) => {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
-  return Number(fields[11]) + Number(fields[12])
-}
-
-interface Round {
-  readonly rps: number
-  readonly requests: number
-  readonly cpuMsPerReq: number
-  readonly non2xx: number
-  readonly errors: number
-}
-
-const round1 = async (
-  server: Server,
-  path: string,
-  headers: Record<string, string>,
-  durationS: number
-): Promise<Round> => {
-  const before = cpuTicks(server.child.pid!)
-  const result = await autocannon({ url: server.url + path, headers, connections: CONNECTIONS, duration: durationS })
-  const cpuMs = ((cpuTicks(server.child.pid!) - before) * 1000) / CLK_TCK
-  return {
-    rps: round(result.requests.total / durationS, 1),
-    requests: result.requests.total,
-    cpuMsPerReq: round(cpuMs / Math.max(1, result.requests.total), 3),
-    non2xx: result.non2xx,
-    errors: result.errors + result.timeouts
-  }
-}
-
-const median = (xs: ReadonlyArray<number>) => {
-  const s = [...xs].sort((a, b) => a - b)
-  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2
-}
+const round1 = (server: Server, path: string, headers: Record<string, string>, durationS: number) =>
+  measureRound(server, { path, headers, connections: CONNECTIONS }, durationS)
 
 const HEADER = `## read-path
 
@@ -230,13 +159,6 @@ const main = async () => {
         log(`round ${i + 1} ${s.name}: ${r.rps} req/s, ${r.cpuMsPerReq} ms CPU/req`)
       }
     }
-    const summary = (rs: Array<Round>) => ({
-      rps: round(median(rs.map((r) => r.rps)), 1),
-      cpuMsPerReq: round(
-        rs.reduce((a, r) => a + r.cpuMsPerReq * r.requests, 0) / rs.reduce((a, r) => a + r.requests, 0),
-        3
-      )
-    })
     const gw = summary(rounds.gateway!)
     const pr = summary(rounds.peer!)
     const loadEnd = os.loadavg()[0]!

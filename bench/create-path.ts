@@ -1,0 +1,288 @@
+/**
+ * Benchmark (issue 16, create path): `POST /v1/video/tasks` through the
+ * gateway on PostgreSQL (ROLE=api: no worker takes the tasks, so only the
+ * create is measured) against pgbench running the gateway's own minimal
+ * transaction for one create (bench/create-path/*.sql: the task INSERT, the
+ * account row locked and debited, the ledger row, the charge kept on the
+ * task, COMMIT). Two loads, in interleaved rounds:
+ *
+ *  - one account: every create debits the same account row (a hot spot by
+ *    nature: the pre-charge must see the balance the previous create left);
+ *  - 100 accounts: creates spread over 100 accounts, each with its own key.
+ *
+ * The gateway and pgbench each use 10 connections (autocannon's and
+ * pgbench's `-c 10`; the gateway's own pool is 10). Rates are the median
+ * round; the gateway's CPU per create is its process's utime + stime.
+ *
+ *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npx tsx bench/create-path.ts
+ *   ROUNDS=3 ROUND_S=5 …   # defaults
+ *   PROFILE=dir …          # the gateway runs with --cpu-prof into dir
+ */
+import { spawn } from "node:child_process"
+import { randomBytes } from "node:crypto"
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import * as os from "node:os"
+import { join } from "node:path"
+import { addRows } from "./markdown.ts"
+import { measureRound, median, type Round, type Server, startProcess, stop, summary, waitReady } from "./servers.ts"
+import {
+  freePort,
+  gitHead,
+  machine,
+  RESULTS_DIR,
+  RESULTS_MD,
+  ROOT,
+  round,
+  withClient,
+  withDatabase
+} from "./support.ts"
+
+const ADMIN_TOKEN = "adm_bench_0123456789abcdefghijklmnop"
+const ROUNDS = Number(process.env.ROUNDS ?? 3)
+const ROUND_S = Number(process.env.ROUND_S ?? 5)
+const WARMUP_S = 2
+const CONNECTIONS = 10
+const SPREAD = 100
+const MODEL = "provy-famS-2.0-480p"
+const BODY = JSON.stringify({
+  model: MODEL,
+  operation: "generation",
+  input: { prompt: "a lighthouse at dusk, waves breaking" },
+  output: { duration: 4 }
+})
+const SQL_DIR = join(ROOT, "bench", "create-path")
+
+const log = (message: string) => console.log(`[create-path] ${message}`)
+
+/** pgbench's transactions per second (excluding connection time) for a script, `-c 10`, `durationS`. */
+const pgbench = (url: string, script: string, defines: Record<string, string>, durationS: number) =>
+  new Promise<number>((ok, fail) => {
+    const u = new URL(url)
+    const args = [
+      "-n",
+      "-c",
+      String(CONNECTIONS),
+      "-j",
+      "2",
+      "-T",
+      String(durationS),
+      "-f",
+      join(SQL_DIR, script),
+      "-h",
+      u.hostname,
+      "-p",
+      u.port || "5432",
+      "-U",
+      decodeURIComponent(u.username || "postgres"),
+      ...Object.entries(defines).flatMap(([k, v]) => ["-D", `${k}=${v}`]),
+      u.pathname.slice(1)
+    ]
+    const child = spawn("pgbench", args, { stdio: ["ignore", "pipe", "pipe"] })
+    let out = ""
+    child.stdout.on("data", (d) => (out += d))
+    child.stderr.on("data", (d) => (out += d))
+    child.on("error", fail)
+    child.on("close", (code) => {
+      const tps = /tps = ([\d.]+) \(without initial connection time\)/.exec(out)
+      const failed = /number of failed transactions: (\d+)/.exec(out)
+      if (code !== 0 || !tps) return fail(new Error(`pgbench ${script} exited ${code}:\n${out}`))
+      if (failed && Number(failed[1]) > 0) return fail(new Error(`pgbench ${script}: ${failed[1]} failed transactions`))
+      ok(Number(tps[1]))
+    })
+  })
+
+const HEADER = `## create-path
+
+\`POST /v1/video/tasks\` (${MODEL}, 4 s, no references) through the gateway on PostgreSQL
+(\`ROLE=api\`, so no worker runs the tasks; create rate limit raised) against pgbench running the
+gateway's own transaction for one create (\`bench/create-path/*.sql\`: INSERT the task, lock and
+debit the account, INSERT the ledger row, keep the charge on the task, COMMIT). 10 connections
+each, ${WARMUP_S} s warm-up, interleaved rounds; creates/s is the median round. "One account":
+every create debits the same account row; "100 accounts": creates spread over 100 accounts
+(pgbench picks the account by a random number in a lookup table, one more indexed SELECT than the
+gateway makes). Load is the 1-minute load average at start / end (2 shared cores).
+
+Run: \`DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npm run bench:create\`.
+
+| Date | Machine | Commit | Rounds | One account: gateway / pgbench creates/s | Ratio | 100 accounts: gateway / pgbench creates/s | Ratio | Gateway CPU ms/create | Load start / end |
+|---|---|---|---|---:|---:|---:|---:|---:|---|
+`
+
+const main = async () => {
+  const serverUrl = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test"
+  const loadStart = os.loadavg()[0]!
+  const cleanups: Array<() => Promise<unknown>> = []
+  try {
+    const configDir = mkdtempSync(join(os.tmpdir(), "gw-create-config-"))
+    const dataDir = mkdtempSync(join(os.tmpdir(), "gw-create-data-"))
+    cleanups.push(
+      async () => rmSync(configDir, { recursive: true, force: true }),
+      async () => rmSync(dataDir, { recursive: true, force: true })
+    )
+    for (const file of ["groups.json", "models.json"]) {
+      writeFileSync(join(configDir, file), readFileSync(join(ROOT, "config", file)))
+    }
+    const limits = JSON.parse(readFileSync(join(ROOT, "config", "limits.json"), "utf8"))
+    limits.rate_limits.create = { per_second: 1_000_000, burst: 1_000_000 }
+    writeFileSync(join(configDir, "limits.json"), JSON.stringify(limits, null, 2))
+
+    const name = `bench_create_${Date.now().toString(36)}_${randomBytes(3).toString("hex")}`
+    await withClient(serverUrl, (c) => c.query(`CREATE DATABASE ${name}`))
+    const databaseUrl = withDatabase(serverUrl, name)
+    cleanups.push(() => withClient(serverUrl, (c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)))
+
+    const port = await freePort()
+    const profile = process.env.PROFILE
+    const gateway: Server = startProcess(
+      "gateway",
+      [
+        ...(profile ? ["--cpu-prof", `--cpu-prof-dir=${profile}`] : []),
+        "--import",
+        "tsx",
+        "src/main.ts"
+      ],
+      {
+        ROLE: "api",
+        HOST: "127.0.0.1",
+        PORT: String(port),
+        DATA_DIR: dataDir,
+        CONFIG_DIR: configDir,
+        ADMIN_TOKEN,
+        DATABASE_URL: databaseUrl
+      },
+      port,
+      log
+    )
+    cleanups.unshift(() => stop(gateway))
+    await waitReady(gateway, "/readyz")
+
+    const admin = async (path: string, json: unknown) => {
+      const res = await fetch(gateway.url + path, {
+        method: "POST",
+        headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
+        body: JSON.stringify(json)
+      })
+      const body = await res.json() as any
+      if (res.status >= 300) throw new Error(`POST ${path}: ${res.status} ${JSON.stringify(body)}`)
+      return body
+    }
+    // Balances no run can exhaust: an insufficient balance would answer 402 and end nothing.
+    const accounts = await Promise.all(Array.from({ length: SPREAD + 1 }, async (_, i) => {
+      const account = await admin("/admin/v1/accounts", { name: `bench-${i}`, wallet_credits: 1e9 })
+      const key = await admin(`/admin/v1/accounts/${account.id}/keys`, { kind: "model" })
+      return { id: account.id as string, key: key.key as string }
+    }))
+    const [hot, ...spread] = accounts
+    await withClient(databaseUrl, async (c) => {
+      await c.query(`CREATE TABLE bench_accounts (n int PRIMARY KEY, id text NOT NULL)`)
+      for (const [i, a] of spread.entries()) await c.query(`INSERT INTO bench_accounts VALUES ($1, $2)`, [i + 1, a.id])
+    })
+
+    // What the gateway stores for one create, so pgbench writes rows of the same size.
+    const probe = await fetch(gateway.url + "/v1/video/tasks", {
+      method: "POST",
+      headers: { authorization: `Bearer ${hot!.key}`, "content-type": "application/json" },
+      body: BODY
+    })
+    const created = await probe.json() as any
+    if (probe.status !== 202) throw new Error(`create: ${probe.status} ${JSON.stringify(created)}`)
+    const stored = await withClient(databaseUrl, (c) =>
+      c.query(
+        `SELECT request::text AS request, channel, charged_wallet_micros + charged_subscription_micros AS micros
+         FROM tasks WHERE id = $1`,
+        [created.id]
+      ))
+    const row = stored.rows[0]
+    const defines = { request: row.request.replaceAll("'", "''"), channel: row.channel, micros: String(row.micros) }
+    log(`a create answers 202 ${created.status}; the task costs ${row.micros} µcredits on channel ${row.channel}`)
+
+    const headers = { "content-type": "application/json" }
+    const gatewayRound = (keys: ReadonlyArray<string>, durationS: number) => {
+      let next = 0
+      return measureRound(gateway, {
+        path: "/v1/video/tasks",
+        connections: CONNECTIONS,
+        requests: [{
+          method: "POST",
+          body: BODY,
+          headers,
+          setupRequest: (request) => ({
+            ...request,
+            headers: { ...headers, authorization: `Bearer ${keys[next++ % keys.length]}` }
+          })
+        }]
+      }, durationS)
+    }
+    const hotKeys = [hot!.key]
+    const spreadKeys = spread.map((a) => a.key)
+    const oneDefines = { ...defines, account: hot!.id }
+
+    for (const keys of [hotKeys, spreadKeys]) await gatewayRound(keys, WARMUP_S)
+    await pgbench(databaseUrl, "one-account.sql", oneDefines, WARMUP_S)
+
+    const rounds = { gatewayOne: [] as Array<Round>, gatewaySpread: [] as Array<Round> }
+    const pg = { one: [] as Array<number>, spread: [] as Array<number> }
+    for (let i = 0; i < ROUNDS; i++) {
+      const steps: Array<() => Promise<void>> = [
+        async () => void rounds.gatewayOne.push(check(await gatewayRound(hotKeys, ROUND_S))),
+        async () => void pg.one.push(await pgbench(databaseUrl, "one-account.sql", oneDefines, ROUND_S)),
+        async () => void rounds.gatewaySpread.push(check(await gatewayRound(spreadKeys, ROUND_S))),
+        async () =>
+          void pg.spread.push(
+            await pgbench(databaseUrl, "spread-accounts.sql", { ...defines, n: String(SPREAD) }, ROUND_S)
+          )
+      ]
+      for (const step of i % 2 ? steps.reverse() : steps) await step()
+      log(
+        `round ${i + 1}: one account ${rounds.gatewayOne.at(-1)!.rps} vs ${pg.one.at(-1)} /s; ` +
+          `100 accounts ${rounds.gatewaySpread.at(-1)!.rps} vs ${pg.spread.at(-1)} /s`
+      )
+    }
+    const one = summary(rounds.gatewayOne)
+    const spreadSummary = summary(rounds.gatewaySpread)
+    const pgOne = round(median(pg.one), 1)
+    const pgSpread = round(median(pg.spread), 1)
+    const cpu = summary([...rounds.gatewayOne, ...rounds.gatewaySpread]).cpuMsPerReq
+    const loadEnd = os.loadavg()[0]!
+    const m = machine()
+    const date = new Date().toISOString().slice(0, 10)
+    const commit = (await gitHead())?.slice(0, 7) ?? "?"
+    const entry = {
+      date,
+      machine: m,
+      commit,
+      rounds: ROUNDS,
+      roundS: ROUND_S,
+      oneAccount: { gateway: one, pgbench: pgOne, perRound: { gateway: rounds.gatewayOne, pgbench: pg.one } },
+      spread: {
+        gateway: spreadSummary,
+        pgbench: pgSpread,
+        perRound: { gateway: rounds.gatewaySpread, pgbench: pg.spread }
+      },
+      gatewayCpuMsPerCreate: cpu,
+      load: [loadStart, loadEnd]
+    }
+    log(JSON.stringify({ one, pgOne, spread: spreadSummary, pgSpread, cpu, load: [loadStart, loadEnd] }))
+    mkdirSync(RESULTS_DIR, { recursive: true })
+    const file = join(RESULTS_DIR, `create-path-${date}.json`)
+    const previous = existsSync(file) ? JSON.parse(readFileSync(file, "utf8")) : []
+    writeFileSync(file, JSON.stringify([...previous, entry], null, 2) + "\n")
+    const tableRow =
+      `| ${date} | ${m.cpu}, ${m.cores} cores, node ${m.node} | ${commit} | ${ROUNDS} × ${ROUND_S} s | ${one.rps} / ${pgOne} | ${
+        round(one.rps / pgOne, 2)
+      } | ${spreadSummary.rps} / ${pgSpread} | ${round(spreadSummary.rps / pgSpread, 2)} | ${cpu} | ${
+        loadStart.toFixed(2)
+      } / ${loadEnd.toFixed(2)} |`
+    writeFileSync(RESULTS_MD, addRows(readFileSync(RESULTS_MD, "utf8"), "create-path", HEADER, [tableRow]))
+  } finally {
+    for (const cleanup of cleanups) await cleanup().catch((e) => log(`cleanup: ${e}`))
+  }
+}
+
+/** A round with a refused create measured something else than creates. */
+const check = (r: Round) => {
+  if (r.non2xx || r.errors) throw new Error(`gateway: ${r.non2xx} non-2xx, ${r.errors} errors`)
+  return r
+}
+
+await main()
