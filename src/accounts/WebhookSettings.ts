@@ -81,16 +81,15 @@ export const makeWebhookSettings = (deps: {
           message: "Set a webhook URL before sending a test event."
         })
       }
-      const id = yield* outbox.record(
+      const event = yield* outbox.record(
         accountId,
         "webhook.test",
         { object: "webhook.test", account_id: accountId },
         null,
-        {
-          always: true
-        }
+        { always: true }
       )
-      return { object: "webhook.test.queued" as const, event_id: id }
+      yield* outbox.announce(event)
+      return { object: "webhook.test.queued" as const, event_id: event.id }
     }).pipe(Effect.withSpan("Accounts.queueWebhookTest"))
 
   return { setWebhook, rotateWebhookKey, queueWebhookTest } as const

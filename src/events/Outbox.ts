@@ -6,6 +6,12 @@ import { type EventType, makeEvent } from "./Event.ts"
 /** The NOTIFY channel an outbox write signals on, so idle delivery workers look at once. */
 export const EVENTS_CHANNEL = "webhook_events"
 
+/** An event written to the outbox, and whether it waits for delivery (the account has a webhook). */
+export interface RecordedEvent {
+  readonly id: string
+  readonly deliver: boolean
+}
+
 /**
  * The transactional outbox: an event is written in the transaction that
  * changes what it reports, so a crash can lose neither the change nor its
@@ -13,6 +19,12 @@ export const EVENTS_CHANNEL = "webhook_events"
  * account without an enabled webhook gets its events recorded as `skipped`,
  * which keeps the history; `always` (the admin's `webhook.test`) queues the
  * event whenever a URL is set, enabled or not.
+ *
+ * The wake-up of idle delivery workers (`announce`) is sent by the caller
+ * after its transaction commits, not inside it: PostgreSQL serialises the
+ * commits of all transactions that NOTIFY behind one global lock, which
+ * would make every task outcome wait for every other. A wake-up lost to a
+ * crash after the commit only delays delivery: the workers also poll.
  */
 export class Outbox extends Context.Tag("Outbox")<Outbox, {
   readonly record: (
@@ -21,7 +33,9 @@ export class Outbox extends Context.Tag("Outbox")<Outbox, {
     object: unknown,
     taskId: string | null,
     options?: { readonly always?: boolean }
-  ) => Effect.Effect<string>
+  ) => Effect.Effect<RecordedEvent>
+  /** Wakes idle delivery workers for a committed event; a hint, so a failure is only logged. */
+  readonly announce: (event: RecordedEvent) => Effect.Effect<void>
 }>() {
   static readonly layer = Layer.effect(
     Outbox,
@@ -43,10 +57,17 @@ export class Outbox extends Context.Tag("Outbox")<Outbox, {
               JSON.stringify(makeEvent(id, type, now, object))
             }::json,
                 ${account?.deliver ? "pending" : "skipped"}, ${nowMs}, ${now})`
-            // Inside a transaction the notification goes out at commit, when the row is visible.
-            if (account?.deliver) yield* sql`SELECT pg_notify(${EVENTS_CHANNEL}, ${id})`
-            return id
-          }).pipe(Effect.orDie, Effect.withSpan("Outbox.record", { attributes: { "event.type": type } }))
+            return { id, deliver: account?.deliver === true }
+          }).pipe(Effect.orDie, Effect.withSpan("Outbox.record", { attributes: { "event.type": type } })),
+        announce: (event) =>
+          event.deliver
+            ? sql`SELECT pg_notify(${EVENTS_CHANNEL}, ${event.id})`.pipe(
+              Effect.asVoid,
+              Effect.catchAllCause((cause) =>
+                Effect.logWarning("could not wake the delivery workers; they will find the event by polling", cause)
+              )
+            )
+            : Effect.void
       }
     })
   )

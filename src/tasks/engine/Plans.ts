@@ -116,7 +116,7 @@ const readSource = (source: ImageSource, where: string, maxBytes: number) =>
     return yield* fs.readFile(file).pipe(Effect.mapError(() => inputFailure(`${where} could not be read.`)))
   }).pipe(Effect.scoped)
 
-/** The largest reference image read for an upstream that takes bytes (Veo takes inline images up to 20 MB per request). */
+/** The largest reference image read for an upstream that takes inline bytes (the largest such protocol takes 20 MB per request). */
 const MAX_VIDEO_REFERENCE_BYTES = 10 * 1024 * 1024
 
 const modelGone = (claim: DecodedClaim, failure: TaskFailure): TaskFailure => ({

@@ -39,7 +39,8 @@ export interface NewAsset {
  * Terminal transitions. Each is ONE transaction holding the guarded state
  * change, the refund of a failure and the outbox event, so a crash leaves
  * either all of them or none, and a stale attempt changes nothing: the
- * guard matches no row and the transaction rolls back.
+ * guard matches no row and the transaction rolls back. The delivery
+ * workers are woken after the commit (Outbox.ts says why).
  */
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
@@ -53,11 +54,12 @@ const make = Effect.gen(function*() {
       if (row === undefined) return yield* new StaleClaim({ taskId: claim.id, attempt: claim.attempt })
       for (const asset of assets) yield* insertAsset(sql, claim, asset, now)
       const task = toTaskObject(row)
-      yield* outbox.record(claim.accountId, eventTypeOf(claim.kind, "succeeded"), task, claim.id)
-      return task
+      const event = yield* outbox.record(claim.accountId, eventTypeOf(claim.kind, "succeeded"), task, claim.id)
+      return { task, event }
     }).pipe(
       sql.withTransaction,
       Effect.catchTag("SqlError", Effect.die),
+      Effect.flatMap(({ event, task }) => Effect.as(outbox.announce(event), task)),
       Effect.withSpan("task.succeed", { attributes: { "task.id": claim.id, "task.attempt": claim.attempt } })
     )
 
@@ -72,11 +74,12 @@ const make = Effect.gen(function*() {
         subscriptionMicros: row.charged_subscription_micros
       })
       const task = toTaskObject(row)
-      yield* outbox.record(claim.accountId, eventTypeOf(claim.kind, "failed"), task, claim.id)
-      return task
+      const event = yield* outbox.record(claim.accountId, eventTypeOf(claim.kind, "failed"), task, claim.id)
+      return { task, event }
     }).pipe(
       sql.withTransaction,
       Effect.catchTag("SqlError", Effect.die),
+      Effect.flatMap(({ event, task }) => Effect.as(outbox.announce(event), task)),
       Effect.withSpan("task.fail", {
         attributes: { "task.id": claim.id, "task.attempt": claim.attempt, "task.error_code": failure.code }
       })
