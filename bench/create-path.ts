@@ -2,9 +2,9 @@
  * Benchmark (issue 16, create path): `POST /v1/video/tasks` through the
  * gateway on PostgreSQL (ROLE=api: no worker takes the tasks, so only the
  * create is measured) against pgbench running the gateway's own minimal
- * transaction for one create (bench/create-path/*.sql: the task INSERT, the
- * account row locked and debited, the ledger row, the charge kept on the
- * task, COMMIT). Two loads, in interleaved rounds:
+ * transaction for one create (bench/create-path/*.sql: the account row
+ * locked, checked and debited with its ledger row in one statement, then the
+ * task INSERT carrying the charge, COMMIT). Two loads, in interleaved rounds:
  *
  *  - one account: every create debits the same account row (a hot spot by
  *    nature: the pre-charge must see the balance the previous create left);
@@ -95,8 +95,10 @@ const HEADER = `## create-path
 
 \`POST /v1/video/tasks\` (${MODEL}, 4 s, no references) through the gateway on PostgreSQL
 (\`ROLE=api\`, so no worker runs the tasks; create rate limit raised) against pgbench running the
-gateway's own transaction for one create (\`bench/create-path/*.sql\`: INSERT the task, lock and
-debit the account, INSERT the ledger row, keep the charge on the task, COMMIT). 10 connections
+gateway's own transaction for one create (\`bench/create-path/*.sql\`: at 6afd74f INSERT the task,
+lock and debit the account, INSERT the ledger row, keep the charge on the task, COMMIT; in
+later rows the account locked, checked and debited with its ledger row in one statement, then the
+task INSERT with its charge, COMMIT). 10 connections
 each, ${WARMUP_S} s warm-up, interleaved rounds; creates/s is the median round. "One account":
 every create debits the same account row; "100 accounts": creates spread over 100 accounts
 (pgbench picks the account by a random number in a lookup table, one more indexed SELECT than the

@@ -175,6 +175,26 @@ describe(`video tasks (${backend})`, () => {
     expect(list.body.data).toHaveLength(1)
   })
 
+  it("a used key is replayed even when the balance can no longer pay: the original, not a 402", async () => {
+    const acct = await createAccount(gw, { name: "spent", wallet_credits: 100 })
+    const first = await create(acct.model.key, body(), "spent-key")
+    expect(first.status).toBe(202)
+    await gw.runtime.runPromise(
+      Effect.flatMap(SqlClient.SqlClient, (sql) => sql`UPDATE accounts SET wallet_micros = 0 WHERE id = ${acct.id}`)
+    )
+    const again = await create(acct.model.key, body(), "spent-key")
+    expect(again.status).toBe(202)
+    expect(again.headers.get("idempotent-replayed")).toBe("true")
+    expect(again.body.id).toBe(first.body.id)
+    expectError(await create(acct.model.key, body(), "fresh-key"), 402, "insufficient_balance", "billing_error")
+    expectError(
+      await create(acct.model.key, body({ output: { duration: 6 } }), "spent-key"),
+      409,
+      "idempotency_key_conflict"
+    )
+    expect((await ledger(acct.id)).filter((e) => e.kind === "charge")).toHaveLength(1)
+  })
+
   it("a failed task is replayed as it is, not re-created", async () => {
     const acct = await createAccount(gw, { name: "failed", wallet_credits: 100 })
     const first = await create(acct.model.key, body(), "fail-key")

@@ -37,34 +37,46 @@ export class Billing extends Context.Tag("Billing")<Billing, {
       return {
         charge: (accountId, taskId, micros, subscriptionAllowed) =>
           Effect.gen(function*() {
-            // NO KEY UPDATE, not UPDATE: the caller's INSERT of the task row already holds a
-            // KEY SHARE lock on this account (the foreign key), and so do concurrent creates of the
-            // same account; FOR UPDATE conflicts with those and two creates deadlock.
-            const [account] = yield* sql<{ wallet_micros: number; subscription_micros: number }>`
-              SELECT wallet_micros, subscription_micros FROM accounts WHERE id = ${accountId} FOR NO KEY UPDATE`
-            const subscriptionMicros = subscriptionAllowed ? Math.min(account!.subscription_micros, micros) : 0
-            const walletMicros = micros - subscriptionMicros
-            if (walletMicros > account!.wallet_micros) {
-              const available = account!.wallet_micros + (subscriptionAllowed ? account!.subscription_micros : 0)
+            const now = yield* nowSeconds
+            // One statement: the account row is locked, checked, debited and the ledger written in one
+            // round trip, so concurrent creates of one account wait on its lock for as little as can be.
+            // NO KEY UPDATE, not UPDATE: the task row's foreign key takes KEY SHARE locks on the account,
+            // which FOR UPDATE would conflict with (two creates of the same account would deadlock).
+            const [row] = yield* sql<
+              { wallet_micros: number; subscription_micros: number; from_subscription: number; charged: boolean }
+            >`
+              WITH account AS (
+                SELECT wallet_micros, subscription_micros,
+                  CASE WHEN ${subscriptionAllowed}::boolean THEN LEAST(subscription_micros, ${micros}::bigint)
+                    ELSE 0::bigint END AS from_subscription
+                FROM accounts WHERE id = ${accountId} FOR NO KEY UPDATE
+              ), debit AS (
+                UPDATE accounts
+                SET wallet_micros = accounts.wallet_micros - (${micros}::bigint - account.from_subscription),
+                    subscription_micros = accounts.subscription_micros - account.from_subscription,
+                    updated_at = ${now}
+                FROM account
+                WHERE accounts.id = ${accountId}
+                  AND ${micros}::bigint - account.from_subscription <= account.wallet_micros
+                RETURNING account.from_subscription
+              ), entry AS (
+                INSERT INTO ledger (id, account_id, task_id, kind, wallet_micros, subscription_micros, created_at)
+                SELECT ${newId(IdPrefix.ledger)}::text, ${accountId}::text, ${taskId}::text, 'charge',
+                  -(${micros}::bigint - from_subscription), -from_subscription, ${now}::bigint
+                FROM debit
+              )
+              SELECT wallet_micros, subscription_micros, from_subscription, EXISTS (SELECT 1 FROM debit) AS charged
+              FROM account`
+            if (row === undefined) return yield* Effect.die(new Error(`account ${accountId} vanished`))
+            if (!row.charged) {
+              const available = row.wallet_micros + (subscriptionAllowed ? row.subscription_micros : 0)
               return yield* new InsufficientBalance({
                 message: `This task costs ${toCredits(micros)} credits; the balance available to this model is ${
                   toCredits(available)
                 } credits.`
               })
             }
-            const now = yield* nowSeconds
-            yield* sql`
-              UPDATE accounts
-              SET wallet_micros = wallet_micros - ${walletMicros},
-                  subscription_micros = subscription_micros - ${subscriptionMicros},
-                  updated_at = ${now}
-              WHERE id = ${accountId}`
-            yield* sql`
-              INSERT INTO ledger (id, account_id, task_id, kind, wallet_micros, subscription_micros, created_at)
-              VALUES (${
-              newId(IdPrefix.ledger)
-            }, ${accountId}, ${taskId}, 'charge', ${-walletMicros}, ${-subscriptionMicros}, ${now})`
-            return { walletMicros, subscriptionMicros }
+            return { walletMicros: micros - row.from_subscription, subscriptionMicros: row.from_subscription }
           }).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("Billing.charge")),
         refund: (accountId, taskId, split) =>
           Effect.gen(function*() {

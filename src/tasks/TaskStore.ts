@@ -1,10 +1,9 @@
 import { SqlClient } from "@effect/sql"
-import { Context, Effect, Layer, Option } from "effect"
+import { Context, Data, Effect, Layer, Option } from "effect"
 import { Billing } from "../billing/Billing.ts"
 import { IdPrefix, newId } from "../platform/Ids.ts"
 import { nowSeconds } from "../platform/Time.ts"
 import { insertTask } from "./engine/sql/insertTask.ts"
-import { recordCharge } from "./engine/sql/recordCharge.ts"
 import { TaskQueue } from "./engine/TaskQueue.ts"
 import { IdempotencyConflict, InvalidTaskRequest } from "./Errors.ts"
 import type { ImageTask, TaskKind, TaskStatus, VideoTask } from "./Task.ts"
@@ -30,6 +29,9 @@ export interface NewTask {
   readonly traceparent: string | null
 }
 
+/** The INSERT found the Idempotency-Key taken: the transaction is rolled back and the original replayed. */
+class KeyTaken extends Data.TaggedError("KeyTaken") {}
+
 export interface ListFilter {
   readonly status?: TaskStatus | undefined
   readonly operation?: string | undefined
@@ -52,35 +54,55 @@ const make = Effect.gen(function*() {
   const billing = yield* Billing
   const queue = yield* TaskQueue
 
-  const replayOrConflict = (task: NewTask) =>
+  /** The task this account already created with the key: replayed when the content is the same, else 409. */
+  const replayOf = (task: NewTask) =>
     Effect.gen(function*() {
+      if (task.idempotencyKey === null) return Option.none()
       const [existing] = yield* sql<TaskRow>`
         SELECT * FROM tasks WHERE account_id = ${task.accountId} AND idempotency_key = ${task.idempotencyKey}`
-      if (existing === undefined) return yield* Effect.die(new Error("idempotency row vanished"))
+      if (existing === undefined) return Option.none()
       if (existing.request_digest !== task.digest || existing.kind !== task.kind) {
         return yield* new IdempotencyConflict()
       }
-      return { task: toTaskObject(existing), replayed: true }
+      return Option.some({ task: toTaskObject(existing), replayed: true })
     })
 
   /**
    * Creates a queued task and pre-charges it in one transaction; with an
    * Idempotency-Key already used by this account, answers the original task
-   * (same content) or 409 (different content) and charges nothing. Concurrent
-   * creates with one key meet at the unique index: one inserts, the others
-   * wait for it and then replay.
+   * (same content) or 409 (different content) and charges nothing.
+   *
+   * The charge comes first, so the transaction is two statements: the charge
+   * (Billing.charge, one statement) and the task's INSERT carrying what was
+   * taken. Concurrent creates with one key meet at the account's lock: the
+   * second charges only once the first has committed, its INSERT then finds
+   * the key taken and its transaction is rolled back, charge included, to
+   * replay the first. A key already used also wins over a balance that can no
+   * longer pay: the original is replayed, not refused with 402.
    */
   const create = (task: NewTask) =>
     Effect.gen(function*() {
       const id = newId(IdPrefix.task)
       const now = yield* nowSeconds
-      const inserted = yield* insertTask(sql, id, task, now)
-      if (inserted.length === 0) return yield* replayOrConflict(task)
       const split = yield* billing.charge(task.accountId, id, task.chargeMicros, task.subscriptionAllowed)
-      yield* recordCharge(sql, id, split)
-      return { task: toTaskObject(inserted[0]!), replayed: false }
+      const [inserted] = yield* insertTask(sql, id, task, split, now)
+      if (inserted === undefined) return yield* new KeyTaken()
+      return { task: toTaskObject(inserted), replayed: false }
     }).pipe(
       sql.withTransaction,
+      Effect.catchTag("KeyTaken", () =>
+        Effect.flatMap(
+          replayOf(task),
+          Option.match({
+            onNone: () => Effect.die(new Error("idempotency row vanished")),
+            onSome: Effect.succeed
+          })
+        )),
+      Effect.catchTag("InsufficientBalance", (refused) =>
+        Effect.flatMap(
+          replayOf(task),
+          Option.match({ onNone: () => Effect.fail(refused), onSome: Effect.succeed })
+        )),
       // The wake-up goes out after the commit, not inside it: PostgreSQL takes one
       // global lock at the commit of every transaction that NOTIFYs, which would queue
       // all creates behind each other. Lost between commit and NOTIFY (a crash), the
