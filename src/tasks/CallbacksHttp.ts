@@ -3,8 +3,9 @@ import { Clock, Effect } from "effect"
 import { CALLBACK_PATH, CallbackTokens } from "../channel/CallbackTokens.ts"
 import type { AppConfig } from "../platform/AppConfig.ts"
 import { readBytes } from "../platform/http/Body.ts"
-import { badRequest, HttpFailure, notFound } from "../platform/http/HttpFailure.ts"
+import { notFound } from "../platform/http/HttpFailure.ts"
 import { TaskQueue } from "./engine/TaskQueue.ts"
+import { CallbackNotTaken, InvalidCallback } from "./Errors.ts"
 
 /** A callback is a task object or a status note: far below this. */
 const MAX_CALLBACK_BYTES = 256 * 1024
@@ -26,6 +27,7 @@ const receive = Effect.gen(function*() {
   const request = yield* HttpServerRequest.HttpServerRequest
   const { token } = yield* HttpRouter.params
   const found = (yield* CallbackTokens).channelOf(token ?? "")
+  // Exactly the answer of a path with no route (platform/http/Middleware.ts): a token reveals nothing.
   if (found === undefined) {
     return yield* notFound("not_found", `No route for POST ${request.url.split("?")[0]}.`)
   }
@@ -37,7 +39,7 @@ const receive = Effect.gen(function*() {
         Effect.annotateLogs({ channel: found.channel.name, reason: e.reason })
       )
     ),
-    Effect.mapError(() => badRequest("invalid_callback", "The callback could not be verified or read."))
+    Effect.mapError(() => new InvalidCallback())
   )
   const nudged = yield* (yield* TaskQueue).nudge(found.channel.name, hint)
   yield* Effect.logDebug("upstream callback").pipe(
@@ -48,13 +50,7 @@ const receive = Effect.gen(function*() {
   Effect.timeoutFail({
     duration: ANSWER_WITHIN,
     // The upstream may send it again; polling goes on meanwhile either way.
-    onTimeout: () =>
-      new HttpFailure({
-        status: 503,
-        type: "api_error",
-        code: "service_unavailable",
-        message: "The callback could not be taken in time; send it again."
-      })
+    onTimeout: () => new CallbackNotTaken()
   })
 )
 
