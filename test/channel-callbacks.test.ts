@@ -1,6 +1,7 @@
 import { Effect, Either } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { verifyStandardWebhook } from "../src/channel/StandardWebhooks.ts"
+import { TaskQueue } from "../src/tasks/engine/TaskQueue.ts"
 import { type FakeArk, startFakeArk } from "./fakes/ark.ts"
 import { signatureHeaders } from "./fakes/callbackEmitter.ts"
 import { type FakeKling, startFakeKling } from "./fakes/kling.ts"
@@ -279,6 +280,38 @@ describe(`upstream callbacks with polling slowed to ${SLOW_POLL_MS / 1000} s (${
     const seen = await call(s.gw, "GET", `/v1/video/tasks/${task.id}`, { key: task.key })
     expect(seen.body.status).toBe("in_progress")
     expect((await row(s.gw, task.id)).run_state).toBe("waiting")
+  }, 60_000)
+
+  it("a callback for a task being polled right now leaves its hold and brings the next poll forward", async () => {
+    s.ark.scenarios.push({ stepMs: 300, running: Infinity })
+    s.ark.callbacks.options.delivery = "none"
+    try {
+      const task = await create(s.gw, ARK_MODEL)
+      const { upstream_id } = await waiting(s.gw, task.id)
+      // As a poller holds it: moving its run_at would let another poller take it mid-poll.
+      const held = Date.now() + 60_000
+      await query(s.gw, (sql) => sql`UPDATE tasks SET polling = true, run_at = ${held} WHERE id = ${task.id}`)
+      const url = s.ark.requests.filter((r) => r.method === "POST").at(-1)!.body.callback_url as string
+      const reply = await fetch(url, { method: "POST", body: JSON.stringify({ id: upstream_id, status: "running" }) })
+      expect(reply.status).toBe(204)
+      const nudged = await row(s.gw, task.id)
+      expect(nudged.nudged).toBe(true)
+      expect(Number(nudged.run_at)).toBe(held)
+      // The poll ends: the next one is due at once rather than after its backoff.
+      const [{ attempt }] = await query<{ attempt: number }>(
+        s.gw,
+        (sql) => sql`SELECT attempt FROM tasks WHERE id = ${task.id}`
+      )
+      const now = Date.now()
+      await s.gw.runtime.runPromise(
+        Effect.flatMap(TaskQueue, (queue) => queue.reschedule({ id: task.id, attempt: attempt! }, now + 60_000, now))
+      )
+      const after = await row(s.gw, task.id)
+      expect(after.nudged).toBe(false)
+      expect(Number(after.run_at)).toBeLessThan(now + 1000)
+    } finally {
+      s.ark.callbacks.options.delivery = "each"
+    }
   }, 60_000)
 })
 
