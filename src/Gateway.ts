@@ -7,6 +7,7 @@ import { GatewayApi } from "./Api.ts"
 import { Billing } from "./billing/Billing.ts"
 import { ModelsLive } from "./catalog/Http.ts"
 import { Registry } from "./catalog/Registry.ts"
+import { CallbackTokens } from "./channel/CallbackTokens.ts"
 import { Channels } from "./channel/Channels.ts"
 import { ConsoleLive } from "./console/Console.ts"
 import { Outbox } from "./events/Outbox.ts"
@@ -22,6 +23,7 @@ import { ObjectStorage } from "./storage/ObjectStorage.ts"
 import { AdminTasksLive } from "./tasks/AdminTaskHttp.ts"
 import { Assets } from "./tasks/Assets.ts"
 import { AssetsLive } from "./tasks/AssetsHttp.ts"
+import { UpstreamCallbacksLive } from "./tasks/CallbacksHttp.ts"
 import { Breakers } from "./tasks/engine/Breakers.ts"
 import { channelWorker } from "./tasks/engine/ChannelWorker.ts"
 import { reaper } from "./tasks/engine/Reaper.ts"
@@ -75,6 +77,8 @@ export const ServicesLive = Layer.mergeAll(
   ObjectStorage.layer,
   RateLimit.layer,
   CatalogLive,
+  // Upstream callback URLs per channel: the engine puts them in submits, the API receives them.
+  CallbackTokens.layer.pipe(Layer.provide(CatalogLive)),
   WebhookDeliveries.layer,
   UploadSweep.layer.pipe(Layer.provide(ObjectStorage.layer)),
   MediaServicesLive
@@ -108,8 +112,11 @@ export const ApiLive = HttpApiBuilder.api(GatewayApi).pipe(
   ])
 )
 
-/** The HTTP application: the contract's handlers, `/openapi.json`, `/docs` and the console, wrapped by the gateway middleware. */
-export const HttpAppLive = httpApp(GatewayApi, Layer.merge(ApiLive, ConsoleLive))
+/**
+ * The HTTP application: the contract's handlers, `/openapi.json`, `/docs`, the console and the upstream
+ * callback route, wrapped by the gateway middleware.
+ */
+export const HttpAppLive = httpApp(GatewayApi, Layer.mergeAll(ApiLive, ConsoleLive, UpstreamCallbacksLive))
 
 /**
  * The long-running fibers of a worker process (ROLE=worker or all): one

@@ -21,6 +21,7 @@ import type { VideoJob } from "../../src/channel/Adapter.ts"
  * | output.generate_audio                    | `generate_audio`                                       |
  * | provider_options.famS.seed, camera_fixed | `seed`, `camera_fixed`                                 |
  * | the channel's `timeouts.deadline_s`      | `execution_expires_after` (clamped to 3600..259200)    |
+ * | the channel's callback URL (`callbacks`) | `callback_url`                                         |
  */
 
 type Reference = VideoJob["request"]["referenceImages"][number]
@@ -106,7 +107,9 @@ export const createBody = (job: VideoJob, deadlineS: number): Either.Either<Reco
       // Ark gives up when we do, so a task we failed and refunded cannot finish (and be billed) later.
       execution_expires_after: Math.min(Math.max(deadlineS, EXPIRES_MIN_S), EXPIRES_MAX_S),
       ...(seed !== undefined ? { seed } : {}),
-      ...(cameraFixed !== undefined ? { camera_fixed: cameraFixed } : {})
+      ...(cameraFixed !== undefined ? { camera_fixed: cameraFixed } : {}),
+      // Only when the channel takes callbacks: Ark then posts the task object on each status change.
+      ...(job.callbackUrl !== undefined ? { callback_url: job.callbackUrl } : {})
     })
   })
 

@@ -11,6 +11,7 @@ import {
   type UpstreamState,
   type VideoJob
 } from "../../src/channel/Adapter.ts"
+import { arkCallbacks } from "./Callbacks.ts"
 import {
   ambiguous,
   fetchBroken,
@@ -38,6 +39,8 @@ import { statesOf } from "./States.ts"
  *   call (States.ts maps the statuses).
  * - results: `content.video_url`, a pre-signed link valid 24 hours, fetched
  *   without our key (a second signature would break it) and re-hosted.
+ * - callbacks (`"callbacks": true`): `callback_url` is sent and Ark's
+ *   unsigned task-object callbacks only hasten the poll (Callbacks.ts).
  * - no find: Ark has no idempotency key and keeps no field of ours on a
  *   task (§1.11), so a create whose answer is lost cannot be told apart
  *   from a neighbour's task of the same model; the engine fails it with its
@@ -58,6 +61,7 @@ export default defineAdapter({
   }),
   // The famS plugin declares `provider_options.famS` (seed, camera_fixed); Ark needs no namespace of its own.
   providerOptions: {},
+  callbacks: () => arkCallbacks,
   make: (channel) =>
     Effect.gen(function*() {
       const client = yield* HttpClient.HttpClient

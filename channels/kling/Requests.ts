@@ -21,6 +21,7 @@ import type { VideoJob } from "../../src/channel/Adapter.ts"
  * | output.generate_audio              | `sound`: `on` / `off`                    | `settings.audio`: `native` / `off`              |
  * | provider_options.famK              | `negative_prompt`, `cfg_scale` (not omni) | refused: no such fields                        |
  * | the gateway's task id              | `external_task_id`                       | `options.external_task_id`                      |
+ * | the channel's callback URL         | `callback_url`                           | `options.callback_url`                          |
  */
 
 export type Api = "legacy" | "current"
@@ -91,7 +92,9 @@ const legacyBody = (job: VideoJob, kind: LegacyKind, frames: Array<Reference>, r
     mode: job.capability.resolution === "1080p" ? "pro" : "std",
     duration: String(r.duration),
     sound: r.generateAudio ? "on" : "off",
-    external_task_id: job.taskId
+    external_task_id: job.taskId,
+    // Only when the channel takes callbacks (a hint to poll sooner, channels/kling/Callbacks.ts).
+    ...(job.callbackUrl !== undefined ? { callback_url: job.callbackUrl } : {})
   }
   switch (kind) {
     case "text2video":
@@ -128,7 +131,10 @@ const currentBody = (job: VideoJob, kind: LegacyKind, frames: Array<Reference>, 
     ...(frames.length === 0 ? { aspect_ratio: r.aspectRatio } : {}),
     duration: r.duration
   }
-  const options = { external_task_id: job.taskId }
+  const options = {
+    external_task_id: job.taskId,
+    ...(job.callbackUrl !== undefined ? { callback_url: job.callbackUrl } : {})
+  }
   if (kind === "text2video") return { prompt: r.prompt, settings, options }
   const roles = ["first_frame", "last_frame"] as const
   const contents = [

@@ -11,6 +11,7 @@ import {
   type UpstreamState,
   type VideoJob
 } from "../../src/channel/Adapter.ts"
+import { klingCallbacks } from "./Callbacks.ts"
 import {
   ambiguous,
   codeOf,
@@ -46,6 +47,9 @@ import { currentStatesOf, legacyStateOf } from "./States.ts"
  *   `GET /tasks?external_task_ids=`; legacy: the single query with our id,
  *   then the newest page of the kind's list), so it is adopted, never
  *   created twice. Kling also refuses a second task with the same id.
+ * - callbacks (`"callbacks": true`): `callback_url` is sent; a callback,
+ *   signed (Standard Webhooks) when `credentials.webhook_secret` is set,
+ *   only hastens the poll (Callbacks.ts).
  * - results: `task_result.videos[].url` / `outputs[].url` (kept 30 days),
  *   fetched without our credentials and re-hosted.
  */
@@ -67,16 +71,21 @@ export default defineAdapter({
     Schema.Struct({
       api: Schema.Literal("legacy"),
       base_url,
-      credentials: Schema.Struct({ access_key: SecretFromEnv, secret_key: SecretFromEnv })
+      credentials: Schema.Struct({
+        access_key: SecretFromEnv,
+        secret_key: SecretFromEnv,
+        webhook_secret: Schema.optional(SecretFromEnv)
+      })
     }),
     Schema.Struct({
       api: Schema.Literal("current"),
       base_url,
-      credentials: Schema.Struct({ api_key: SecretFromEnv })
+      credentials: Schema.Struct({ api_key: SecretFromEnv, webhook_secret: Schema.optional(SecretFromEnv) })
     })
   ),
   // The famK plugin declares `provider_options.famK` (negative_prompt, cfg_scale); Kling needs no namespace of its own.
   providerOptions: {},
+  callbacks: (channel) => klingCallbacks(channel.settings.api, channel.settings.credentials.webhook_secret),
   make: (channel) =>
     Effect.gen(function*() {
       const client = yield* HttpClient.HttpClient

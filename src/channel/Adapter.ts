@@ -3,6 +3,7 @@ import { Schema } from "effect"
 import type { Effect, Scope } from "effect"
 import { OptionField } from "../catalog/Capabilities.ts"
 import type { MediaTools } from "../platform/MediaTools.ts"
+import type { UpstreamCallbacks } from "./Callbacks.ts"
 import type { ChannelSettings } from "./ChannelSettings.ts"
 import type { ImageGenerator, VideoGenerator } from "./Generation.ts"
 import type { ImageUpstream, VideoUpstream } from "./Upstream.ts"
@@ -15,10 +16,12 @@ import type { ImageUpstream, VideoUpstream } from "./Upstream.ts"
  * adapter imports only this contract and the platform ports.
  */
 
+export * from "./Callbacks.ts"
 export * from "./ChannelSettings.ts"
 export { exchange, readAnswer, type UpstreamAnswer } from "./Exchange.ts"
 export * from "./Generation.ts"
 export { retryHintMs } from "./RetryHint.ts"
+export { verifyStandardWebhook } from "./StandardWebhooks.ts"
 export { certainlyNotSent } from "./Transport.ts"
 export * from "./Upstream.ts"
 
@@ -79,6 +82,13 @@ export interface ChannelAdapter<K extends TaskKind = TaskKind, S = unknown> {
    * opens live as long as the engine (the Scope).
    */
   readonly make: (channel: Channel<S>) => Effect.Effect<ChannelRunner<K>, never, ChannelPorts | Scope.Scope>
+  /**
+   * For a protocol that can call back (Callbacks.ts): reads the callbacks of
+   * one channel. Pure (no ports), because the API role, which receives
+   * callbacks, never makes runners. A channel turns callbacks on with
+   * `callbacks: true`; its jobs then carry `callbackUrl`.
+   */
+  readonly callbacks?: ((channel: Channel<S>) => UpstreamCallbacks) | undefined
 }
 
 /** An adapter of any kinds and settings, as the loader holds them. */
@@ -96,4 +106,5 @@ export const isAdapter = (value: unknown): value is AnyAdapter =>
   typeof (value as AnyAdapter).name === "string" &&
   Array.isArray((value as AnyAdapter).kinds) &&
   Schema.isSchema((value as AnyAdapter).settings) &&
-  typeof (value as AnyAdapter).make === "function"
+  typeof (value as AnyAdapter).make === "function" &&
+  ((value as AnyAdapter).callbacks === undefined || typeof (value as AnyAdapter).callbacks === "function")

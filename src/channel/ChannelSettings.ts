@@ -43,7 +43,13 @@ export const ChannelSettings = Schema.Struct({
    * How long the channel is skipped (its tasks go straight to the model's
    * next channel) after it did not take a task: the circuit breaker's cool-down.
    */
-  breaker_cooldown_s: Schema.optionalWith(PositiveInt, { default: () => 60 })
+  breaker_cooldown_s: Schema.optionalWith(PositiveInt, { default: () => 60 }),
+  /**
+   * Ask the upstream to call back on status changes, at this channel's URL
+   * under PUBLIC_BASE_URL (which the upstream must be able to reach). Only
+   * for adapters that can (Callbacks.ts); a callback only hastens a poll.
+   */
+  callbacks: Schema.optionalWith(Schema.Boolean, { default: () => false })
 })
 export type ChannelSettings = typeof ChannelSettings.Type
 

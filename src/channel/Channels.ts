@@ -97,6 +97,12 @@ const loadChannel = (name: string, entry: Readonly<Record<string, unknown>>) =>
         })
       )
     )
+    if ((settings as ChannelSettings).callbacks && adapter.callbacks === undefined) {
+      return yield* new ConfigurationError({
+        message:
+          `config models.json: at channels.${name}.callbacks: adapter "${ref}" cannot take upstream callbacks (its protocol has none)`
+      })
+    }
     const channel: LoadedChannel = { name, adapter, settings: settings as LoadedChannel["settings"] }
     return channel
   })

@@ -25,6 +25,8 @@ export interface VideoJob {
    * names the field in the error a caller sees.
    */
   readonly readImage: (url: string, where: string) => Effect.Effect<Uint8Array, GenerationError>
+  /** Where the upstream may call back on a status change (Callbacks.ts), when the channel takes callbacks. */
+  readonly callbackUrl?: string | undefined
 }
 
 /** An image task with its input images already fetched, so a generator needs no network or storage. */
@@ -34,6 +36,8 @@ export interface ImageJob {
   readonly request: ValidImageRequest
   readonly upstreamModel: string
   readonly inputs: { readonly images: ReadonlyArray<Uint8Array>; readonly mask: Uint8Array | null }
+  /** As VideoJob's. */
+  readonly callbackUrl?: string | undefined
 }
 
 export type GenerationEvent = Data.TaggedEnum<{

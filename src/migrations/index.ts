@@ -11,6 +11,7 @@ import requestVersion from "./0010_request_version.ts"
 import consoleSessions from "./0011_console.ts"
 import waiting from "./0012_waiting.ts"
 import inFlight from "./0013_in_flight.ts"
+import pollNudges from "./0014_poll_nudges.ts"
 
 /**
  * Forward-only migrations, in order. Each is a list of PostgreSQL statements
@@ -29,5 +30,6 @@ export const migrations: ReadonlyArray<readonly [id: number, name: string, state
   [10, "request_version", requestVersion],
   [11, "console", consoleSessions],
   [12, "waiting", waiting],
-  [13, "in_flight", inFlight]
+  [13, "in_flight", inFlight],
+  [14, "poll_nudges", pollNudges]
 ]

@@ -18,6 +18,13 @@ export interface SecretsService {
   readonly decrypt: (ciphertext: string) => Effect.Effect<string>
   /** Base64url HMAC-SHA256 of `message` under the storage signing key. */
   readonly signStorageUrl: (message: string) => Effect.Effect<string>
+  /**
+   * The unguessable token of a channel's upstream callback URL: base64url
+   * HMAC-SHA256 of the channel's name under a key derived from the
+   * encryption key, so every replica computes the same tokens, nothing needs
+   * storing, and the name cannot be read back from the URL.
+   */
+  readonly callbackToken: (channel: string) => Effect.Effect<string>
 }
 
 export class Secrets extends Context.Tag("Secrets")<Secrets, SecretsService>() {
@@ -67,6 +74,17 @@ export class Secrets extends Context.Tag("Secrets")<Secrets, SecretsService>() {
         )
       )
 
+      // Its own key, derived with a label, so a token is never a signature of another purpose.
+      const callbackKey = yield* Effect.promise(async () =>
+        crypto.subtle.importKey(
+          "raw",
+          await crypto.subtle.digest("SHA-256", new TextEncoder().encode(`upstream-callbacks:${keyMaterial}`)),
+          { name: "HMAC", hash: "SHA-256" },
+          false,
+          ["sign"]
+        )
+      )
+
       const storageKeyMaterial = yield* Option.match(config.storageSigningKey, {
         onSome: (k) => Effect.succeed(Redacted.value(k)),
         onNone: () => fromFileOrCreate("storage-signing-key", () => randomBase62(32), () => Effect.void)
@@ -105,6 +123,12 @@ export class Secrets extends Context.Tag("Secrets")<Secrets, SecretsService>() {
           Effect.promise(async () =>
             Encoding.encodeBase64Url(
               new Uint8Array(await crypto.subtle.sign("HMAC", hmacKey, new TextEncoder().encode(message)))
+            )
+          ),
+        callbackToken: (channel) =>
+          Effect.promise(async () =>
+            Encoding.encodeBase64Url(
+              new Uint8Array(await crypto.subtle.sign("HMAC", callbackKey, new TextEncoder().encode(channel)))
             )
           )
       }

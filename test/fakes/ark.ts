@@ -2,7 +2,8 @@ import { randomBytes } from "node:crypto"
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from "node:http"
 import type { AddressInfo, Socket } from "node:net"
 import { contentProblem } from "./arkContent.ts"
-import { type FakeTask, mp4, type Scenario, sign, statusAt, taskObject } from "./arkTasks.ts"
+import { type FakeTask, mp4, observation, type Scenario, sign, statusAt, taskObject } from "./arkTasks.ts"
+import { changeTimes, type Emitter, makeEmitter } from "./callbackEmitter.ts"
 
 export type { FakeTask, Scenario } from "./arkTasks.ts"
 
@@ -13,7 +14,9 @@ export type { FakeTask, Scenario } from "./arkTasks.ts"
  * repeated `filter.task_ids`, delete, and results served from a signed
  * link that lapses. Each task follows a scripted timeline (`scenarios`,
  * one per create, counted in observations: GET or list); `faults` break
- * the next creates or polls the way §0 and §7 say upstreams break.
+ * the next creates or polls the way §0 and §7 say upstreams break. A
+ * create with `callback_url` on a time-driven timeline (`stepMs`) is called
+ * back on each status change (`callbacks`, callbackEmitter.ts; Ark signs nothing).
  */
 
 export type Fault =
@@ -48,6 +51,8 @@ export interface FakeArk {
   readonly tasks: Map<string, FakeTask>
   /** Reference URLs fetched while creating, as Ark fetches them. */
   readonly fetched: Array<string>
+  /** Status callbacks: how they are delivered, and every one sent. */
+  readonly callbacks: Emitter
   readonly close: () => Promise<void>
 }
 
@@ -63,6 +68,8 @@ export const startFakeArk = async (keys: ReadonlyArray<string>, { queueCap = Inf
   const tasks = new Map<string, FakeTask>()
   const fetched: Array<string> = []
   const sockets = new Set<Socket>()
+  const callbacks = makeEmitter()
+  callbacks.options.signature = "none"
   let origin = ""
 
   const visible = (id: string, key: string) => {
@@ -86,14 +93,14 @@ export const startFakeArk = async (keys: ReadonlyArray<string>, { queueCap = Inf
       fetched.push(url)
       if (!ok) return arkError(res, 400, "BadRequest", "InvalidParameter", `failed to download ${item.type}`, "content")
     }
-    const queued = [...tasks.values()].filter((t) => t.key === key && statusAt(t, t.observed) === "queued").length
+    const queued = [...tasks.values()].filter((t) => t.key === key && statusAt(t, observation(t)) === "queued").length
     if (queued >= queueCap) {
       return arkError(res, 429, "TooManyRequests", "RateLimitExceeded", "queued task limit reached")
     }
     const id = `cgt-${new Date().toISOString().replace(/\D/g, "").slice(0, 14)}-${
       randomBytes(3).toString("hex").slice(0, 5)
     }`
-    tasks.set(id, {
+    const task: FakeTask = {
       id,
       key,
       body: req.body,
@@ -101,7 +108,17 @@ export const startFakeArk = async (keys: ReadonlyArray<string>, { queueCap = Inf
       createdAt: Date.now(),
       observed: 0,
       cancelled: false
-    })
+    }
+    tasks.set(id, task)
+    const { stepMs } = task.scenario
+    if (typeof req.body.callback_url === "string" && stepMs !== undefined) {
+      const last = Math.min((task.scenario.queued ?? 1) + (task.scenario.running ?? 1) + 1, 1000)
+      callbacks.schedule(
+        req.body.callback_url,
+        changeTimes(stepMs, last, (n) => statusAt(task, n)),
+        () => taskObject(task, origin, false)
+      )
+    }
     if (fault?.kind === "lost") return
     if (fault?.kind === "reset") return socket.destroy()
     res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ id }))
@@ -132,14 +149,15 @@ export const startFakeArk = async (keys: ReadonlyArray<string>, { queueCap = Inf
     const week = Date.now() - 7 * 86_400_000
     const matching = [...tasks.values()].filter((t) =>
       t.key === key && t.createdAt >= week && (ids === undefined || ids.includes(t.id)) &&
-      (model === undefined || t.body.model === model) && (status === undefined || statusAt(t, t.observed) === status)
+      (model === undefined || t.body.model === model) &&
+      (status === undefined || statusAt(t, observation(t)) === status)
     ).reverse()
     const items = matching.slice((pageNum - 1) * pageSize, pageNum * pageSize).map((t) => taskObject(t, origin, true))
     res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ total: matching.length, items }))
   }
 
   const remove = (res: ServerResponse, task: FakeTask) => {
-    const status = statusAt(task, task.observed)
+    const status = statusAt(task, observation(task))
     if (status === "running" || status === "cancelled") {
       return arkError(res, 400, "BadRequest", "InvalidParameter", `a ${status} task cannot be deleted`, "id")
     }
@@ -222,8 +240,10 @@ export const startFakeArk = async (keys: ReadonlyArray<string>, { queueCap = Inf
     scenarios,
     tasks,
     fetched,
+    callbacks,
     close: () =>
       new Promise<void>((done) => {
+        callbacks.close()
         for (const s of sockets) s.destroy()
         server.close(() => done())
       })

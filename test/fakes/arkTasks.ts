@@ -22,6 +22,11 @@ export interface Scenario {
   readonly status?: string
   /** Lifetime of the signed result link (24 h by default). */
   readonly resultTtlMs?: number
+  /**
+   * The timeline moves with time, one observation per `stepMs` from the
+   * create, whatever is polled (as a real upstream does); needed for callbacks.
+   */
+  readonly stepMs?: number
 }
 
 export interface FakeTask {
@@ -64,6 +69,12 @@ const SECRET = randomBytes(16)
 export const sign = (id: string, expires: number) =>
   createHmac("sha256", SECRET).update(`${id}.${expires}`).digest("hex")
 
+/** The observation the task is at: its polls, or the time since its create for a time-driven timeline. */
+export const observation = (task: FakeTask) =>
+  task.scenario.stepMs === undefined
+    ? task.observed
+    : Math.floor((Date.now() - task.createdAt) / task.scenario.stepMs) + 1
+
 /** The status a task shows at its `n`-th observation. */
 export const statusAt = (task: FakeTask, n: number) => {
   const { queued = 1, running = 1, end = "succeeded" } = task.scenario
@@ -77,7 +88,7 @@ export const statusAt = (task: FakeTask, n: number) => {
 /** The task object of §1.6 at this moment; `observe` counts it as one poll of its timeline. */
 export const taskObject = (task: FakeTask, origin: string, observe: boolean) => {
   if (observe) task.observed++
-  const status = statusAt(task, task.observed)
+  const status = statusAt(task, observation(task))
   const b = task.body
   const done = status === "succeeded" && task.scenario.end !== "no_video"
   const expires = Date.now() + (task.scenario.resultTtlMs ?? 86_400_000)

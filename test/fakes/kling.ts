@@ -1,8 +1,18 @@
 import { createHmac, timingSafeEqual } from "node:crypto"
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from "node:http"
 import type { AddressInfo, Socket } from "node:net"
+import { changeTimes, type Emitter, makeEmitter } from "./callbackEmitter.ts"
 import { currentProblem, knownModel, legacyProblem } from "./klingBodies.ts"
-import { type FakeTask, isTerminal, newTaskId, resultBytes, type Scenario, sign, taskObject } from "./klingTasks.ts"
+import {
+  type FakeTask,
+  isTerminal,
+  newTaskId,
+  resultBytes,
+  type Scenario,
+  sign,
+  statusAt,
+  taskObject
+} from "./klingTasks.ts"
 
 export type { FakeTask, Scenario } from "./klingTasks.ts"
 
@@ -24,6 +34,9 @@ export type { FakeTask, Scenario } from "./klingTasks.ts"
  * refused). Each task follows a scripted timeline (`scenarios`, one per
  * create, counted in observations); `slots` caps tasks in flight (1303);
  * `faults` break the next creates or polls the way §0, §3.5 and §7 say.
+ * A create with a callback URL on a time-driven timeline (`stepMs`) is
+ * called back on each status change in its generation's payload, signed as
+ * `callbacks.options` says (callbackEmitter.ts, §3.8).
  */
 
 export type Fault =
@@ -63,6 +76,8 @@ export interface FakeKling {
   readonly clock: { offsetMs: number }
   /** Tasks in flight (submitted until terminal) before a create is refused with 1303. */
   readonly limits: { slots: number }
+  /** Status callbacks: delivery, signature and secret, and every one sent. */
+  readonly callbacks: Emitter
   readonly close: () => Promise<void>
 }
 
@@ -142,6 +157,7 @@ export const startFakeKling = async (account: KlingAccount): Promise<FakeKling> 
   const clock = { offsetMs: 0 }
   const limits = { slots: Infinity }
   const sockets = new Set<Socket>()
+  const callbacks = makeEmitter()
   let origin = ""
 
   const answerFault = (res: ServerResponse, fault: Exclude<Fault, { kind: "hang" | "lost" | "reset" }>) => {
@@ -205,6 +221,15 @@ export const startFakeKling = async (account: KlingAccount): Promise<FakeKling> 
       observed: 0
     }
     tasks.set(task.id, task)
+    const callbackUrl = api === "legacy" ? b.callback_url : b.options?.callback_url
+    const { processing = 1, stepMs, submitted = 1 } = task.scenario
+    if (typeof callbackUrl === "string" && stepMs !== undefined) {
+      callbacks.schedule(
+        callbackUrl,
+        changeTimes(stepMs, Math.min(submitted + processing + 1, 1000), (n) => statusAt(task, n)),
+        () => taskObject(task, origin, false)
+      )
+    }
     if (fault?.kind === "lost") return
     if (fault?.kind === "reset") return socket.destroy()
     if (api === "legacy") {
@@ -338,8 +363,10 @@ export const startFakeKling = async (account: KlingAccount): Promise<FakeKling> 
     fetched,
     clock,
     limits,
+    callbacks,
     close: () =>
       new Promise<void>((done) => {
+        callbacks.close()
         for (const s of sockets) s.destroy()
         server.close(() => done())
       })

@@ -21,6 +21,8 @@ export interface Scenario {
   readonly status?: string
   /** Lifetime of the result link (30 days by default). */
   readonly resultTtlMs?: number
+  /** The timeline moves with time, one observation per `stepMs` from the create, whatever is polled. */
+  readonly stepMs?: number
 }
 
 export interface FakeTask {
@@ -43,6 +45,12 @@ export const sign = (id: string, expires: number) =>
 export const newTaskId = () =>
   `8${String(Date.now()).slice(-9)}${String(Math.floor(Math.random() * 1e8)).padStart(8, "0")}`
 
+/** The observation the task is at: its polls, or the time since its create for a time-driven timeline. */
+export const observation = (task: FakeTask) =>
+  task.scenario.stepMs === undefined
+    ? task.observed
+    : Math.floor((Date.now() - task.createdAt) / task.scenario.stepMs) + 1
+
 /** The word of the generation's vocabulary at the task's `n`-th observation (`succeed` is legacy-only). */
 export const statusAt = (task: FakeTask, n: number) => {
   const { submitted = 1, processing = 1, end = "succeed" } = task.scenario
@@ -53,7 +61,8 @@ export const statusAt = (task: FakeTask, n: number) => {
   return task.api === "legacy" ? "succeed" : "succeeded"
 }
 
-export const isTerminal = (task: FakeTask) => ["failed", "succeed", "succeeded"].includes(statusAt(task, task.observed))
+export const isTerminal = (task: FakeTask) =>
+  ["failed", "succeed", "succeeded"].includes(statusAt(task, observation(task)))
 
 /** Duration, ratio and audio of the task's video, from either body shape. */
 export const videoOf = (task: FakeTask) => {
@@ -73,7 +82,7 @@ export const resultBytes = (task: FakeTask) => {
 /** The task object at this moment; `observe` counts it as one poll of its timeline. */
 export const taskObject = (task: FakeTask, origin: string, observe: boolean) => {
   if (observe) task.observed++
-  const status = statusAt(task, task.observed)
+  const status = statusAt(task, observation(task))
   const done = (status === "succeed" || status === "succeeded") && task.scenario.end !== "no_video"
   const expires = Date.now() + (task.scenario.resultTtlMs ?? 30 * 86_400_000)
   const url = `${origin}/cdn/${task.id}.mp4?expires=${expires}&sig=${sign(task.id, expires)}`

@@ -4,6 +4,7 @@ import type { ImageSource, ValidImageRequest } from "../../catalog/ImageRequest.
 import { Registry } from "../../catalog/Registry.ts"
 import type { ValidVideoRequest } from "../../catalog/VideoRequest.ts"
 import type { KindRunners, TaskKind } from "../../channel/Adapter.ts"
+import { CallbackTokens } from "../../channel/CallbackTokens.ts"
 import { Channels } from "../../channel/Channels.ts"
 import type { ChannelSettings } from "../../channel/ChannelSettings.ts"
 import { GenerationError, type GenerationEvent } from "../../channel/Generation.ts"
@@ -142,7 +143,9 @@ const routeOf = <K extends TaskKind>(
     const channel = channels.get(route.channel)!
     // Made when the engine started; a failure here is a defect, ending the task as an internal failure.
     const runner = yield* Effect.orDie(channels.runner(route.channel))
-    return { upstreamModel: route.upstreamModel, settings: channel.settings, runner: runner[kind] }
+    // Where the upstream may call back, when the channel takes callbacks (only ever a hint to poll sooner).
+    const callbackUrl = (yield* CallbackTokens).urlOf(route.channel)
+    return { upstreamModel: route.upstreamModel, settings: channel.settings, runner: runner[kind], callbackUrl }
   })
 
 /** The plan for a claimed task, or the failure to end it with when its model or channel is gone. */
@@ -177,7 +180,8 @@ export const planFor = (claim: DecodedClaim) =>
             capability: served.capability,
             request,
             upstreamModel: route.upstreamModel,
-            readImage
+            readImage,
+            callbackUrl: route.callbackUrl
           })
         ),
         channel: route.settings,
@@ -217,7 +221,8 @@ export const planFor = (claim: DecodedClaim) =>
         capability: served.capability,
         request,
         upstreamModel: route.upstreamModel,
-        inputs: fetched
+        inputs: fetched,
+        callbackUrl: route.callbackUrl
       })
     ).pipe(Effect.provide(yield* Effect.context<ObjectStorage | RemoteMedia | FileSystem.FileSystem>()))
     const plan: Plan = {

@@ -43,7 +43,9 @@ export const pollTask = (row: WaitingRow, state: UpstreamState, runner: AsyncRun
 
     const now = yield* Clock.currentTimeMillis
     const pastDeadline = now - row.submitted_at >= plan.channel.timeouts.deadline_s * 1000
-    const again = (hintMs?: number) => queue.reschedule(claim, now + nextPollDelay(intervalMs, row.polls, hintMs))
+    // A callback that named the task meanwhile brings the next poll forward, never before the upstream's hint.
+    const again = (hintMs?: number) =>
+      queue.reschedule(claim, now + nextPollDelay(intervalMs, row.polls, hintMs), now + (hintMs ?? 0))
     // A task that ends frees a slot of the channel's `concurrency`: its workers are told at once.
     const freed = queue.notify(row.channel).pipe(Effect.ignore)
     const failWith = (error: GenerationError, outcome: string) =>
@@ -81,7 +83,7 @@ export const pollTask = (row: WaitingRow, state: UpstreamState, runner: AsyncRun
           return yield* failWith(new GenerationError({ ...plan.internalFailure, transient: false }), "no_output")
         }
         // Downloads may take up to `download_s`: hold the task that long, so no other poller starts them again.
-        yield* queue.reschedule(claim, now + (plan.channel.timeouts.download_s + plan.channel.timeouts.poll_s) * 1000)
+        yield* queue.hold(claim, now + (plan.channel.timeouts.download_s + plan.channel.timeouts.poll_s) * 1000)
         const done = yield* fetchResults(claim.kind, plan, runner, state.results).pipe(
           Effect.flatMap((outputs) => checkOutputs(claim.kind, outputs, plan.internalFailure)),
           Effect.flatMap((outputs) =>

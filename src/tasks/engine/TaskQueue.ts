@@ -1,5 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Context, Effect, Layer, Stream } from "effect"
+import type { CallbackHint } from "../../channel/Callbacks.ts"
 import { AppConfig } from "../../platform/AppConfig.ts"
 import { makeListen } from "../../platform/Notifications.ts"
 import { type Claim, toClaim } from "./Claim.ts"
@@ -8,8 +9,10 @@ import { claimWaiting } from "./sql/claimWaiting.ts"
 import { extendLease } from "./sql/extendLease.ts"
 import { findExhausted } from "./sql/findExhausted.ts"
 import { findUnresolvedSubmit } from "./sql/findUnresolvedSubmit.ts"
+import { holdPoll } from "./sql/holdPoll.ts"
 import { moveTask } from "./sql/moveTask.ts"
 import { notifyQueued } from "./sql/notifyQueued.ts"
+import { nudgeWaiting } from "./sql/nudgeWaiting.ts"
 import { type AttemptRecord, recordAttempt } from "./sql/recordAttempt.ts"
 import { releaseTask } from "./sql/releaseTask.ts"
 import { requeueExpired } from "./sql/requeueExpired.ts"
@@ -19,6 +22,8 @@ import { waitUpstream } from "./sql/waitUpstream.ts"
 
 /** The NOTIFY channel a create signals on; the payload is the task's channel. */
 export const QUEUED_CHANNEL = "tasks_queued"
+/** The NOTIFY channel an upstream callback signals on, waking the pollers; the payload is the task's channel. */
+export const NUDGED_CHANNEL = "tasks_nudged"
 
 /**
  * The durable queue on the task table (DESIGN.md, Task engine). A queued row
@@ -98,8 +103,24 @@ const make = Effect.gen(function*() {
       return yield* claimWaiting(sql, { channel, limit, now, holdMs })
     }).pipe(Effect.orDie)
 
-  const reschedule = (claim: Pick<Claim, "id" | "attempt">, runAt: number) =>
-    reschedulePoll(sql, claim, runAt).pipe(Effect.asVoid, Effect.orDie)
+  /** The next poll at `runAt`; at `earliest` instead if a callback named the task while it was polled. */
+  const reschedule = (claim: Pick<Claim, "id" | "attempt">, runAt: number, earliest: number = runAt) =>
+    reschedulePoll(sql, claim, runAt, earliest).pipe(Effect.asVoid, Effect.orDie)
+
+  /** Keeps a polled task held until `until` (its results download), beyond the claim's hold. */
+  const hold = (claim: Pick<Claim, "id" | "attempt">, until: number) =>
+    holdPoll(sql, claim, until).pipe(Effect.asVoid, Effect.orDie)
+
+  /** An upstream callback named these tasks: those waiting on the channel are polled now. How many were. */
+  const nudge = (channel: string, hint: CallbackHint) =>
+    Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      const rows = yield* nudgeWaiting(sql, NUDGED_CHANNEL, channel, hint, now)
+      return rows.length
+    }).pipe(Effect.orDie)
+
+  /** Callback wake-ups of a channel's pollers: a hint, like `wakeups`. */
+  const nudges = (channel: string) => listen(NUDGED_CHANNEL).pipe(Stream.filter((payload) => payload === channel))
 
   /** The operator's record of an attempt (task_attempts); never read by callers. */
   const attempt = (record: AttemptRecord) =>
@@ -132,6 +153,9 @@ const make = Effect.gen(function*() {
     wait,
     claimDue,
     reschedule,
+    hold,
+    nudge,
+    nudges,
     attempt,
     moveTo,
     submitInDoubt

@@ -1,4 +1,4 @@
-import { Chunk, Clock, Duration, Effect } from "effect"
+import { Chunk, Clock, Duration, Effect, Queue as Mailbox, Schedule, Stream } from "effect"
 import { TaskKind } from "../../channel/Adapter.ts"
 import { Channels } from "../../channel/Channels.ts"
 import { GenerationError } from "../../channel/Generation.ts"
@@ -20,6 +20,8 @@ const HANDLE_CONCURRENCY = 8
  * whose poll is due, asks the upstream about all of them in batches, and
  * hands each answer to pollTask. It holds no task between passes, so a
  * restart simply polls the waiting tasks again; nothing is resubmitted.
+ * On a channel that takes upstream callbacks, a callback's NOTIFY wakes it
+ * before the interval ends (a hint: the interval still bounds the wait).
  */
 export const upstreamPoller = (channelName: string) =>
   Effect.gen(function*() {
@@ -39,6 +41,16 @@ export const upstreamPoller = (channelName: string) =>
     // Held longer than one poll call can last, so a slow pass is not polled twice at once, and short
     // enough that tasks of a poller that died are polled again soon (downloads extend their own hold).
     const holdMs = settings.timeouts.poll_s * 2 * 1000
+    // Capacity one: many callbacks before the loop looks again mean one pass.
+    const wake = yield* Mailbox.sliding<void>(1)
+    if (settings.callbacks) {
+      yield* queue.nudges(channelName).pipe(
+        Stream.runForEach(() => wake.offer(undefined)),
+        Effect.tapErrorCause((cause) => Effect.logWarning("callback listener lost; polling until it is back", cause)),
+        Effect.retry(Schedule.spaced("1 second")),
+        Effect.forkScoped
+      )
+    }
 
     const pollBatch = (upstream: AsyncRunner<unknown>, rows: ReadonlyArray<WaitingRow>) =>
       Effect.gen(function*() {
@@ -56,7 +68,7 @@ export const upstreamPoller = (channelName: string) =>
           const now = yield* Clock.currentTimeMillis
           return yield* Effect.forEach(
             rows,
-            (row) => queue.reschedule(row, now + nextPollDelay(intervalMs, row.polls, hint))
+            (row) => queue.reschedule(row, now + nextPollDelay(intervalMs, row.polls, hint), now + (hint ?? 0))
           )
         }
         yield* Effect.forEach(
@@ -104,7 +116,9 @@ export const upstreamPoller = (channelName: string) =>
     yield* Effect.forever(
       pass.pipe(
         Effect.catchAllCause((cause) => Effect.as(Effect.logError("polling waiting tasks failed", cause), false)),
-        Effect.flatMap((more) => (more ? Effect.void : Effect.sleep(Duration.millis(intervalMs))))
+        Effect.flatMap((more) =>
+          more ? Effect.void : Effect.timeout(wake.take, Duration.millis(intervalMs)).pipe(Effect.ignore)
+        )
       )
     )
   }).pipe(Effect.annotateLogs({ channel: channelName }))

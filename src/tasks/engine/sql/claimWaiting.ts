@@ -12,7 +12,8 @@ export interface WaitingRow extends ClaimRow {
  * Takes up to `limit` waiting tasks of a channel whose poll is due, with
  * `FOR UPDATE SKIP LOCKED` so replicas split them. Moving `run_at` to
  * `now + holdMs` is the poller's lease: if it dies mid-poll the tasks are
- * simply due again later (a poll has no side effect upstream).
+ * simply due again later (a poll has no side effect upstream). `polling`
+ * tells a callback that `run_at` is a hold now (nudgeWaiting.ts).
  */
 export const claimWaiting = (
   sql: SqlClient.SqlClient,
@@ -24,7 +25,7 @@ export const claimWaiting = (
   }
 ) =>
   sql<WaitingRow>`
-    UPDATE tasks SET run_at = ${now + holdMs}
+    UPDATE tasks SET run_at = ${now + holdMs}, polling = true, nudged = false
     WHERE id IN (
       SELECT id FROM tasks WHERE run_state = 'waiting' AND channel = ${channel} AND run_at <= ${now}
       ORDER BY run_at LIMIT ${limit}
