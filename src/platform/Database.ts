@@ -3,7 +3,6 @@ import { SqlClient, type SqlError } from "@effect/sql"
 import { type ConfigError, Context, Effect, Layer, Option, type Redacted } from "effect"
 import { migrations } from "../migrations/index.ts"
 import { AppConfig } from "./AppConfig.ts"
-import * as PgliteClient from "./PgliteClient.ts"
 
 /**
  * The PostgreSQL client for a `DATABASE_URL`, a port the runtime provides
@@ -17,7 +16,10 @@ export class PostgresClient extends Context.Tag("PostgresClient")<PostgresClient
   ) => Layer.Layer<SqlClient.SqlClient, SqlError.SqlError | ConfigError.ConfigError>
 }>() {}
 
-/** PostgreSQL when `DATABASE_URL` is set, otherwise PGlite under `DATA_DIR`. */
+/**
+ * PostgreSQL when `DATABASE_URL` is set, otherwise PGlite under `DATA_DIR`.
+ * PGlite's module is loaded only when it is the database.
+ */
 export const SqlLive = Layer.unwrapEffect(
   Effect.gen(function*() {
     const config = yield* AppConfig
@@ -26,6 +28,7 @@ export const SqlLive = Layer.unwrapEffect(
     const path = yield* Path.Path
     const dataDir = path.join(config.dataDir, "pglite")
     yield* fs.makeDirectory(dataDir, { recursive: true }).pipe(Effect.orDie)
+    const PgliteClient = yield* Effect.promise(() => import("./PgliteClient.ts"))
     return PgliteClient.layer({ dataDir })
   })
 )
