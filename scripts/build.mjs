@@ -11,9 +11,10 @@
 // module; bundled, only what is used is there); every other package stays an
 // import from node_modules, and those the service loads only when configured
 // (PGlite, the AWS SDK, OpenTelemetry's exporter) stay dynamic imports.
-// esbuild only strips types: `npx tsc --noEmit` is the type check.
+// esbuild only strips types: `npx tsc --noEmit` is the type check. Also made:
+// dist/pglite/template, PGlite's initdb output (see pgliteTemplate below).
 import { build } from "esbuild"
-import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { dirname, join, relative, resolve, sep } from "node:path"
 import { fileURLToPath } from "node:url"
 
@@ -119,7 +120,29 @@ const scalarOnlyWhenAsked = {
   }
 }
 
-if (existsSync(OUT)) rmSync(OUT, { recursive: true, force: true })
+/**
+ * dist/pglite/template: the data directory PGlite's initdb makes, for the
+ * installed PGlite, which src/platform/Database.ts copies into a fresh
+ * DATA_DIR instead of running initdb at every first start. Made once per
+ * PGlite version (dist/pglite/version says which).
+ */
+const pgliteTemplate = async () => {
+  const dir = join(OUT, "pglite")
+  const version = JSON.parse(readFileSync(join(ROOT, "node_modules/@electric-sql/pglite/package.json"), "utf8")).version
+  const stamp = join(dir, "version")
+  if (existsSync(stamp) && readFileSync(stamp, "utf8") === version) return
+  rmSync(dir, { recursive: true, force: true })
+  const { PGlite } = await import("@electric-sql/pglite")
+  mkdirSync(dir, { recursive: true })
+  const db = new PGlite(join(dir, "template"))
+  await db.waitReady
+  await db.close()
+  writeFileSync(stamp, version)
+  console.log(`made dist/pglite/template (PGlite ${version} initdb)`)
+}
+
+// The compiled modules are replaced; the PGlite template is kept while its version holds.
+for (const part of ["src", "chunks", "plugins", "channels"]) rmSync(join(OUT, part), { recursive: true, force: true })
 const result = await build({
   absWorkingDir: ROOT,
   entryPoints: entries.map((out) => ({ in: `${out}.ts`, out })),
@@ -138,5 +161,6 @@ const result = await build({
 })
 // `BUILD_META=file` keeps esbuild's metafile (what each output holds: `npx esbuild --analyze` reads it).
 if (process.env.BUILD_META) writeFileSync(process.env.BUILD_META, JSON.stringify(result.metafile))
+await pgliteTemplate()
 const bytes = Object.values(result.metafile.outputs).reduce((n, o) => n + o.bytes, 0)
 console.log(`built ${entries.length} entries into dist/ (${(bytes / 1024 / 1024).toFixed(1)} MiB)`)

@@ -17,6 +17,37 @@ export class PostgresClient extends Context.Tag("PostgresClient")<PostgresClient
 }>() {}
 
 /**
+ * A data directory that PGlite's initdb made when the service was built
+ * (`npm run build`, scripts/build.mjs: dist/pglite/template), for the PGlite
+ * version installed. A fresh `DATA_DIR` gets a copy of it instead of running
+ * initdb at start, which takes PGlite seconds of CPU (a WASM initdb) and
+ * hundreds of MiB that stay allocated. From the sources (tsx, Deno) there is
+ * none (this URL names a folder that does not exist) and PGlite runs initdb
+ * itself, as it always did.
+ */
+const PGLITE_TEMPLATE = new URL("../../pglite/template/", import.meta.url)
+
+/** Copies the built template into `dataDir` when it is empty; any problem leaves it empty, for initdb. */
+const seedFromTemplate = (dataDir: string) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const path = yield* Path.Path
+    const template = yield* path.fromFileUrl(PGLITE_TEMPLATE)
+    if (!(yield* fs.exists(path.join(template, "PG_VERSION")))) return
+    if ((yield* fs.readDirectory(dataDir)).length > 0) return
+    // Copied beside it, then renamed into place: a start killed mid-copy leaves no half database.
+    const staging = `${dataDir}.seeding-${crypto.randomUUID()}`
+    yield* fs.remove(staging, { recursive: true, force: true })
+    yield* fs.copy(template, staging)
+    yield* fs.remove(dataDir, { recursive: true })
+    yield* fs.rename(staging, dataDir)
+  }).pipe(
+    Effect.catchAll((error) =>
+      Effect.logWarning("PGlite template not used; initdb runs").pipe(Effect.annotateLogs({ error: String(error) }))
+    )
+  )
+
+/**
  * PostgreSQL when `DATABASE_URL` is set, otherwise PGlite under `DATA_DIR`.
  * PGlite's module is loaded only when it is the database.
  */
@@ -28,6 +59,7 @@ export const SqlLive = Layer.unwrapEffect(
     const path = yield* Path.Path
     const dataDir = path.join(config.dataDir, "pglite")
     yield* fs.makeDirectory(dataDir, { recursive: true }).pipe(Effect.orDie)
+    yield* seedFromTemplate(dataDir)
     const PgliteClient = yield* Effect.promise(() => import("./PgliteClient.ts"))
     return PgliteClient.layer({ dataDir })
   })
