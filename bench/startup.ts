@@ -5,7 +5,7 @@
  * PGlite).
  *
  *   npm run bench:startup
- *   BENCH_BEFORE=/tmp/before BENCH_ROUNDS=3 npm run bench:startup
+ *   BENCH_BEFORE=/tmp/before BENCH_BEFORE_LABEL=beff36e BENCH_ROUNDS=3 npm run bench:startup
  *
  * Each round starts the service once per command and database, in turn
  * (interleaved, so a change of machine load hits every variant):
@@ -154,7 +154,7 @@ const main = async () => {
   const variants: Array<Variant> = [{ name: `npm start (${commit}: node dist/src/main.js)`, cwd: ROOT }]
   if (BEFORE) {
     const script = JSON.parse(readFileSync(join(BEFORE, "package.json"), "utf8")).scripts.start as string
-    variants.push({ name: `npm start (${BEFORE}: ${script})`, cwd: BEFORE })
+    variants.push({ name: `npm start (${process.env.BENCH_BEFORE_LABEL ?? BEFORE}: ${script})`, cwd: BEFORE })
   }
   if (!existsSync(join(ROOT, "dist/src/main.js"))) throw new Error("dist/ is not built: npm run build")
   const scratch = mkdtempSync(join(os.tmpdir(), "bench-startup-"))
