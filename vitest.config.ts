@@ -3,6 +3,8 @@ import { defineConfig } from "vitest/config"
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
+    // Builds dist/, which the process-level tests start (test/support/process.ts).
+    globalSetup: ["test/support/build.ts"],
     // Each file boots its own gateway and database; two cores run two files at once.
     fileParallelism: true,
     maxWorkers: 2,

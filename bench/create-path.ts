@@ -95,7 +95,7 @@ const HEADER = `## create-path
 
 \`POST /v1/video/tasks\` (${MODEL}, 4 s, no references) through the gateway on PostgreSQL
 (\`ROLE=api\`, so no worker runs the tasks; create rate limit raised) against pgbench running the
-gateway's own transaction for one create (\`bench/create-path/*.sql\`: at 6afd74f INSERT the task,
+gateway's own transaction for one create (\`bench/create-path/*.sql\`: at 6c720ce INSERT the task,
 lock and debit the account, INSERT the ledger row, keep the charge on the task, COMMIT; in
 later rows the account locked, checked and debited with its ledger row in one statement, then the
 task INSERT with its charge, COMMIT). 10 connections

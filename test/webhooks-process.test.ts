@@ -56,7 +56,7 @@ const installation = async (webhook: Record<string, string>, ...answer: Paramete
   const serve = async (port: number, extra: Record<string, string> = {}) => {
     // Nothing may answer on the port before this process does (a survivor of a kill would).
     expect(await fetch(`http://127.0.0.1:${port}/healthz`).then(() => "answered", () => "free")).toBe("free")
-    // `node --import tsx`: the service is the child itself, so SIGKILL reaches it (tsx's CLI would survive as an orphan).
+    // `node dist/src/main.js`: the service is the child itself, so SIGKILL reaches it (npm would survive as an orphan).
     const service = start(env(port, extra), port, "node")
     running.push(service)
     expect(await waitForHealth(service, 60_000), service.output()).toBe(true)

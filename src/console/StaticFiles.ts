@@ -36,8 +36,15 @@ const TYPES: Readonly<Record<string, string>> = {
 /** Built file names only: letters, digits, dots, dashes, underscores; no path can leave the folder. */
 const SAFE_NAME = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$/
 
-/** Where `vite build` writes the front end (console/dist at the repository root). */
-const distDir = Effect.flatMap(Path.Path, (path) => path.fromFileUrl(new URL("../../console/dist/", import.meta.url)))
+/**
+ * Where `vite build` writes the front end (console/dist at the repository
+ * root), from this module in src/console/ or compiled in dist/src/console/.
+ */
+const CONSOLE_DIST = new URL(
+  import.meta.url.endsWith("/dist/src/console/StaticFiles.js") ? "../../../console/dist/" : "../../console/dist/",
+  import.meta.url
+)
+const distDir = Effect.flatMap(Path.Path, (path) => path.fromFileUrl(CONSOLE_DIST))
 
 const NOT_BUILT = `<!doctype html><meta charset="utf-8"><title>Console not built</title>
 <p>The console's front end has not been built. Run <code>npm run build:console</code> (npm install does it) and reload.</p>`

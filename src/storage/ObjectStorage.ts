@@ -1,7 +1,6 @@
 import { Context, Effect, Layer, Option, type Stream } from "effect"
 import { AppConfig } from "../platform/AppConfig.ts"
 import { LocalObjectStore, makeLocalObjectStorage } from "./LocalObjectStorage.ts"
-import { makeS3ObjectStorage } from "./S3ObjectStorage.ts"
 import type { StorageError } from "./StorageError.ts"
 
 export { StorageError } from "./StorageError.ts"
@@ -99,7 +98,14 @@ export class ObjectStorage extends Context.Tag("ObjectStorage")<ObjectStorage, O
       Option.match(config.s3, {
         onSome: (s3) =>
           Layer.merge(
-            Layer.scoped(ObjectStorage, Effect.map(makeS3ObjectStorage(s3), (storage) => traced("s3", storage))),
+            Layer.scoped(
+              ObjectStorage,
+              // Loaded only when S3 is configured: the AWS SDK is the largest package the service uses.
+              Effect.promise(() => import("./S3ObjectStorage.ts")).pipe(
+                Effect.flatMap(({ makeS3ObjectStorage }) => makeS3ObjectStorage(s3)),
+                Effect.map((storage) => traced("s3", storage))
+              )
+            ),
             Layer.succeed(LocalObjectStore, Option.none())
           ),
         onNone: () =>

@@ -3,9 +3,11 @@ import { existsSync } from "node:fs"
 import { join, resolve } from "node:path"
 
 /**
- * The service as real child processes: `npm start` or `tsx src/main.ts` with
- * an environment of the test's choosing, its output captured, stopped by
- * signals. Shared by the process-level tests.
+ * The service as real child processes: `npm start` or `node dist/src/main.js`
+ * (what `npm start` runs: the compiled service, built by `npm run build`;
+ * vitest's global setup, test/support/build.ts, builds it before every run)
+ * with an environment of the test's choosing, its output captured, stopped
+ * by signals. Shared by the process-level tests.
  */
 
 export const ROOT = resolve(".")
@@ -21,7 +23,7 @@ export interface LogLine {
 export interface Service {
   readonly child: ChildProcess
   /** How it was started (see `start`). */
-  readonly via: "npm" | "tsx" | "node"
+  readonly via: "npm" | "node"
   /** Started in a process group of its own (the service is a descendant, not the child): `kill` signals the group. */
   readonly group: boolean
   readonly port: number
@@ -52,31 +54,30 @@ export const RUNTIME: "node" | "deno" = process.env.RUNTIME === "deno" ? "deno" 
 const DENO = join(ROOT, "node_modules/deno/deno")
 if (RUNTIME === "deno" && !existsSync(DENO)) execFileSync(join(ROOT, "node_modules/.bin/deno"), ["--version"])
 const DENO_ENTRY = process.env.DENO_ENTRY ?? "src/runtime/deno/main.ts"
+/** The compiled service, what `npm start` runs on Node. */
+export const NODE_ENTRY = "dist/src/main.js"
 
 /**
- * Starts the service: with `npm start` as an operator would; with tsx's CLI
- * (`tsx`) when the exit code matters; or as `node --import tsx src/main.ts`
- * (`node`) when signals must reach the service itself. tsx's CLI runs the
- * service in a child process of its own and relays only SIGINT and SIGTERM
- * (`kill` below kills the whole group; a SIGSTOP would have to be sent to the group).
- * On Deno, `npm` is `npm run start:deno`; `tsx` and `node` both run
- * `deno run` directly, so the service is the child itself.
+ * Starts the service: with `npm start` as an operator would (npm runs
+ * `node dist/src/main.js` in a child of its own: `kill` below kills the
+ * whole group); or as `node dist/src/main.js` itself (`node`), so the
+ * exit code and every signal are the service's own. On Deno, `npm` is
+ * `npm run start:deno`; `node` runs `deno run` directly, so the service is
+ * the child itself.
  */
-export const start = (env: Record<string, string>, port: number, via: "npm" | "tsx" | "node" = "tsx"): Service => {
+export const start = (env: Record<string, string>, port: number, via: "npm" | "node" = "node"): Service => {
   const [command, args] = RUNTIME === "deno"
     ? via === "npm" ? ["npm", ["run", "start:deno", "--silent"]] : [DENO, ["run", "--allow-all", DENO_ENTRY]]
     : via === "npm"
     ? ["npm", ["start", "--silent"]]
-    : via === "tsx"
-    ? [process.execPath, [join(ROOT, "node_modules/tsx/dist/cli.mjs"), "src/main.ts"]]
-    : [process.execPath, ["--import", "tsx", "src/main.ts"]]
-  const group = via === "npm" || (via === "tsx" && RUNTIME === "node")
+    : [process.execPath, [NODE_ENTRY]]
+  const group = via === "npm"
   const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => !PRIVATE.includes(k)))
   const child = spawn(command, args as Array<string>, {
     cwd: ROOT,
     env: { ...clean, HOST: "127.0.0.1", PORT: String(port), ...env },
     stdio: ["ignore", "pipe", "pipe"],
-    // npm and tsx's CLI run the service in a child: a process group of their own lets `kill` reach it.
+    // npm runs the service in a child: a process group of its own lets `kill` reach it.
     detached: group
   })
   let output = ""
@@ -126,8 +127,7 @@ export const waitForLog = async (service: Service, match: (line: LogLine) => boo
 }
 
 /**
- * SIGTERM and wait for the exit. tsx's CLI relays the signal to the service and exits with its code;
- * npm does not relay, so its whole group is signalled. A stopped process is continued first, or it
+ * SIGTERM and wait for the exit. npm does not relay signals, so its whole group is signalled. A stopped process is continued first, or it
  * would never see the signal.
  */
 export const stop = async (service: Service) => {
@@ -142,7 +142,7 @@ export const stop = async (service: Service) => {
 
 /**
  * SIGKILL: the service gets no chance to release its claims or close its database. Started through
- * npm or tsx's CLI, the whole process group is killed, the service with its parents; signalling the
+ * npm, the whole process group is killed, the service with its parents; signalling the
  * parent alone would leave the service running, orphaned.
  */
 export const kill = async (service: Service) => {

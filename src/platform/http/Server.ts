@@ -1,7 +1,35 @@
-import { type HttpApi, HttpApiBuilder, HttpApiScalar, HttpRouter } from "@effect/platform"
-import { Layer } from "effect"
+import { HttpApi, HttpApiBuilder, HttpRouter } from "@effect/platform"
+import { Effect, Layer } from "effect"
 import { gatewayMiddleware } from "./Middleware.ts"
 import { DOCS_PATH } from "./SecurityHeaders.ts"
+
+/**
+ * `path`, the API reference page, exactly as `HttpApiScalar.layer` serves it,
+ * but made on its first request: the page inlines Scalar's script (3.3 MB of
+ * JavaScript source), which would otherwise be loaded, and the page built
+ * around it, at every start of every process.
+ */
+const scalarOnFirstRequest = (path: `/${string}`) =>
+  HttpApiBuilder.Router.use((router) =>
+    Effect.gen(function*() {
+      const api = yield* HttpApi.Api
+      const page = yield* Effect.cached(
+        Effect.flatMap(
+          Effect.promise(() => import("@effect/platform/HttpApiScalar")),
+          (HttpApiScalar) =>
+            HttpApiBuilder.Router.router.pipe(
+              Effect.provide(
+                HttpApiScalar.layer({ path }).pipe(
+                  Layer.provideMerge(HttpApiBuilder.Router.Live),
+                  Layer.provide(Layer.succeed(HttpApi.Api, api))
+                )
+              )
+            )
+        )
+      )
+      yield* router.get(path, Effect.flatten(page))
+    })
+  )
 
 /**
  * The HTTP application: the contract's handlers, `/openapi.json`, `/docs`,
@@ -16,7 +44,7 @@ export const httpApp = <E, R>(api: HttpApi.HttpApi.Any, handlers: Layer.Layer<Ht
     // longer id missed every route and the miss answered 405. The handlers
     // look any id up, after authentication, and answer their own 404.
     Layer.provide(HttpRouter.setRouterConfig({ maxParamLength: Number.MAX_SAFE_INTEGER })),
-    Layer.provide(HttpApiScalar.layer({ path: DOCS_PATH })),
+    Layer.provide(scalarOnFirstRequest(DOCS_PATH)),
     Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/openapi.json" })),
     Layer.provide(handlers),
     // The router's default refuses a path parameter over 100 characters as no route at all, which the

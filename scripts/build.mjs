@@ -1,0 +1,166 @@
+// Compiles the service to JavaScript under dist/ (`npm run build`; `prepare`
+// runs it, so `npm install` and `npm ci` produce it). `npm start` runs
+// dist/src/main.js with plain Node: no TypeScript loader at run time.
+//
+// One esbuild build with code splitting: the entry (src/main.ts) and every
+// built-in plugin and channel adapter (plugins/*/index.ts, channels/*/index.ts,
+// at the same places under dist/, where the service loads them by folder at
+// run time), sharing chunks (dist/chunks/), so a plugin and the core share
+// one copy of every module. `effect` and `@effect/*` are bundled in (their
+// barrel imports alone cost seconds and tens of MiB when loaded module by
+// module; bundled, only what is used is there); every other package stays an
+// import from node_modules, and those the service loads only when configured
+// (PGlite, the AWS SDK, OpenTelemetry's exporter) stay dynamic imports.
+// esbuild only strips types: `npx tsc --noEmit` is the type check. Also made:
+// dist/pglite/template, PGlite's initdb output (see pgliteTemplate below).
+import { build } from "esbuild"
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { dirname, join, relative, resolve, sep } from "node:path"
+import { fileURLToPath } from "node:url"
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..")
+const OUT = join(ROOT, "dist")
+
+const folders = (dir) =>
+  readdirSync(join(ROOT, dir), { withFileTypes: true })
+    .filter((d) => d.isDirectory() && existsSync(join(ROOT, dir, d.name, "index.ts")))
+    .map((d) => `${dir}/${d.name}/index`)
+const entries = ["src/main", ...folders("plugins"), ...folders("channels")]
+
+/** `effect` and `@effect/*` are bundled; every other package is imported from node_modules. */
+const BUNDLED = /^(effect|@effect\/[^/]+)(\/|$)/
+const packagesOutside = {
+  name: "packages-outside",
+  setup(b) {
+    b.onResolve(
+      { filter: /^[^./]/ },
+      (args) =>
+        BUNDLED.test(args.path) || args.path.startsWith("node:")
+          ? undefined
+          // None is imported for its side effects: an import whose names the bundle does not use goes.
+          : { path: args.path, external: true, sideEffects: false }
+    )
+  }
+}
+
+/** The namespaces a package's index re-exports (`export * as Effect from "./Effect.js"`), by package. */
+const namespaces = new Map()
+const namespacesOf = (pkg) => {
+  if (!namespaces.has(pkg)) {
+    const index = readFileSync(join(ROOT, "node_modules", pkg, "dist", "esm", "index.js"), "utf8")
+    namespaces.set(pkg, new Set([...index.matchAll(/^export \* as (\w+) from "\.\/(\w+)\.js"/gm)].map((m) => m[1])))
+  }
+  return namespaces.get(pkg)
+}
+
+/**
+ * `import { Effect, Layer } from "effect"` becomes `import * as Effect from
+ * "effect/Effect"` and so on, as Effect's own build tooling advises: through
+ * the package's index, esbuild keeps every namespace whole (the object of all
+ * its exports), so tree shaking drops nothing; from the module itself, only
+ * what is used stays. Names that are not namespaces (`pipe`) stay imports of
+ * the index; `type` names are left to esbuild, which removes them.
+ */
+const deepImports = (source) =>
+  source.replace(/import\s*\{([^}]*)\}\s*from\s*"(effect|@effect\/[a-z-]+)"/g, (whole, names, pkg) => {
+    const known = namespacesOf(pkg)
+    const deep = []
+    const rest = []
+    for (const spec of names.split(",").map((n) => n.trim()).filter(Boolean)) {
+      const [name, alias = name] = spec.split(/\s+as\s+/)
+      if (!name.startsWith("type ") && known.has(name)) deep.push(`import * as ${alias} from "${pkg}/${name}"`)
+      else rest.push(spec)
+    }
+    if (deep.length === 0) return whole
+    return [...deep, ...(rest.length ? [`import { ${rest.join(", ")} } from "${pkg}"`] : [])].join("; ")
+  })
+
+/**
+ * The repository's own modules: deep imports (above); and a module that
+ * reads `import.meta.url` (to find plugins/, channels/, console/dist/
+ * relative to itself) gets the URL it would have compiled on its own
+ * (dist/src/catalog/Registry.js), whichever chunk its code ends up in:
+ * every file of dist/ sits under the one `/dist/` folder.
+ */
+const ownSources = {
+  name: "own-sources",
+  setup(b) {
+    b.onLoad({ filter: /\.ts$/ }, (args) => {
+      const file = relative(ROOT, args.path)
+      if (file.startsWith("..") || file.startsWith(`node_modules${sep}`)) return undefined
+      let source = deepImports(readFileSync(args.path, "utf8"))
+      if (source.includes("import.meta.url")) {
+        const compiled = JSON.stringify(file.split(sep).join("/").replace(/\.ts$/, ".js"))
+        const url = `(import.meta.url.slice(0, import.meta.url.lastIndexOf("/dist/") + 6) + ${compiled})`
+        source = source.replaceAll("import.meta.url", url)
+      }
+      return { contents: source, loader: "ts" }
+    })
+  }
+}
+
+/**
+ * `@effect/platform`'s index re-exports HttpApiScalar, which inlines Scalar's
+ * 3.3 MB script; esbuild keeps it in the shared chunks every entry loads even
+ * though only src/platform/http/Server.ts uses it, through a dynamic import
+ * of `@effect/platform/HttpApiScalar` on the first request for /docs. The
+ * index's re-export is left empty, so it is loaded only then.
+ */
+const scalarOnlyWhenAsked = {
+  name: "scalar-only-when-asked",
+  setup(b) {
+    b.onResolve(
+      { filter: /^\.\/HttpApiScalar\.js$/ },
+      (args) =>
+        /@effect[\\/]platform[\\/]dist[\\/]esm[\\/]index\.js$/.test(args.importer)
+          ? { path: "HttpApiScalar", namespace: "left-empty" }
+          : undefined
+    )
+    b.onLoad({ filter: /.*/, namespace: "left-empty" }, () => ({ contents: "export {}", loader: "js" }))
+  }
+}
+
+/**
+ * dist/pglite/template: the data directory PGlite's initdb makes, for the
+ * installed PGlite, which src/platform/Database.ts copies into a fresh
+ * DATA_DIR instead of running initdb at every first start. Made once per
+ * PGlite version (dist/pglite/version says which).
+ */
+const pgliteTemplate = async () => {
+  const dir = join(OUT, "pglite")
+  const version = JSON.parse(readFileSync(join(ROOT, "node_modules/@electric-sql/pglite/package.json"), "utf8")).version
+  const stamp = join(dir, "version")
+  if (existsSync(stamp) && readFileSync(stamp, "utf8") === version) return
+  rmSync(dir, { recursive: true, force: true })
+  const { PGlite } = await import("@electric-sql/pglite")
+  mkdirSync(dir, { recursive: true })
+  const db = new PGlite(join(dir, "template"))
+  await db.waitReady
+  await db.close()
+  writeFileSync(stamp, version)
+  console.log(`made dist/pglite/template (PGlite ${version} initdb)`)
+}
+
+// The compiled modules are replaced; the PGlite template is kept while its version holds.
+for (const part of ["src", "chunks", "plugins", "channels"]) rmSync(join(OUT, part), { recursive: true, force: true })
+const result = await build({
+  absWorkingDir: ROOT,
+  entryPoints: entries.map((out) => ({ in: `${out}.ts`, out })),
+  outdir: OUT,
+  bundle: true,
+  splitting: true,
+  chunkNames: "chunks/[name]-[hash]",
+  plugins: [packagesOutside, ownSources, scalarOnlyWhenAsked],
+  platform: "node",
+  format: "esm",
+  target: "node20",
+  // Class and function names show in logs and errors as they do from source.
+  keepNames: true,
+  metafile: true,
+  logLevel: "warning"
+})
+// `BUILD_META=file` keeps esbuild's metafile (what each output holds: `npx esbuild --analyze` reads it).
+if (process.env.BUILD_META) writeFileSync(process.env.BUILD_META, JSON.stringify(result.metafile))
+await pgliteTemplate()
+const bytes = Object.values(result.metafile.outputs).reduce((n, o) => n + o.bytes, 0)
+console.log(`built ${entries.length} entries into dist/ (${(bytes / 1024 / 1024).toFixed(1)} MiB)`)
