@@ -23,6 +23,7 @@ import { randomBytes } from "node:crypto"
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import * as os from "node:os"
 import { join } from "node:path"
+import buildIfStale from "../test/support/build.ts"
 import { addRows } from "./markdown.ts"
 import { measureRound, median, type Round, type Server, startProcess, stop, summary, waitReady } from "./servers.ts"
 import {
@@ -94,7 +95,7 @@ const pgbench = (url: string, script: string, defines: Record<string, string>, d
 const HEADER = `## create-path
 
 \`POST /v1/video/tasks\` (${MODEL}, 4 s, no references) through the gateway on PostgreSQL
-(\`ROLE=api\`, so no worker runs the tasks; create rate limit raised) against pgbench running the
+(\`node dist/src/main.js\`; the first row through tsx; \`ROLE=api\`, so no worker runs the tasks; create rate limit raised) against pgbench running the
 gateway's own transaction for one create (\`bench/create-path/*.sql\`: at 6c720ce INSERT the task,
 lock and debit the account, INSERT the ledger row, keep the charge on the task, COMMIT; in
 later rows the account locked, checked and debited with its ledger row in one statement, then the
@@ -114,6 +115,8 @@ const main = async () => {
   const serverUrl = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test"
   const loadStart = os.loadavg()[0]!
   const cleanups: Array<() => Promise<unknown>> = []
+  // What `npm start` runs: the compiled service, rebuilt first if a source is newer.
+  buildIfStale()
   try {
     const configDir = mkdtempSync(join(os.tmpdir(), "gw-create-config-"))
     const dataDir = mkdtempSync(join(os.tmpdir(), "gw-create-data-"))

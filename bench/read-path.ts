@@ -16,6 +16,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import * as os from "node:os"
 import { join } from "node:path"
 import { canonicalJson } from "../src/platform/Digest.ts"
+import buildIfStale from "../test/support/build.ts"
 import { addRows } from "./markdown.ts"
 import {
   measureRound,
@@ -54,7 +55,7 @@ const round1 = (server: Server, path: string, headers: Record<string, string>, d
 
 const HEADER = `## read-path
 
-\`GET /v1/video/tasks/{id}\` with an \`ak_\` key, gateway on PostgreSQL (\`node --import tsx src/main.ts\`,
+\`GET /v1/video/tasks/{id}\` with an \`ak_\` key, gateway on PostgreSQL (\`node dist/src/main.js\` from 2026-11-23 19:30 on, before that through tsx,
 a fresh database per run, read rate limit raised so no 429) against a fastify + pg peer
 (\`bench/read-peer.ts\`: SHA-256 of the key, key joined with its account, task of that account,
 the same JSON). autocannon, 10 connections, ${WARMUP_S} s warm-up each, then interleaved rounds;
@@ -71,6 +72,8 @@ const main = async () => {
   const serverUrl = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test"
   const loadStart = os.loadavg()[0]!
   const cleanups: Array<() => Promise<unknown>> = []
+  // What `npm start` runs: the compiled service, rebuilt first if a source is newer.
+  buildIfStale()
   try {
     const configDir = mkdtempSync(join(os.tmpdir(), "gw-read-config-"))
     const dataDir = mkdtempSync(join(os.tmpdir(), "gw-read-data-"))
@@ -94,9 +97,7 @@ const main = async () => {
     const profile = process.env.PROFILE
     const gateway = startProcess("gateway", [
       ...(profile ? ["--cpu-prof", `--cpu-prof-dir=${profile}`] : []),
-      "--import",
-      "tsx",
-      "src/main.ts"
+      "dist/src/main.js"
     ], {
       HOST: "127.0.0.1",
       PORT: String(gwPort),
