@@ -8,7 +8,7 @@ import { routeTaking } from "../catalog/Narrower.ts"
 import { Registry } from "../catalog/Registry.ts"
 import { validateVideoRequest } from "../catalog/VideoRequest.ts"
 import { AppConfig } from "../platform/AppConfig.ts"
-import { canonicalJson, sha256Hex } from "../platform/Digest.ts"
+import { canonicalJson, Sha256 } from "../platform/Digest.ts"
 import { readJson } from "../platform/http/Body.ts"
 import { BatchQuery } from "./Api.ts"
 import { TaskNotFound } from "./Errors.ts"
@@ -85,7 +85,7 @@ const createVideo = Effect.gen(function*() {
     clientReferenceId: request.clientReferenceId,
     metadata: request.metadata,
     idempotencyKey: key,
-    digest: yield* Effect.promise(() => sha256Hex(canonicalJson(body))),
+    digest: yield* Effect.flatMap(Sha256, (sha) => sha.hex(canonicalJson(body))),
     chargeMicros: chargeMicros(
       served.price,
       request.duration,

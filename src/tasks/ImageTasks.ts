@@ -6,7 +6,7 @@ import { type ImageSource, validateImageRequest, type ValidImageRequest } from "
 import { Registry } from "../catalog/Registry.ts"
 import { inspectable } from "../media/MediaTypes.ts"
 import { AppConfig } from "../platform/AppConfig.ts"
-import { canonicalJson, sha256Hex } from "../platform/Digest.ts"
+import { canonicalJson, Sha256, sha256Hex } from "../platform/Digest.ts"
 import { InternalError } from "../platform/Failure.ts"
 import { readJson } from "../platform/http/Body.ts"
 import { type FormFile, readForm } from "../platform/http/Multipart.ts"
@@ -170,7 +170,7 @@ export const createImageTask = (submission: ImageSubmission, valid: ValidImageRe
       clientReferenceId: valid.clientReferenceId,
       metadata: valid.metadata,
       idempotencyKey: key,
-      digest: yield* Effect.promise(() => sha256Hex(canonicalJson(submission.content))),
+      digest: yield* Effect.flatMap(Sha256, (sha) => sha.hex(canonicalJson(submission.content))),
       chargeMicros: chargeMicros(served.price, valid.count, groupMultiplier(groups, principal.group)),
       subscriptionAllowed: served.settings.subscription,
       channel: served.routes[0]!.channel,
