@@ -38,8 +38,8 @@ export interface Life {
   readonly prompt?: string
   /** The status each poll answers, in order, the last one repeated; null leaves the field out; MISSING. */
   readonly statuses?: ReadonlyArray<string | null>
-  /** Instead of `statuses`: `in_progress` until this time (ms since the epoch), `succeeded` from then on. */
-  readonly readyAt?: number
+  /** Instead of `statuses`: `in_progress` until this long after its create (ms), `succeeded` from then on. */
+  readonly readyAfterMs?: number
   /** The `error` of a failed task. */
   readonly error?: { readonly code: string; readonly message: string; readonly retryable: boolean }
   /** How its results are served (`resource_api_key` when absent). */
@@ -72,7 +72,7 @@ export interface UpstreamTask {
   polls: number
   /** The status the last poll answered (undefined before any). */
   said: string | null | undefined
-  /** When a poll first answered `succeeded` or `failed`, or `readyAt` (ms). */
+  /** When the task ended upstream (ms since the epoch): its `readyAfterMs`, or the poll that first said so. */
   endedAt?: number
 }
 
@@ -145,7 +145,8 @@ export const startFakeGateway = async (
 
   /** The status this poll of the task answers, advancing its life. */
   const advance = (task: UpstreamTask, now: number) => {
-    const { readyAt, statuses = DEFAULT_LIFE.statuses! } = task.life
+    const { readyAfterMs, statuses = DEFAULT_LIFE.statuses! } = task.life
+    const readyAt = readyAfterMs === undefined ? undefined : task.createdAt + readyAfterMs
     const said = readyAt !== undefined
       ? (now >= readyAt ? "succeeded" : "in_progress")
       : statuses[Math.min(task.polls, statuses.length - 1)]!
