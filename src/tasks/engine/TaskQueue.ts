@@ -14,6 +14,7 @@ import { type AttemptRecord, recordAttempt } from "./sql/recordAttempt.ts"
 import { releaseTask } from "./sql/releaseTask.ts"
 import { requeueExpired } from "./sql/requeueExpired.ts"
 import { reschedulePoll } from "./sql/reschedulePoll.ts"
+import { reschedulePolls } from "./sql/reschedulePolls.ts"
 import { setProgress } from "./sql/setProgress.ts"
 import { waitUpstream } from "./sql/waitUpstream.ts"
 
@@ -101,6 +102,21 @@ const make = Effect.gen(function*() {
   const reschedule = (claim: Pick<Claim, "id" | "attempt">, runAt: number) =>
     reschedulePoll(sql, claim, runAt).pipe(Effect.asVoid, Effect.orDie)
 
+  /** Many tasks' next polls, one statement per attempt number and time. */
+  const rescheduleMany = (
+    tasks: ReadonlyArray<{ readonly claim: Pick<Claim, "id" | "attempt">; readonly runAt: number }>
+  ) => {
+    const groups = new Map<string, { attempt: number; runAt: number; ids: Array<string> }>()
+    for (const { claim, runAt } of tasks) {
+      const key = `${claim.attempt}:${runAt}`
+      const group = groups.get(key) ?? { attempt: claim.attempt, runAt, ids: [] }
+      group.ids.push(claim.id)
+      groups.set(key, group)
+    }
+    return Effect.forEach(groups.values(), (g) => reschedulePolls(sql, g.attempt, g.ids, g.runAt), { discard: true })
+      .pipe(Effect.orDie)
+  }
+
   /** The operator's record of an attempt (task_attempts); never read by callers. */
   const attempt = (record: AttemptRecord) =>
     Effect.gen(function*() {
@@ -132,6 +148,7 @@ const make = Effect.gen(function*() {
     wait,
     claimDue,
     reschedule,
+    rescheduleMany,
     attempt,
     moveTo,
     submitInDoubt

@@ -105,14 +105,30 @@ export const upstreamPoller = (channelName: string) =>
           )
         }
         const capMs = capFor(upstream)
-        yield* Effect.forEach(rows, (row) => {
+        // A task whose answer has not changed and whose deadline is not near only needs its next poll: those
+        // are rescheduled together, so a batch of tasks still running costs one statement, not one each.
+        const deadlineMs = settings.timeouts.deadline_s * 1000
+        const quiet: Array<{ readonly claim: WaitingRow; readonly runAt: number }> = []
+        const handled: Array<{ readonly row: WaitingRow; readonly state: UpstreamState; readonly changed: boolean }> =
+          []
+        for (const row of rows) {
           const state = answer.right.get(row.upstream_id) ?? UpstreamState.Unknown({})
           const said = saidOf(state)
           const changed = lastSaid.get(row.id) !== said
-          if (state._tag === "Pending" || state._tag === "Unknown") lastSaid.set(row.id, said)
+          const waits = state._tag === "Pending" || state._tag === "Unknown"
+          if (waits) lastSaid.set(row.id, said)
           else lastSaid.delete(row.id)
-          return pollTask(row, state, { runner: upstream, intervalMs, polledAt, capMs, changed, fetchApart })
-        }, { concurrency: HANDLE_CONCURRENCY, discard: true })
+          const runAt = polledAt + nextPollDelay(intervalMs, row.polls, undefined, capMs)
+          if (waits && !changed && runAt - row.submitted_at < deadlineMs) quiet.push({ claim: row, runAt })
+          else handled.push({ row, state, changed })
+        }
+        yield* queue.rescheduleMany(quiet)
+        yield* Effect.forEach(
+          handled,
+          ({ changed, row, state }) =>
+            pollTask(row, state, { runner: upstream, intervalMs, polledAt, capMs, changed, fetchApart }),
+          { concurrency: HANDLE_CONCURRENCY, discard: true }
+        )
       })
 
     const pass = Effect.gen(function*() {
