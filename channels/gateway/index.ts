@@ -39,6 +39,8 @@ import { statesOf } from "./States.ts"
 
 const HttpUrl = Schema.String.pipe(Schema.pattern(/^https?:\/\/[^\s]+$/, { message: () => "an http(s) URL" }))
 const Created = Schema.Struct({ id: Schema.String })
+/** The spec's batch query takes up to 100 ids. */
+const QUERY_BATCH = 100
 
 export default defineAdapter({
   name: "gateway",
@@ -121,6 +123,7 @@ export default defineAdapter({
         return {
           submit,
           poll: poll(kind),
+          pollBatch: QUERY_BATCH,
           fetchResult: fetchResult(kind),
           // The same create, same key: the upstream answers with the task it already holds (see above).
           find: (job) =>

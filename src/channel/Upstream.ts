@@ -57,6 +57,13 @@ export interface AsyncRunner<J> {
   readonly poll: (
     upstreamIds: ReadonlyArray<string>
   ) => Effect.Effect<ReadonlyMap<string, UpstreamState>, GenerationError>
+  /**
+   * How many ids one `poll` call asks the upstream about in a single request
+   * (its batch query); absent when each id costs a request of its own. The
+   * engine polls a batching upstream's tasks more often, since many cost one
+   * request.
+   */
+  readonly pollBatch?: number | undefined
   /** The bytes of one result; the engine caps their size. */
   readonly fetchResult: (ref: ResultRef) => Stream.Stream<Uint8Array, GenerationError>
   /**

@@ -1,11 +1,6 @@
-import ffmpeg from "@ffmpeg-installer/ffmpeg"
-import { execFile } from "node:child_process"
-import { mkdtempSync, readFileSync } from "node:fs"
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from "node:http"
 import type { AddressInfo, Socket } from "node:net"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
-import { promisify } from "node:util"
+import { movie } from "./media.ts"
 
 /**
  * A fake OpenAI Videos API on loopback (PROTOCOLS.md §4, "Minimum fake
@@ -92,23 +87,6 @@ const SIZES = new Set(["720x1280", "1280x720", "1024x1792", "1792x1024"])
 const hasEnded = (status: string | null | undefined) =>
   isSuccess(status) || (typeof status === "string" && ["failed", "error", "cancelled"].includes(status.toLowerCase()))
 const DEFAULT_LIFE: Life = { statuses: ["queued", "in_progress", "completed"] }
-
-const exec = promisify(execFile)
-const scratch = mkdtempSync(join(tmpdir(), "fake-videos-"))
-const rendered = new Map<string, Promise<Uint8Array>>()
-
-/** A real MP4 (H.264 + AAC) of that size and length, made once per pair by ffmpeg. */
-const movie = (size: string, seconds: string) => {
-  const key = `${size}-${seconds}`
-  if (!rendered.has(key)) {
-    const file = join(scratch, `${key}.mp4`)
-    const args = ["-v", "error", "-f", "lavfi", "-i", `testsrc2=size=${size}:rate=24:duration=${seconds}`]
-    args.push("-f", "lavfi", "-i", `sine=frequency=440:duration=${seconds}`, "-c:v", "libx264", "-preset")
-    args.push("ultrafast", "-pix_fmt", "yuv420p", "-c:a", "aac", "-shortest", "-movflags", "+faststart", "-y", file)
-    rendered.set(key, exec(ffmpeg.path, args).then(() => new Uint8Array(readFileSync(file))))
-  }
-  return rendered.get(key)!
-}
 
 const json = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) =>
   res.writeHead(status, { "content-type": "application/json", "x-request-id": `req_fake_${Date.now()}`, ...headers })

@@ -10,25 +10,42 @@ import { planFor } from "./Plans.ts"
 import { parentSpan } from "./RunTask.ts"
 import type { WaitingRow } from "./sql/claimWaiting.ts"
 import { storeOutputs } from "./StoreOutputs.ts"
-import { TaskOutcomes } from "./TaskOutcomes.ts"
+import { type StaleClaim, TaskOutcomes } from "./TaskOutcomes.ts"
 import { TaskQueue } from "./TaskQueue.ts"
 
 /** Polls back off from the engine's poll interval up to this, so every waiting task is asked at least this often. */
 export const MAX_POLL_GAP_MS = 30_000
 
-/** The delay before the next poll of a task polled `polls` times; never sooner than an upstream's retry hint. */
-export const nextPollDelay = (intervalMs: number, polls: number, hintMs?: number) =>
-  Math.max(Math.min(intervalMs * 2 ** Math.min(polls, 10), MAX_POLL_GAP_MS), hintMs ?? 0)
-
 /**
- * What one poll answer does to one waiting task: pending → progress and the
- * next poll; succeeded → results downloaded, checked, re-hosted and the task
- * succeeded; failed → failed with its refund; unknown → polled again until
- * `timeouts.deadline_s` from the submit, then failed with its refund. Every
- * answer is kept for operators in task_attempts.
+ * The delay before the next poll of a task polled `polls` times, up to
+ * `capMs`; never sooner than an upstream's retry hint.
  */
-export const pollTask = (row: WaitingRow, state: UpstreamState, runner: AsyncRunner<unknown>, intervalMs: number) =>
+export const nextPollDelay = (intervalMs: number, polls: number, hintMs?: number, capMs = MAX_POLL_GAP_MS) =>
+  Math.max(Math.min(intervalMs * 2 ** Math.min(polls, 10), capMs), hintMs ?? 0)
+
+/** What the poller tells pollTask besides the answer. */
+export interface PollContext {
+  readonly runner: AsyncRunner<unknown>
+  readonly intervalMs: number
+  /** When the poll was sent: the next one is counted from then, not from when its answer was handled. */
+  readonly polledAt: number
+  /** The longest delay to the next poll: the promised gap less the poller's own slack. */
+  readonly capMs: number
+  /** Whether the answer differs from the last one this poller saw; an unchanged one is not written again. */
+  readonly changed: boolean
+  /**
+   * Runs a finished task's downloads apart from the poll pass (a pass held by
+   * downloads would delay every other task's poll); the task is held meanwhile.
+   */
+  readonly fetchApart: <R>(
+    task: { readonly id: string; readonly attempt: number },
+    fetch: Effect.Effect<void, never, R>
+  ) => Effect.Effect<void, never, R>
+}
+
+export const pollTask = (row: WaitingRow, state: UpstreamState, context: PollContext) =>
   Effect.gen(function*() {
+    const { capMs, changed, fetchApart, intervalMs, polledAt, runner } = context
     const queue = yield* TaskQueue
     const outcomes = yield* TaskOutcomes
     const stored = toClaim(row)
@@ -44,8 +61,8 @@ export const pollTask = (row: WaitingRow, state: UpstreamState, runner: AsyncRun
     const now = yield* Clock.currentTimeMillis
     const pastDeadline = now - row.submitted_at >= plan.channel.timeouts.deadline_s * 1000
     // A callback that named the task meanwhile brings the next poll forward, never before the upstream's hint.
-    const again = (hintMs?: number) =>
-      queue.reschedule(claim, now + nextPollDelay(intervalMs, row.polls, hintMs), now + (hintMs ?? 0))
+    const again = (hintMs?: number, from = polledAt) =>
+      queue.reschedule(claim, from + nextPollDelay(intervalMs, row.polls, hintMs, capMs), from + (hintMs ?? 0))
     // A task that ends frees a slot of the channel's `concurrency`: its workers are told at once.
     const freed = queue.notify(row.channel).pipe(Effect.ignore)
     const failWith = (error: GenerationError, outcome: string) =>
@@ -61,7 +78,7 @@ export const pollTask = (row: WaitingRow, state: UpstreamState, runner: AsyncRun
     switch (state._tag) {
       case "Pending":
       case "Unknown": {
-        if (state.answer !== undefined) {
+        if (state.answer !== undefined && changed) {
           yield* queue.attempt({ ...attempt, outcome: "waiting", lastAnswer: state.answer })
         }
         if (pastDeadline) {
@@ -70,7 +87,7 @@ export const pollTask = (row: WaitingRow, state: UpstreamState, runner: AsyncRun
           )
           return yield* failWith(expired, "deadline")
         }
-        if (state._tag === "Pending" && state.progress !== undefined) {
+        if (state._tag === "Pending" && state.progress !== undefined && changed) {
           yield* queue.progress(claim, state.progress * 0.95)
         }
         return yield* again()
@@ -83,41 +100,55 @@ export const pollTask = (row: WaitingRow, state: UpstreamState, runner: AsyncRun
           return yield* failWith(new GenerationError({ ...plan.internalFailure, transient: false }), "no_output")
         }
         // Downloads may take up to `download_s`: hold the task that long, so no other poller starts them again.
+        // Still `polling` meanwhile, so a callback does not move it (TaskQueue.hold).
         yield* queue.hold(claim, now + (plan.channel.timeouts.download_s + plan.channel.timeouts.poll_s) * 1000)
-        const done = yield* fetchResults(claim.kind, plan, runner, state.results).pipe(
-          Effect.flatMap((outputs) => checkOutputs(claim.kind, outputs, plan.internalFailure)),
-          Effect.flatMap((outputs) =>
-            storeOutputs(claim, plan, outputs).pipe(
-              Effect.mapError(() => new GenerationError({ ...plan.internalFailure, transient: true }))
-            )
-          ),
-          Effect.either
-        )
-        if (Either.isLeft(done)) {
-          // A download that broke off or an unusable file: asked again later, until the deadline.
-          if (done.left.transient && !pastDeadline) {
-            yield* Effect.logWarning("fetching an upstream result failed; trying again").pipe(
-              Effect.annotateLogs({ reason: done.left.message })
-            )
-            return yield* again(done.left.retryAfterMs)
+        const fetch = Effect.gen(function*() {
+          const done = yield* fetchResults(claim.kind, plan, runner, state.results).pipe(
+            Effect.flatMap((outputs) => checkOutputs(claim.kind, outputs, plan.internalFailure)),
+            Effect.flatMap((outputs) =>
+              storeOutputs(claim, plan, outputs).pipe(
+                Effect.mapError(() => new GenerationError({ ...plan.internalFailure, transient: true }))
+              )
+            ),
+            Effect.either
+          )
+          const after = yield* Clock.currentTimeMillis
+          if (Either.isLeft(done)) {
+            // A download that broke off or an unusable file: asked again later, until the deadline.
+            if (done.left.transient && !pastDeadline) {
+              yield* Effect.logWarning("fetching an upstream result failed; trying again").pipe(
+                Effect.annotateLogs({ reason: done.left.message })
+              )
+              return yield* again(done.left.retryAfterMs, after)
+            }
+            // `message` is not an own enumerable field of an Error, so a spread alone would leave it empty.
+            const final = new GenerationError({ ...done.left, message: done.left.message, transient: false })
+            return yield* failWith(final, "fetch_failed")
           }
-          // `message` is not an own enumerable field of an Error, so a spread alone would leave it empty.
-          const final = new GenerationError({ ...done.left, message: done.left.message, transient: false })
-          return yield* failWith(final, "fetch_failed")
-        }
-        yield* queue.attempt({ ...attempt, outcome: "succeeded", lastAnswer: state.answer })
-        return yield* outcomes.succeed(claim, done.right.map((s) => s.asset), {
-          [plan.resultKey]: done.right.map((s) => s.item)
-        }).pipe(Effect.zipLeft(freed))
+          yield* queue.attempt({ ...attempt, outcome: "succeeded", lastAnswer: state.answer })
+          return yield* outcomes.succeed(claim, done.right.map((s) => s.asset), {
+            [plan.resultKey]: done.right.map((s) => s.item)
+          }).pipe(Effect.zipLeft(freed))
+        })
+        return yield* fetchApart(claim, guarded(row, "upstream.fetch_results", fetch))
       }
     }
-  }).pipe(
+  }).pipe((poll) => guarded(row, "task.poll", poll, { "upstream.state": state._tag }))
+
+/** What every part of a poll shares: a claim that ended elsewhere or a defect is logged, never raised. */
+const guarded = <R>(
+  row: WaitingRow,
+  span: string,
+  effect: Effect.Effect<unknown, StaleClaim, R>,
+  attributes: Record<string, unknown> = {}
+) =>
+  effect.pipe(
     Effect.asVoid,
     Effect.catchTag("StaleClaim", () => Effect.logWarning("the task ended elsewhere; this poll's outcome was refused")),
     Effect.catchAllDefect((defect) => Effect.logError("polling a task died", defect)),
     Effect.annotateLogs({ task_id: row.id, attempt: row.attempt }),
-    Effect.withSpan("task.poll", {
+    Effect.withSpan(span, {
       parent: parentSpan(toClaim(row)),
-      attributes: { "task.id": row.id, "task.attempt": row.attempt, "upstream.state": state._tag }
+      attributes: { "task.id": row.id, "task.attempt": row.attempt, ...attributes }
     })
   )

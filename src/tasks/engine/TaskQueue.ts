@@ -17,6 +17,7 @@ import { type AttemptRecord, recordAttempt } from "./sql/recordAttempt.ts"
 import { releaseTask } from "./sql/releaseTask.ts"
 import { requeueExpired } from "./sql/requeueExpired.ts"
 import { reschedulePoll } from "./sql/reschedulePoll.ts"
+import { reschedulePolls } from "./sql/reschedulePolls.ts"
 import { setProgress } from "./sql/setProgress.ts"
 import { waitUpstream } from "./sql/waitUpstream.ts"
 
@@ -122,6 +123,24 @@ const make = Effect.gen(function*() {
   /** Callback wake-ups of a channel's pollers: a hint, like `wakeups`. */
   const nudges = (channel: string) => listen(NUDGED_CHANNEL).pipe(Stream.filter((payload) => payload === channel))
 
+  /** Many tasks' next polls, one statement per attempt number and time; `earliest` for those a callback named. */
+  const rescheduleMany = (
+    tasks: ReadonlyArray<{ readonly claim: Pick<Claim, "id" | "attempt">; readonly runAt: number }>,
+    earliest: number
+  ) => {
+    const groups = new Map<string, { attempt: number; runAt: number; ids: Array<string> }>()
+    for (const { claim, runAt } of tasks) {
+      const key = `${claim.attempt}:${runAt}`
+      const group = groups.get(key) ?? { attempt: claim.attempt, runAt, ids: [] }
+      group.ids.push(claim.id)
+      groups.set(key, group)
+    }
+    return Effect.forEach(groups.values(), (g) => reschedulePolls(sql, g.attempt, g.ids, g.runAt, earliest), {
+      discard: true
+    })
+      .pipe(Effect.orDie)
+  }
+
   /** The operator's record of an attempt (task_attempts); never read by callers. */
   const attempt = (record: AttemptRecord) =>
     Effect.gen(function*() {
@@ -153,6 +172,7 @@ const make = Effect.gen(function*() {
     wait,
     claimDue,
     reschedule,
+    rescheduleMany,
     hold,
     nudge,
     nudges,

@@ -5,20 +5,31 @@ import { GenerationError } from "../../channel/Generation.ts"
 import { type AsyncRunner, isAsyncRunner, UpstreamState } from "../../channel/Upstream.ts"
 import { AppConfig } from "../../platform/AppConfig.ts"
 import { internalFailureOf } from "../Kinds.ts"
-import { nextPollDelay, pollTask } from "./PollTask.ts"
+import { MAX_POLL_GAP_MS, nextPollDelay, pollTask } from "./PollTask.ts"
 import type { WaitingRow } from "./sql/claimWaiting.ts"
 import { TaskQueue } from "./TaskQueue.ts"
 
 /** Waiting tasks taken per pass, and ids per poll call (the spec's batch query takes up to 100). */
 const PASS_SIZE = 500
 const BATCH_SIZE = 100
-/** Tasks of one answer handled at once (downloads included). */
+/** Tasks of one answer handled at once. */
 const HANDLE_CONCURRENCY = 8
+/** Finished tasks whose results are downloaded at once, apart from the passes. */
+const FETCH_CONCURRENCY = 16
+/**
+ * The longest gap between two polls of a task on a channel that polls in
+ * batches (`pollBatch` > 1): a hundred tasks cost one request there, so
+ * they are asked often enough that a finished task is seen within seconds.
+ */
+export const BATCHED_POLL_GAP_MS = 3_000
+/** Passes whose durations make the slack (the longest of them counts). */
+const PASS_HISTORY = 5
 
 /**
  * One channel's poller (DESIGN.md, Engine states): takes the waiting tasks
  * whose poll is due, asks the upstream about all of them in batches, and
- * hands each answer to pollTask. It holds no task between passes, so a
+ * hands each answer to pollTask; finished tasks' downloads run apart, so a
+ * pass is never held by them. It holds no task between passes, so a
  * restart simply polls the waiting tasks again; nothing is resubmitted.
  * On a channel that takes upstream callbacks, a callback's NOTIFY wakes it
  * before the interval ends (a hint: the interval still bounds the wait).
@@ -31,6 +42,7 @@ export const upstreamPoller = (channelName: string) =>
     const settings = channels.get(channelName)!.settings
     const runner = yield* Effect.orDie(channels.runner(channelName))
     const upstreams = new Map<string, AsyncRunner<unknown>>()
+    const scope = yield* Effect.scope
     for (const kind of TaskKind.literals) {
       const r = (runner as Partial<Record<TaskKind, unknown>>)[kind]
       if (isAsyncRunner(r)) upstreams.set(kind, r)
@@ -52,8 +64,41 @@ export const upstreamPoller = (channelName: string) =>
       )
     }
 
+    // A task due just after a pass took its tasks waits for that pass, the pause and its place in the next pass:
+    // the backoff's cap leaves that slack, so the promised gap holds between two polls as the upstream sees them.
+    const passes: Array<number> = []
+    const capFor = (upstream: AsyncRunner<unknown>) => {
+      const promised = (upstream.pollBatch ?? 1) > 1 ? BATCHED_POLL_GAP_MS : MAX_POLL_GAP_MS
+      return Math.max(intervalMs, promised - intervalMs - 2 * Math.max(0, ...passes))
+    }
+    // What each task's last answer said (its state and progress), so an unchanged answer is not written again.
+    const lastSaid = new Map<string, string>()
+    const saidOf = (state: UpstreamState) => `${state._tag}:${state._tag === "Pending" ? state.progress : ""}`
+
+    // Downloads run apart from the passes, a few at once; a task already being fetched is not fetched twice.
+    const permits = yield* Effect.makeSemaphore(FETCH_CONCURRENCY)
+    const fetching = new Set<string>()
+    const fetchApart = <R>(
+      task: { readonly id: string; readonly attempt: number },
+      fetch: Effect.Effect<void, never, R>
+    ) =>
+      fetching.has(task.id) ? Effect.void : Effect.suspend(() => {
+        fetching.add(task.id)
+        return fetch.pipe(
+          permits.withPermits(1),
+          // Stopped before it ended (a shutdown): the held task is due at once, for the next process to fetch.
+          Effect.onInterrupt(() =>
+            Effect.flatMap(Clock.currentTimeMillis, (now) => queue.reschedule(task, now)).pipe(Effect.ignore)
+          ),
+          Effect.ensuring(Effect.sync(() => fetching.delete(task.id))),
+          Effect.forkIn(scope),
+          Effect.asVoid
+        )
+      })
+
     const pollBatch = (upstream: AsyncRunner<unknown>, rows: ReadonlyArray<WaitingRow>) =>
       Effect.gen(function*() {
+        const polledAt = yield* Clock.currentTimeMillis
         const answer = yield* upstream.poll(rows.map((r) => r.upstream_id)).pipe(
           Effect.timeout(Duration.seconds(settings.timeouts.poll_s)),
           Effect.withSpan("upstream.poll", { attributes: { "channel.name": channelName, "poll.ids": rows.length } }),
@@ -65,23 +110,44 @@ export const upstreamPoller = (channelName: string) =>
           yield* Effect.logWarning("polling the upstream failed").pipe(
             Effect.annotateLogs({ reason: answer.left.message })
           )
+          const capMs = capFor(upstream)
           const now = yield* Clock.currentTimeMillis
           return yield* Effect.forEach(
             rows,
-            (row) => queue.reschedule(row, now + nextPollDelay(intervalMs, row.polls, hint), now + (hint ?? 0))
+            (row) =>
+              queue.reschedule(row, polledAt + nextPollDelay(intervalMs, row.polls, hint, capMs), now + (hint ?? 0))
           )
         }
+        const capMs = capFor(upstream)
+        // A task whose answer has not changed and whose deadline is not near only needs its next poll: those
+        // are rescheduled together, so a batch of tasks still running costs one statement, not one each.
+        const deadlineMs = settings.timeouts.deadline_s * 1000
+        const quiet: Array<{ readonly claim: WaitingRow; readonly runAt: number }> = []
+        const handled: Array<{ readonly row: WaitingRow; readonly state: UpstreamState; readonly changed: boolean }> =
+          []
+        for (const row of rows) {
+          const state = answer.right.get(row.upstream_id) ?? UpstreamState.Unknown({})
+          const said = saidOf(state)
+          const changed = lastSaid.get(row.id) !== said
+          const waits = state._tag === "Pending" || state._tag === "Unknown"
+          if (waits) lastSaid.set(row.id, said)
+          else lastSaid.delete(row.id)
+          const runAt = polledAt + nextPollDelay(intervalMs, row.polls, undefined, capMs)
+          if (waits && !changed && runAt - row.submitted_at < deadlineMs) quiet.push({ claim: row, runAt })
+          else handled.push({ row, state, changed })
+        }
+        // A callback that named one of them while it was polled brings its next poll to now.
+        yield* queue.rescheduleMany(quiet, yield* Clock.currentTimeMillis)
         yield* Effect.forEach(
-          rows,
-          (row) => pollTask(row, answer.right.get(row.upstream_id) ?? UpstreamState.Unknown({}), upstream, intervalMs),
-          {
-            concurrency: HANDLE_CONCURRENCY,
-            discard: true
-          }
+          handled,
+          ({ changed, row, state }) =>
+            pollTask(row, state, { runner: upstream, intervalMs, polledAt, capMs, changed, fetchApart }),
+          { concurrency: HANDLE_CONCURRENCY, discard: true }
         )
       })
 
     const pass = Effect.gen(function*() {
+      const started = yield* Clock.currentTimeMillis
       const rows = yield* queue.claimDue(channelName, PASS_SIZE, holdMs)
       // A kind this channel no longer serves asynchronously (its adapter changed): nothing can poll it, so it
       // fails through the refunding path rather than wait forever.
@@ -90,8 +156,14 @@ export const upstreamPoller = (channelName: string) =>
         pollTask(
           row,
           UpstreamState.Failed({ error: new GenerationError({ ...internalFailureOf(row.kind), transient: false }) }),
-          upstreams.values().next().value!,
-          intervalMs
+          {
+            runner: upstreams.values().next().value!,
+            intervalMs,
+            polledAt: started,
+            capMs: MAX_POLL_GAP_MS,
+            changed: true,
+            fetchApart
+          }
         ), { discard: true })
       yield* Effect.forEach(upstreams, ([kind, upstream]) => {
         const ofKind = rows.filter((r) => r.kind === kind)
@@ -109,6 +181,13 @@ export const upstreamPoller = (channelName: string) =>
           )
         )
       )
+      if (rows.length > 0) {
+        passes.push((yield* Clock.currentTimeMillis) - started)
+        if (passes.length > PASS_HISTORY) passes.shift()
+      }
+      // A task forgotten here (it ended, or another replica polls it) is forgotten after a while: only the answers
+      // of the tasks still polled are kept.
+      if (lastSaid.size > PASS_SIZE * 20) lastSaid.clear()
       return rows.length === PASS_SIZE
     })
 

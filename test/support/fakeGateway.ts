@@ -1,0 +1,101 @@
+import { expect } from "vitest"
+import { type FakeGateway, startFakeGateway } from "../fakes/gateway.ts"
+import { alsoWith, configWith } from "./config.ts"
+import { startGateway, type TestGateway } from "./gateway.ts"
+import { call, createAccount } from "./http.ts"
+import { ledgerOf, pollTask, videoRequest } from "./tasks.ts"
+
+/**
+ * A gateway whose models run on `gateway` channels pointing at the fake
+ * upstream gateway (test/fakes/gateway.ts), for the channel's fault tests.
+ * `upgw` serves VIDEO and IMAGE; `upgw-short` serves SHORT with a 3 s
+ * deadline, for the faults that only a deadline ends. The engine runs
+ * in-process (ROLE=all).
+ */
+
+export const MODEL_TOKEN = "sk-upstream-gateway-0123456789"
+export const RESOURCE_KEY = "ak_upstream-gateway-0123456789"
+export const VIDEO = "provy-famS-2.0-480p"
+export const SHORT = "provy-famS-2.0-720p"
+export const IMAGE = "provx-image-1"
+
+export interface FakeGatewayEnv {
+  readonly gw: TestGateway
+  readonly fake: FakeGateway
+  readonly close: () => Promise<void>
+}
+
+export const startFakeGatewayEnv = async (): Promise<FakeGatewayEnv> => {
+  const fake = await startFakeGateway({ modelToken: MODEL_TOKEN, resourceKey: RESOURCE_KEY })
+  const config = configWith("models.json", (models) => {
+    const channel = {
+      adapter: "gateway",
+      base_url: fake.url,
+      credentials: { model_token: { env: "UPGW_SK" }, resource_key: { env: "UPGW_AK" } },
+      concurrency: 20,
+      timeouts: { submit_s: 2, poll_s: 2, download_s: 30 }
+    }
+    models.channels.upgw = channel
+    models.channels["upgw-short"] = { ...channel, timeouts: { ...channel.timeouts, deadline_s: 3 } }
+    models.models[VIDEO].channels = [{ channel: "upgw", upstream_model: "upstream-video-model" }]
+    models.models[SHORT].channels = [{ channel: "upgw-short", upstream_model: "upstream-video-model" }]
+    models.models[IMAGE].channels = [{ channel: "upgw", upstream_model: "upstream-image-model" }]
+  })
+  alsoWith(config, "limits.json", (limits) => {
+    limits.engine = { poll_interval_ms: 200, heartbeat_s: 1, lease_s: 10, retry_base_ms: 50, generate_retries: 2 }
+    for (const rate of Object.values(limits.rate_limits) as Array<any>) rate.burst = rate.per_second = 10_000
+  })
+  const gw = await startGateway({ ROLE: "all", CONFIG_DIR: config, UPGW_SK: MODEL_TOKEN, UPGW_AK: RESOURCE_KEY })
+  return {
+    gw,
+    fake,
+    close: async () => {
+      await gw.close()
+      await fake.close()
+    }
+  }
+}
+
+/** A video task whose prompt names it, so its upstream task and requests can be found. */
+export const videoTask = (prompt: string, model = VIDEO) =>
+  videoRequest({ model, input: { prompt } }) as ReturnType<typeof videoRequest> & { input: { prompt: string } }
+
+/** Creates a task, waits for its end; returns it with the upstream task and requests its prompt caused. */
+export const runTask = async ({ fake, gw }: FakeGatewayEnv, body: { input: { prompt: string } }, kind = "video") => {
+  const acct = await createAccount(gw, { name: "caller", wallet_credits: 100 })
+  const created = await call(gw, "POST", `/v1/${kind}/tasks`, { key: acct.model.key, json: body })
+  expect(created.status).toBe(202)
+  const task = (await pollTask(gw, acct.resource.key, created.body.id, undefined, { kind: kind as "video" })).at(-1)
+  const prompt = body.input.prompt
+  const upstream = [...fake.tasks.values()].filter((t) => t.prompt === prompt)
+  const creates = fake.requests.filter((r) => r.path.endsWith("/tasks") && r.fields.input?.prompt === prompt)
+  const polls = upstream.length === 1 ? fake.polls.get(upstream[0]!.id) ?? [] : []
+  return { task, upstream, creates, polls, acct }
+}
+
+export const expectRefunded = async (gw: TestGateway, taskId: string) => {
+  const ledger = await ledgerOf(gw, taskId)
+  expect(ledger.map((l) => l.kind)).toEqual(["charge", "refund"])
+  expect(ledger[0]!.wallet_micros + ledger[1]!.wallet_micros).toBe(0)
+}
+
+export const expectChargedOnce = async (gw: TestGateway, taskId: string) =>
+  expect((await ledgerOf(gw, taskId)).map((l) => l.kind)).toEqual(["charge"])
+
+/**
+ * Nothing of the upstream reaches the caller: its task ids and address, the
+ * upstream models, its keys and request ids, its HTML page, the channels' names.
+ */
+export const expectNothingUpstream = ({ fake }: FakeGatewayEnv, task: unknown) => {
+  const text = JSON.stringify(task)
+  const words = [
+    "upgw",
+    "upstream-video-model",
+    "upstream-image-model",
+    ...fake.tasks.keys(),
+    MODEL_TOKEN,
+    RESOURCE_KEY
+  ]
+  words.push("req_fakegw", new URL(fake.url).host, "<html", "gw-node-3", "10.0.0.9", "Too many requests", "expired")
+  for (const word of words) expect(text).not.toContain(word)
+}
