@@ -2,7 +2,7 @@
  * Benchmark (issue 16, create path): `POST /v1/video/tasks` through the
  * gateway on PostgreSQL (ROLE=api: no worker takes the tasks, so only the
  * create is measured) against pgbench running the gateway's own minimal
- * transaction for one create (bench/create-path/*.sql: the account row
+ * transaction for one create (bench/create-path/create.sql: the account row
  * locked, checked and debited with its ledger row in one statement, then the
  * task INSERT carrying the charge, COMMIT). Two loads, in interleaved rounds:
  *
@@ -19,24 +19,12 @@
  *   PROFILE=dir …          # the gateway runs with --cpu-prof into dir
  */
 import { spawn } from "node:child_process"
-import { randomBytes } from "node:crypto"
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import * as os from "node:os"
 import { join } from "node:path"
-import buildIfStale from "../test/support/build.ts"
 import { addRows } from "./markdown.ts"
-import { measureRound, median, type Round, type Server, startProcess, stop, summary, waitReady } from "./servers.ts"
-import {
-  freePort,
-  gitHead,
-  machine,
-  RESULTS_DIR,
-  RESULTS_MD,
-  ROOT,
-  round,
-  withClient,
-  withDatabase
-} from "./support.ts"
+import { gatewayInstallation, measureRound, median, type Round, startGateway, summary } from "./servers.ts"
+import { gitHead, machine, RESULTS_DIR, RESULTS_MD, ROOT, round, withClient } from "./support.ts"
 
 const ADMIN_TOKEN = "adm_bench_0123456789abcdefghijklmnop"
 const ROUNDS = Number(process.env.ROUNDS ?? 3)
@@ -95,15 +83,15 @@ const pgbench = (url: string, script: string, defines: Record<string, string>, d
 const HEADER = `## create-path
 
 \`POST /v1/video/tasks\` (${MODEL}, 4 s, no references) through the gateway on PostgreSQL
-(\`node dist/src/main.js\`; the first row through tsx; \`ROLE=api\`, so no worker runs the tasks; create rate limit raised) against pgbench running the
-gateway's own transaction for one create (\`bench/create-path/*.sql\`: at 6c720ce INSERT the task,
+(\`node dist/src/main.js\`; the rows of 6c720ce and 6b28429 through tsx; \`ROLE=api\`, so no worker runs the tasks; create rate limit raised) against pgbench running the
+gateway's own transaction for one create (\`bench/create-path/create.sql\`: at 6c720ce INSERT the task,
 lock and debit the account, INSERT the ledger row, keep the charge on the task, COMMIT; in
 later rows the account locked, checked and debited with its ledger row in one statement, then the
 task INSERT with its charge, COMMIT). 10 connections
 each, ${WARMUP_S} s warm-up, interleaved rounds; creates/s is the median round. "One account":
 every create debits the same account row; "100 accounts": creates spread over 100 accounts
 (pgbench picks the account by a random number in a lookup table, one more indexed SELECT than the
-gateway makes). Load is the 1-minute load average at start / end (2 shared cores).
+gateway makes; from 2026-11-23 19:40 on, in the one-account runs too). Load is the 1-minute load average at start / end (2 shared cores).
 
 Run: \`DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npm run bench:create\`.
 
@@ -115,62 +103,16 @@ const main = async () => {
   const serverUrl = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test"
   const loadStart = os.loadavg()[0]!
   const cleanups: Array<() => Promise<unknown>> = []
-  // What `npm start` runs: the compiled service, rebuilt first if a source is newer.
-  buildIfStale()
   try {
-    const configDir = mkdtempSync(join(os.tmpdir(), "gw-create-config-"))
-    const dataDir = mkdtempSync(join(os.tmpdir(), "gw-create-data-"))
-    cleanups.push(
-      async () => rmSync(configDir, { recursive: true, force: true }),
-      async () => rmSync(dataDir, { recursive: true, force: true })
-    )
-    for (const file of ["groups.json", "models.json"]) {
-      writeFileSync(join(configDir, file), readFileSync(join(ROOT, "config", file)))
-    }
-    const limits = JSON.parse(readFileSync(join(ROOT, "config", "limits.json"), "utf8"))
-    limits.rate_limits.create = { per_second: 1_000_000, burst: 1_000_000 }
-    writeFileSync(join(configDir, "limits.json"), JSON.stringify(limits, null, 2))
-
-    const name = `bench_create_${Date.now().toString(36)}_${randomBytes(3).toString("hex")}`
-    await withClient(serverUrl, (c) => c.query(`CREATE DATABASE ${name}`))
-    const databaseUrl = withDatabase(serverUrl, name)
-    cleanups.push(() => withClient(serverUrl, (c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)))
-
-    const port = await freePort()
-    const profile = process.env.PROFILE
-    const gateway: Server = startProcess(
-      "gateway",
-      [
-        ...(profile ? ["--cpu-prof", `--cpu-prof-dir=${profile}`] : []),
-        "--import",
-        "tsx",
-        "src/main.ts"
-      ],
-      {
-        ROLE: "api",
-        HOST: "127.0.0.1",
-        PORT: String(port),
-        DATA_DIR: dataDir,
-        CONFIG_DIR: configDir,
-        ADMIN_TOKEN,
-        DATABASE_URL: databaseUrl
-      },
-      port,
+    const { configDir, dataDir, databaseUrl } = await gatewayInstallation(serverUrl, "create", (limits) => {
+      limits.rate_limits.create = { per_second: 1_000_000, burst: 1_000_000 }
+    }, cleanups)
+    const { admin, gateway } = await startGateway(
+      { ROLE: "api", DATA_DIR: dataDir, CONFIG_DIR: configDir, DATABASE_URL: databaseUrl },
+      ADMIN_TOKEN,
+      cleanups,
       log
     )
-    cleanups.unshift(() => stop(gateway))
-    await waitReady(gateway, "/readyz")
-
-    const admin = async (path: string, json: unknown) => {
-      const res = await fetch(gateway.url + path, {
-        method: "POST",
-        headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
-        body: JSON.stringify(json)
-      })
-      const body = await res.json() as any
-      if (res.status >= 300) throw new Error(`POST ${path}: ${res.status} ${JSON.stringify(body)}`)
-      return body
-    }
     // Balances no run can exhaust: an insufficient balance would answer 402 and end nothing.
     const accounts = await Promise.all(Array.from({ length: SPREAD + 1 }, async (_, i) => {
       const account = await admin("/admin/v1/accounts", { name: `bench-${i}`, wallet_credits: 1e9 })
@@ -180,7 +122,8 @@ const main = async () => {
     const [hot, ...spread] = accounts
     await withClient(databaseUrl, async (c) => {
       await c.query(`CREATE TABLE bench_accounts (n int PRIMARY KEY, id text NOT NULL)`)
-      for (const [i, a] of spread.entries()) await c.query(`INSERT INTO bench_accounts VALUES ($1, $2)`, [i + 1, a.id])
+      // Row 0 is the hot account, rows 1 to 100 the spread ones (bench/create-path/create.sql).
+      for (const [i, a] of accounts.entries()) await c.query(`INSERT INTO bench_accounts VALUES ($1, $2)`, [i, a.id])
     })
 
     // What the gateway stores for one create, so pgbench writes rows of the same size.
@@ -220,21 +163,22 @@ const main = async () => {
     }
     const hotKeys = [hot!.key]
     const spreadKeys = spread.map((a) => a.key)
-    const oneDefines = { ...defines, account: hot!.id }
+    const oneDefines = { ...defines, lo: "0", hi: "0" }
+    const spreadDefines = { ...defines, lo: "1", hi: String(SPREAD) }
 
     for (const keys of [hotKeys, spreadKeys]) await gatewayRound(keys, WARMUP_S)
-    await pgbench(databaseUrl, "one-account.sql", oneDefines, WARMUP_S)
+    await pgbench(databaseUrl, "create.sql", oneDefines, WARMUP_S)
 
     const rounds = { gatewayOne: [] as Array<Round>, gatewaySpread: [] as Array<Round> }
     const pg = { one: [] as Array<number>, spread: [] as Array<number> }
     for (let i = 0; i < ROUNDS; i++) {
       const steps: Array<() => Promise<void>> = [
         async () => void rounds.gatewayOne.push(check(await gatewayRound(hotKeys, ROUND_S))),
-        async () => void pg.one.push(await pgbench(databaseUrl, "one-account.sql", oneDefines, ROUND_S)),
+        async () => void pg.one.push(await pgbench(databaseUrl, "create.sql", oneDefines, ROUND_S)),
         async () => void rounds.gatewaySpread.push(check(await gatewayRound(spreadKeys, ROUND_S))),
         async () =>
           void pg.spread.push(
-            await pgbench(databaseUrl, "spread-accounts.sql", { ...defines, n: String(SPREAD) }, ROUND_S)
+            await pgbench(databaseUrl, "create.sql", spreadDefines, ROUND_S)
           )
       ]
       for (const step of i % 2 ? steps.reverse() : steps) await step()

@@ -12,32 +12,23 @@
  *   PROFILE=dir …          # the gateway runs with --cpu-prof into dir
  */
 import { randomBytes } from "node:crypto"
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import * as os from "node:os"
 import { join } from "node:path"
 import { canonicalJson } from "../src/platform/Digest.ts"
-import buildIfStale from "../test/support/build.ts"
 import { addRows } from "./markdown.ts"
 import {
+  gatewayInstallation,
   measureRound,
   type Round,
   type Server,
+  startGateway,
   startProcess as startServer,
   stop,
   summary,
   waitReady
 } from "./servers.ts"
-import {
-  freePort,
-  gitHead,
-  machine,
-  RESULTS_DIR,
-  RESULTS_MD,
-  ROOT,
-  round,
-  withClient,
-  withDatabase
-} from "./support.ts"
+import { freePort, gitHead, machine, RESULTS_DIR, RESULTS_MD, round, withClient } from "./support.ts"
 
 const ADMIN_TOKEN = "adm_bench_0123456789abcdefghijklmnop"
 const ROUNDS = Number(process.env.ROUNDS ?? 4)
@@ -72,53 +63,16 @@ const main = async () => {
   const serverUrl = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test"
   const loadStart = os.loadavg()[0]!
   const cleanups: Array<() => Promise<unknown>> = []
-  // What `npm start` runs: the compiled service, rebuilt first if a source is newer.
-  buildIfStale()
   try {
-    const configDir = mkdtempSync(join(os.tmpdir(), "gw-read-config-"))
-    const dataDir = mkdtempSync(join(os.tmpdir(), "gw-read-data-"))
-    cleanups.push(
-      async () => rmSync(configDir, { recursive: true, force: true }),
-      async () => rmSync(dataDir, { recursive: true, force: true })
-    )
-    for (const file of ["groups.json", "models.json"]) {
-      writeFileSync(join(configDir, file), readFileSync(join(ROOT, "config", file)))
-    }
-    const limits = JSON.parse(readFileSync(join(ROOT, "config", "limits.json"), "utf8"))
-    limits.rate_limits.read = { per_second: 1_000_000, burst: 1_000_000 }
-    writeFileSync(join(configDir, "limits.json"), JSON.stringify(limits, null, 2))
-
-    const name = `bench_read_${Date.now().toString(36)}_${randomBytes(3).toString("hex")}`
-    await withClient(serverUrl, (c) => c.query(`CREATE DATABASE ${name}`))
-    const databaseUrl = withDatabase(serverUrl, name)
-    cleanups.push(() => withClient(serverUrl, (c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)))
-
-    const gwPort = await freePort()
-    const profile = process.env.PROFILE
-    const gateway = startProcess("gateway", [
-      ...(profile ? ["--cpu-prof", `--cpu-prof-dir=${profile}`] : []),
-      "dist/src/main.js"
-    ], {
-      HOST: "127.0.0.1",
-      PORT: String(gwPort),
-      DATA_DIR: dataDir,
-      CONFIG_DIR: configDir,
+    const { configDir, dataDir, databaseUrl } = await gatewayInstallation(serverUrl, "read", (limits) => {
+      limits.rate_limits.read = { per_second: 1_000_000, burst: 1_000_000 }
+    }, cleanups)
+    const { admin, gateway } = await startGateway(
+      { DATA_DIR: dataDir, CONFIG_DIR: configDir, DATABASE_URL: databaseUrl },
       ADMIN_TOKEN,
-      DATABASE_URL: databaseUrl
-    }, gwPort)
-    cleanups.unshift(() => stop(gateway))
-    await waitReady(gateway, "/readyz")
-
-    const admin = async (path: string, json: unknown) => {
-      const res = await fetch(gateway.url + path, {
-        method: "POST",
-        headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
-        body: JSON.stringify(json)
-      })
-      const body = await res.json() as any
-      if (res.status >= 300) throw new Error(`POST ${path}: ${res.status} ${JSON.stringify(body)}`)
-      return body
-    }
+      cleanups,
+      log
+    )
     const account = await admin("/admin/v1/accounts", { name: "bench" })
     const key = await admin(`/admin/v1/accounts/${account.id}/keys`, { kind: "resource" })
     const id = `task_${randomBytes(16).toString("hex").slice(0, 22)}`

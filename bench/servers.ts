@@ -1,7 +1,11 @@
 import autocannon from "autocannon"
 import { type ChildProcess, spawn } from "node:child_process"
-import { readFileSync } from "node:fs"
-import { ROOT, round, sleep } from "./support.ts"
+import { randomBytes } from "node:crypto"
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import * as os from "node:os"
+import { join } from "node:path"
+import buildIfStale from "../test/support/build.ts"
+import { freePort, ROOT, round, sleep, withClient, withDatabase } from "./support.ts"
 
 /**
  * Server processes a benchmark starts (the gateway and its peers) and the
@@ -110,3 +114,72 @@ export const summary = (rs: ReadonlyArray<Round>) => ({
     3
   )
 })
+
+/**
+ * What a gateway under a benchmark needs: a config folder (the repository's
+ * config/, its limits adjusted by `limits`), a data folder and a database of
+ * its own on `serverUrl`; `cleanups` removes them.
+ */
+export const gatewayInstallation = async (
+  serverUrl: string,
+  prefix: string,
+  limits: (limits: any) => void,
+  cleanups: Array<() => Promise<unknown>>
+) => {
+  const configDir = mkdtempSync(join(os.tmpdir(), `gw-${prefix}-config-`))
+  const dataDir = mkdtempSync(join(os.tmpdir(), `gw-${prefix}-data-`))
+  cleanups.push(
+    async () => rmSync(configDir, { recursive: true, force: true }),
+    async () => rmSync(dataDir, { recursive: true, force: true })
+  )
+  for (const file of ["groups.json", "models.json"]) {
+    writeFileSync(join(configDir, file), readFileSync(join(ROOT, "config", file)))
+  }
+  const adjusted = JSON.parse(readFileSync(join(ROOT, "config", "limits.json"), "utf8"))
+  limits(adjusted)
+  writeFileSync(join(configDir, "limits.json"), JSON.stringify(adjusted, null, 2))
+
+  const name = `bench_${prefix}_${Date.now().toString(36)}_${randomBytes(3).toString("hex")}`
+  await withClient(serverUrl, (c) => c.query(`CREATE DATABASE ${name}`))
+  cleanups.push(() => withClient(serverUrl, (c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)))
+  return { configDir, dataDir, databaseUrl: withDatabase(serverUrl, name) }
+}
+
+/**
+ * The compiled gateway, as `npm start` runs it (rebuilt first when a source
+ * is newer), with `--cpu-prof` into the folder PROFILE names; ready once
+ * /readyz answers, stopped by `cleanups`. `admin` posts to its admin API.
+ */
+export const startGateway = async (
+  env: Record<string, string>,
+  adminToken: string,
+  cleanups: Array<() => Promise<unknown>>,
+  log: (message: string) => void
+) => {
+  buildIfStale()
+  const port = await freePort()
+  const profile = process.env.PROFILE
+  const gateway = startProcess(
+    "gateway",
+    [
+      ...(profile ? ["--cpu-prof", `--cpu-prof-dir=${profile}`] : []),
+      "dist/src/main.js"
+    ],
+    { HOST: "127.0.0.1", PORT: String(port), ADMIN_TOKEN: adminToken, ...env },
+    port,
+    log
+  )
+  cleanups.unshift(() => stop(gateway))
+  await waitReady(gateway, "/readyz")
+  const admin = async (path: string, json: unknown) => {
+    const res = await fetch(gateway.url + path, {
+      method: "POST",
+      headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
+      body: JSON.stringify(json)
+    })
+    const body = await res.json() as any
+    if (res.status >= 300) throw new Error(`POST ${path}: ${res.status} ${JSON.stringify(body)}`)
+    return body
+  }
+  return { gateway, admin }
+}

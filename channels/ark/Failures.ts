@@ -1,5 +1,13 @@
-import type { HttpClientError } from "@effect/platform"
-import { certainlyNotSent, GenerationError, retryHintMs } from "../../src/channel/Adapter.ts"
+import { GenerationError, retryHintMs } from "../../src/channel/Adapter.ts"
+import { ambiguous, invalid, misconfigured, transient, unsafe, videoFailure } from "../../src/channel/VideoFailures.ts"
+export {
+  ambiguous,
+  fetchBroken,
+  fromTransport,
+  resultExpired,
+  transient,
+  unsupported
+} from "../../src/channel/VideoFailures.ts"
 
 /**
  * What Ark's refusals and failures mean for the task (PROTOCOLS.md §1.9).
@@ -8,55 +16,6 @@ import { certainlyNotSent, GenerationError, retryHintMs } from "../../src/channe
  * operator's account state, so they reach the log and `task_attempts` only.
  * `retryable` says whether a fresh task is worth creating.
  */
-
-const FAILED = "video_task_failed"
-
-const failure = (
-  message: string,
-  retryable: boolean,
-  more: { transient?: boolean; retryAfterMs?: number | undefined; notAccepted?: boolean; ambiguous?: boolean } = {}
-) => new GenerationError({ code: FAILED, message, retryable, transient: false, ...more })
-
-/** Throttled, overloaded or unreachable before sending: nothing was created, so this or another channel may try. */
-export const transient = (retryAfterMs?: number) =>
-  failure("The video service is busy. Create a new task to try again.", true, {
-    transient: true,
-    retryAfterMs,
-    notAccepted: true
-  })
-
-/**
- * Sent, and no answer we can trust: Ark may hold a task we cannot name (it
- * has no idempotency key and no field of ours to look a task up by), so the
- * engine fails the task with its refund instead of risking a second charge.
- */
-export const ambiguous = () =>
-  failure("The video service did not confirm the task. Create a new task to try again.", true, {
-    transient: true,
-    ambiguous: true
-  })
-
-/** This channel's key, account or endpoint refused: the operator's problem, and another channel may take the task. */
-const misconfigured = () =>
-  failure("The video service is temporarily unavailable. Create a new task to try again.", true, {
-    notAccepted: true
-  })
-
-const unsafe = () => failure("The request or its result was refused by the content safety policy.", false)
-
-const invalid = () => failure("The video service refused the parameters or reference media of this request.", false)
-
-/** A request this adapter does not send at all (a mode or option Ark has no field for). */
-export const unsupported = (message: string) => failure(message, false)
-
-/** A download that broke off, or a file that is not there yet: asked again until the deadline. */
-export const fetchBroken = () => failure("The video could not be downloaded.", true, { transient: true })
-
-/** The 24-hour result link has lapsed: the video is gone upstream, so the task fails with its refund. */
-export const resultExpired = () => failure("The generated video expired before it could be stored.", true)
-
-export const fromTransport = (error: HttpClientError.HttpClientError) =>
-  certainlyNotSent(error) ? transient() : ambiguous()
 
 const isSafety = (code: string) => /Sensitive|Moderation|PolicyViolation/i.test(code)
 const isParameter = (code: string) => /^(InvalidParameter|MissingParameter|InvalidArgument)/.test(code)
@@ -92,7 +51,7 @@ export const fromCreateStatus = (
  * never sooner than the hint, until the task's deadline.
  */
 export const fromPollStatus = (headers: Readonly<Record<string, string | undefined>>, body: unknown) =>
-  failure("Polling the video service failed.", true, { transient: true, retryAfterMs: retryHintMs(headers, body) })
+  videoFailure("Polling the video service failed.", true, { transient: true, retryAfterMs: retryHintMs(headers, body) })
 
 /**
  * A task Ark ended without a video (§1.7). A safety refusal of the output
@@ -103,7 +62,7 @@ export const fromPollStatus = (headers: Readonly<Record<string, string | undefin
 export const fromTaskFailure = (status: string, code: string): GenerationError => {
   if (isSafety(code)) return unsafe()
   if (isParameter(code)) return invalid()
-  if (status === "expired") return failure("The video service did not finish the task in time.", true)
-  if (status === "cancelled") return failure("The task was cancelled by the video service.", true)
-  return failure("The video could not be generated.", true)
+  if (status === "expired") return videoFailure("The video service did not finish the task in time.", true)
+  if (status === "cancelled") return videoFailure("The task was cancelled by the video service.", true)
+  return videoFailure("The video could not be generated.", true)
 }

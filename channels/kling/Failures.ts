@@ -1,5 +1,13 @@
-import type { HttpClientError } from "@effect/platform"
-import { certainlyNotSent, GenerationError, retryHintMs } from "../../src/channel/Adapter.ts"
+import { GenerationError, retryHintMs } from "../../src/channel/Adapter.ts"
+import { ambiguous, invalid, misconfigured, transient, unsafe, videoFailure } from "../../src/channel/VideoFailures.ts"
+export {
+  ambiguous,
+  fetchBroken,
+  fromTransport,
+  resultExpired,
+  transient,
+  unsupported
+} from "../../src/channel/VideoFailures.ts"
 
 /**
  * What Kling's refusals and failures mean for the task (PROTOCOLS.md §3.5).
@@ -10,61 +18,8 @@ import { certainlyNotSent, GenerationError, retryHintMs } from "../../src/channe
  * channel.
  */
 
-const FAILED = "video_task_failed"
-
-const failure = (
-  message: string,
-  retryable: boolean,
-  more: { transient?: boolean; retryAfterMs?: number | undefined; notAccepted?: boolean; ambiguous?: boolean } = {}
-) => new GenerationError({ code: FAILED, message, retryable, transient: false, ...more })
-
-/** Throttled, overloaded or unreachable before sending: nothing was created, so this or another channel may try. */
-export const transient = (retryAfterMs?: number) =>
-  failure("The video service is busy. Create a new task to try again.", true, {
-    transient: true,
-    retryAfterMs,
-    notAccepted: true
-  })
-
 /** Kling's documented advice for 1303 (too many tasks in flight): back off, starting at a second or more. */
 export const CONCURRENCY_BACKOFF_MS = 2000
-
-/**
- * Sent, and no answer we can trust: Kling may hold the task. The engine
- * looks it up by our task id (`external_task_id`) through `find` before
- * anything else, so it is adopted rather than created twice.
- */
-export const ambiguous = () =>
-  failure("The video service did not confirm the task. Create a new task to try again.", true, {
-    transient: true,
-    ambiguous: true
-  })
-
-/**
- * This channel's keys, account, balance or model access refused: the
- * operator's problem, not retried here (1102, a spent resource pack, stays
- * spent), and another channel may take the task.
- */
-const misconfigured = () =>
-  failure("The video service is temporarily unavailable. Create a new task to try again.", true, {
-    notAccepted: true
-  })
-
-const unsafe = () => failure("The request or its result was refused by the content safety policy.", false)
-
-const invalid = () => failure("The video service refused the parameters or reference media of this request.", false)
-
-/** A request this adapter does not send at all (a mode or option Kling has no field for). */
-export const unsupported = (message: string) => failure(message, false)
-
-/** A download that broke off: asked again until the deadline. */
-export const fetchBroken = () => failure("The video could not be downloaded.", true, { transient: true })
-
-/** The result link no longer serves the file: the video is gone upstream, so the task fails with its refund. */
-export const resultExpired = () => failure("The generated video expired before it could be stored.", true)
-
-export const fromTransport = (error: HttpClientError.HttpClientError) =>
-  certainlyNotSent(error) ? transient() : ambiguous()
 
 /** Kling's numeric code in `{"code","message","request_id"}`; HTML pages from a proxy have none. */
 export const codeOf = (body: unknown): number | undefined => {
@@ -117,7 +72,7 @@ export const isTokenRefused = (code: number | undefined) => code === 1003 || cod
 
 /** A failed poll changes nothing upstream: the engine asks again later, never sooner than the hint. */
 export const fromPollStatus = (headers: Readonly<Record<string, string | undefined>>, body: unknown) =>
-  failure("Polling the video service failed.", true, {
+  videoFailure("Polling the video service failed.", true, {
     transient: true,
     retryAfterMs: codeOf(body) === 1303
       ? Math.max(retryHintMs(headers, body) ?? 0, CONCURRENCY_BACKOFF_MS)
@@ -135,5 +90,5 @@ const isParameter = (msg: string) => /invalid|not supported|unsupported|paramete
 export const fromTaskFailure = (reason: string): GenerationError => {
   if (isSafety(reason)) return unsafe()
   if (isParameter(reason)) return invalid()
-  return failure("The video could not be generated.", true)
+  return videoFailure("The video could not be generated.", true)
 }

@@ -1,5 +1,15 @@
-import type { HttpClientError } from "@effect/platform"
-import { certainlyNotSent, GenerationError, retryHintMs } from "../../src/channel/Adapter.ts"
+import { GenerationError, retryHintMs } from "../../src/channel/Adapter.ts"
+import { ambiguous, invalid, misconfigured, transient, unsafe, videoFailure } from "../../src/channel/VideoFailures.ts"
+export {
+  ambiguous,
+  fetchBroken,
+  fromTransport,
+  misconfigured,
+  resultExpired,
+  transient,
+  unsafe,
+  unsupported
+} from "../../src/channel/VideoFailures.ts"
 
 /**
  * What Google's refusals and failures mean for the task (PROTOCOLS.md §2.2).
@@ -9,58 +19,9 @@ import { certainlyNotSent, GenerationError, retryHintMs } from "../../src/channe
  * creating.
  */
 
-const FAILED = "video_task_failed"
-
-const failure = (
-  message: string,
-  retryable: boolean,
-  more: { transient?: boolean; retryAfterMs?: number | undefined; notAccepted?: boolean; ambiguous?: boolean } = {}
-) => new GenerationError({ code: FAILED, message, retryable, transient: false, ...more })
-
-/** Throttled, overloaded or unreachable before sending: nothing was created, so this or another channel may try. */
-export const transient = (retryAfterMs?: number) =>
-  failure("The video service is busy. Create a new task to try again.", true, {
-    transient: true,
-    retryAfterMs,
-    notAccepted: true
-  })
-
-/**
- * Sent, and no answer we can trust: Google may hold an operation we cannot
- * name (§2.5: no idempotency key, no way to list operations), so the engine
- * fails the task with its refund instead of risking a second charge.
- */
-export const ambiguous = () =>
-  failure("The video service did not confirm the task. Create a new task to try again.", true, {
-    transient: true,
-    ambiguous: true
-  })
-
-/** This channel's key, project, service account or billing refused: the operator's problem; another channel may take the task. */
-export const misconfigured = () =>
-  failure("The video service is temporarily unavailable. Create a new task to try again.", true, {
-    notAccepted: true
-  })
-
-export const unsafe = () => failure("The request or its result was refused by the content safety policy.", false)
-
-const invalid = () => failure("The video service refused the parameters or reference images of this request.", false)
-
-/** A request this adapter does not send at all. */
-export const unsupported = (message: string) => failure(message, false)
-
-/** A download that broke off: asked again until the deadline. */
-export const fetchBroken = () => failure("The video could not be downloaded.", true, { transient: true })
-
-/** The result is gone upstream (Gemini keeps videos 2 days; an operation expires): the task fails with its refund. */
-export const resultExpired = () => failure("The generated video expired before it could be stored.", true)
-
 /** A result in Cloud Storage (`gcsUri`): this channel never asks for one and cannot read one. */
 export const unreadableResult = () =>
-  failure("The video service returned its result in a form this channel cannot read.", true)
-
-export const fromTransport = (error: HttpClientError.HttpClientError) =>
-  certainlyNotSent(error) ? transient() : ambiguous()
+  videoFailure("The video service returned its result in a form this channel cannot read.", true)
 
 interface GoogleStatus {
   readonly code?: unknown
@@ -113,12 +74,12 @@ export const fromCreateStatus = (
   if (JSON.stringify(statusOf(body).details ?? []).includes("API_KEY_INVALID")) return misconfigured()
   if (status === 401 || status === 403 || status === 404 || word === "FAILED_PRECONDITION") return misconfigured()
   if (isSafetyMessage(body)) return unsafe()
-  return invalid()
+  return invalid("reference images")
 }
 
 /** A failed poll changes nothing upstream: the engine asks again later, never sooner than the hint. */
 export const fromPollStatus = (headers: Readonly<Record<string, string | undefined>>, body: unknown) =>
-  failure("Polling the video service failed.", true, { transient: true, retryAfterMs: retryHintMs(headers, body) })
+  videoFailure("Polling the video service failed.", true, { transient: true, retryAfterMs: retryHintMs(headers, body) })
 
 /**
  * An operation that ended with `error` (a google.rpc.Status, numeric
@@ -128,6 +89,6 @@ export const fromPollStatus = (headers: Readonly<Record<string, string | undefin
  */
 export const fromOperationError = (error: GoogleStatus): GenerationError => {
   if (isSafetyMessage({ error })) return unsafe()
-  if (error.code === 3 || error.code === 9 || error.status === "INVALID_ARGUMENT") return invalid()
-  return failure("The video could not be generated.", true)
+  if (error.code === 3 || error.code === 9 || error.status === "INVALID_ARGUMENT") return invalid("reference images")
+  return videoFailure("The video could not be generated.", true)
 }

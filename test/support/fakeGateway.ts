@@ -1,9 +1,8 @@
-import { expect } from "vitest"
 import { type FakeGateway, startFakeGateway } from "../fakes/gateway.ts"
 import { alsoWith, configWith } from "./config.ts"
 import { startGateway, type TestGateway } from "./gateway.ts"
-import { call, createAccount } from "./http.ts"
-import { ledgerOf, pollTask, videoRequest } from "./tasks.ts"
+import { videoRequest } from "./tasks.ts"
+import { besideFake, createAndWait, expectNoneOf } from "./upstream.ts"
 
 /**
  * A gateway whose models run on `gateway` channels pointing at the fake
@@ -46,14 +45,7 @@ export const startFakeGatewayEnv = async (): Promise<FakeGatewayEnv> => {
     for (const rate of Object.values(limits.rate_limits) as Array<any>) rate.burst = rate.per_second = 10_000
   })
   const gw = await startGateway({ ROLE: "all", CONFIG_DIR: config, UPGW_SK: MODEL_TOKEN, UPGW_AK: RESOURCE_KEY })
-  return {
-    gw,
-    fake,
-    close: async () => {
-      await gw.close()
-      await fake.close()
-    }
-  }
+  return besideFake(gw, fake)
 }
 
 /** A video task whose prompt names it, so its upstream task and requests can be found. */
@@ -62,10 +54,7 @@ export const videoTask = (prompt: string, model = VIDEO) =>
 
 /** Creates a task, waits for its end; returns it with the upstream task and requests its prompt caused. */
 export const runTask = async ({ fake, gw }: FakeGatewayEnv, body: { input: { prompt: string } }, kind = "video") => {
-  const acct = await createAccount(gw, { name: "caller", wallet_credits: 100 })
-  const created = await call(gw, "POST", `/v1/${kind}/tasks`, { key: acct.model.key, json: body })
-  expect(created.status).toBe(202)
-  const task = (await pollTask(gw, acct.resource.key, created.body.id, undefined, { kind: kind as "video" })).at(-1)
+  const { acct, task } = await createAndWait(gw, body, { kind: kind as "video" | "image" })
   const prompt = body.input.prompt
   const upstream = [...fake.tasks.values()].filter((t) => t.prompt === prompt)
   const creates = fake.requests.filter((r) => r.path.endsWith("/tasks") && r.fields.input?.prompt === prompt)
@@ -73,21 +62,13 @@ export const runTask = async ({ fake, gw }: FakeGatewayEnv, body: { input: { pro
   return { task, upstream, creates, polls, acct }
 }
 
-export const expectRefunded = async (gw: TestGateway, taskId: string) => {
-  const ledger = await ledgerOf(gw, taskId)
-  expect(ledger.map((l) => l.kind)).toEqual(["charge", "refund"])
-  expect(ledger[0]!.wallet_micros + ledger[1]!.wallet_micros).toBe(0)
-}
-
-export const expectChargedOnce = async (gw: TestGateway, taskId: string) =>
-  expect((await ledgerOf(gw, taskId)).map((l) => l.kind)).toEqual(["charge"])
+export { expectChargedOnce, expectRefunded } from "./upstream.ts"
 
 /**
  * Nothing of the upstream reaches the caller: its task ids and address, the
  * upstream models, its keys and request ids, its HTML page, the channels' names.
  */
 export const expectNothingUpstream = ({ fake }: FakeGatewayEnv, task: unknown) => {
-  const text = JSON.stringify(task)
   const words = [
     "upgw",
     "upstream-video-model",
@@ -97,5 +78,5 @@ export const expectNothingUpstream = ({ fake }: FakeGatewayEnv, task: unknown) =
     RESOURCE_KEY
   ]
   words.push("req_fakegw", new URL(fake.url).host, "<html", "gw-node-3", "10.0.0.9", "Too many requests", "expired")
-  for (const word of words) expect(text).not.toContain(word)
+  expectNoneOf(task, words)
 }

@@ -1,8 +1,12 @@
 -- The gateway's transaction for one create (src/tasks/TaskStore.ts create: Billing.charge's one
 -- statement, then sql/insertTask.ts), statement for statement, run by bench/create-path.ts
--- with -D account, request, channel, micros.
+-- with -D request, channel, micros, and lo and hi: the account is bench_accounts' row n, drawn
+-- from lo to hi (0 to 0: the one hot account; 1 to 100: spread over 100 accounts).
 \set r random(1, 999999999999)
 \set now 1800000000
+-- The account, as the gateway's keys are used in turn.
+\set k random(:lo, :hi)
+SELECT id AS account FROM bench_accounts WHERE n = :k \gset
 BEGIN;
 WITH account AS (
   SELECT wallet_micros, subscription_micros,

@@ -1,0 +1,71 @@
+import { expect } from "vitest"
+import type { TestGateway } from "./gateway.ts"
+import { call, createAccount } from "./http.ts"
+import { ledgerOf, pollTask, query } from "./tasks.ts"
+
+/**
+ * What the tests of every upstream channel share: a gateway beside its fake
+ * upstream, a task run through the public API to its end, and checks of what
+ * the caller and the books show. Each adapter's support file (ark.ts,
+ * kling.ts, veo.ts, openaiVideos.ts, fakeGateway.ts) adds its protocol's
+ * part: which upstream requests a task caused, which upstream words must not
+ * reach the caller.
+ */
+
+/** The gateway and its fake upstream, closed together. */
+export const besideFake = <F extends { readonly close: () => Promise<unknown> }>(gw: TestGateway, fake: F) => ({
+  gw,
+  fake,
+  close: async () => {
+    await gw.close()
+    await fake.close()
+  }
+})
+
+/** Creates a task with a new account's key and polls it to its end: the account and every state the caller saw. */
+export const createAndWait = async (
+  gw: TestGateway,
+  body: unknown,
+  { intervalMs, kind = "video", name = "caller" }: {
+    readonly kind?: "video" | "image"
+    readonly name?: string
+    readonly intervalMs?: number
+  } = {}
+) => {
+  const acct = await createAccount(gw, { name, wallet_credits: 100 })
+  const created = await call(gw, "POST", `/v1/${kind}/tasks`, { key: acct.model.key, json: body })
+  expect(created.status).toBe(202)
+  const seen = await pollTask(gw, acct.resource.key, created.body.id, undefined, {
+    kind,
+    ...(intervalMs === undefined ? {} : { intervalMs })
+  })
+  return { acct, task: seen.at(-1), seen }
+}
+
+/** The upstream id and channel the engine stored for a task (operators see them; callers never do). */
+export const engineRow = async (gw: TestGateway, taskId: string) =>
+  (await query<{ upstream_id: string | null; channel: string }>(
+    gw,
+    (sql) => sql`SELECT upstream_id, channel FROM tasks WHERE id = ${taskId}`
+  ))[0]!
+
+/** Charged once and refunded exactly that. */
+export const expectRefunded = async (gw: TestGateway, taskId: string) => {
+  const ledger = await ledgerOf(gw, taskId)
+  expect(ledger.map((l) => l.kind)).toEqual(["charge", "refund"])
+  expect(ledger[0]!.wallet_micros + ledger[1]!.wallet_micros).toBe(0)
+}
+
+/** Charged once and not refunded. */
+export const expectChargedOnce = async (gw: TestGateway, taskId: string) =>
+  expect((await ledgerOf(gw, taskId)).map((l) => l.kind)).toEqual(["charge"])
+
+/** None of the upstream's words (ids, hosts, keys, messages, channel names) in what the caller sees. */
+export const expectNoneOf = (
+  seen: unknown,
+  words: Iterable<string>,
+  { ignoreCase = false }: { readonly ignoreCase?: boolean } = {}
+) => {
+  const text = ignoreCase ? JSON.stringify(seen).toLowerCase() : JSON.stringify(seen)
+  for (const word of words) expect(text).not.toContain(ignoreCase ? word.toLowerCase() : word)
+}
