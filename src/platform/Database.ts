@@ -115,3 +115,21 @@ export const isReady = Effect.gen(function*() {
   const rows = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM schema_migrations`
   return rows[0]!.n >= migrations.length
 }).pipe(Effect.timeout("2 seconds"), Effect.orElseSucceed(() => false))
+
+/**
+ * SQLSTATEs with which PostgreSQL has rolled a transaction back for what
+ * other transactions did at the same moment (deadlock_detected,
+ * serialization_failure): running it again is the documented answer. A
+ * create of one account racing the completion of that account's tasks was
+ * seen to deadlock in the charge (bench/engine-throughput.ts), which had
+ * answered 500.
+ */
+const CONFLICTS = new Set(["40P01", "40001"])
+
+const isConflict = (error: unknown) =>
+  (error as { _tag?: string })?._tag === "SqlError" &&
+  CONFLICTS.has(String(((error as SqlError.SqlError).cause as { code?: unknown } | undefined)?.code))
+
+/** A whole transaction, run again (up to 3 more times) when PostgreSQL rolled it back for a conflict. */
+export const retryingConflicts = <A, E, R>(transaction: Effect.Effect<A, E, R>) =>
+  Effect.retry(transaction, { times: 3, while: isConflict })

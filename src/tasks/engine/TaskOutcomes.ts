@@ -2,6 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { Context, Data, Effect, Layer } from "effect"
 import { Billing } from "../../billing/Billing.ts"
 import { Outbox } from "../../events/Outbox.ts"
+import { retryingConflicts } from "../../platform/Database.ts"
 import { nowSeconds } from "../../platform/Time.ts"
 import type { UrlAuth } from "../Asset.ts"
 import { eventTypeOf } from "../Kinds.ts"
@@ -58,6 +59,7 @@ const make = Effect.gen(function*() {
       return { task, event }
     }).pipe(
       sql.withTransaction,
+      retryingConflicts,
       Effect.catchTag("SqlError", Effect.die),
       Effect.flatMap(({ event, task }) => Effect.as(outbox.announce(event), task)),
       Effect.withSpan("task.succeed", { attributes: { "task.id": claim.id, "task.attempt": claim.attempt } })
@@ -78,6 +80,7 @@ const make = Effect.gen(function*() {
       return { task, event }
     }).pipe(
       sql.withTransaction,
+      retryingConflicts,
       Effect.catchTag("SqlError", Effect.die),
       Effect.flatMap(({ event, task }) => Effect.as(outbox.announce(event), task)),
       Effect.withSpan("task.fail", {
