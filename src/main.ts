@@ -9,6 +9,7 @@ import { MediaToolsLive } from "./runtime/node/MediaTools.ts"
 import * as NodeServer from "./runtime/node/NodeServer.ts"
 import { NotificationListenerLive } from "./runtime/node/PgListen.ts"
 import { PostgresClientLive } from "./runtime/node/PostgresClient.ts"
+import { S3RequestBodyLive } from "./runtime/node/S3RequestBody.ts"
 import { TargetHttpClientLive } from "./runtime/node/TargetHttpClient.ts"
 import { TracingLive } from "./runtime/node/Tracing.ts"
 import { UpstreamHttpClientLive } from "./runtime/node/UpstreamHttpClient.ts"
@@ -29,6 +30,7 @@ const Main = Layer.unwrapEffect(
 Main.pipe(
   Layer.provide(MediaToolsLive),
   Layer.provide(TargetHttpClientLive),
+  Layer.provide(S3RequestBodyLive),
   Layer.provide(UpstreamHttpClientLive),
   Layer.provide(NotificationListenerLive),
   Layer.provide(PostgresClientLive),

@@ -5,6 +5,7 @@ import { connect } from "node:net"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { LocalObjectStore } from "../src/storage/LocalObjectStorage.ts"
+import { StorageError } from "../src/storage/ObjectStorage.ts"
 import { backend } from "./support/database.ts"
 import { startGateway, type TestGateway } from "./support/gateway.ts"
 import { call, expectError } from "./support/http.ts"
@@ -435,6 +436,30 @@ describe(`local object storage service (${backend})`, () => {
     expect(tempFiles()).toEqual([])
     expect(await receive([randomBytes(6), randomBytes(4)])).toBe("ok")
     expect(await head(key)).toEqual(Option.some({ size: 10, contentType: "image/png" }))
+  })
+
+  it("putStream stores a body as it is read, only when it holds exactly the announced length", async () => {
+    const key = freshKey()
+    const data = randomBytes(300_000)
+    const chunks = [data.subarray(0, 100_000), data.subarray(100_000, 250_000), data.subarray(250_000)]
+    const putStream = (body: Stream.Stream<Uint8Array, StorageError>, length = data.length) =>
+      withStorage(gw, (s) => outcome(s.putStream(key, body, length, "video/mp4")))
+    expect(await putStream(Stream.fromIterable(chunks.slice(0, 2)))).toBe("StorageError")
+    expect(await putStream(Stream.fromIterable(chunks), data.length - 1)).toBe("StorageError")
+    expect(
+      await putStream(
+        Stream.concat(Stream.fromIterable(chunks.slice(0, 1)), Stream.fail(new StorageError({ message: "broke" })))
+      )
+    ).toBe("StorageError")
+    expect(await head(key)).toEqual(Option.none())
+    expect(tempFiles()).toEqual([])
+    expect(await putStream(Stream.fromIterable(chunks))).toBe("ok")
+    expect(await head(key)).toEqual(Option.some({ size: data.length, contentType: "video/mp4" }))
+    const stored = await withStorage(
+      gw,
+      (s) => Effect.flatMap(s.read(key), (o) => Stream.runCollect(Option.getOrThrow(o).body))
+    )
+    expect(Buffer.concat(Chunk.toReadonlyArray(stored)).equals(data)).toBe(true)
   })
 
   it.each(["", "../escape", "a/../b", "a/./b", "a//b", "/a", "a/", "a b", "a~b", "a\\b", "ä", "x".repeat(1025)])(

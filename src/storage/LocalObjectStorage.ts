@@ -6,7 +6,7 @@ import { Secrets } from "../platform/Secrets.ts"
 import { type BodyLengthMismatch, makeLocalObjectFiles } from "./LocalObjectFiles.ts"
 import { isObjectKey } from "./ObjectKey.ts"
 import type { ObjectStorageService } from "./ObjectStorage.ts"
-import { checkKey, checkLifetime, checkPresignPut, type StorageError } from "./StorageError.ts"
+import { checkKey, checkLifetime, checkPresignPut, StorageError } from "./StorageError.ts"
 
 /** The parts of a `/storage/<segment>?X-Expires=…&X-Signature=…` request that its signature covers. */
 export interface SignedRequest {
@@ -76,11 +76,18 @@ export const makeLocalObjectStorage = Effect.gen(function*() {
   const urlOf = (key: string, expiresAt: number, signature: string) =>
     `${config.publicBaseUrl}/storage/${keyToSegment(key)}?X-Expires=${expiresAt}&X-Signature=${signature}`
 
+  const putStream: ObjectStorageService["putStream"] = (key, body, contentLength, contentType) =>
+    files.write(key, contentType, contentLength, body).pipe(
+      Effect.catchTag("BodyLengthMismatch", (e) =>
+        new StorageError({
+          message: `Local object store: ${key} got ${e.received} bytes where ${e.expected} were announced.`,
+          cause: e
+        }))
+    )
+
   const storage: ObjectStorageService = {
-    put: (key, body, contentType) =>
-      files.write(key, contentType, body.length, Stream.succeed(body)).pipe(
-        Effect.catchTag("BodyLengthMismatch", (e) => Effect.die(e))
-      ),
+    put: (key, body, contentType) => putStream(key, Stream.succeed(body), body.length, contentType),
+    putStream,
     head: files.head,
     read: files.read,
     remove: files.remove,

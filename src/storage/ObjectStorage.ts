@@ -48,6 +48,17 @@ export interface PresignedGet {
  */
 export interface ObjectStorageService {
   readonly put: (key: string, body: Uint8Array, contentType: string) => Effect.Effect<void, StorageError>
+  /**
+   * Stores `body` as it is read, never whole in memory (a re-hosted result
+   * may be a gigabyte). It must hold exactly `contentLength` bytes; otherwise
+   * the put fails and nothing is stored.
+   */
+  readonly putStream: (
+    key: string,
+    body: Stream.Stream<Uint8Array, StorageError>,
+    contentLength: number,
+    contentType: string
+  ) => Effect.Effect<void, StorageError>
   readonly head: (key: string) => Effect.Effect<Option.Option<ObjectInfo>, StorageError>
   /** A range must start inside the object; its end is clamped to the last byte. */
   readonly read: (key: string, range?: ByteRange) => Effect.Effect<Option.Option<ObjectContent>, StorageError>
@@ -78,6 +89,10 @@ const traced = (backend: "s3" | "local", storage: ObjectStorageService): ObjectS
   return {
     put: (key, body, contentType) =>
       storage.put(key, body, contentType).pipe(span("put", key, { "object.size": body.length })),
+    putStream: (key, body, contentLength, contentType) =>
+      storage.putStream(key, body, contentLength, contentType).pipe(
+        span("putStream", key, { "object.size": contentLength })
+      ),
     head: (key) => storage.head(key).pipe(span("head", key)),
     read: (key, range) =>
       storage.read(key, range).pipe(

@@ -4,12 +4,14 @@ import {
   GetObjectCommand,
   HeadObjectCommand,
   PutObjectCommand,
+  type PutObjectCommandInput,
   S3Client
 } from "@aws-sdk/client-s3"
 import { getSignedUrl } from "@aws-sdk/s3-request-presigner"
-import { Clock, Effect, Option, Redacted, Stream } from "effect"
+import { Clock, Deferred, Effect, Option, Redacted, Stream } from "effect"
 import type { Environment } from "../platform/AppConfig.ts"
 import type { ObjectStorageService } from "./ObjectStorage.ts"
+import { S3RequestBody } from "./S3RequestBody.ts"
 import { checkContentType, checkKey, checkLifetime, checkPresignPut, StorageError } from "./StorageError.ts"
 
 export type S3Options = Option.Option.Value<Environment["s3"]>
@@ -34,6 +36,7 @@ const totalOf = (contentRange: string | undefined): number | undefined => {
 export const makeS3ObjectStorage = (options: S3Options) =>
   Effect.gen(function*() {
     const { bucket } = options
+    const requestBody = yield* S3RequestBody
     const credentials = Option.all({ accessKeyId: options.accessKeyId, secretAccessKey: options.secretAccessKey })
     const client = yield* Effect.acquireRelease(
       Effect.sync(() =>
@@ -70,23 +73,44 @@ export const makeS3ObjectStorage = (options: S3Options) =>
         Effect.catchIf((e) => statusOf(e.cause) === 404, () => Effect.succeedNone)
       )
 
+    /** One PutObject; `body` is bytes or what S3RequestBody made of a stream, `length` its exact size. */
+    const putObject = (key: string, body: unknown, length: number, contentType: string) =>
+      call("PUT", key, (abortSignal) =>
+        client.send(
+          new PutObjectCommand({
+            Bucket: bucket,
+            Key: key,
+            Body: body as PutObjectCommandInput["Body"],
+            ContentType: contentType,
+            ContentLength: length
+          }),
+          { abortSignal }
+        ))
+    const checkPut = (key: string, contentType: string) => Effect.zipRight(checkKey(key), checkContentType(contentType))
+
     const storage: ObjectStorageService = {
       put: (key, body, contentType) =>
+        Effect.zipRight(checkPut(key, contentType), putObject(key, body, body.length, contentType)),
+      putStream: (key, body, contentLength, contentType) =>
         Effect.gen(function*() {
-          yield* checkKey(key)
-          yield* checkContentType(contentType)
-          yield* call("PUT", key, (abortSignal) =>
-            client.send(
-              new PutObjectCommand({
-                Bucket: bucket,
-                Key: key,
-                Body: body,
-                ContentType: contentType,
-                ContentLength: body.length
-              }),
-              { abortSignal }
-            ))
-        }),
+          yield* checkPut(key, contentType)
+          // The SDK pipes the body into the request, which would wait forever for the rest of a body that
+          // failed or came short: such a body fails the race, and losing it aborts the request.
+          const failed = yield* Deferred.make<never, StorageError>()
+          const mismatch = (sent: number) =>
+            new StorageError({ message: `S3 PUT of ${key}: ${sent} bytes where ${contentLength} were announced.` })
+          let sent = 0
+          const checked = body.pipe(
+            Stream.tap((chunk) => {
+              sent += chunk.length
+              return sent > contentLength ? Effect.fail(mismatch(sent)) : Effect.void
+            }),
+            Stream.concat(Stream.suspend(() => sent === contentLength ? Stream.empty : Stream.fail(mismatch(sent)))),
+            Stream.tapError((e) => Deferred.fail(failed, e))
+          )
+          const sdkBody = yield* requestBody.fromStream(checked)
+          yield* Effect.raceFirst(putObject(key, sdkBody, contentLength, contentType), Deferred.await(failed))
+        }).pipe(Effect.scoped),
       head: (key) =>
         Effect.gen(function*() {
           yield* checkKey(key)

@@ -5,6 +5,7 @@ import { environmentConfig } from "../../platform/AppConfig.ts"
 import { MediaToolsLive } from "../node/MediaTools.ts"
 import { NotificationListenerLive } from "../node/PgListen.ts"
 import { PostgresClientLive } from "../node/PostgresClient.ts"
+import { S3RequestBodyLive } from "../node/S3RequestBody.ts"
 import { TargetHttpClientLive } from "../node/TargetHttpClient.ts"
 import { TracingLive } from "../node/Tracing.ts"
 import { runMain } from "./DenoRuntime.ts"
@@ -17,7 +18,8 @@ import * as DenoServer from "./DenoServer.ts"
  * ffmpeg/ffprobe paths of the installer packages, `pg` for LISTEN, the
  * guarded `node:http` client for webhooks and reference media (its checks
  * hook Node's DNS lookup and socket creation, which Deno's `fetch` does not
- * expose), and the OTLP exporter. Files, paths and child processes come
+ * expose), the Node streams the AWS SDK pipes as streamed S3 bodies, and
+ * the OTLP exporter. Files, paths and child processes come
  * from @effect/platform-node's FileSystem, Path and CommandExecutor. Channel
  * upstreams (operator-configured, not guarded) go through Deno's own fetch.
  */
@@ -31,6 +33,7 @@ const Main = Layer.unwrapEffect(
 Main.pipe(
   Layer.provide(MediaToolsLive),
   Layer.provide(TargetHttpClientLive),
+  Layer.provide(S3RequestBodyLive),
   Layer.provide(FetchHttpClient.layer),
   Layer.provide(NotificationListenerLive),
   Layer.provide(PostgresClientLive),

@@ -28,25 +28,27 @@ export const checkOutputs = (kind: TaskKind, outputs: ReadonlyArray<Output>, fai
     MediaInspector,
     (inspector) =>
       Effect.forEach(outputs, (output, index) =>
-        inspector.inspectBytes(output.bytes).pipe(
-          Effect.filterOrFail(
-            (inspection) => inspection.kind === kind,
-            (inspection) => `a ${inspection.mimeType} file`
-          ),
-          Effect.map((inspection): Output => ({
-            ...output,
-            mimeType: inspection.mimeType,
-            extension: EXTENSIONS[inspection.mimeType] ?? output.extension,
-            format: kind === "image" ? FORMATS[inspection.mimeType] ?? output.format : output.format,
-            width: inspection.width ?? output.width,
-            height: inspection.height ?? output.height,
-            durationMs: inspection.durationMs ?? output.durationMs
-          })),
-          Effect.tapError((why) =>
-            Effect.logWarning("a result is not usable media").pipe(
-              Effect.annotateLogs({ output_index: index, reason: typeof why === "string" ? why : why.message })
-            )
-          ),
-          Effect.mapError(() => new GenerationError({ ...failure, transient: true }))
-        ))
+        (output._tag === "Downloaded"
+          ? inspector.inspectFile(output.path, output.head, output.sizeBytes)
+          : inspector.inspectBytes(output.bytes)).pipe(
+            Effect.filterOrFail(
+              (inspection) => inspection.kind === kind,
+              (inspection) => `a ${inspection.mimeType} file`
+            ),
+            Effect.map((inspection): Output => ({
+              ...output,
+              mimeType: inspection.mimeType,
+              extension: EXTENSIONS[inspection.mimeType] ?? output.extension,
+              format: kind === "image" ? FORMATS[inspection.mimeType] ?? output.format : output.format,
+              width: inspection.width ?? output.width,
+              height: inspection.height ?? output.height,
+              durationMs: inspection.durationMs ?? output.durationMs
+            })),
+            Effect.tapError((why) =>
+              Effect.logWarning("a result is not usable media").pipe(
+                Effect.annotateLogs({ output_index: index, reason: typeof why === "string" ? why : why.message })
+              )
+            ),
+            Effect.mapError(() => new GenerationError({ ...failure, transient: true }))
+          ))
   )

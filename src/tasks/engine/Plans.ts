@@ -18,7 +18,25 @@ import { VIDEO_FAILURE } from "../VideoKind.ts"
 import type { Claim, DecodedClaim } from "./Claim.ts"
 import type { TaskFailure } from "./TaskOutcomes.ts"
 
-export type Output = Extract<GenerationEvent, { _tag: "Output" }>
+/** A file made in this process (a generator's, or an upstream's synchronous answer): its bytes in memory. */
+export type MadeOutput = Extract<GenerationEvent, { _tag: "Output" }>
+
+/**
+ * A result downloaded from an upstream: in a temporary file that the
+ * download's scope removes, never whole in memory (a video may be a
+ * gigabyte). `head` is its first bytes (up to SNIFF_BYTES), for sniffing.
+ */
+export interface DownloadedOutput extends Omit<MadeOutput, "_tag" | "bytes"> {
+  readonly _tag: "Downloaded"
+  readonly path: string
+  readonly head: Uint8Array
+  readonly sizeBytes: number
+}
+
+export type Output = MadeOutput | DownloadedOutput
+
+export const sizeOf = (output: Output): number =>
+  output._tag === "Downloaded" ? output.sizeBytes : output.bytes.byteLength
 
 /** Where a stored output can be read: its asset id, file name and URL. */
 export interface StoredOutput {
@@ -240,7 +258,7 @@ export const planFor = (claim: DecodedClaim) =>
         format: output.format ?? output.extension,
         width: output.width ?? 0,
         height: output.height ?? 0,
-        size_bytes: output.bytes.byteLength,
+        size_bytes: sizeOf(output),
         filename: stored.filename
       })
     }

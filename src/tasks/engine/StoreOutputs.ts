@@ -1,9 +1,10 @@
-import { Effect, Schedule } from "effect"
+import { FileSystem } from "@effect/platform"
+import { Effect, Schedule, Stream } from "effect"
 import { AppConfig } from "../../platform/AppConfig.ts"
 import { IdPrefix, newId } from "../../platform/Ids.ts"
-import { ObjectStorage } from "../../storage/ObjectStorage.ts"
+import { ObjectStorage, StorageError } from "../../storage/ObjectStorage.ts"
 import type { Claim } from "./Claim.ts"
-import type { Output, Plan } from "./Plans.ts"
+import { type Output, type Plan, sizeOf } from "./Plans.ts"
 import type { NewAsset } from "./TaskOutcomes.ts"
 
 /**
@@ -15,6 +16,7 @@ import type { NewAsset } from "./TaskOutcomes.ts"
 export const storeOutputs = (claim: Claim, plan: Plan, outputs: ReadonlyArray<Output>) =>
   Effect.gen(function*() {
     const storage = yield* ObjectStorage
+    const fs = yield* FileSystem.FileSystem
     const config = yield* AppConfig
     const retrySchedule = Schedule.exponential(config.limits.engine.retry_base_ms).pipe(
       Schedule.intersect(Schedule.recurs(config.limits.engine.generate_retries))
@@ -24,7 +26,19 @@ export const storeOutputs = (claim: Claim, plan: Plan, outputs: ReadonlyArray<Ou
         const id = newId(IdPrefix.asset)
         const filename = `${id}.${output.extension}`
         const storageKey = `results/${claim.id}/${filename}`
-        yield* storage.put(storageKey, output.bytes, output.mimeType)
+        // A downloaded result is streamed from its file; each retry reads it again from the start.
+        yield* output._tag === "Downloaded"
+          ? storage.putStream(
+            storageKey,
+            fs.stream(output.path).pipe(
+              Stream.mapError((cause) =>
+                new StorageError({ message: `Reading the downloaded result failed: ${cause.message}`, cause })
+              )
+            ),
+            output.sizeBytes,
+            output.mimeType
+          )
+          : storage.put(storageKey, output.bytes, output.mimeType)
         const signed = plan.channel.url_auth === "none"
           ? yield* storage.presignGet(storageKey, { expiresInS: plan.channel.result_url_ttl_s })
           : undefined
@@ -36,7 +50,7 @@ export const storeOutputs = (claim: Claim, plan: Plan, outputs: ReadonlyArray<Ou
           storageKey,
           mimeType: output.mimeType,
           filename,
-          sizeBytes: output.bytes.byteLength,
+          sizeBytes: sizeOf(output),
           width: output.width ?? null,
           height: output.height ?? null,
           durationMs: output.durationMs ?? null,
