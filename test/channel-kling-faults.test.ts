@@ -126,8 +126,15 @@ describe(`the kling channel: states and faults (${backend})`, () => {
 
   it("1303 (too many tasks in flight) backs off at least two seconds, then the task is created once", async () => {
     k.fake.limits.slots = 0
-    setTimeout(() => (k.fake.limits.slots = Infinity), 1000)
-    const { creates, task } = await run("over the concurrency", { model: LEGACY })
+    // Open again once a create has been refused (a fixed timer could fire before the first create, under load).
+    const before = k.fake.requests.length
+    const reopen = setInterval(() => {
+      if (k.fake.requests.slice(before).some((r) => r.method === "POST")) {
+        k.fake.limits.slots = Infinity
+        clearInterval(reopen)
+      }
+    }, 10)
+    const { creates, task } = await run("over the concurrency", { model: LEGACY }).finally(() => clearInterval(reopen))
     expect(task.status).toBe("succeeded")
     expect(creates.length).toBeGreaterThanOrEqual(2)
     expect(creates[1]!.at - creates[0]!.at).toBeGreaterThanOrEqual(CONCURRENCY_BACKOFF_MS - 50)

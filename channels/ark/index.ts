@@ -5,6 +5,7 @@ import {
   defineAdapter,
   exchange as send,
   type GenerationError,
+  HttpUrl,
   type ResultRef,
   SecretFromEnv,
   SubmitOutcome,
@@ -21,7 +22,7 @@ import {
   resultExpired,
   unsupported
 } from "./Failures.ts"
-import { createBody, createRequest, listBatches, listRequest } from "./Requests.ts"
+import { createBody, createRequest, listBatches, listRequest, MAX_IDS_PER_LIST } from "./Requests.ts"
 import { statesOf } from "./States.ts"
 
 /**
@@ -47,7 +48,6 @@ import { statesOf } from "./States.ts"
  *   refund rather than create it twice.
  */
 
-const HttpUrl = Schema.String.pipe(Schema.pattern(/^https?:\/\/[^\s]+$/, { message: () => "an http(s) URL" }))
 /** BytePlus ModelArk, the international host; Volcengine's is `https://ark.cn-beijing.volces.com/api/v3`. */
 export const BYTEPLUS_BASE_URL = "https://ark.ap-southeast.bytepluses.com/api/v3"
 const Created = Schema.Struct({ id: Schema.NonEmptyString })
@@ -143,7 +143,8 @@ export default defineAdapter({
           })
         )
 
-      const video: AsyncRunner<VideoJob> = { submit, poll, fetchResult }
+      // One list call asks about a whole engine batch (fewer ids per call only when long ids fill its query string).
+      const video: AsyncRunner<VideoJob> = { submit, poll, pollBatch: MAX_IDS_PER_LIST, fetchResult }
       return { video }
     })
 })

@@ -4,6 +4,7 @@ import {
   type AsyncRunner,
   defineAdapter,
   exchange as send,
+  HttpUrl,
   type ImageJob,
   type ResultRef,
   SecretFromEnv,
@@ -37,7 +38,6 @@ import { statesOf } from "./States.ts"
  *   the upstream never runs, nor charges, the task twice.
  */
 
-const HttpUrl = Schema.String.pipe(Schema.pattern(/^https?:\/\/[^\s]+$/, { message: () => "an http(s) URL" }))
 const Created = Schema.Struct({ id: Schema.String })
 /** The spec's batch query takes up to 100 ids. */
 const QUERY_BATCH = 100

@@ -5,6 +5,7 @@ import {
   defineAdapter,
   exchange as send,
   type GenerationError,
+  HttpUrl,
   type ResultRef,
   SecretFromEnv,
   SubmitOutcome,
@@ -24,7 +25,16 @@ import {
   unsupported
 } from "./Failures.ts"
 import { makeTokens } from "./Jwt.ts"
-import { batches, createOf, get, legacyId, type LegacyKind, parseLegacyId, post } from "./Requests.ts"
+import {
+  batches,
+  createOf,
+  get,
+  legacyId,
+  type LegacyKind,
+  MAX_IDS_PER_QUERY,
+  parseLegacyId,
+  post
+} from "./Requests.ts"
 import { currentStatesOf, legacyStateOf } from "./States.ts"
 
 /**
@@ -54,7 +64,6 @@ import { currentStatesOf, legacyStateOf } from "./States.ts"
  *   fetched without our credentials and re-hosted.
  */
 
-const HttpUrl = Schema.String.pipe(Schema.pattern(/^https?:\/\/[^\s]+$/, { message: () => "an http(s) URL" }))
 /** Kling's global host; the Chinese mainland one is `https://api-beijing.klingai.com`. */
 export const KLING_BASE_URL = "https://api-singapore.klingai.com"
 const base_url = Schema.optionalWith(HttpUrl, { default: () => KLING_BASE_URL })
@@ -246,6 +255,8 @@ export default defineAdapter({
       const video: AsyncRunner<VideoJob> = {
         submit,
         poll: settings.api === "legacy" ? pollLegacy : pollCurrent,
+        // The current API's batch query takes many ids at once; the legacy one costs a request per id.
+        pollBatch: settings.api === "legacy" ? undefined : MAX_IDS_PER_QUERY,
         fetchResult,
         find
       }

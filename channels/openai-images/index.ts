@@ -4,6 +4,7 @@ import {
   certainlyNotSent,
   defineAdapter,
   eventStream,
+  HttpUrl,
   type ImageJob,
   SecretFromEnv
 } from "../../src/channel/Adapter.ts"
@@ -22,8 +23,6 @@ import { imagesRequest } from "./Requests.ts"
  *             "timeouts": { "submit_s": 300 } }
  * ```
  */
-
-const HttpUrl = Schema.String.pipe(Schema.pattern(/^https?:\/\/[^\s]+$/, { message: () => "an http(s) URL" }))
 
 const fromTransport = (error: HttpClientError.HttpClientError) => certainlyNotSent(error) ? transient() : ambiguous
 

@@ -4,6 +4,7 @@ import {
   defineAdapter,
   exchange as send,
   type GenerationError,
+  HttpUrl,
   readAnswer,
   type ResultRef,
   retryHintMs,
@@ -41,8 +42,6 @@ import { unsupported } from "./Unsupported.ts"
  *   was lost fails the task with its refund (SubmitUpstream.ts), never a
  *   second create that the operator could pay twice.
  */
-
-const HttpUrl = Schema.String.pipe(Schema.pattern(/^https?:\/\/[^\s]+$/, { message: () => "an http(s) URL" }))
 
 /** Status requests in flight at once per poll call: enough for a pass of 100 ids, gentle on a relay. */
 const POLL_CONCURRENCY = 8

@@ -4,6 +4,7 @@ import {
   type AsyncRunner,
   defineAdapter,
   type GenerationError,
+  HttpUrl,
   type ResultRef,
   SecretFromEnv,
   SubmitOutcome,
@@ -48,7 +49,6 @@ import { INLINE, stateOf, WITH_KEY } from "./States.ts"
  *   so a create whose answer is lost fails with its refund.
  */
 
-const HttpUrl = Schema.String.pipe(Schema.pattern(/^https?:\/\/[^\s]+$/, { message: () => "an http(s) URL" }))
 export const GEMINI_BASE_URL = "https://generativelanguage.googleapis.com/v1beta"
 /** Vertex's regional host, or the global one for `location: "global"`. */
 export const vertexBaseUrl = (location: string) =>

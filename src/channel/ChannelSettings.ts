@@ -53,6 +53,9 @@ export const ChannelSettings = Schema.Struct({
 })
 export type ChannelSettings = typeof ChannelSettings.Type
 
+/** An adapter's `base_url`: an http(s) URL, one schema for every adapter. */
+export const HttpUrl = Schema.String.pipe(Schema.pattern(/^https?:\/\/[^\s]+$/, { message: () => "an http(s) URL" }))
+
 const EnvName = Schema.String.pipe(Schema.pattern(/^[A-Za-z_][A-Za-z0-9_]*$/))
 
 /**

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto"
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from "node:http"
-import type { AddressInfo, Socket } from "node:net"
+import type { Socket } from "node:net"
+import { listenOnLoopback } from "../support/fakeServer.ts"
 import { contentProblem } from "./arkContent.ts"
 import { type FakeTask, mp4, observation, type Scenario, sign, statusAt, taskObject } from "./arkTasks.ts"
 import { changeTimes, type Emitter, makeEmitter } from "./callbackEmitter.ts"
@@ -67,7 +68,6 @@ export const startFakeArk = async (keys: ReadonlyArray<string>, { queueCap = Inf
   const scenarios: Array<Scenario> = []
   const tasks = new Map<string, FakeTask>()
   const fetched: Array<string> = []
-  const sockets = new Set<Socket>()
   const callbacks = makeEmitter()
   callbacks.options.signature = "none"
   let origin = ""
@@ -227,12 +227,8 @@ export const startFakeArk = async (keys: ReadonlyArray<string>, { queueCap = Inf
       )
     })
   })
-  server.on("connection", (s) => {
-    sockets.add(s)
-    s.on("close", () => sockets.delete(s))
-  })
-  await new Promise<void>((done) => server.listen(0, "127.0.0.1", done))
-  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  const listening = await listenOnLoopback(server)
+  origin = `http://127.0.0.1:${listening.port}`
   return {
     url: `${origin}/api/v3`,
     requests,
@@ -241,11 +237,9 @@ export const startFakeArk = async (keys: ReadonlyArray<string>, { queueCap = Inf
     tasks,
     fetched,
     callbacks,
-    close: () =>
-      new Promise<void>((done) => {
-        callbacks.close()
-        for (const s of sockets) s.destroy()
-        server.close(() => done())
-      })
+    close: () => {
+      callbacks.close()
+      return listening.close()
+    }
   }
 }

@@ -1,5 +1,6 @@
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from "node:http"
-import type { AddressInfo, Socket } from "node:net"
+import type { Socket } from "node:net"
+import { listenOnLoopback, readRequest } from "../support/fakeServer.ts"
 import { movie, picture } from "./media.ts"
 
 /**
@@ -48,6 +49,13 @@ export interface Life {
   readonly expired?: boolean
   /** Succeeds without any result (a filtered job). */
   readonly noOutput?: boolean
+  /**
+   * The result grows by this many bytes (a video: an MP4 `free` box after
+   * its last box, which players and ffprobe skip; an image: zeros after its
+   * end), written in chunks as the client reads, so a fake serves a
+   * gigabyte without holding it.
+   */
+  readonly padBytes?: number
 }
 
 export interface GatewayRequest {
@@ -99,6 +107,33 @@ const ENDED = new Set(["succeeded", "failed"])
 const SIZES: Record<string, string> = { "16:9": "320x180", "9:16": "180x320" }
 const object = { video: "video.task", image: "image.task" } as const
 
+const PAD_CHUNK = new Uint8Array(1024 * 1024)
+
+/** `size` bytes of padding, an MP4 `free` box when `box`, written as fast as the client takes them. */
+const writePadding = async (res: ServerResponse, size: number, box: boolean) => {
+  if (box) {
+    const header = new Uint8Array(8)
+    new DataView(header.buffer).setUint32(0, size)
+    header.set(new TextEncoder().encode("free"), 4)
+    res.write(header)
+  }
+  let left = size - (box ? 8 : 0)
+  while (left > 0 && !res.destroyed) {
+    const chunk = PAD_CHUNK.subarray(0, Math.min(left, PAD_CHUNK.length))
+    left -= chunk.length
+    if (!res.write(chunk)) {
+      await new Promise<void>((done) => {
+        const go = () => {
+          res.off("drain", go).off("close", go)
+          done()
+        }
+        res.on("drain", go).on("close", go)
+      })
+    }
+  }
+  res.end()
+}
+
 const json = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) =>
   res.writeHead(status, { "content-type": "application/json", ...headers }).end(JSON.stringify(body))
 
@@ -106,26 +141,9 @@ const json = (res: ServerResponse, status: number, body: unknown, headers: Recor
 const error = (res: ServerResponse, status: number, code: string, message: string, type = "invalid_request_error") =>
   json(res, status, { error: { type, code, message, request_id: `req_fakegw_${Date.now()}` } })
 
-const readRequest = async (method: string, path: string, headers: IncomingHttpHeaders, body: Buffer) => {
-  const request: GatewayRequest = { at: Date.now(), method, path, headers, fields: {}, files: {} }
-  if (String(headers["content-type"] ?? "").startsWith("multipart/form-data")) {
-    const form = await new Request("http://fake" + path, {
-      method,
-      headers: { "content-type": String(headers["content-type"]) },
-      body: new Uint8Array(body)
-    }).formData()
-    for (const [name, value] of form as unknown as Iterable<[string, string | Blob]>) {
-      if (typeof value === "string") request.fields[name] = value
-      else request.files[name] = new Uint8Array(await value.arrayBuffer())
-    }
-  } else if (body.length > 0) Object.assign(request.fields, JSON.parse(body.toString("utf8")))
-  return request
-}
-
 export const startFakeGateway = async (
   keys: { readonly modelToken: string; readonly resourceKey: string }
 ): Promise<FakeGateway> => {
-  const sockets = new Set<Socket>()
   const byKey = new Map<string, string>()
   let base = ""
   const fake: Omit<FakeGateway, "url" | "close"> = {
@@ -213,13 +231,20 @@ export const startFakeGateway = async (
   }
 
   const content = async (res: ServerResponse, task: UpstreamTask) => {
-    if (task.kind === "image") {
-      const bytes = await picture(String(task.fields.output?.size ?? task.fields.size ?? "1024x1024"))
-      return res.writeHead(200, { "content-type": "image/png", "content-length": String(bytes.byteLength) }).end(bytes)
-    }
-    const size = SIZES[String(task.fields.output?.aspect_ratio)] ?? "240x240"
-    const bytes = await movie(size, String(task.fields.output?.duration ?? 4))
-    res.writeHead(200, { "content-type": "video/mp4", "content-length": String(bytes.byteLength) }).end(bytes)
+    const [type, bytes] = task.kind === "image"
+      ? ["image/png", await picture(String(task.fields.output?.size ?? task.fields.size ?? "1024x1024"))]
+      : [
+        "video/mp4",
+        await movie(
+          SIZES[String(task.fields.output?.aspect_ratio)] ?? "240x240",
+          String(task.fields.output?.duration ?? 4)
+        )
+      ]
+    const pad = task.life.padBytes ?? 0
+    res.writeHead(200, { "content-type": type, "content-length": String(bytes.byteLength + pad) })
+    if (pad === 0) return res.end(bytes)
+    res.write(bytes)
+    await writePadding(res, pad, task.kind === "video")
   }
 
   const answer = async (request: GatewayRequest, res: ServerResponse, socket: Socket) => {
@@ -325,19 +350,10 @@ export const startFakeGateway = async (
       }
     })
   })
-  server.on("connection", (s) => {
-    sockets.add(s)
-    s.on("close", () => sockets.delete(s))
-  })
-  await new Promise<void>((done) => server.listen(0, "127.0.0.1", done))
-  const { port } = server.address() as AddressInfo
-  base = `http://127.0.0.1:${port}`
+  const listening = await listenOnLoopback(server)
+  base = `http://127.0.0.1:${listening.port}`
   return Object.assign(fake, {
     url: base,
-    close: () =>
-      new Promise<void>((done) => {
-        for (const s of sockets) s.destroy()
-        server.close(() => done())
-      })
+    close: listening.close
   })
 }

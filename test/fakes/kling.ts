@@ -1,6 +1,7 @@
 import { createHmac, timingSafeEqual } from "node:crypto"
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from "node:http"
-import type { AddressInfo, Socket } from "node:net"
+import type { Socket } from "node:net"
+import { listenOnLoopback } from "../support/fakeServer.ts"
 import { changeTimes, type Emitter, makeEmitter } from "./callbackEmitter.ts"
 import { currentProblem, knownModel, legacyProblem } from "./klingBodies.ts"
 import {
@@ -156,7 +157,6 @@ export const startFakeKling = async (account: KlingAccount): Promise<FakeKling> 
   const fetched: Array<string> = []
   const clock = { offsetMs: 0 }
   const limits = { slots: Infinity }
-  const sockets = new Set<Socket>()
   const callbacks = makeEmitter()
   let origin = ""
 
@@ -348,12 +348,8 @@ export const startFakeKling = async (account: KlingAccount): Promise<FakeKling> 
       route(request, res, req.socket, url)?.catch((e) => klingError(res, 500, 5000, String(e)))
     })
   })
-  server.on("connection", (s) => {
-    sockets.add(s)
-    s.on("close", () => sockets.delete(s))
-  })
-  await new Promise<void>((done) => server.listen(0, "127.0.0.1", done))
-  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  const listening = await listenOnLoopback(server)
+  origin = `http://127.0.0.1:${listening.port}`
   return {
     url: origin,
     requests,
@@ -364,11 +360,9 @@ export const startFakeKling = async (account: KlingAccount): Promise<FakeKling> 
     clock,
     limits,
     callbacks,
-    close: () =>
-      new Promise<void>((done) => {
-        callbacks.close()
-        for (const s of sockets) s.destroy()
-        server.close(() => done())
-      })
+    close: () => {
+      callbacks.close()
+      return listening.close()
+    }
   }
 }

@@ -2,10 +2,11 @@ import ffmpeg from "@ffmpeg-installer/ffmpeg"
 import { execFile } from "node:child_process"
 import { mkdtempSync, readFileSync } from "node:fs"
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from "node:http"
-import type { AddressInfo, Socket } from "node:net"
+import type { Socket } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { promisify } from "node:util"
+import { listenOnLoopback, multipartParts } from "../support/fakeServer.ts"
 
 /**
  * A fake OpenAI Images API on loopback (PROTOCOLS.md §5): the synchronous
@@ -99,27 +100,22 @@ const invalid = (res: ServerResponse, message: string, param: string | null = nu
   openAiError(res, 400, { type: "invalid_request_error", code: "invalid_value", message, param })
 
 const readRequest = async (path: string, headers: IncomingHttpHeaders, body: Buffer): Promise<ImagesRequest> => {
-  if (String(headers["content-type"] ?? "").startsWith("multipart/form-data")) {
-    const form = await new Request("http://fake" + path, {
-      method: "POST",
-      headers: { "content-type": String(headers["content-type"]) },
-      body: new Uint8Array(body)
-    }).formData()
-    const fields: Record<string, unknown> = {}
-    const files: Record<string, Array<Uint8Array>> = {}
-    for (const [name, value] of form as unknown as Iterable<[string, string | Blob]>) {
-      if (typeof value === "string") fields[name] = value
-      else (files[name] ??= []).push(new Uint8Array(await value.arrayBuffer()))
-    }
-    return { at: Date.now(), path, headers, fields, files }
+  const parts = await multipartParts("POST", path, headers, body)
+  if (parts === undefined) {
+    return { at: Date.now(), path, headers, fields: JSON.parse(body.toString("utf8") || "{}"), files: {} }
   }
-  return { at: Date.now(), path, headers, fields: JSON.parse(body.toString("utf8") || "{}"), files: {} }
+  const fields: Record<string, unknown> = {}
+  const files: Record<string, Array<Uint8Array>> = {}
+  for (const [name, value] of parts) {
+    if (typeof value === "string") fields[name] = value
+    else (files[name] ??= []).push(value)
+  }
+  return { at: Date.now(), path, headers, fields, files }
 }
 
 export const startFakeImages = async (apiKey: string): Promise<FakeImages> => {
   const requests: Array<ImagesRequest> = []
   const faults: Array<Fault> = []
-  const sockets = new Set<Socket>()
 
   const answer = async (request: ImagesRequest, res: ServerResponse, socket: Socket) => {
     if (request.headers.authorization !== `Bearer ${apiKey}`) {
@@ -238,20 +234,11 @@ export const startFakeImages = async (apiKey: string): Promise<FakeImages> => {
       }
     })
   })
-  server.on("connection", (s) => {
-    sockets.add(s)
-    s.on("close", () => sockets.delete(s))
-  })
-  await new Promise<void>((done) => server.listen(0, "127.0.0.1", done))
-  const { port } = server.address() as AddressInfo
+  const listening = await listenOnLoopback(server)
   return {
-    url: `http://127.0.0.1:${port}/v1`,
+    url: `http://127.0.0.1:${listening.port}/v1`,
     requests,
     faults,
-    close: () =>
-      new Promise<void>((done) => {
-        for (const s of sockets) s.destroy()
-        server.close(() => done())
-      })
+    close: listening.close
   }
 }

@@ -1,5 +1,6 @@
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from "node:http"
-import type { AddressInfo, Socket } from "node:net"
+import type { Socket } from "node:net"
+import { listenOnLoopback, readRequest } from "../support/fakeServer.ts"
 import { movie } from "./media.ts"
 
 /**
@@ -95,22 +96,12 @@ const json = (res: ServerResponse, status: number, body: unknown, headers: Recor
 const openAiError = (res: ServerResponse, status: number, code: string, message: string, param?: string) =>
   json(res, status, { error: { type: "invalid_request_error", code, message, param: param ?? null } })
 
-const readRequest = async (method: string, url: URL, headers: IncomingHttpHeaders, body: Buffer) => {
-  const path = url.pathname
-  const request: VideosRequest = { at: Date.now(), method, path, query: url.search, headers, fields: {}, files: {} }
-  if (String(headers["content-type"] ?? "").startsWith("multipart/form-data")) {
-    const form = await new Request("http://fake" + path, {
-      method,
-      headers: { "content-type": String(headers["content-type"]) },
-      body: new Uint8Array(body)
-    }).formData()
-    for (const [name, value] of form as unknown as Iterable<[string, string | Blob]>) {
-      if (typeof value === "string") request.fields[name] = value
-      else request.files[name] = new Uint8Array(await value.arrayBuffer())
-    }
-  } else if (body.length > 0) Object.assign(request.fields, JSON.parse(body.toString("utf8")))
-  return request
-}
+const readVideosRequest = async (
+  method: string,
+  url: URL,
+  headers: IncomingHttpHeaders,
+  body: Buffer
+): Promise<VideosRequest> => ({ ...await readRequest(method, url.pathname, headers, body), query: url.search })
 
 /** The Video object as OpenAI shapes it, with the status this poll of its life says. */
 const videoObject = (video: Video, status: string | null) => {
@@ -142,7 +133,6 @@ export const startFakeVideos = async (apiKey: string): Promise<FakeVideos> => {
     videos: new Map(),
     peakInFlight: () => peak
   }
-  const sockets = new Set<Socket>()
 
   const takeLife = (prompt: string) => {
     const at = fake.lives.findIndex((life) => life.prompt === undefined || life.prompt === prompt)
@@ -236,7 +226,7 @@ export const startFakeVideos = async (apiKey: string): Promise<FakeVideos> => {
     req.on("end", async () => {
       const url = new URL(req.url ?? "/", "http://fake")
       try {
-        const request = await readRequest(req.method ?? "GET", url, req.headers, Buffer.concat(chunks))
+        const request = await readVideosRequest(req.method ?? "GET", url, req.headers, Buffer.concat(chunks))
         fake.requests.push(request)
         await answer(request, res, req.socket)
       } catch (e) {
@@ -244,19 +234,10 @@ export const startFakeVideos = async (apiKey: string): Promise<FakeVideos> => {
       }
     })
   })
-  server.on("connection", (s) => {
-    sockets.add(s)
-    s.on("close", () => sockets.delete(s))
-  })
-  await new Promise<void>((done) => server.listen(0, "127.0.0.1", done))
-  const { port } = server.address() as AddressInfo
+  const listening = await listenOnLoopback(server)
   return {
     ...fake,
-    url: `http://127.0.0.1:${port}/v1`,
-    close: () =>
-      new Promise<void>((done) => {
-        for (const s of sockets) s.destroy()
-        server.close(() => done())
-      })
+    url: `http://127.0.0.1:${listening.port}/v1`,
+    close: listening.close
   }
 }

@@ -1,6 +1,7 @@
 import { createHmac, randomBytes, randomUUID } from "node:crypto"
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http"
-import type { AddressInfo, Socket } from "node:net"
+import type { Socket } from "node:net"
+import { listenOnLoopback } from "../support/fakeServer.ts"
 import { assertionProblem, makeServiceAccount, type TestServiceAccount } from "./veoAuth.ts"
 import { bodyProblem } from "./veoChecks.ts"
 import { type FakeOperation, operationText, type Scenario, videoOf } from "./veoOperations.ts"
@@ -89,7 +90,6 @@ export const startFakeVeo = async (
   const operations = new Map<string, FakeOperation>()
   const tokens: Array<string> = []
   const valid = new Map<string, number>()
-  const sockets = new Set<Socket>()
   let origin = ""
   /** Signed storage lives on another origin, as Google's does, so a key sent there would be a leak. */
   let storageOrigin = ""
@@ -259,15 +259,8 @@ export const startFakeVeo = async (
       route(request, res, req.socket, url).catch((e) => googleError(res, 500, "INTERNAL", String(e)))
     })
   }
-  const servers = [createServer(handler), createServer(handler)]
-  for (const server of servers) {
-    server.on("connection", (s) => {
-      sockets.add(s)
-      s.on("close", () => sockets.delete(s))
-    })
-    await new Promise<void>((done) => server.listen(0, "127.0.0.1", done))
-  }
-  const [origin0, origin1] = servers.map((s) => `http://127.0.0.1:${(s.address() as AddressInfo).port}`)
+  const servers = [await listenOnLoopback(createServer(handler)), await listenOnLoopback(createServer(handler))]
+  const [origin0, origin1] = servers.map((s) => `http://127.0.0.1:${s.port}`)
   origin = origin0!
   storageOrigin = origin1!
   const account = makeServiceAccount(`${origin}/token`)
@@ -280,11 +273,6 @@ export const startFakeVeo = async (
     operations,
     account,
     tokens,
-    close: () =>
-      new Promise<void>((done) => {
-        for (const s of sockets) s.destroy()
-        let open = servers.length
-        for (const server of servers) server.close(() => --open === 0 && done())
-      })
+    close: () => Promise.all(servers.map((s) => s.close())).then(() => undefined)
   }
 }

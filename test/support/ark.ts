@@ -1,7 +1,7 @@
 import { type FakeArk, startFakeArk } from "../fakes/ark.ts"
-import { alsoWith, configWith } from "./config.ts"
+import { configWith } from "./config.ts"
 import { startGateway, type TestGateway } from "./gateway.ts"
-import { besideFake, createAndWait, expectNoneOf } from "./upstream.ts"
+import { besideFake, expectNoneOf, quickEngine, runBesideFake } from "./upstream.ts"
 
 /**
  * A gateway whose famS models run on `ark` channels pointing at the fake
@@ -36,10 +36,7 @@ export const startArkGateway = async (
     for (const [name, over] of Object.entries(channels)) models.channels[name] = { ...ark, ...over }
     for (const [model, list] of Object.entries(routes)) models.models[model].channels = list
   })
-  alsoWith(config, "limits.json", (limits) => {
-    limits.engine = { poll_interval_ms: 200, heartbeat_s: 1, lease_s: 10, retry_base_ms: 50, generate_retries: 2 }
-    for (const rate of Object.values(limits.rate_limits) as Array<any>) rate.burst = rate.per_second = 10_000
-  })
+  quickEngine(config)
   const gw = await startGateway({
     ROLE: "all",
     CONFIG_DIR: config,
@@ -50,11 +47,8 @@ export const startArkGateway = async (
 }
 
 /** Creates a video task and waits for its end: every state the caller saw, and the upstream requests it caused. */
-export const runArk = async ({ fake, gw }: ArkSetup, body: Record<string, unknown>) => {
-  const before = fake.requests.length
-  const run = await createAndWait(gw, body, { name: "ark caller", intervalMs: 50 })
-  return { ...run, creates: fake.requests.slice(before).filter((r) => r.method === "POST") }
-}
+export const runArk = (setup: ArkSetup, body: Record<string, unknown>) =>
+  runBesideFake(setup, body, "ark caller", (r) => r.method === "POST")
 
 export { engineRow, expectRefunded } from "./upstream.ts"
 

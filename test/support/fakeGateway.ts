@@ -1,8 +1,8 @@
 import { type FakeGateway, startFakeGateway } from "../fakes/gateway.ts"
-import { alsoWith, configWith } from "./config.ts"
+import { configWith } from "./config.ts"
 import { startGateway, type TestGateway } from "./gateway.ts"
 import { videoRequest } from "./tasks.ts"
-import { besideFake, createAndWait, expectNoneOf } from "./upstream.ts"
+import { besideFake, createAndWait, expectNoneOf, quickEngine } from "./upstream.ts"
 
 /**
  * A gateway whose models run on `gateway` channels pointing at the fake
@@ -24,26 +24,38 @@ export interface FakeGatewayEnv {
   readonly close: () => Promise<void>
 }
 
-export const startFakeGatewayEnv = async (): Promise<FakeGatewayEnv> => {
-  const fake = await startFakeGateway({ modelToken: MODEL_TOKEN, resourceKey: RESOURCE_KEY })
-  const config = configWith("models.json", (models) => {
+/**
+ * A config directory whose models run on `gateway` channels to `fake`: `upgw`
+ * (VIDEO, IMAGE) with `timeouts`, and a second channel for SHORT, named
+ * `secondName`, the same but for `secondTimeouts`.
+ */
+export const fakeGatewayConfig = (
+  fake: FakeGateway,
+  timeouts: Record<string, number>,
+  second: { readonly name: string; readonly timeouts: Record<string, number> }
+) =>
+  configWith("models.json", (models) => {
     const channel = {
       adapter: "gateway",
       base_url: fake.url,
       credentials: { model_token: { env: "UPGW_SK" }, resource_key: { env: "UPGW_AK" } },
       concurrency: 20,
-      timeouts: { submit_s: 2, poll_s: 2, download_s: 30 }
+      timeouts
     }
     models.channels.upgw = channel
-    models.channels["upgw-short"] = { ...channel, timeouts: { ...channel.timeouts, deadline_s: 3 } }
+    models.channels[second.name] = { ...channel, timeouts: { ...timeouts, ...second.timeouts } }
     models.models[VIDEO].channels = [{ channel: "upgw", upstream_model: "upstream-video-model" }]
-    models.models[SHORT].channels = [{ channel: "upgw-short", upstream_model: "upstream-video-model" }]
+    models.models[SHORT].channels = [{ channel: second.name, upstream_model: "upstream-video-model" }]
     models.models[IMAGE].channels = [{ channel: "upgw", upstream_model: "upstream-image-model" }]
   })
-  alsoWith(config, "limits.json", (limits) => {
-    limits.engine = { poll_interval_ms: 200, heartbeat_s: 1, lease_s: 10, retry_base_ms: 50, generate_retries: 2 }
-    for (const rate of Object.values(limits.rate_limits) as Array<any>) rate.burst = rate.per_second = 10_000
+
+export const startFakeGatewayEnv = async (): Promise<FakeGatewayEnv> => {
+  const fake = await startFakeGateway({ modelToken: MODEL_TOKEN, resourceKey: RESOURCE_KEY })
+  const config = fakeGatewayConfig(fake, { submit_s: 2, poll_s: 2, download_s: 30 }, {
+    name: "upgw-short",
+    timeouts: { deadline_s: 3 }
   })
+  quickEngine(config)
   const gw = await startGateway({ ROLE: "all", CONFIG_DIR: config, UPGW_SK: MODEL_TOKEN, UPGW_AK: RESOURCE_KEY })
   return besideFake(gw, fake)
 }

@@ -1,18 +1,20 @@
 import { HttpServer } from "@effect/platform"
-import { NodeContext, NodeHttpServer } from "@effect/platform-node"
+import { NodeContext } from "@effect/platform-node"
 import { ConfigProvider, Effect, Layer, Logger, LogLevel, ManagedRuntime } from "effect"
 import { mkdtempSync, rmSync } from "node:fs"
-import { createServer, type ServerOptions } from "node:http"
+import type { ServerOptions } from "node:http"
 import { type AddressInfo, createServer as createNetServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { gateway } from "../../src/Gateway.ts"
 import { MediaToolsLive } from "../../src/runtime/node/MediaTools.ts"
+import * as NodeServer from "../../src/runtime/node/NodeServer.ts"
 import { NotificationListenerLive } from "../../src/runtime/node/PgListen.ts"
 import { PostgresClientLive } from "../../src/runtime/node/PostgresClient.ts"
+import { S3RequestBodyLive } from "../../src/runtime/node/S3RequestBody.ts"
 import { TargetHttpClientLive } from "../../src/runtime/node/TargetHttpClient.ts"
 import { UpstreamHttpClientLive } from "../../src/runtime/node/UpstreamHttpClient.ts"
-import { type Backend, backend, createDatabase, dropDatabase } from "./database.ts"
+import { type Backend, backend, createDatabase, dropDatabase, seedPglite } from "./database.ts"
 
 export const freePort = () =>
   new Promise<number>((done, fail) => {
@@ -59,6 +61,8 @@ export const startGateway = async (
   const db = reuse !== undefined
     ? { url: reuse.databaseUrl, drop: () => dropDatabase(reuse.databaseUrl) }
     : await createDatabase(on)
+  // A new PGlite database starts as a copy of the built template, as under `npm start`, not from initdb.
+  if (reuse === undefined && db.url === undefined) seedPglite(dataDir)
   const config = new Map<string, string>([
     ["DATA_DIR", dataDir],
     ["CONFIG_DIR", resolve("config")],
@@ -72,11 +76,12 @@ export const startGateway = async (
   ])
   // One layer value used twice is built once (layers are memoised by reference),
   // so the address read below is the gateway's own server.
-  const http = NodeHttpServer.layer(() => createServer(server), { host: "127.0.0.1", port })
+  // The service's own Node server (its fast routes included), with the test's server options.
+  const http = NodeServer.layer({ host: "127.0.0.1", port, server })
   const layer = Layer.merge(gateway(http), http).pipe(
     Layer.provide(MediaToolsLive),
     Layer.provide(TargetHttpClientLive),
-    Layer.provide(UpstreamHttpClientLive),
+    Layer.provide(S3RequestBodyLive),
     Layer.provide(UpstreamHttpClientLive),
     Layer.provide(NotificationListenerLive),
     Layer.provide(PostgresClientLive),

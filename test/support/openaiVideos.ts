@@ -1,7 +1,7 @@
 import { type FakeVideos, startFakeVideos } from "../fakes/openai-videos.ts"
-import { alsoWith, configWith } from "./config.ts"
+import { configWith } from "./config.ts"
 import { freePort, startGateway, type TestGateway } from "./gateway.ts"
-import { besideFake, createAndWait, expectNoneOf } from "./upstream.ts"
+import { besideFake, createAndWait, expectNoneOf, quickEngine } from "./upstream.ts"
 
 /**
  * A gateway whose video models run on `openai-videos` channels pointing at
@@ -52,10 +52,7 @@ export const startVideosGateway = async (): Promise<VideosGateway> => {
     models.models[SHORT].channels = [{ channel: "ovideos-short", upstream_model: "sora-2" }]
     models.models[DOWN].channels = [{ channel: "ovideos-down", upstream_model: "sora-2" }]
   })
-  alsoWith(config, "limits.json", (limits) => {
-    limits.engine = { poll_interval_ms: 200, heartbeat_s: 1, lease_s: 10, retry_base_ms: 50, generate_retries: 2 }
-    for (const rate of Object.values(limits.rate_limits) as Array<any>) rate.burst = rate.per_second = 10_000
-  })
+  quickEngine(config)
   const gw = await startGateway({ ROLE: "all", CONFIG_DIR: config, OPENAI_VIDEOS_KEY: KEY })
   return { ...besideFake(gw, fake), closedPort }
 }

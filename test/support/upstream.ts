@@ -1,4 +1,5 @@
 import { expect } from "vitest"
+import { alsoWith } from "./config.ts"
 import type { TestGateway } from "./gateway.ts"
 import { call, createAccount } from "./http.ts"
 import { ledgerOf, pollTask, query } from "./tasks.ts"
@@ -22,6 +23,17 @@ export const besideFake = <F extends { readonly close: () => Promise<unknown> }>
   }
 })
 
+/**
+ * The limits of a gateway beside a fake upstream (in the config folder
+ * `configDir`): an engine that polls every 200 ms and retries after 50 ms,
+ * twice; rate limits out of the way.
+ */
+export const quickEngine = (configDir: string) =>
+  alsoWith(configDir, "limits.json", (limits) => {
+    limits.engine = { poll_interval_ms: 200, heartbeat_s: 1, lease_s: 10, retry_base_ms: 50, generate_retries: 2 }
+    for (const rate of Object.values(limits.rate_limits) as Array<any>) rate.burst = rate.per_second = 10_000
+  })
+
 /** Creates a task with a new account's key and polls it to its end: the account and every state the caller saw. */
 export const createAndWait = async (
   gw: TestGateway,
@@ -40,6 +52,22 @@ export const createAndWait = async (
     ...(intervalMs === undefined ? {} : { intervalMs })
   })
   return { acct, task: seen.at(-1), seen }
+}
+
+/**
+ * `createAndWait` beside a fake, every 50 ms: also the requests the task
+ * caused upstream, and which of them were creates.
+ */
+export const runBesideFake = async <R>(
+  { fake, gw }: { readonly fake: { readonly requests: ReadonlyArray<R> }; readonly gw: TestGateway },
+  body: Record<string, unknown>,
+  name: string,
+  isCreate: (request: R) => boolean
+) => {
+  const before = fake.requests.length
+  const run = await createAndWait(gw, body, { name, intervalMs: 50 })
+  const requests = fake.requests.slice(before)
+  return { ...run, creates: requests.filter(isCreate), requests }
 }
 
 /** The upstream id and channel the engine stored for a task (operators see them; callers never do). */

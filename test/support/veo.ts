@@ -1,8 +1,8 @@
 import { type FakeVeo, startFakeVeo } from "../fakes/veo.ts"
 import { makeServiceAccount } from "../fakes/veoAuth.ts"
-import { alsoWith, configWith } from "./config.ts"
+import { configWith } from "./config.ts"
 import { startGateway, type TestGateway } from "./gateway.ts"
-import { besideFake, createAndWait, expectNoneOf } from "./upstream.ts"
+import { besideFake, expectNoneOf, quickEngine, runBesideFake } from "./upstream.ts"
 
 /**
  * A gateway whose famV models run on `veo` channels pointing at the fake
@@ -56,10 +56,7 @@ export const startVeoGateway = async (
     }
     for (const [model, list] of Object.entries(routes)) models.models[model].channels = list
   })
-  alsoWith(config, "limits.json", (limits) => {
-    limits.engine = { poll_interval_ms: 200, heartbeat_s: 1, lease_s: 10, retry_base_ms: 50, generate_retries: 2 }
-    for (const rate of Object.values(limits.rate_limits) as Array<any>) rate.burst = rate.per_second = 10_000
-  })
+  quickEngine(config)
   const gw = await startGateway({
     ROLE: "all",
     CONFIG_DIR: config,
@@ -73,12 +70,8 @@ export const startVeoGateway = async (
 }
 
 /** Creates a video task and waits for its end: every state the caller saw, and the creates it caused upstream. */
-export const runVeo = async ({ fake, gw }: VeoSetup, body: Record<string, unknown>) => {
-  const before = fake.requests.length
-  const run = await createAndWait(gw, body, { name: "veo caller", intervalMs: 50 })
-  const requests = fake.requests.slice(before)
-  return { ...run, creates: requests.filter((r) => r.path.endsWith(":predictLongRunning")), requests }
-}
+export const runVeo = (setup: VeoSetup, body: Record<string, unknown>) =>
+  runBesideFake(setup, body, "veo caller", (r) => r.path.endsWith(":predictLongRunning"))
 
 export { engineRow, expectRefunded } from "./upstream.ts"
 

@@ -61,8 +61,13 @@ export const pollTask = (row: WaitingRow, state: UpstreamState, context: PollCon
     const now = yield* Clock.currentTimeMillis
     const pastDeadline = now - row.submitted_at >= plan.channel.timeouts.deadline_s * 1000
     // A callback that named the task meanwhile brings the next poll forward, never before the upstream's hint.
+    // An upstream's retry hint counts from its answer (here by `now`), not from the request's sending.
     const again = (hintMs?: number, from = polledAt) =>
-      queue.reschedule(claim, from + nextPollDelay(intervalMs, row.polls, hintMs, capMs), from + (hintMs ?? 0))
+      queue.reschedule(
+        claim,
+        from + nextPollDelay(intervalMs, row.polls, hintMs, capMs),
+        hintMs === undefined ? from : Math.max(from, now) + hintMs
+      )
     // A task that ends frees a slot of the channel's `concurrency`: its workers are told at once.
     const freed = queue.notify(row.channel).pipe(Effect.ignore)
     const failWith = (error: GenerationError, outcome: string) =>
@@ -110,6 +115,8 @@ export const pollTask = (row: WaitingRow, state: UpstreamState, context: PollCon
                 Effect.mapError(() => new GenerationError({ ...plan.internalFailure, transient: true }))
               )
             ),
+            // The downloaded files go with this scope, however the fetch ends; a retry downloads again.
+            Effect.scoped,
             Effect.either
           )
           const after = yield* Clock.currentTimeMillis

@@ -106,7 +106,9 @@ const make = Effect.gen(function*() {
 
   /** The next poll at `runAt`; at `earliest` instead if a callback named the task while it was polled. */
   const reschedule = (claim: Pick<Claim, "id" | "attempt">, runAt: number, earliest: number = runAt) =>
-    reschedulePoll(sql, claim, runAt, earliest).pipe(Effect.asVoid, Effect.orDie)
+    // Never before `earliest`: a backoff counted from the poll's sending can fall short of a
+    // Retry-After counted, as the upstream meant it, from its answer.
+    reschedulePoll(sql, claim, Math.max(runAt, earliest), earliest).pipe(Effect.asVoid, Effect.orDie)
 
   /** Keeps a polled task held until `until` (its results download), beyond the claim's hold. */
   const hold = (claim: Pick<Claim, "id" | "attempt">, until: number) =>
