@@ -16,6 +16,7 @@ import { RemoteMedia } from "./media/RemoteMedia.ts"
 import { OpsLive } from "./ops/Http.ts"
 import { AppConfig, environmentConfig } from "./platform/AppConfig.ts"
 import { migrate, SqlLive } from "./platform/Database.ts"
+import { FastRoutes } from "./platform/http/FastRoutes.ts"
 import { httpApp } from "./platform/http/Server.ts"
 import { Secrets } from "./platform/Secrets.ts"
 import { StorageLive } from "./storage/Http.ts"
@@ -30,6 +31,7 @@ import { reaper } from "./tasks/engine/Reaper.ts"
 import { TaskOutcomes } from "./tasks/engine/TaskOutcomes.ts"
 import { TaskQueue } from "./tasks/engine/TaskQueue.ts"
 import { upstreamPoller } from "./tasks/engine/UpstreamPoller.ts"
+import { fastTaskRead } from "./tasks/FastTaskRead.ts"
 import { TaskCreateLive, TaskReadLive } from "./tasks/Http.ts"
 import { ImagesLive } from "./tasks/ImagesHttp.ts"
 import { ReferenceMedia } from "./tasks/ReferenceMedia.ts"
@@ -118,6 +120,9 @@ export const ApiLive = HttpApiBuilder.api(GatewayApi).pipe(
  */
 export const HttpAppLive = httpApp(GatewayApi, Layer.mergeAll(ApiLive, ConsoleLive, UpstreamCallbacksLive))
 
+/** The contract's endpoints that the server answers beside the router (platform/http/FastRoutes.ts). */
+export const FastRoutesLive = Layer.unwrapEffect(Effect.map(fastTaskRead, (route) => FastRoutes.layer([route])))
+
 /**
  * The long-running fibers of a worker process (ROLE=worker or all): one
  * worker per channel that an enabled model is routed to, with the channel's
@@ -156,7 +161,7 @@ export const EngineLive = WorkersLive
 export const gateway = <ROut, E, R>(server: Layer.Layer<ROut, E, R>) =>
   Layer.unwrapEffect(
     Effect.map(environmentConfig, (env) => {
-      const api = HttpAppLive.pipe(Layer.provide(server))
+      const api = HttpAppLive.pipe(Layer.provide(server), Layer.provide(FastRoutesLive))
       switch (env.role) {
         case "api":
           return api

@@ -10,10 +10,13 @@ import { AdminAuth, AnyKeyAuth, ModelKeyAuth, ResourceKeyAuth } from "./Security
 
 const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i
 
-/** The bearer token of the request. HttpApi's own decoder does not check the scheme, so it is read here. */
+/** The bearer token of an `Authorization` header. HttpApi's own decoder does not check the scheme, so it is read here. */
+const tokenOf = (authorization: string | undefined) => BEARER.exec(authorization ?? "")?.[1]
+
+/** The bearer token of the request. */
 const bearerToken = Effect.map(
   HttpServerRequest.HttpServerRequest,
-  (request) => Option.fromNullable(BEARER.exec(request.headers.authorization ?? "")?.[1])
+  (request) => Option.fromNullable(tokenOf(request.headers.authorization))
 )
 
 const KIND_NAMES = {
@@ -22,26 +25,31 @@ const KIND_NAMES = {
   webhook: "a webhook key (wk-…), which grants no API access,"
 } as const
 
-const rateClassOf = (request: HttpServerRequest.HttpServerRequest, kind: Principal["kind"]): RateClass =>
-  kind === "model" ? "create" : request.url.includes("/uploads") ? "upload" : "read"
+const rateClassOf = (url: string, kind: Principal["kind"]): RateClass =>
+  kind === "model" ? "create" : url.includes("/uploads") ? "upload" : "read"
+
+/** The key kind an endpoint takes; `any` is either API key kind. */
+export type ExpectedKey = Principal["kind"] | "any"
 
 /**
  * 401 `invalid_api_key` for a missing, malformed, unknown or disabled key;
  * 403 `permission_denied` for a valid key of the wrong kind (DESIGN.md); then
- * the key's rate limit for the endpoint class.
+ * the key's rate limit for the endpoint class. From the request's
+ * `Authorization` header and URL, so the fast routes (FastRoutes.ts) check a
+ * key exactly as the contract's middleware does.
  */
-const authenticate = (expected: Principal["kind"] | "any") =>
-  Effect.gen(function*() {
-    const accounts = yield* Accounts
-    const rateLimit = yield* RateLimit
-    return Effect.gen(function*() {
-      const token = yield* bearerToken
-      if (Option.isNone(token)) {
+export const makeKeyCheck = Effect.gen(function*() {
+  const accounts = yield* Accounts
+  const rateLimit = yield* RateLimit
+  return (expected: ExpectedKey, authorization: string | undefined, url: string) =>
+    Effect.gen(function*() {
+      const token = tokenOf(authorization)
+      if (token === undefined) {
         return yield* new InvalidApiKey({
           message: "Missing or malformed Authorization header; send Authorization: Bearer <key>."
         })
       }
-      const principal = yield* accounts.authenticate(token.value)
+      const principal = yield* accounts.authenticate(token)
       if (Option.isNone(principal)) return yield* new InvalidApiKey()
       const { kind, ...rest } = principal.value
       if (kind === "webhook" || (expected !== "any" && kind !== expected)) {
@@ -51,12 +59,18 @@ const authenticate = (expected: Principal["kind"] | "any") =>
           } was sent.`
         })
       }
-      const request = yield* HttpServerRequest.HttpServerRequest
-      yield* rateLimit.take(rest.keyId, rateClassOf(request, kind))
+      yield* rateLimit.take(rest.keyId, rateClassOf(url, kind))
       yield* Effect.annotateCurrentSpan({ "account.id": rest.accountId, "api_key.id": rest.keyId })
       return { ...rest, kind } satisfies Principal
     })
-  })
+})
+
+const authenticate = (expected: ExpectedKey) =>
+  Effect.map(makeKeyCheck, (check) =>
+    Effect.flatMap(
+      HttpServerRequest.HttpServerRequest,
+      (request) => check(expected, request.headers.authorization, request.url)
+    ))
 
 export const ModelKeyAuthLive = Layer.effect(
   ModelKeyAuth,

@@ -1,6 +1,7 @@
 import { Schema } from "effect"
 import { failure } from "../platform/Failure.ts"
 import { ImageKind } from "./ImageKind.ts"
+import type { TaskKind } from "./Task.ts"
 
 /** Errors of creating and reading tasks and their assets. */
 
@@ -8,7 +9,11 @@ import { ImageKind } from "./ImageKind.ts"
 export class TaskNotFound extends Schema.TaggedError<TaskNotFound>()("TaskNotFound", {
   ...failure(404, "task_not_found"),
   message: Schema.String
-}) {}
+}) {
+  static of(kind: TaskKind, id: string) {
+    return new TaskNotFound({ message: `No ${kind} task with id "${id}" under this account.` })
+  }
+}
 
 /** An unknown asset, another account's, or a deleted one. */
 export class AssetNotFound extends Schema.TaggedError<AssetNotFound>()("AssetNotFound", {

@@ -19,14 +19,13 @@ import { accepted, currentTraceparent, idempotencyKey } from "./TaskCreation.ts"
 import { readListFilter } from "./TaskQuery.ts"
 import { TaskStore } from "./TaskStore.ts"
 
+/** A task of the caller's account (CurrentPrincipal), or the contract's 404. */
 const findOwn = <T extends VideoTask | ImageTask>(kind: TaskKind, id: string) =>
   Effect.gen(function*() {
     const principal = yield* CurrentPrincipal
     const store = yield* TaskStore
     const task = yield* store.find(principal.accountId, kind, id)
-    return Option.isSome(task)
-      ? task.value as T
-      : yield* new TaskNotFound({ message: `No ${kind} task with id "${id}" under this account.` })
+    return Option.isSome(task) ? task.value as T : yield* TaskNotFound.of(kind, id)
   })
 
 const listOwn = <T extends VideoTask | ImageTask>(kind: TaskKind) =>

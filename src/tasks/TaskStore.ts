@@ -1,6 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Context, Data, Effect, Layer, Option } from "effect"
 import { Billing } from "../billing/Billing.ts"
+import { retryingConflicts } from "../platform/Database.ts"
 import { IdPrefix, newId } from "../platform/Ids.ts"
 import { nowSeconds } from "../platform/Time.ts"
 import { insertTask } from "./engine/sql/insertTask.ts"
@@ -90,6 +91,7 @@ const make = Effect.gen(function*() {
       return { task: toTaskObject(inserted), replayed: false }
     }).pipe(
       sql.withTransaction,
+      retryingConflicts,
       Effect.catchTag("KeyTaken", () =>
         Effect.flatMap(
           replayOf(task),
@@ -119,6 +121,32 @@ const make = Effect.gen(function*() {
       Effect.orDie,
       // The polling path: no stack trace per span (each one costs an Error and its formatting).
       Effect.withSpan("TaskStore.find", { attributes: { "task.id": id, "task.kind": kind }, captureStackTrace: false })
+    )
+
+  /**
+   * The task of the caller's account, read together with the calling key's
+   * current state: a key disabled through any replica shows here at once,
+   * whatever a replica's key cache still holds (KeyCache.ts), in the same
+   * round trip as the read. Both looked up by primary key. Nothing when the
+   * key row is gone.
+   */
+  const findWithKey = (keyId: string, kind: TaskKind, id: string) =>
+    sql<TaskRow & { readonly key_disabled_at: number | null }>`
+      SELECT k.disabled_at AS key_disabled_at, t.*
+      FROM api_keys k LEFT JOIN tasks t ON t.id = ${id} AND t.account_id = k.account_id AND t.kind = ${kind}
+      WHERE k.id = ${keyId}`.pipe(
+      Effect.map((rows) =>
+        Option.map(Option.fromNullable(rows[0]), (row) => ({
+          keyEnabled: row.key_disabled_at === null,
+          // A LEFT JOIN that found no task leaves the task's columns null.
+          task: row.id === null ? Option.none() : Option.some(toTaskObject(row))
+        }))
+      ),
+      Effect.orDie,
+      Effect.withSpan("TaskStore.findWithKey", {
+        attributes: { "task.id": id, "task.kind": kind },
+        captureStackTrace: false
+      })
     )
 
   /** Tasks of this account among `ids`, in the order of `ids`, and the ids not found. */
@@ -175,7 +203,7 @@ const make = Effect.gen(function*() {
       Effect.withSpan("TaskStore.list", { attributes: { "task.kind": kind ?? "any" } })
     )
 
-  return { create, find, findMany, list } as const
+  return { create, find, findWithKey, findMany, list } as const
 })
 
 export class TaskStore extends Context.Tag("TaskStore")<TaskStore, Effect.Effect.Success<typeof make>>() {

@@ -44,6 +44,12 @@ const decodedSegment = (segment: string): string | undefined => {
   }
 }
 
+/** A path segment decoded, or undefined for one that cannot name anything (see impossibleId). */
+export const storableSegment = (segment: string): string | undefined => {
+  const value = decodedSegment(segment)
+  return value === undefined || textProblem(value) !== undefined ? undefined : value
+}
+
 /**
  * An id in the path that cannot even be stored (NUL, a lone surrogate, a
  * malformed escape) names nothing: it is not found, answered here for every
@@ -59,8 +65,7 @@ const impossibleId = (
     if (!matches(route, segments)) continue
     for (const [i, name] of route.segments.entries()) {
       if (!name.startsWith(":")) continue
-      const value = decodedSegment(segments[i]!)
-      if (value === undefined || textProblem(value) !== undefined) {
+      if (storableSegment(segments[i]!) === undefined) {
         const param = name.slice(1)
         return route.notFound(param)?.() ?? notFound("not_found", `No such ${param.replace(/_id$/, "")}.`)
       }
@@ -93,6 +98,12 @@ export const renderError = (error: Parameters<typeof answerOf>[0], requestId: st
 
 /** A client-chosen request id is kept when it is short and plain; otherwise one is made. */
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
+export const requestIdOf = (incoming: string | undefined) =>
+  incoming !== undefined && REQUEST_ID.test(incoming) ? incoming : newId(IdPrefix.request)
+
+/** The access log line of one request, as structured fields. */
+export const logRequest = (method: string, path: string, status: number, durationMs: number) =>
+  Effect.logInfo("request").pipe(Effect.annotateLogs({ method, path, status, duration_ms: durationMs }))
 
 /**
  * Outermost layer of every request: assigns the request id, turns every
@@ -105,8 +116,7 @@ export const gatewayMiddleware = (api: HttpApi.HttpApi.Any) => {
   const routes = routesOf(api)
   return (app: HttpApp.Default): HttpApp.Default =>
     Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
-      const incoming = request.headers["x-request-id"]
-      const requestId = incoming !== undefined && REQUEST_ID.test(incoming) ? incoming : newId(IdPrefix.request)
+      const requestId = requestIdOf(request.headers["x-request-id"])
       return Effect.annotateLogs(handle(routes, app, request, requestId), "request_id", requestId)
     })
 }
@@ -137,14 +147,7 @@ const handle = (
       Effect.locally(CurrentRequestId, requestId)
     )
     const finished = yield* Clock.currentTimeMillis
-    yield* Effect.logInfo("request").pipe(
-      Effect.annotateLogs({
-        method: request.method,
-        path: pathOf(request),
-        status: response.status,
-        duration_ms: finished - started
-      })
-    )
+    yield* logRequest(request.method, pathOf(request), response.status, finished - started)
     return yield* withSecurityHeaders(
       pathOf(request),
       HttpServerResponse.setHeader(response, "x-request-id", requestId)

@@ -9,7 +9,7 @@ export const DOCS_PATH = "/docs"
  * sniffing a JSON or media answer into HTML), and no URL of ours (they can
  * carry signed query strings) leaves as a Referer.
  */
-const BASELINE = { "x-content-type-options": "nosniff", "referrer-policy": "no-referrer" } as const
+export const BASELINE_HEADERS = { "x-content-type-options": "nosniff", "referrer-policy": "no-referrer" } as const
 
 /**
  * The Scalar page's needs beyond its inline scripts (allowed by hash): the
@@ -71,5 +71,5 @@ const docsHeaders = (response: HttpServerResponse.HttpServerResponse) =>
 export const withSecurityHeaders = (path: string, response: HttpServerResponse.HttpServerResponse) =>
   Effect.map(
     path === DOCS_PATH && response.status === 200 ? docsHeaders(response) : Effect.succeed(response),
-    HttpServerResponse.setHeaders(BASELINE)
+    HttpServerResponse.setHeaders(BASELINE_HEADERS)
   )

@@ -1,6 +1,7 @@
 import { Etag, HttpApp, HttpPlatform, HttpServer, HttpServerError } from "@effect/platform"
 import { NodeContext } from "@effect/platform-node"
-import { Duration, Effect, Layer } from "effect"
+import { Duration, Effect, Layer, Option } from "effect"
+import { FastRoutes } from "../../platform/http/FastRoutes.ts"
 
 /**
  * The HTTP server on Deno: `Deno.serve` (Deno's own HTTP stack, not the
@@ -77,7 +78,20 @@ const make = (options: { readonly host: string; readonly port: number; readonly 
       serve: (httpApp, middleware) =>
         Effect.gen(function*() {
           const runtime = yield* Effect.runtime<never>()
-          mounted = HttpApp.toWebHandlerRuntime(runtime)(httpApp, middleware)
+          const app = HttpApp.toWebHandlerRuntime(runtime)(httpApp, middleware)
+          // The fast routes (platform/http/FastRoutes.ts) first; every other request goes to the Effect app.
+          const fast = yield* Effect.serviceOption(FastRoutes)
+          mounted = Option.isNone(fast) ? app : (request) => {
+            const url = new URL(request.url)
+            const answer = fast.value.handle({
+              method: request.method,
+              url: url.pathname + url.search,
+              header: (name) => request.headers.get(name) ?? undefined
+            })
+            return answer === undefined
+              ? app(request)
+              : answer.then((a) => new Response(a.body, { status: a.status, headers: a.headers }))
+          }
           mount()
           // The app's services start closing after this; requests from then on are not started on them.
           yield* Effect.addFinalizer(() => Effect.sync(() => (mounted = () => Promise.resolve(unavailable()))))

@@ -1,7 +1,14 @@
 import { HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
-import { Duration, Effect, Layer } from "effect"
-import { createServer } from "node:http"
+import { Duration, Effect, Layer, Option } from "effect"
+import { createServer, type IncomingMessage, type ServerOptions, type ServerResponse } from "node:http"
+import { FastRoutes } from "../../platform/http/FastRoutes.ts"
+
+/** A header's value; a repeated one joined as Node joins it for `headers`. */
+const headerOf = (request: IncomingMessage, name: string) => {
+  const value = request.headers[name]
+  return Array.isArray(value) ? value.join(", ") : value
+}
 
 /**
  * The Node HTTP server. On shutdown it stops accepting at once and lets
@@ -9,14 +16,25 @@ import { createServer } from "node:http"
  * the process always exits within its stop budget (10 s).
  */
 export const layer = (
-  options: { readonly host: string; readonly port: number; readonly drain?: Duration.DurationInput }
+  options: {
+    readonly host: string
+    readonly port: number
+    readonly drain?: Duration.DurationInput
+    /** Options of Node's server beyond the service's own (tests set `keepAliveTimeout`). */
+    readonly server?: ServerOptions
+  }
 ) =>
   Layer.mergeAll(
     Layer.scoped(
       HttpServer.HttpServer,
       Effect.gen(function*() {
         // Long enough for a large direct upload to the local store; bodies read by handlers have their own limits.
-        const server = createServer({ requestTimeout: 30 * 60_000, headersTimeout: 15_000, keepAliveTimeout: 5_000 })
+        const server = createServer({
+          requestTimeout: 30 * 60_000,
+          headersTimeout: 15_000,
+          keepAliveTimeout: 5_000,
+          ...options.server
+        })
         const http = yield* NodeHttpServer.make(() => server, { host: options.host, port: options.port })
         // Added after the server's own finalizer, so it runs first, while close() waits.
         yield* Effect.addFinalizer(() =>
@@ -25,7 +43,36 @@ export const layer = (
             setTimeout(() => server.closeAllConnections(), Duration.toMillis(options.drain ?? "8 seconds")).unref()
           })
         )
-        return http
+        return HttpServer.make({
+          address: http.address,
+          // The fast routes (platform/http/FastRoutes.ts) first; every other request goes to the Effect app.
+          // No WebSocket upgrade handler: the gateway serves none.
+          serve: (app, middleware) =>
+            Effect.gen(function*() {
+              const fast = yield* Effect.serviceOption(FastRoutes)
+              if (Option.isNone(fast)) {
+                return yield* (middleware === undefined ? http.serve(app) : http.serve(app, middleware as never))
+              }
+              const handler = yield* (middleware === undefined
+                ? NodeHttpServer.makeHandler(app)
+                : NodeHttpServer.makeHandler(app, middleware as never))
+              const listener = (request: IncomingMessage, response: ServerResponse) => {
+                const answer = fast.value.handle({
+                  method: request.method ?? "GET",
+                  url: request.url ?? "/",
+                  header: (name) => headerOf(request, name)
+                })
+                if (answer === undefined) return handler(request, response)
+                answer.then((a) => {
+                  if (response.destroyed) return
+                  response.writeHead(a.status, { ...a.headers, "content-length": Buffer.byteLength(a.body) })
+                  response.end(a.body)
+                })
+              }
+              yield* Effect.addFinalizer(() => Effect.sync(() => server.off("request", listener)))
+              server.on("request", listener)
+            })
+        })
       })
     ),
     NodeHttpServer.layerContext

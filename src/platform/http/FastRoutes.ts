@@ -1,0 +1,132 @@
+import { Headers, HttpTraceContext } from "@effect/platform"
+import { Cause, Clock, Context, Effect, Exit, Layer, Option, Runtime } from "effect"
+import { type Failure, isFailure } from "../Failure.ts"
+import { answerOf, internalError } from "./Errors.ts"
+import { logRequest, requestIdOf } from "./Middleware.ts"
+import { CurrentRequestId } from "./RequestId.ts"
+import { BASELINE_HEADERS } from "./SecurityHeaders.ts"
+
+/** A request as the socket server hands it over, before any of the Effect HTTP stack runs. */
+export interface PlainRequest {
+  readonly method: string
+  /** Path and query, as on the request line. */
+  readonly url: string
+  /** A header's value by its lower-case name. */
+  readonly header: (name: string) => string | undefined
+}
+
+/** A whole answer: the server writes it as it is. */
+export interface PlainAnswer {
+  readonly status: number
+  readonly headers: Record<string, string>
+  readonly body: string
+}
+
+/**
+ * One route served beside the contract's router. `match` is synchronous and
+ * cheap (it runs for every request); `answer` does what the contract's
+ * endpoint does, with the same functions, and returns the JSON body its
+ * success schema encodes, or fails with the endpoint's own errors.
+ */
+export interface FastRoute<R> {
+  readonly match: (method: string, path: string) => ReadonlyArray<string> | undefined
+  readonly answer: (
+    params: ReadonlyArray<string>,
+    request: PlainRequest
+  ) => Effect.Effect<{ readonly status: number; readonly body: unknown }, Failure, R>
+}
+
+/**
+ * The contract's hottest endpoints (a task's status, polled by every client
+ * at the `Retry-After` interval) answered without the HttpApi stack: no
+ * router, no per-request layers, no schema decoding of a path the route has
+ * already matched. A CPU profile of the read path put about half of a
+ * request's time in that stack (issue 16); the fast route does the same
+ * checks with the same functions (key check, rate limit, the store's query,
+ * the success schema's encoding) and answers byte for byte what the full
+ * path answers, which test/fast-routes.test.ts checks against the full path.
+ *
+ * What the gateway middleware adds to every answer is added here too: the
+ * request id (kept from `x-request-id` or made), the spec's error body for
+ * any failure, the hardening headers, one access log line and a server span
+ * (parented by an incoming `traceparent`). A request with a query string is
+ * left to the full path, which is the reference the tests compare with.
+ */
+export class FastRoutes extends Context.Tag("FastRoutes")<FastRoutes, {
+  /** The answer, or undefined at once when no fast route takes the request. */
+  readonly handle: (request: PlainRequest) => Promise<PlainAnswer> | undefined
+}>() {
+  static readonly layer = <R>(routes: ReadonlyArray<FastRoute<R>>) =>
+    Layer.effect(
+      FastRoutes,
+      Effect.map(Effect.runtime<R>(), (runtime) => {
+        const run = Runtime.runPromiseExit(runtime)
+        return {
+          handle: (request) => {
+            if (request.url.includes("?")) return undefined
+            for (const route of routes) {
+              const params = route.match(request.method, request.url)
+              if (params === undefined) continue
+              const requestId = requestIdOf(request.header("x-request-id"))
+              // The answer's effect handles every failure; an exit that is not a success is an interruption (shutdown).
+              return run(serve(route, params, request, requestId)).then((exit) =>
+                Exit.isSuccess(exit) ? exit.value : plain(answerOf(internalError(), requestId), requestId)
+              )
+            }
+            return undefined
+          }
+        }
+      })
+    )
+}
+
+const JSON_TYPE = { "content-type": "application/json" }
+
+/** The trace context headers the server span is parented by (W3C, then B3), as the full path reads them. */
+const TRACE_HEADERS = ["traceparent", "b3", "x-b3-traceid", "x-b3-spanid", "x-b3-sampled"]
+
+const plain = (
+  answer: { readonly status: number; readonly headers: Record<string, string>; readonly body: unknown },
+  requestId: string
+): PlainAnswer => ({
+  status: answer.status,
+  headers: { ...answer.headers, ...JSON_TYPE, ...BASELINE_HEADERS, "x-request-id": requestId },
+  body: JSON.stringify(answer.body)
+})
+
+const serve = <R>(route: FastRoute<R>, params: ReadonlyArray<string>, request: PlainRequest, requestId: string) => {
+  const answered = Effect.gen(function*() {
+    const started = yield* Clock.currentTimeMillis
+    const answer = yield* route.answer(params, request).pipe(
+      Effect.map(({ body, status }) => ({ status, headers: {} as Record<string, string>, body })),
+      Effect.catchAllCause((cause) => {
+        if (Cause.isInterruptedOnly(cause)) return Effect.interrupt
+        const error = Cause.squash(cause)
+        if (isFailure(error)) return Effect.succeed(answerOf(error, requestId))
+        return Effect.as(Effect.logError("unhandled failure", cause), answerOf(internalError(), requestId))
+      }),
+      Effect.locally(CurrentRequestId, requestId)
+    )
+    yield* logRequest(request.method, request.url, answer.status, (yield* Clock.currentTimeMillis) - started)
+    yield* Effect.annotateCurrentSpan("http.response.status_code", answer.status)
+    return plain(answer, requestId)
+  })
+  let traceHeaders: Record<string, string> | undefined
+  for (const name of TRACE_HEADERS) {
+    const value = request.header(name)
+    if (value !== undefined) (traceHeaders ??= {})[name] = value
+  }
+  const parent = traceHeaders === undefined
+    ? Option.none()
+    : HttpTraceContext.fromHeaders(Headers.fromInput(traceHeaders))
+  return answered.pipe(
+    Effect.annotateLogs("request_id", requestId),
+    Effect.withSpan(`http.server ${request.method}`, {
+      kind: "server",
+      captureStackTrace: false,
+      ...(Option.isSome(parent) ? { parent: parent.value } : {}),
+      // `gateway.fast_route` tells an operator reading a trace which path served the request.
+      attributes: { "http.request.method": request.method, "url.path": request.url, "gateway.fast_route": true }
+    })
+  )
+}
