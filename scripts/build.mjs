@@ -2,7 +2,8 @@
 // runs it, so `npm install` and `npm ci` produce it). `npm start` runs
 // dist/src/main.js with plain Node: no TypeScript loader at run time.
 //
-// One esbuild build with code splitting: the entry (src/main.ts) and every
+// One esbuild build with code splitting: the entry (src/main.ts), the `mtg`
+// command-line tool (src/cli/main.ts, dist/src/cli/main.js) and every
 // built-in plugin and channel adapter (plugins/*/index.ts, channels/*/index.ts,
 // at the same places under dist/, where the service loads them by folder at
 // run time), sharing chunks (dist/chunks/), so a plugin and the core share
@@ -12,11 +13,12 @@
 // import from node_modules, and those the service loads only when configured
 // (PGlite, the AWS SDK, OpenTelemetry's exporter) stay dynamic imports.
 // esbuild only strips types: `npx tsc --noEmit` is the type check. Also made:
-// dist/pglite/template, PGlite's initdb output (see pgliteTemplate below).
+// dist/pglite, PGlite data directories: initdb's and a migrated template (see pgliteTemplate below).
 import { build } from "esbuild"
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { createHash } from "node:crypto"
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { dirname, join, relative, resolve, sep } from "node:path"
-import { fileURLToPath } from "node:url"
+import { fileURLToPath, pathToFileURL } from "node:url"
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..")
 const OUT = join(ROOT, "dist")
@@ -25,7 +27,8 @@ const folders = (dir) =>
   readdirSync(join(ROOT, dir), { withFileTypes: true })
     .filter((d) => d.isDirectory() && existsSync(join(ROOT, dir, d.name, "index.ts")))
     .map((d) => `${dir}/${d.name}/index`)
-const entries = ["src/main", ...folders("plugins"), ...folders("channels")]
+// src/cli/main: `mtg` (bin/mtg.mjs imports it), compiled with the service so it starts without a TypeScript loader.
+const entries = ["src/main", "src/cli/main", ...folders("plugins"), ...folders("channels")]
 
 /** `effect` and `@effect/*` are bundled; every other package is imported from node_modules. */
 const BUNDLED = /^(effect|@effect\/[^/]+)(\/|$)/
@@ -121,27 +124,58 @@ const scalarOnlyWhenAsked = {
 }
 
 /**
- * dist/pglite/template: the data directory PGlite's initdb makes, for the
- * installed PGlite, which src/platform/Database.ts copies into a fresh
- * DATA_DIR instead of running initdb at every first start. Made once per
- * PGlite version (dist/pglite/version says which).
+ * dist/pglite: PGlite data directories for the installed PGlite, made once
+ * per PGlite version and set of migrations (dist/pglite/version says which).
+ * - `initdb`: what PGlite's initdb makes (the tests' own empty databases).
+ * - `template`: the same with the service's migrations applied, which
+ *   src/platform/Database.ts copies into a fresh DATA_DIR instead of running
+ *   initdb and every migration in WASM at a first start (seconds of CPU).
+ * The migrations run through the service's own `migrate` (bundled from
+ * scripts/pglite-template.ts for the occasion), so the template holds exactly
+ * what a start would have made; a later migration is applied at start as on
+ * any database.
  */
 const pgliteTemplate = async () => {
   const dir = join(OUT, "pglite")
   const version = JSON.parse(readFileSync(join(ROOT, "node_modules/@electric-sql/pglite/package.json"), "utf8")).version
-  const stamp = join(dir, "version")
-  if (existsSync(stamp) && readFileSync(stamp, "utf8") === version) return
+  const migrationsDir = join(ROOT, "src/migrations")
+  const digest = createHash("sha256")
+  for (const name of readdirSync(migrationsDir).sort()) {
+    digest.update(name).update(readFileSync(join(migrationsDir, name)))
+  }
+  const stamp = `${version} ${digest.digest("hex").slice(0, 16)}`
+  const stampFile = join(dir, "version")
+  const made = ["initdb", "template"].every((d) => existsSync(join(dir, d, "PG_VERSION")))
+  if (made && existsSync(stampFile) && readFileSync(stampFile, "utf8") === stamp) return
   rmSync(dir, { recursive: true, force: true })
-  const { PGlite } = await import("@electric-sql/pglite")
   mkdirSync(dir, { recursive: true })
-  const db = new PGlite(join(dir, "template"))
+  const { PGlite } = await import("@electric-sql/pglite")
+  const db = new PGlite(join(dir, "initdb"))
   await db.waitReady
   await db.close()
-  writeFileSync(stamp, version)
-  console.log(`made dist/pglite/template (PGlite ${version} initdb)`)
+  cpSync(join(dir, "initdb"), join(dir, "template"), { recursive: true })
+  const runner = join(dir, `migrate-${process.pid}.mjs`)
+  await build({
+    absWorkingDir: ROOT,
+    entryPoints: ["scripts/pglite-template.ts"],
+    outfile: runner,
+    bundle: true,
+    plugins: [packagesOutside],
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    logLevel: "warning"
+  })
+  try {
+    const applied = await (await import(pathToFileURL(runner).href)).migrateDataDir(join(dir, "template"))
+    writeFileSync(stampFile, stamp)
+    console.log(`made dist/pglite (PGlite ${version}: initdb, and a template with ${applied} migrations applied)`)
+  } finally {
+    rmSync(runner, { force: true })
+  }
 }
 
-// The compiled modules are replaced; the PGlite template is kept while its version holds.
+// The compiled modules are replaced; dist/pglite is kept while its PGlite version and migrations hold.
 for (const part of ["src", "chunks", "plugins", "channels"]) rmSync(join(OUT, part), { recursive: true, force: true })
 const result = await build({
   absWorkingDir: ROOT,

@@ -3,8 +3,8 @@ import * as PgClient from "@effect/sql-pg/PgClient"
 import { Effect, Redacted } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { migrations } from "../src/migrations/index.ts"
-import * as PgliteClient from "../src/platform/PgliteClient.ts"
 import { backend, createDatabase } from "./support/database.ts"
+import { pgliteLayer } from "./support/pglite.ts"
 
 /**
  * Migration 0009 fills the new asset columns of rows written before it from
@@ -80,7 +80,7 @@ describe(`migration 0009 on existing assets (${backend})`, () => {
       const [fresh] = yield* sql<{ seq: number }>`SELECT seq::float8 AS seq FROM assets WHERE id = 'asset_new'`
       return { rows, fresh: fresh! }
     })
-    const layer = db.url ? PgClient.layer({ url: Redacted.make(db.url) }) : PgliteClient.layer({})
+    const layer = db.url ? PgClient.layer({ url: Redacted.make(db.url) }) : pgliteLayer()
     const { rows, fresh } = await Effect.runPromise(Effect.provide(program, layer))
 
     expect(rows.map((r) => r.id)).toEqual(["asset_local", "asset_img_key", "asset_key", "asset_s3"])

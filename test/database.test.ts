@@ -4,8 +4,8 @@ import { Effect, Redacted } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { migrations } from "../src/migrations/index.ts"
 import { isReady, migrate } from "../src/platform/Database.ts"
-import * as PgliteClient from "../src/platform/PgliteClient.ts"
 import { backend, createDatabase } from "./support/database.ts"
+import { pgliteLayer } from "./support/pglite.ts"
 
 let db: Awaited<ReturnType<typeof createDatabase>>
 beforeAll(async () => {
@@ -36,7 +36,7 @@ describe(`migrations (${backend})`, () => {
       return { before, applied, rows, after, again }
     })
     const result = await Effect.runPromise(
-      Effect.provide(run, db.url ? PgClient.layer({ url: Redacted.make(db.url) }) : PgliteClient.layer({}))
+      Effect.provide(run, db.url ? PgClient.layer({ url: Redacted.make(db.url) }) : pgliteLayer())
     )
     expect(result.before).toBe(false)
     expect(result.applied.reduce((a, b) => a + b, 0)).toBe(migrations.length)
@@ -65,7 +65,33 @@ describe(`migrations (${backend})`, () => {
       const [row] = yield* sql<{ n: number }>`SELECT n FROM counter`
       return { n: row!.n, failed }
     })
-    const result = await Effect.runPromise(program.pipe(Effect.provide(PgliteClient.layer({}))))
+    const result = await Effect.runPromise(program.pipe(Effect.provide(pgliteLayer())))
     expect(result).toEqual({ n: 10, failed: "rollback" })
+  })
+})
+
+/** Columns and indexes of the public schema, in a stable order: what two databases are compared by. */
+const schemaOf = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const columns = yield* sql`
+    SELECT table_name, column_name, data_type, is_nullable, column_default
+    FROM information_schema.columns WHERE table_schema = 'public' ORDER BY table_name, column_name`
+  const indexes = yield* sql`SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = 'public' ORDER BY indexname`
+  const migrated = yield* sql<{ id: number }>`SELECT id FROM schema_migrations ORDER BY id`
+  return { columns, indexes, migrated: migrated.map((r) => r.id) }
+})
+
+describe("the build's PGlite template (dist/pglite/template)", () => {
+  it("holds every migration and the same schema as an empty database the migrations are run on", async () => {
+    const fresh = await Effect.runPromise(
+      Effect.zipRight(migrate, schemaOf).pipe(Effect.provide(pgliteLayer()))
+    )
+    const template = await Effect.runPromise(
+      Effect.all([migrate, schemaOf]).pipe(Effect.provide(pgliteLayer("template")))
+    )
+    expect(template[0]).toBe(0)
+    expect(template[1].migrated).toEqual(migrations.map(([id]) => id))
+    expect(template[1].columns.length).toBeGreaterThan(50)
+    expect(template[1]).toEqual(fresh)
   })
 })

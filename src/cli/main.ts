@@ -5,7 +5,7 @@ import { runCli } from "./Cli.ts"
 import { withPlainConsole } from "./PlainConsole.ts"
 
 /**
- * Node entry point of `mtg` (bin/mtg.mjs loads it through tsx). The exit code
+ * Node entry point of `mtg` (bin/mtg.mjs runs it compiled: dist/src/cli/main.js). The exit code
  * is set rather than forced, so output still being written is not cut; a
  * handle left open cannot hold the process past a second.
  */
