@@ -109,7 +109,7 @@ describe.concurrent(`webhook delivery across crashes and replicas (${backend})`,
   it("SIGKILL between two attempts: the restarted service finishes the schedule (500, 500, 200), one event id", async () => {
     const INTERVAL_S = 2
     const site = await installation(
-      { WEBHOOK_MAX_ATTEMPTS: "3", WEBHOOK_RETRY_INTERVAL_S: String(INTERVAL_S), WEBHOOK_TIMEOUT_S: "2" },
+      { WEBHOOK_MAX_ATTEMPTS: "3", WEBHOOK_RETRY_INTERVAL_S: String(INTERVAL_S), WEBHOOK_TIMEOUT_S: "5" },
       (_, i) => (i < 2 ? 500 : 200)
     )
     const hook = site.hook
@@ -160,7 +160,8 @@ describe.concurrent(`webhook delivery across crashes and replicas (${backend})`,
     const site = await installation({
       WEBHOOK_MAX_ATTEMPTS: "3",
       WEBHOOK_RETRY_INTERVAL_S: "1",
-      WEBHOOK_TIMEOUT_S: "1"
+      // Generous: the restarted process's first delivery is its first outgoing request, slow on a loaded machine.
+      WEBHOOK_TIMEOUT_S: "5"
     }, () => 200)
     const hook = site.hook
     try {
@@ -209,7 +210,7 @@ describe.concurrent(`webhook delivery across crashes and replicas (${backend})`,
       const site = await installation({
         WEBHOOK_MAX_ATTEMPTS: "3",
         WEBHOOK_RETRY_INTERVAL_S: "1",
-        WEBHOOK_TIMEOUT_S: "2"
+        WEBHOOK_TIMEOUT_S: "5"
       }, async (r) => {
         const id = String(r.headers["webhook-id"])
         seen.set(id, (seen.get(id) ?? 0) + 1)
