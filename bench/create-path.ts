@@ -18,13 +18,12 @@
  *   ROUNDS=3 ROUND_S=5 …   # defaults
  *   PROFILE=dir …          # the gateway runs with --cpu-prof into dir
  */
-import { spawn } from "node:child_process"
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import * as os from "node:os"
 import { join } from "node:path"
 import { addRows } from "./markdown.ts"
 import { gatewayInstallation, measureRound, median, type Round, startGateway, summary } from "./servers.ts"
-import { gitHead, machine, RESULTS_DIR, RESULTS_MD, ROOT, round, withClient } from "./support.ts"
+import { gitHead, machine, RESULTS_DIR, RESULTS_MD, ROOT, round, runPgbench, withClient } from "./support.ts"
 
 const ADMIN_TOKEN = "adm_bench_0123456789abcdefghijklmnop"
 const ROUNDS = Number(process.env.ROUNDS ?? 3)
@@ -44,41 +43,11 @@ const SQL_DIR = join(ROOT, "bench", "create-path")
 const log = (message: string) => console.log(`[create-path] ${message}`)
 
 /** pgbench's transactions per second (excluding connection time) for a script, `-c 10`, `durationS`. */
-const pgbench = (url: string, script: string, defines: Record<string, string>, durationS: number) =>
-  new Promise<number>((ok, fail) => {
-    const u = new URL(url)
-    const args = [
-      "-n",
-      "-c",
-      String(CONNECTIONS),
-      "-j",
-      "2",
-      "-T",
-      String(durationS),
-      "-f",
-      join(SQL_DIR, script),
-      "-h",
-      u.hostname,
-      "-p",
-      u.port || "5432",
-      "-U",
-      decodeURIComponent(u.username || "postgres"),
-      ...Object.entries(defines).flatMap(([k, v]) => ["-D", `${k}=${v}`]),
-      u.pathname.slice(1)
-    ]
-    const child = spawn("pgbench", args, { stdio: ["ignore", "pipe", "pipe"] })
-    let out = ""
-    child.stdout.on("data", (d) => (out += d))
-    child.stderr.on("data", (d) => (out += d))
-    child.on("error", fail)
-    child.on("close", (code) => {
-      const tps = /tps = ([\d.]+) \(without initial connection time\)/.exec(out)
-      const failed = /number of failed transactions: (\d+)/.exec(out)
-      if (code !== 0 || !tps) return fail(new Error(`pgbench ${script} exited ${code}:\n${out}`))
-      if (failed && Number(failed[1]) > 0) return fail(new Error(`pgbench ${script}: ${failed[1]} failed transactions`))
-      ok(Number(tps[1]))
-    })
-  })
+const pgbench = async (url: string, script: string, defines: Record<string, string>, durationS: number) =>
+  (await runPgbench(url, [
+    ...["-c", String(CONNECTIONS), "-j", "2", "-T", String(durationS)],
+    ...["-f", join(SQL_DIR, script)]
+  ], defines)).tps
 
 const HEADER = `## create-path
 

@@ -26,6 +26,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import * as os from "node:os"
 import { join } from "node:path"
 import { addRows } from "./markdown.ts"
+import { eachLine } from "./servers.ts"
 import {
   freePort,
   gitHead,
@@ -158,35 +159,23 @@ const startService = (name: string, env: Record<string, string>): Proc => {
     for (const wake of waiters) wake()
   })
   // Both pipes are always drained: a full pipe would block the service's writes.
-  for (const [stream, label] of [[child.stdout!, "stdout"], [child.stderr!, "stderr"]] as const) {
-    let pending = ""
-    stream.setEncoding("utf8")
-    stream.on("data", (chunk: string) => {
-      pending += chunk
-      let nl: number
-      let kept = false
-      while ((nl = pending.indexOf("\n")) >= 0) {
-        const line = pending.slice(0, nl)
-        pending = pending.slice(nl + 1)
-        proc.tail.push(`${label}: ${line.slice(0, 1000)}`)
-        if (proc.tail.length > 30) proc.tail.shift()
-        if (label === "stderr" || /"logLevel":"(WARN|ERROR|FATAL)"/.test(line)) {
-          if (proc.notable.length < 50) proc.notable.push(`${label}: ${line.slice(0, 2000)}`)
-        }
-        if (!line.startsWith("{") || line.includes("\"message\":\"request\"")) continue
-        try {
-          const parsed = JSON.parse(line) as LogLine
-          if (typeof parsed.message === "string" && KEPT.has(parsed.message)) {
-            proc.lines.push(parsed)
-            kept = true
-          }
-        } catch {
-          // not a log line
-        }
+  eachLine(child, (line, label) => {
+    proc.tail.push(`${label}: ${line.slice(0, 1000)}`)
+    if (proc.tail.length > 30) proc.tail.shift()
+    if (label === "stderr" || /"logLevel":"(WARN|ERROR|FATAL)"/.test(line)) {
+      if (proc.notable.length < 50) proc.notable.push(`${label}: ${line.slice(0, 2000)}`)
+    }
+    if (!line.startsWith("{") || line.includes("\"message\":\"request\"")) return
+    try {
+      const parsed = JSON.parse(line) as LogLine
+      if (typeof parsed.message === "string" && KEPT.has(parsed.message)) {
+        proc.lines.push(parsed)
+        for (const wake of waiters) wake()
       }
-      if (kept) { for (const wake of waiters) wake() }
-    })
-  }
+    } catch {
+      // not a log line
+    }
+  })
   return proc
 }
 

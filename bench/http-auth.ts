@@ -18,6 +18,7 @@ import * as os from "node:os"
 import { join } from "node:path"
 import { Worker } from "node:worker_threads"
 import { addRows } from "./markdown.ts"
+import { eachLine } from "./servers.ts"
 import {
   freePort,
   gitHead,
@@ -75,27 +76,15 @@ const startGateway = (env: Record<string, string>, port: number): Gateway => {
     exitSignal: null
   }
   // Both pipes are always drained: a full pipe would block the gateway's writes.
-  const consume = (stream: NodeJS.ReadableStream, name: string) => {
-    let pending = ""
-    stream.setEncoding("utf8")
-    stream.on("data", (chunk: string) => {
-      pending += chunk
-      let nl: number
-      while ((nl = pending.indexOf("\n")) >= 0) {
-        const line = pending.slice(0, nl)
-        pending = pending.slice(nl + 1)
-        gw.logs.lines++
-        if (ACCESS_LOG.test(line)) gw.logs.accessLines++
-        if (name === "stderr" || NOTABLE.test(line)) {
-          if (gw.logs.notable.length < 50) gw.logs.notable.push(`${name}: ${line.slice(0, 2000)}`)
-        }
-        gw.logs.tail.push(`${name}: ${line.slice(0, 2000)}`)
-        if (gw.logs.tail.length > 40) gw.logs.tail.shift()
-      }
-    })
-  }
-  consume(child.stdout!, "stdout")
-  consume(child.stderr!, "stderr")
+  eachLine(child, (line, name) => {
+    gw.logs.lines++
+    if (ACCESS_LOG.test(line)) gw.logs.accessLines++
+    if (name === "stderr" || NOTABLE.test(line)) {
+      if (gw.logs.notable.length < 50) gw.logs.notable.push(`${name}: ${line.slice(0, 2000)}`)
+    }
+    gw.logs.tail.push(`${name}: ${line.slice(0, 2000)}`)
+    if (gw.logs.tail.length > 40) gw.logs.tail.shift()
+  })
   child.on("exit", (code, signal) => {
     gw.exited = true
     gw.exitCode = code

@@ -20,13 +20,13 @@
  * Writes bench/results/polling-<date>.json (one entry per run of that day)
  * and adds rows to the "polling" section of bench/RESULTS.md.
  */
-import { type ChildProcess, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import * as os from "node:os"
 import { join } from "node:path"
 import { startFakeGateway } from "../test/fakes/gateway.ts"
 import { addRows } from "./markdown.ts"
+import { eachLine, type Server, startProcess, stop, waitReady } from "./servers.ts"
 import {
   freePort,
   gitHead,
@@ -88,63 +88,26 @@ const pool = async <A>(n: number, concurrency: number, f: (i: number) => Promise
 
 interface Proc {
   readonly name: string
-  readonly child: ChildProcess
+  readonly server: Server
   /** Warnings and errors it logged (the first 50), and its last lines. */
   readonly notable: Array<string>
   readonly tail: Array<string>
-  readonly exited: Promise<void>
   started: boolean
 }
 
-/** `node --import tsx src/main.ts`, its output drained (a full pipe would block the service). */
-const startService = (name: string, env: Record<string, string>): Proc => {
-  const inherited = Object.fromEntries(
-    Object.entries(process.env).filter(([k]) =>
-      !["DATABASE_URL", "ADMIN_TOKEN", "CONFIG_DIR", "DATA_DIR", "ROLE"].includes(k)
-    )
-  )
-  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
-    cwd: ROOT,
-    env: { ...inherited, ...env },
-    stdio: ["ignore", "pipe", "pipe"]
+/** `node --import tsx src/main.ts` (bench/servers.ts), its lines kept as they come. */
+const startService = (name: string, env: Record<string, string>, port: number): Proc => {
+  const server = startProcess(name, ["--import", "tsx", "src/main.ts"], env, port, log)
+  const proc: Proc = { name, server, notable: [], tail: [], started: false }
+  eachLine(server.child, (line, label) => {
+    proc.tail.push(`${label}: ${line.slice(0, 1000)}`)
+    if (proc.tail.length > 30) proc.tail.shift()
+    if (line.includes("\"message\":\"upstream poller started\"")) proc.started = true
+    if (label === "stderr" || /"logLevel":"(WARN|ERROR|FATAL)"/.test(line)) {
+      if (proc.notable.length < 50) proc.notable.push(`${label}: ${line.slice(0, 2000)}`)
+    }
   })
-  const proc: Proc = {
-    name,
-    child,
-    notable: [],
-    tail: [],
-    exited: new Promise((ok) => child.once("exit", () => ok())),
-    started: false
-  }
-  for (const [stream, label] of [[child.stdout!, "stdout"], [child.stderr!, "stderr"]] as const) {
-    let pending = ""
-    stream.setEncoding("utf8")
-    stream.on("data", (chunk: string) => {
-      pending += chunk
-      let nl: number
-      while ((nl = pending.indexOf("\n")) >= 0) {
-        const line = pending.slice(0, nl)
-        pending = pending.slice(nl + 1)
-        proc.tail.push(`${label}: ${line.slice(0, 1000)}`)
-        if (proc.tail.length > 30) proc.tail.shift()
-        if (line.includes("\"message\":\"upstream poller started\"")) proc.started = true
-        if (label === "stderr" || /"logLevel":"(WARN|ERROR|FATAL)"/.test(line)) {
-          if (proc.notable.length < 50) proc.notable.push(`${label}: ${line.slice(0, 2000)}`)
-        }
-      }
-    })
-  }
   return proc
-}
-
-const stopService = async (proc: Proc) => {
-  if (proc.child.exitCode !== null || proc.child.signalCode !== null) return
-  proc.child.kill("SIGTERM")
-  const inTime = await Promise.race([proc.exited.then(() => true), sleep(15_000).then(() => false)])
-  if (!inTime) {
-    proc.child.kill("SIGKILL")
-    await proc.exited
-  }
 }
 
 const until = async (what: string, ok: () => boolean | Promise<boolean>, timeoutMs = 120_000) => {
@@ -278,14 +241,10 @@ const main = async () => {
       UPSTREAM_SK: UPSTREAM.modelToken,
       UPSTREAM_AK: UPSTREAM.resourceKey
     })
-    const api = startService("api", env("api"))
+    const api = startService("api", env("api"), port)
     procs.push(api)
-    await until("the API's /healthz", () =>
-      fetch(`${base}/healthz`).then(async (r) => {
-        await r.arrayBuffer()
-        return r.status === 200
-      }, () => false))
-    const worker = startService("worker", env("worker"))
+    await waitReady(api.server, "/healthz")
+    const worker = startService("worker", env("worker"), port)
     procs.push(worker)
     await until("the worker's poller", () => worker.started)
     const keys = await createAccount(base)
@@ -409,7 +368,7 @@ const main = async () => {
   } catch (e) {
     failure = e
   } finally {
-    await Promise.all(procs.map(stopService))
+    await Promise.all(procs.map((p) => stop(p.server)))
     for (const cleanup of cleanups.reverse()) {
       try {
         await cleanup()

@@ -67,8 +67,10 @@ const main = async () => {
     const { configDir, dataDir, databaseUrl } = await gatewayInstallation(serverUrl, "read", (limits) => {
       limits.rate_limits.read = { per_second: 1_000_000, burst: 1_000_000 }
     }, cleanups)
+    // ROLE=api: no worker, which would take the queued task written below and fail it
+    // (its stored request is not one the engine can run), changing the answer mid-run.
     const { admin, gateway } = await startGateway(
-      { DATA_DIR: dataDir, CONFIG_DIR: configDir, DATABASE_URL: databaseUrl },
+      { DATA_DIR: dataDir, CONFIG_DIR: configDir, DATABASE_URL: databaseUrl, ROLE: "api" },
       ADMIN_TOKEN,
       cleanups,
       log

@@ -45,6 +45,23 @@ export const startProcess = (
   return { name, url: `http://127.0.0.1:${port}`, child }
 }
 
+/** Calls `onLine` with every whole line the process writes, on either stream (as UTF-8 text). */
+export const eachLine = (child: ChildProcess, onLine: (line: string, stream: "stdout" | "stderr") => void) => {
+  for (const [stream, label] of [[child.stdout!, "stdout"], [child.stderr!, "stderr"]] as const) {
+    let pending = ""
+    stream.setEncoding("utf8")
+    stream.on("data", (chunk: string) => {
+      pending += chunk
+      let nl: number
+      while ((nl = pending.indexOf("\n")) >= 0) {
+        const line = pending.slice(0, nl)
+        pending = pending.slice(nl + 1)
+        onLine(line, label)
+      }
+    })
+  }
+}
+
 /** Resolves once `path` answers below 500; fails if the process exits first or after 90 s. */
 export const waitReady = async (server: Server, path: string) => {
   for (let i = 0; i < 900; i++) {

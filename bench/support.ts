@@ -67,3 +67,35 @@ export const gitHead = () =>
     git.on("error", () => ok(null))
     git.on("close", (code) => ok(code === 0 ? out.trim() : null))
   })
+
+/**
+ * Runs pgbench (the server's own, on PATH) with `run` (the scripts and run
+ * options: `-c`, `-T` or `-t`, `-f`, …) against `url`, with `-D` for each of
+ * `defines`. Resolves with its transactions per second (excluding connection
+ * time) and how many it retried; fails when pgbench does, or when any
+ * transaction failed.
+ */
+export const runPgbench = (url: string, run: ReadonlyArray<string>, defines: Record<string, string>) =>
+  new Promise<{ readonly tps: number; readonly retried: number }>((ok, fail) => {
+    const u = new URL(url)
+    const args = [
+      "-n",
+      ...run,
+      ...["-h", u.hostname, "-p", u.port || "5432", "-U", decodeURIComponent(u.username || "postgres")],
+      ...Object.entries(defines).flatMap(([k, v]) => ["-D", `${k}=${v}`]),
+      u.pathname.slice(1)
+    ]
+    const child = spawn("pgbench", args, { stdio: ["ignore", "pipe", "pipe"] })
+    let out = ""
+    child.stdout.on("data", (d) => (out += d))
+    child.stderr.on("data", (d) => (out += d))
+    child.on("error", fail)
+    child.on("close", (code) => {
+      const tps = /tps = ([\d.]+) \(without initial connection time\)/.exec(out)
+      const failed = /number of failed transactions: (\d+)/.exec(out)
+      if (code !== 0 || !tps) return fail(new Error(`pgbench ${run.join(" ")} exited ${code}:\n${out}`))
+      if (failed && Number(failed[1]) > 0) return fail(new Error(`pgbench: ${failed[1]} failed transactions\n${out}`))
+      const retried = /number of transactions retried: (\d+)/.exec(out)
+      ok({ tps: round(Number(tps[1]), 1), retried: retried ? Number(retried[1]) : 0 })
+    })
+  })
