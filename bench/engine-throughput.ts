@@ -64,11 +64,27 @@ const SQL_DIR = join(ROOT, "bench", "engine-throughput")
 const PG_LOG = process.env.PG_LOG ?? "/var/log/postgresql/postgresql-15-main.log"
 const CLK_TCK = 100
 
-/** cutime + cstime of a process in clock ticks: its children's CPU (the worker's ffprobe runs). */
-const childTicks = (pid: number) => {
+const statFields = (pid: number) => {
   const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
-  return Number(fields[13]) + Number(fields[14])
+  return stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+}
+
+/** The live children of a process (the worker's spawn helper). */
+const childPids = (pid: number): Array<number> =>
+  readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(/\s+/).filter(Boolean).map(Number)
+
+/**
+ * CPU in clock ticks of what a process started: its reaped children's
+ * (cutime + cstime), and each live child's own and reaped children's. The
+ * worker starts ffprobe through its spawn helper (src/runtime/node/SpawnHelper.ts),
+ * so the ffprobe runs are the helper's reaped children.
+ */
+const childTicks = (pid: number): number => {
+  const own = statFields(pid)
+  return Number(own[13]) + Number(own[14]) + childPids(pid).reduce((sum, child) => {
+    const f = statFields(child)
+    return sum + Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])
+  }, 0)
 }
 
 const log = (message: string) => console.log(`[engine-throughput] ${message}`)
@@ -227,8 +243,9 @@ target: graphile-worker 0.18's no-op jobs per second on the same database (${TAS
 call, one worker of concurrency ${CLIENTS}, from the add to the last job's end).
 
 A ${WARMUP_TASKS}-task warm-up of each, then interleaved rounds; rates are the median round. Gateway
-CPU per task: utime + stime of the API and worker processes over the gateway rounds; the ffprobe
-processes the worker starts are given apart (their cutime + cstime). Load is the 1-minute load
+CPU per task: utime + stime of the API and worker processes over the gateway rounds; what the worker
+starts is given apart: the ffprobe runs, and since the spawn helper (src/runtime/node/SpawnHelper.ts)
+the helper process that starts them. Load is the 1-minute load
 average at start / end (2 cores, shared with other sessions' work). Target: the gateway at least
 0.5× the pgbench sequence.
 
@@ -240,7 +257,7 @@ failed 18 of 60 sequences the same way).
 
 Run: \`DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npm run bench:throughput\`.
 
-| Date | Machine | Commit | Rounds | Gateway tasks/s | pgbench sequences/s (retried) | Ratio | graphile-worker jobs/s | Gateway CPU ms/task (API + worker; + ffprobe) | Load start / end |
+| Date | Machine | Commit | Rounds | Gateway tasks/s | pgbench sequences/s (retried) | Ratio | graphile-worker jobs/s | Gateway CPU ms/task (API + worker; + child processes) | Load start / end |
 |---|---|---|---|---:|---:|---:|---:|---:|---|
 `
 
@@ -360,7 +377,7 @@ const main = async () => {
         seconds: round(seconds, 2),
         cpuMsPerTask: round(cpuMs / n, 2),
         apiCpuMsPerTask: round(((cpuTicks(api.server.child.pid!) - apiBefore) * 1000) / CLK_TCK / n, 2),
-        ffprobeCpuMsPerTask: round(childrenMs / n, 2)
+        childCpuMsPerTask: round(childrenMs / n, 2)
       }
     }
 
@@ -411,7 +428,7 @@ const main = async () => {
       log(
         `round ${i + 1}: gateway ${gateway.at(-1)!.tasksPerS} tasks/s (${gateway.at(-1)!.cpuMsPerTask} ms CPU/task, ` +
           `of which API ${gateway.at(-1)!.apiCpuMsPerTask}, ` +
-          `ffprobe ${gateway.at(-1)!.ffprobeCpuMsPerTask}), ` +
+          `child processes ${gateway.at(-1)!.childCpuMsPerTask}), ` +
           `pgbench ${pg.at(-1)!.tps} /s (${pg.at(-1)!.retried} retried, ${
             pg.at(-1)!.unfinishedSoFar
           } left unfinished so far)${gw ? `, graphile-worker ${graphile.at(-1)} jobs/s` : ""}`
@@ -421,7 +438,7 @@ const main = async () => {
     const pgRate = round(median(pg.map((r) => r.tps)), 1)
     const graphileRate = gw ? round(median(graphile), 1) : undefined
     const cpu = round(gateway.reduce((a, r) => a + r.cpuMsPerTask, 0) / gateway.length, 2)
-    const ffprobeCpu = round(gateway.reduce((a, r) => a + r.ffprobeCpuMsPerTask, 0) / gateway.length, 2)
+    const childCpu = round(gateway.reduce((a, r) => a + r.childCpuMsPerTask, 0) / gateway.length, 2)
     const loadEnd = os.loadavg()[0]!
     const m = machine()
     const date = new Date().toISOString().slice(0, 10)
@@ -436,7 +453,7 @@ const main = async () => {
       rounds: ROUNDS,
       tasks: TASKS,
       pollIntervalMs: POLL_INTERVAL_MS,
-      gateway: { tasksPerS: gatewayRate, cpuMsPerTask: cpu, ffprobeCpuMsPerTask: ffprobeCpu, perRound: gateway },
+      gateway: { tasksPerS: gatewayRate, cpuMsPerTask: cpu, childCpuMsPerTask: childCpu, perRound: gateway },
       pgbench: { sequencesPerS: pgRate, perRound: pg },
       graphileWorker: gw ? { jobsPerS: graphileRate, perRound: graphile } : null,
       ratio: round(gatewayRate / pgRate, 2),
@@ -451,7 +468,7 @@ const main = async () => {
       postgres.split(" ")[0]
     } | ${commit} | ${ROUNDS} × ${TASKS} tasks | ${gatewayRate} | ${pgRate} (${
       pg.reduce((a, r) => a + r.retried, 0)
-    }) | ${entry.ratio} | ${graphileRate ?? "not run"} | ${cpu}; + ${ffprobeCpu} | ${loadStart.toFixed(2)} / ${
+    }) | ${entry.ratio} | ${graphileRate ?? "not run"} | ${cpu}; + ${childCpu} | ${loadStart.toFixed(2)} / ${
       loadEnd.toFixed(2)
     } |`
     writeFileSync(RESULTS_MD, addRows(readFileSync(RESULTS_MD, "utf8"), "engine-throughput", HEADER, [row]))

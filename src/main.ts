@@ -10,6 +10,7 @@ import * as NodeServer from "./runtime/node/NodeServer.ts"
 import { NotificationListenerLive } from "./runtime/node/PgListen.ts"
 import { PostgresClientLive } from "./runtime/node/PostgresClient.ts"
 import { S3RequestBodyLive } from "./runtime/node/S3RequestBody.ts"
+import { SpawnHelperLive } from "./runtime/node/SpawnHelper.ts"
 import { TargetHttpClientLive } from "./runtime/node/TargetHttpClient.ts"
 import { TracingLive } from "./runtime/node/Tracing.ts"
 import { UpstreamHttpClientLive } from "./runtime/node/UpstreamHttpClient.ts"
@@ -35,6 +36,8 @@ Main.pipe(
   Layer.provide(NotificationListenerLive),
   Layer.provide(PostgresClientLive),
   Layer.provide(TracingLive),
+  // ffprobe and ffmpeg through a small helper process: a fork of the service costs its event loop (SpawnHelper.ts).
+  Layer.provide(SpawnHelperLive),
   Layer.provide(NodeContext.layer),
   Layer.provide(Sha256Live),
   Layer.provide(JsonLogLive),
