@@ -46,7 +46,7 @@ const forward = (id, entry, name) => {
 const start = (m) => {
   let child
   try {
-    child = spawn(m.command, m.args, { cwd: m.cwd, env: m.env, stdio: m.stdio, detached: true })
+    child = spawn(m.command, m.args, { cwd: m.cwd, env: m.env, stdio: m.stdio, detached: process.platform !== "win32" })
   } catch (e) {
     return send({ id: m.id, ev: "error", code: e.code, syscall: e.syscall, message: String(e.message) })
   }
