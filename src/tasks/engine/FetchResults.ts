@@ -31,7 +31,7 @@ export const fetchResults = (
       const fs = yield* FileSystem.FileSystem
       const max = MAX_RESULT_BYTES[kind]
       // Too large: not what was asked for, so the task fails (with its refund) at once.
-      const tooLarge = new GenerationError({ ...plan.internalFailure, retryable: true, transient: false })
+      const tooLarge = () => new GenerationError({ ...plan.internalFailure, retryable: true, transient: false })
       // Slow, or our disk failing: asked again later.
       const again = () => new GenerationError({ ...plan.internalFailure, transient: true })
       const file = yield* fs.makeTempFileScoped({ prefix: "result-" }).pipe(Effect.mapError(again))
@@ -40,7 +40,7 @@ export const fetchResults = (
       yield* runner.fetchResult(ref).pipe(
         Stream.mapEffect((chunk) => {
           size += chunk.byteLength
-          if (size > max) return Effect.fail(tooLarge)
+          if (size > max) return Effect.fail(tooLarge())
           if (size - chunk.byteLength < SNIFF_BYTES) head.push(chunk)
           return Effect.succeed(chunk)
         }),
@@ -55,7 +55,8 @@ export const fetchResults = (
       const output: DownloadedOutput = {
         _tag: "Downloaded",
         path: file,
-        head: concatBytes(head).slice(0, SNIFF_BYTES),
+        // One copy: the head is the file's first chunks, at most one chunk past SNIFF_BYTES.
+        head: concatBytes(head).subarray(0, SNIFF_BYTES),
         sizeBytes: size,
         mimeType: ref.mimeType ?? "application/octet-stream",
         extension: "bin"
