@@ -85,6 +85,19 @@ describe("the spawn helper's CommandExecutor", { timeout: 60_000 }, () => {
     })))
     expect(echoed).toEqual({ out: "first second third", code: 0 })
 
+    // Writing to a process that has exited fails at once instead of waiting for an answer.
+    const late = await helperRuntime.runPromise(Effect.scoped(Effect.gen(function*() {
+      const executor = yield* CommandExecutor.CommandExecutor
+      const proc = yield* executor.start(node("process.exit(0)"))
+      yield* proc.exitCode
+      return yield* Stream.run(Stream.make(new Uint8Array([1, 2, 3])), proc.stdin).pipe(
+        Effect.timeout("5 seconds"),
+        Effect.flip
+      )
+    })))
+    expect(late._tag).toBe("SystemError")
+    expect(late.message).toContain("the process has exited")
+
     const big = await helperRuntime.runPromise(Effect.scoped(Effect.gen(function*() {
       const executor = yield* CommandExecutor.CommandExecutor
       const proc = yield* executor.start(

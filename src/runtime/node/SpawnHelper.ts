@@ -224,13 +224,21 @@ const runCommand = (helper: Helper) => (command: Command.StandardCommand) =>
             : Effect.fail(Option.some(item.end)))
       ).pipe(Stream.tap((chunk) => Effect.sync(() => helper.send({ op: "ack", id, stream, bytes: chunk.byteLength }))))
 
+    // A write waits for the helper's acknowledgement, or for the exit: once the command is done
+    // its acknowledgements are no longer routed, and a write to an exited process fails.
+    const exitedWhileWriting = Effect.as(Deferred.await(running.exited), "the process has exited")
     const stdin: Sink.Sink<void, Uint8Array, never, PlatformError> = Sink.forEach((chunk: Uint8Array) =>
-      Effect.sync(() => helper.send({ op: "stdin", id, data: chunk })).pipe(
-        Effect.zipRight(Queue.take(running.stdinAcks)),
-        Effect.flatMap((error) =>
-          error === undefined ? Effect.void : Effect.fail(failure("toWritable", error, running.description))
+      Effect.flatMap(Deferred.isDone(running.exited), (done) =>
+        done
+          ? Effect.succeed<string | undefined>("the process has exited")
+          : Effect.sync(() => helper.send({ op: "stdin", id, data: chunk })).pipe(
+            Effect.zipRight(Effect.raceFirst(Queue.take(running.stdinAcks), exitedWhileWriting))
+          )).pipe(
+          Effect.catchAll((error) => Effect.succeed(error.message)),
+          Effect.flatMap((error) =>
+            error === undefined ? Effect.void : Effect.fail(failure("toWritable", error, running.description))
+          )
         )
-      )
     ).pipe(Sink.ensuring(Effect.sync(() => helper.send({ op: "stdin-end", id }))))
 
     const exitCode = Effect.flatMap(Deferred.await(running.exited), ([code, signal]) =>
