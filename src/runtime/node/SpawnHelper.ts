@@ -196,21 +196,19 @@ const runCommand = (helper: Helper) => (command: Command.StandardCommand) =>
       open: 3
     }
     const id = helper.start(command, running)
+    /** Sends `signal` to the command's process group, through the helper. */
+    const signalGroup = (signal: CommandExecutor.Signal) => Effect.sync(() => helper.send({ op: "kill", id, signal }))
     const kill = (signal: CommandExecutor.Signal = "SIGTERM") =>
-      Effect.sync(() => helper.send({ op: "kill", id, signal })).pipe(Effect.zipRight(Deferred.await(running.exited)))
+      signalGroup(signal).pipe(Effect.zipRight(Deferred.await(running.exited)))
 
     const pid = yield* Effect.acquireRelease(
-      Deferred.await(running.spawned).pipe(
-        Effect.onInterrupt(() => Effect.sync(() => helper.send({ op: "kill", id, signal: "SIGTERM" })))
-      ),
+      Deferred.await(running.spawned).pipe(Effect.onInterrupt(() => signalGroup("SIGTERM"))),
       () =>
         Effect.flatMap(Deferred.isDone(running.exited), (done) =>
           done
             // Exited: a failure may have left the group's other members behind.
             ? Effect.flatMap(Deferred.await(running.exited), ([code]) =>
-              code !== 0 && code !== null
-                ? Effect.sync(() => helper.send({ op: "kill", id, signal: "SIGTERM" }))
-                : Effect.void)
+              code !== 0 && code !== null ? signalGroup("SIGTERM") : Effect.void)
             : kill("SIGTERM")).pipe(Effect.ignore)
     )
 
@@ -222,7 +220,9 @@ const runCommand = (helper: Helper) => (command: Command.StandardCommand) =>
             : item.end === undefined
             ? Effect.fail(Option.none())
             : Effect.fail(Option.some(item.end)))
-      ).pipe(Stream.tap((chunk) => Effect.sync(() => helper.send({ op: "ack", id, stream, bytes: chunk.byteLength }))))
+      ).pipe(Stream.tap((chunk) =>
+        Effect.sync(() => helper.send({ op: "ack", id, stream, bytes: chunk.byteLength }))
+      ))
 
     // A write waits for the helper's acknowledgement, or for the exit: once the command is done
     // its acknowledgements are no longer routed, and a write to an exited process fails.
