@@ -188,8 +188,12 @@ const result = await build({
   platform: "node",
   format: "esm",
   target: "node20",
-  // Class and function names show in logs and errors as they do from source.
-  keepNames: true,
+  // No `keepNames`: it wraps every closure Effect creates at run time in a
+  // call that sets its `name` (a property definition per closure, on every
+  // request), which cost 22 % of the server's CPU per authenticated read
+  // (bench/RESULTS.md, read-path, 2026-11-24). Nothing here reads a function's
+  // name: errors carry their tag as `name` (Schema.TaggedError sets it on the
+  // prototype) and services are found by their tag's key.
   metafile: true,
   logLevel: "warning"
 })

@@ -1,8 +1,8 @@
 /**
  * The program of the spawn helper (SpawnHelper.ts), run as `node -e` so it
  * needs no file beside the bundle. It is plain CommonJS in a string because
- * it must not depend on anything the service's build adds (esbuild's
- * `keepNames` wraps functions in a helper the child would not have).
+ * it must not depend on anything the service's build adds (a bundler may
+ * rewrite a function to call one of its helpers, which the child would not have).
  *
  * Messages (IPC, structured clone), parent → helper:
  *   start {id, command, args, cwd, env, stdio}   kill {id, signal}
