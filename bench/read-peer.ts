@@ -11,7 +11,7 @@
 import Fastify from "fastify"
 import { createHash, randomUUID, timingSafeEqual } from "node:crypto"
 import pg from "pg"
-import { type TaskRow, toTaskObject } from "../src/tasks/TaskRow.ts"
+import { taskColumns, type TaskRow, toTaskObject } from "../src/tasks/TaskRow.ts"
 
 // The gateway reads int8 columns as numbers (src/runtime/node/PostgresClient.ts); so must the peer for the same JSON.
 pg.types.setTypeParser(20, (value: string) => Number(value))
@@ -49,7 +49,7 @@ app.get<{ Params: { id: string } }>("/v1/video/tasks/:id", async (request, reply
       return problem(403, "permission_error", "permission_denied", "Wrong key kind.", requestId)
     }
     const { rows: tasks } = await pool.query<TaskRow>(
-      `SELECT * FROM tasks WHERE id = $1 AND account_id = $2 AND kind = 'video'`,
+      `SELECT ${taskColumns()} FROM tasks WHERE id = $1 AND account_id = $2 AND kind = 'video'`,
       [request.params.id, row.account_id]
     )
     if (tasks[0] === undefined) {

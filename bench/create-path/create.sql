@@ -33,7 +33,8 @@ INSERT INTO tasks (id, account_id, kind, model, operation, status, progress, req
 VALUES ('task_pgb_' || :client_id || '_' || :r, ':account', 'video', 'provy-famS-2.0-480p', 'generation', 'queued', 0,
   ':request'::jsonb, 1, NULL, NULL::jsonb, NULL, NULL, :now, :now, ':channel', NULL::jsonb, :micros, 0)
 ON CONFLICT (account_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
-RETURNING *;
+RETURNING id, kind, model, operation, status, progress, result, error, usage, client_reference_id, metadata,
+  request_digest, created_at, started_at, completed_at, updated_at;
 END;
 -- After the commit, as the gateway does: the wake-up for idle workers.
 SELECT pg_notify('tasks_queued', ':channel');

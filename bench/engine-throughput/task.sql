@@ -49,7 +49,8 @@ VALUES ('task_pgb_' || :client_id || '_' || :r, ':account', 'video', 'provy-famS
   ':request'::jsonb, 1, NULL, NULL::jsonb, NULL, '19afed4b8510679e2dd0f6f0166239a2854705053e7817910351c2427a923409',
   :now, :now, ':channel', '{"traceparent": "00-9821644666349bbb8100872b386357e7-2ff9d1ba3c7077a2-01"}'::jsonb, :micros, 0)
 ON CONFLICT (account_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
-RETURNING *;
+RETURNING id, kind, model, operation, status, progress, result, error, usage, client_reference_id, metadata,
+  request_digest, created_at, started_at, completed_at, updated_at;
 END;
 SELECT pg_notify('tasks_queued', ':channel');
 

@@ -1,6 +1,6 @@
 import type { ImageTask, TaskKind, TaskStatus, VideoTask } from "./Task.ts"
 
-/** A row of `tasks` as the API and the engine read it (`SELECT *`). */
+/** A row of `tasks` as the API reads it (`TASK_COLUMNS`). */
 export interface TaskRow {
   readonly id: string
   readonly kind: TaskKind
@@ -19,6 +19,34 @@ export interface TaskRow {
   readonly completed_at: number | null
   readonly updated_at: number
 }
+
+/**
+ * The columns of TaskRow, which the API's reads select instead of `*`: a row
+ * also holds the stored request (JSON the driver would parse on every poll)
+ * and the engine's columns, which no answer shows.
+ */
+export const TASK_COLUMNS = [
+  "id",
+  "kind",
+  "model",
+  "operation",
+  "status",
+  "progress",
+  "result",
+  "error",
+  "usage",
+  "client_reference_id",
+  "metadata",
+  "request_digest",
+  "created_at",
+  "started_at",
+  "completed_at",
+  "updated_at"
+] as const satisfies ReadonlyArray<keyof TaskRow>
+
+/** TASK_COLUMNS as a select list, each column qualified by `table` when given. */
+export const taskColumns = (table?: string) =>
+  TASK_COLUMNS.map((column) => table === undefined ? column : `${table}.${column}`).join(", ")
 
 const optional = <K extends string, V>(key: K, value: V | null) =>
   (value === null ? {} : { [key]: value }) as { [P in K]?: V }

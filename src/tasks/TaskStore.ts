@@ -8,7 +8,7 @@ import { insertTask } from "./engine/sql/insertTask.ts"
 import { TaskQueue } from "./engine/TaskQueue.ts"
 import { IdempotencyConflict, InvalidTaskRequest } from "./Errors.ts"
 import type { ImageTask, TaskKind, TaskStatus, VideoTask } from "./Task.ts"
-import { type TaskRow, toTaskObject } from "./TaskRow.ts"
+import { taskColumns, type TaskRow, toTaskObject } from "./TaskRow.ts"
 
 export interface NewTask {
   readonly accountId: string
@@ -52,6 +52,7 @@ export interface TaskPage {
 
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
+  const columns = sql.literal(taskColumns())
   const billing = yield* Billing
   const queue = yield* TaskQueue
 
@@ -60,7 +61,7 @@ const make = Effect.gen(function*() {
     Effect.gen(function*() {
       if (task.idempotencyKey === null) return Option.none()
       const [existing] = yield* sql<TaskRow>`
-        SELECT * FROM tasks WHERE account_id = ${task.accountId} AND idempotency_key = ${task.idempotencyKey}`
+        SELECT ${columns} FROM tasks WHERE account_id = ${task.accountId} AND idempotency_key = ${task.idempotencyKey}`
       if (existing === undefined) return Option.none()
       if (existing.request_digest !== task.digest || existing.kind !== task.kind) {
         return yield* new IdempotencyConflict()
@@ -116,7 +117,7 @@ const make = Effect.gen(function*() {
     )
 
   const find = (accountId: string, kind: TaskKind, id: string) =>
-    sql<TaskRow>`SELECT * FROM tasks WHERE id = ${id} AND account_id = ${accountId} AND kind = ${kind}`.pipe(
+    sql<TaskRow>`SELECT ${columns} FROM tasks WHERE id = ${id} AND account_id = ${accountId} AND kind = ${kind}`.pipe(
       Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toTaskObject)),
       Effect.orDie,
       // The polling path: no stack trace per span (each one costs an Error and its formatting).
@@ -130,9 +131,10 @@ const make = Effect.gen(function*() {
    * round trip as the read. Both looked up by primary key. Nothing when the
    * key row is gone.
    */
+  const joinedColumns = sql.literal(taskColumns("t"))
   const findWithKey = (keyId: string, kind: TaskKind, id: string) =>
     sql<TaskRow & { readonly key_disabled_at: number | null }>`
-      SELECT k.disabled_at AS key_disabled_at, t.*
+      SELECT k.disabled_at AS key_disabled_at, ${joinedColumns}
       FROM api_keys k LEFT JOIN tasks t ON t.id = ${id} AND t.account_id = k.account_id AND t.kind = ${kind}
       WHERE k.id = ${keyId}`.pipe(
       Effect.map((rows) =>
@@ -151,7 +153,9 @@ const make = Effect.gen(function*() {
 
   /** Tasks of this account among `ids`, in the order of `ids`, and the ids not found. */
   const findMany = (accountId: string, kind: TaskKind, ids: ReadonlyArray<string>) =>
-    sql<TaskRow>`SELECT * FROM tasks WHERE account_id = ${accountId} AND kind = ${kind} AND ${sql.in("id", ids)}`.pipe(
+    sql<TaskRow>`SELECT ${columns} FROM tasks WHERE account_id = ${accountId} AND kind = ${kind} AND ${
+      sql.in("id", ids)
+    }`.pipe(
       Effect.map((rows) => {
         const byId = new Map(rows.map((row) => [row.id, toTaskObject(row)]))
         return {
@@ -194,7 +198,7 @@ const make = Effect.gen(function*() {
         ...(cursor ? [sql`seq < ${cursor.seq}`] : [])
       ]
       const rows = yield* sql<TaskRow>`
-        SELECT * FROM tasks WHERE ${sql.and(conditions)}
+        SELECT ${columns} FROM tasks WHERE ${sql.and(conditions)}
         ORDER BY seq DESC
         LIMIT ${filter.limit + 1}`
       return { data: rows.slice(0, filter.limit).map(toTaskObject), hasMore: rows.length > filter.limit }

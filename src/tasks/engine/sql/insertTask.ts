@@ -1,8 +1,10 @@
 import type { SqlClient } from "@effect/sql"
 import type { ChargeSplit } from "../../../billing/Billing.ts"
 import { CURRENT_VERSION } from "../../StoredRequest.ts"
-import type { TaskRow } from "../../TaskRow.ts"
+import { taskColumns, type TaskRow } from "../../TaskRow.ts"
 import type { NewTask } from "../../TaskStore.ts"
+
+const RETURNED = taskColumns()
 
 /**
  * A new task, `queued`, with what its pre-charge took (refunded exactly on
@@ -27,4 +29,4 @@ export const insertTask = (
       ${task.traceparent === null ? null : JSON.stringify({ traceparent: task.traceparent })}::jsonb,
       ${charged.walletMicros}, ${charged.subscriptionMicros})
     ON CONFLICT (account_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
-    RETURNING *`
+    RETURNING ${sql.literal(RETURNED)}`
