@@ -77,7 +77,10 @@ export class Billing extends Context.Tag("Billing")<Billing, {
               })
             }
             return { walletMicros: micros - row.from_subscription, subscriptionMicros: row.from_subscription }
-          }).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("Billing.charge")),
+          }).pipe(
+            Effect.catchTag("SqlError", Effect.die),
+            Effect.withSpan("Billing.charge", { captureStackTrace: false })
+          ),
         refund: (accountId, taskId, split) =>
           Effect.gen(function*() {
             const now = yield* nowSeconds

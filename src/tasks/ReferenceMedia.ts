@@ -128,7 +128,7 @@ export class ReferenceMedia extends Context.Tag("ReferenceMedia")<ReferenceMedia
           if (violation !== undefined) {
             return yield* new InvalidRequest({ code: creationCode(violation), message: violation.message })
           }
-        }).pipe(Effect.withSpan("ReferenceMedia.checkAtCreation"))
+        }).pipe(Effect.withSpan("ReferenceMedia.checkAtCreation", { captureStackTrace: false }))
 
       /** Fetches one external reference into a temporary file and reads what it really is. */
       const inspectExternal = (slot: ReferenceSlot, maxBytes: number) =>

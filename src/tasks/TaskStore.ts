@@ -113,7 +113,11 @@ const make = Effect.gen(function*() {
       // NOTIFY does not fail a create that has committed.
       Effect.tap(({ replayed }) => replayed ? Effect.void : Effect.ignore(queue.notify(task.channel))),
       Effect.catchTag("SqlError", Effect.die),
-      Effect.withSpan("TaskStore.create", { attributes: { "task.kind": task.kind, "task.model": task.model } })
+      // Every create: no stack trace per span, as on the polling path (an Error and its capture each).
+      Effect.withSpan("TaskStore.create", {
+        attributes: { "task.kind": task.kind, "task.model": task.model },
+        captureStackTrace: false
+      })
     )
 
   const find = (accountId: string, kind: TaskKind, id: string) =>
