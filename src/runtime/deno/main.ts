@@ -2,6 +2,7 @@ import { FetchHttpClient, HttpServer } from "@effect/platform"
 import { Effect, Layer, Logger } from "effect"
 import { gateway } from "../../Gateway.ts"
 import { environmentConfig } from "../../platform/AppConfig.ts"
+import { jsonLineLogger } from "../../platform/JsonLogLine.ts"
 import { MediaToolsLive } from "../node/MediaTools.ts"
 import { NotificationListenerLive } from "../node/PgListen.ts"
 import { PostgresClientLive } from "../node/PostgresClient.ts"
@@ -39,7 +40,8 @@ Main.pipe(
   Layer.provide(PostgresClientLive),
   Layer.provide(TracingLive),
   Layer.provide(DenoServer.layerContext),
-  Layer.provide(Logger.json),
+  // Logger.json's lines (platform/JsonLogLine.ts), one console.log each.
+  Layer.provide(Logger.replace(Logger.defaultLogger, Logger.withConsoleLog(jsonLineLogger))),
   Layer.launch,
   runMain({ disablePrettyLogger: true })
 )
