@@ -3,6 +3,7 @@ import { SqlClient, type SqlError } from "@effect/sql"
 import { type ConfigError, Context, Effect, Layer, Option, type Redacted } from "effect"
 import { migrations } from "../migrations/index.ts"
 import { AppConfig } from "./AppConfig.ts"
+import type { PooledQuery } from "./PooledQuery.ts"
 
 /**
  * The PostgreSQL client for a `DATABASE_URL`, a port the runtime provides
@@ -13,7 +14,7 @@ import { AppConfig } from "./AppConfig.ts"
 export class PostgresClient extends Context.Tag("PostgresClient")<PostgresClient, {
   readonly layer: (
     url: Redacted.Redacted
-  ) => Layer.Layer<SqlClient.SqlClient, SqlError.SqlError | ConfigError.ConfigError>
+  ) => Layer.Layer<SqlClient.SqlClient | PooledQuery, SqlError.SqlError | ConfigError.ConfigError>
 }>() {}
 
 /**

@@ -6,6 +6,7 @@ import { SqlError } from "@effect/sql/SqlError"
 import * as Statement from "@effect/sql/Statement"
 import { PGlite } from "@electric-sql/pglite"
 import { Context, Effect, Layer, Stream } from "effect"
+import { PooledQuery } from "./PooledQuery.ts"
 
 /**
  * An embedded PostgreSQL (PGlite, WASM) behind the same `PgClient` interface as
@@ -96,13 +97,21 @@ export const make = (config: PgliteClientConfig) =>
       notify: (channel: string, payload: string) =>
         Effect.asVoid(shared.execute("SELECT pg_notify($1, $2)", [channel, payload], undefined))
     })
-    return pgClient
+    // The statement outside any transaction, as the SqlClient runs it: on the shared connection, between transactions.
+    const pooled = PooledQuery.of({ rows: (text, params) => shared.execute(text, params, undefined) })
+    return { client: pgClient, pooled }
   })
 
-export const layer = (config: PgliteClientConfig): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, SqlError> =>
+export const layer = (
+  config: PgliteClientConfig
+): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient | PooledQuery, SqlError> =>
   Layer.scopedContext(
     Effect.map(
       make(config),
-      (client) => Context.make(PgClient.PgClient, client).pipe(Context.add(SqlClient.SqlClient, client))
+      ({ client, pooled }) =>
+        Context.make(PgClient.PgClient, client).pipe(
+          Context.add(SqlClient.SqlClient, client),
+          Context.add(PooledQuery, pooled)
+        )
     )
   ).pipe(Layer.provide(Reactivity.layer))

@@ -3,6 +3,7 @@ import { Context, Data, Effect, Layer, Option } from "effect"
 import { Billing } from "../billing/Billing.ts"
 import { retryingConflicts } from "../platform/Database.ts"
 import { IdPrefix, newId } from "../platform/Ids.ts"
+import { PooledQuery } from "../platform/PooledQuery.ts"
 import { nowSeconds } from "../platform/Time.ts"
 import { insertTask } from "./engine/sql/insertTask.ts"
 import { TaskQueue } from "./engine/TaskQueue.ts"
@@ -52,6 +53,7 @@ export interface TaskPage {
 
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
+  const pooled = yield* PooledQuery
   const columns = sql.literal(taskColumns())
   const billing = yield* Billing
   const queue = yield* TaskQueue
@@ -128,19 +130,21 @@ const make = Effect.gen(function*() {
       Effect.withSpan("TaskStore.find", { attributes: { "task.id": id, "task.kind": kind }, captureStackTrace: false })
     )
 
+  const findWithKeyText = `
+    SELECT k.disabled_at AS key_disabled_at, ${taskColumns("t")}
+    FROM api_keys k LEFT JOIN tasks t ON t.id = $1 AND t.account_id = k.account_id AND t.kind = $2
+    WHERE k.id = $3`
+
   /**
    * The task of the caller's account, read together with the calling key's
    * current state: a key disabled through any replica shows here at once,
    * whatever a replica's key cache still holds (KeyCache.ts), in the same
    * round trip as the read. Both looked up by primary key. Nothing when the
-   * key row is gone.
+   * key row is gone. The polling path's one query, so it goes through
+   * PooledQuery rather than the SqlClient's statement machinery.
    */
-  const joinedColumns = sql.literal(taskColumns("t"))
   const findWithKey = (keyId: string, kind: TaskKind, id: string) =>
-    sql<TaskRow & { readonly key_disabled_at: number | null }>`
-      SELECT k.disabled_at AS key_disabled_at, ${joinedColumns}
-      FROM api_keys k LEFT JOIN tasks t ON t.id = ${id} AND t.account_id = k.account_id AND t.kind = ${kind}
-      WHERE k.id = ${keyId}`.pipe(
+    pooled.rows<TaskRow & { readonly key_disabled_at: number | null }>(findWithKeyText, [id, kind, keyId]).pipe(
       Effect.map((rows) =>
         Option.map(Option.fromNullable(rows[0]), (row) => ({
           keyEnabled: row.key_disabled_at === null,

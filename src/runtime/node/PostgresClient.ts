@@ -1,7 +1,10 @@
+import * as Reactivity from "@effect/experimental/Reactivity"
+import { SqlClient, SqlError } from "@effect/sql"
 import * as PgClient from "@effect/sql-pg/PgClient"
-import { Layer } from "effect"
+import { Context, Duration, Effect, Layer, Redacted } from "effect"
 import Pg from "pg"
 import { PostgresClient } from "../../platform/Database.ts"
+import { PooledQuery } from "../../platform/PooledQuery.ts"
 
 /**
  * `bigint` columns come back as numbers on both backends (PGlite already does
@@ -14,7 +17,70 @@ const pgTypes = {
     oid === INT8_OID ? (value: string) => Number(value) : (Pg.types.getTypeParser as any)(oid, format)
 }
 
+/** How long the first connection may take, as `PgClient.make` allows it. */
+const CONNECT_TIMEOUT = Duration.seconds(5)
+
+/**
+ * The pool, made here rather than inside `PgClient.make` so that PooledQuery
+ * runs on it too; set up as `PgClient.make` sets up its own: errors of idle
+ * clients ignored (a client that fails is dropped by the pool), one query
+ * at start so a wrong URL fails the start, and the pool ended on release.
+ */
+const pool = (url: Redacted.Redacted) =>
+  Effect.acquireRelease(
+    Effect.gen(function*() {
+      const pool = new Pg.Pool({
+        connectionString: Redacted.value(url),
+        max: 10,
+        application_name: "media-task-gateway",
+        types: pgTypes
+      })
+      pool.on("error", () => {})
+      yield* Effect.tryPromise({
+        try: () => pool.query("SELECT 1"),
+        catch: (cause) => new SqlError.SqlError({ cause, message: "PgClient: Failed to connect" })
+      }).pipe(
+        Effect.timeoutFail({
+          duration: CONNECT_TIMEOUT,
+          onTimeout: () =>
+            new SqlError.SqlError({
+              cause: new Error("Connection timed out"),
+              message: "PgClient: Connection timed out"
+            })
+        }),
+        Effect.tapError(() => Effect.promise(() => pool.end()))
+      )
+      return pool
+    }),
+    (pool) => Effect.promise(() => pool.end()).pipe(Effect.interruptible, Effect.timeoutOption(1000))
+  )
+
+/** One statement on the pool, as `@effect/sql-pg` runs one outside a transaction. */
+const pooledQuery = (pool: Pg.Pool) =>
+  PooledQuery.of({
+    rows: <A extends object>(text: string, params: ReadonlyArray<unknown>) =>
+      Effect.async<ReadonlyArray<A>, SqlError.SqlError>((resume) => {
+        pool.query(text, params as Array<unknown>, (cause, result) => {
+          resume(
+            cause
+              ? Effect.fail(new SqlError.SqlError({ cause, message: "Failed to execute statement" }))
+              : Effect.succeed(result.rows as ReadonlyArray<A>)
+          )
+        })
+      })
+  })
+
 /** The PostgreSQL port on the `pg` driver (Node, and Deno through its Node compatibility). */
 export const PostgresClientLive = Layer.succeed(PostgresClient, {
-  layer: (url) => PgClient.layer({ url, types: pgTypes, maxConnections: 10, applicationName: "media-task-gateway" })
+  layer: (url) =>
+    Layer.scopedContext(
+      Effect.gen(function*() {
+        const shared = yield* pool(url)
+        const client = yield* PgClient.fromPool({ acquire: Effect.succeed(shared), types: pgTypes })
+        return Context.make(PgClient.PgClient, client).pipe(
+          Context.add(SqlClient.SqlClient, client),
+          Context.add(PooledQuery, pooledQuery(shared))
+        )
+      })
+    ).pipe(Layer.provide(Reactivity.layer))
 })

@@ -1,0 +1,18 @@
+import type { SqlError } from "@effect/sql"
+import { Context, type Effect } from "effect"
+
+/**
+ * One statement on the database's pool, outside `@effect/sql`'s statement
+ * machinery (a span, a scope and a compiled template per statement: about
+ * 6 % of the CPU of an authenticated read, bench/RESULTS.md), for the polling
+ * path's single read. It takes part in no transaction; the text uses `$1`
+ * parameters; rows come as the driver returns them, `bigint` columns as
+ * numbers on both backends, as through the SqlClient. Both backends provide
+ * it beside their SqlClient, on the same pool.
+ */
+export class PooledQuery extends Context.Tag("PooledQuery")<PooledQuery, {
+  readonly rows: <A extends object>(
+    text: string,
+    params: ReadonlyArray<unknown>
+  ) => Effect.Effect<ReadonlyArray<A>, SqlError.SqlError>
+}>() {}
