@@ -5,11 +5,13 @@ import { Context, type Effect } from "effect"
  * One statement on the database's pool, outside `@effect/sql`'s statement
  * machinery (a span, a scope and a compiled template per statement: 14 % of
  * the CPU of an authenticated read, bench/RESULTS.md), for the polling path's
- * single read. It takes part in no transaction; the text uses `$1`
- * parameters; rows come as the driver returns them, `bigint` columns as
- * numbers on both backends, as through the SqlClient. Both backends provide
- * it beside their SqlClient, on the same pool; on PostgreSQL each text is a
- * prepared statement (src/runtime/node/PostgresClient.ts).
+ * single read. It takes part in no transaction, so it must not be called
+ * inside one (on PGlite it would wait for that transaction's end, which waits
+ * for it). The text uses `$1` parameters; rows come as the driver returns
+ * them, `bigint` columns as numbers on both backends, as through the
+ * SqlClient. Both backends provide it beside their SqlClient, on the same
+ * pool; on PostgreSQL each text is a prepared statement
+ * (src/runtime/node/PostgresClient.ts).
  */
 export class PooledQuery extends Context.Tag("PooledQuery")<PooledQuery, {
   readonly rows: <A extends object>(
