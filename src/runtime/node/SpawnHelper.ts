@@ -226,11 +226,12 @@ const runCommand = (helper: Helper) => (command: Command.StandardCommand) =>
 
     // A write waits for the helper's acknowledgement, or for the exit: once the command is done
     // its acknowledgements are no longer routed, and a write to an exited process fails.
-    const exitedWhileWriting = Effect.as(Deferred.await(running.exited), "the process has exited")
+    const exited = "the process has exited"
+    const exitedWhileWriting = Effect.as(Deferred.await(running.exited), exited)
     const stdin: Sink.Sink<void, Uint8Array, never, PlatformError> = Sink.forEach((chunk: Uint8Array) =>
       Effect.flatMap(Deferred.isDone(running.exited), (done) =>
         done
-          ? Effect.succeed<string | undefined>("the process has exited")
+          ? Effect.succeed<string | undefined>(exited)
           : Effect.sync(() => helper.send({ op: "stdin", id, data: chunk })).pipe(
             Effect.zipRight(Effect.raceFirst(Queue.take(running.stdinAcks), exitedWhileWriting))
           )).pipe(
