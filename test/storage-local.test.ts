@@ -1,5 +1,5 @@
 import { Chunk, Effect, Option, Stream } from "effect"
-import { existsSync, readdirSync, readFileSync } from "node:fs"
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
 import { request } from "node:http"
 import { connect } from "node:net"
 import { join } from "node:path"
@@ -454,6 +454,31 @@ describe(`local object storage service (${backend})`, () => {
     expect(await head(key)).toEqual(Option.none())
     expect(tempFiles()).toEqual([])
     expect(await putStream(Stream.fromIterable(chunks))).toBe("ok")
+    expect(await head(key)).toEqual(Option.some({ size: data.length, contentType: "video/mp4" }))
+    const stored = await withStorage(
+      gw,
+      (s) => Effect.flatMap(s.read(key), (o) => Stream.runCollect(Option.getOrThrow(o).body))
+    )
+    expect(Buffer.concat(Chunk.toReadonlyArray(stored)).equals(data)).toBe(true)
+  })
+
+  it("putFile copies a local file into place, only when it holds exactly the announced length", async () => {
+    const key = freshKey()
+    const data = randomBytes(300_000)
+    const source = join(gw.dataDir, `source-${n}.mp4`)
+    writeFileSync(source, data)
+    const putFile = (path: string, length = data.length) =>
+      withStorage(gw, (s) => outcome(s.putFile(key, path, length, "video/mp4")))
+    expect(await putFile(source, data.length - 1)).toBe("StorageError")
+    expect(await putFile(source, data.length + 1)).toBe("StorageError")
+    expect(await putFile(join(gw.dataDir, "no-such-file"))).toBe("StorageError")
+    expect(await head(key)).toEqual(Option.none())
+    expect(tempFiles()).toEqual([])
+    expect(await putFile(source)).toBe("ok")
+    expect(tempFiles()).toEqual([])
+    // A copy: the source is left as it was, and writing it afterwards does not change the object.
+    expect(readFileSync(source).equals(data)).toBe(true)
+    writeFileSync(source, randomBytes(10))
     expect(await head(key)).toEqual(Option.some({ size: data.length, contentType: "video/mp4" }))
     const stored = await withStorage(
       gw,

@@ -1,5 +1,5 @@
 import { Chunk, Effect, Option, Stream } from "effect"
-import { existsSync } from "node:fs"
+import { existsSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { StorageError } from "../src/storage/ObjectStorage.ts"
@@ -112,6 +112,27 @@ describe(`S3 object storage against s3rver (${backend})`, () => {
     expect(await putStream(Stream.fromIterable(chunks.slice(0, 29)))).toBe("StorageError")
     expect(await putStream(Stream.fromIterable(chunks), data.length - 1)).toBe("StorageError")
     expect(await putStream(Stream.fromIterable(chunks))).toBe("ok")
+    expect(await head(key)).toEqual(Option.some({ size: data.length, contentType: "video/mp4" }))
+    const stored = await withStorage(gw, (s) => Effect.flatMap(s.read(key), (o) => collect(Option.getOrThrow(o).body)))
+    expect(stored.equals(data)).toBe(true)
+  })
+
+  it("putFile streams a local file into the bucket; a file of another length than announced fails the put", async () => {
+    const key = freshKey()
+    const data = randomBytes(1_000_000)
+    const source = join(gw.dataDir, `source-${n}.mp4`)
+    writeFileSync(source, data)
+    const putFile = (path: string, length = data.length) =>
+      withStorage(gw, (s) =>
+        s.putFile(key, path, length, "video/mp4").pipe(
+          Effect.as("ok"),
+          Effect.catchTag("StorageError", () => Effect.succeed("StorageError")),
+          Effect.timeout("20 seconds")
+        ))
+    expect(await putFile(source, data.length + 1)).toBe("StorageError")
+    expect(await putFile(source, data.length - 1)).toBe("StorageError")
+    expect(await putFile(join(gw.dataDir, "no-such-file"))).toBe("StorageError")
+    expect(await putFile(source)).toBe("ok")
     expect(await head(key)).toEqual(Option.some({ size: data.length, contentType: "video/mp4" }))
     const stored = await withStorage(gw, (s) => Effect.flatMap(s.read(key), (o) => collect(Option.getOrThrow(o).body)))
     expect(stored.equals(data)).toBe(true)

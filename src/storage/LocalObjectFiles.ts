@@ -40,10 +40,24 @@ export const makeLocalObjectFiles = (root: string) =>
       new StorageError({ message: `Local object store: cannot ${what} ${key}: ${cause.message}`, cause })
     const dataPath = (key: string) => path.join(root, ...key.split("/"))
 
+    /** Puts a complete file of `~tmp/` in place under `key`: its content type beside it first, then the bytes. */
+    const land = (key: string, temp: string, contentType: string) => {
+      const target = dataPath(key)
+      return Effect.gen(function*() {
+        yield* fs.writeFileString(temp + META_SUFFIX, JSON.stringify({ content_type: contentType }))
+        yield* fs.makeDirectory(path.dirname(target), { recursive: true })
+        yield* fs.rename(temp + META_SUFFIX, target + META_SUFFIX)
+        yield* fs.rename(temp, target)
+      }).pipe(Effect.mapError(failure("store", key)))
+    }
+
+    /** Whatever of a `~tmp/` file and its sidecar is left when a write or copy ends, landed or not. */
+    const cleanUp = (temp: string) =>
+      Effect.ignore(Effect.all([fs.remove(temp, { force: true }), fs.remove(temp + META_SUFFIX, { force: true })]))
+
     /** Streams `body` into place; it is stored only when exactly `length` bytes arrive. */
     const write = <E>(key: string, contentType: string, length: number, body: Stream.Stream<Uint8Array, E>) => {
       const temp = path.join(tempDir, randomBase62())
-      const tempMeta = temp + META_SUFFIX
       return Effect.gen(function*() {
         yield* checkKey(key)
         yield* checkContentType(contentType)
@@ -58,19 +72,28 @@ export const makeLocalObjectFiles = (root: string) =>
           Stream.run(Sink.mapError(fs.sink(temp), failure("write", key)))
         )
         if (received !== length) return yield* new BodyLengthMismatch({ expected: length, received })
-        const target = dataPath(key)
-        yield* Effect.gen(function*() {
-          yield* fs.writeFileString(tempMeta, JSON.stringify({ content_type: contentType }))
-          yield* fs.makeDirectory(path.dirname(target), { recursive: true })
-          yield* fs.rename(tempMeta, target + META_SUFFIX)
-          yield* fs.rename(temp, target)
-        }).pipe(Effect.mapError(failure("store", key)))
+        yield* land(key, temp, contentType)
       }).pipe(
         // Also on interruption (a client that disconnects mid-upload): no temp file outlives the write.
-        Effect.ensuring(
-          Effect.ignore(Effect.all([fs.remove(temp, { force: true }), fs.remove(tempMeta, { force: true })]))
-        )
+        Effect.ensuring(cleanUp(temp))
       )
+    }
+
+    /**
+     * A local file stored as it is: copied into `~tmp/` in one call (the
+     * kernel's copy, no bytes through this process), checked for exactly
+     * `length` bytes, then renamed into place like a write.
+     */
+    const writeFrom = (key: string, contentType: string, length: number, source: string) => {
+      const temp = path.join(tempDir, randomBase62())
+      return Effect.gen(function*() {
+        yield* checkKey(key)
+        yield* checkContentType(contentType)
+        yield* fs.copyFile(source, temp).pipe(Effect.mapError(failure("copy a file into", key)))
+        const received = Number((yield* fs.stat(temp).pipe(Effect.mapError(failure("inspect", key)))).size)
+        if (received !== length) return yield* new BodyLengthMismatch({ expected: length, received })
+        yield* land(key, temp, contentType)
+      }).pipe(Effect.ensuring(cleanUp(temp)))
     }
 
     const contentTypeOf = (key: string) =>
@@ -166,7 +189,6 @@ export const makeLocalObjectFiles = (root: string) =>
      */
     const copy = (from: string, to: string): Effect.Effect<boolean, StorageError> => {
       const temp = path.join(tempDir, randomBase62())
-      const tempMeta = temp + META_SUFFIX
       return Effect.gen(function*() {
         yield* checkKey(from)
         yield* checkKey(to)
@@ -179,21 +201,10 @@ export const makeLocalObjectFiles = (root: string) =>
         )
         if (!found) return false
         // Read after the bytes: the service's keys keep one content type (the one their PUT URL was signed for).
-        const contentType = yield* contentTypeOf(from)
-        const target = dataPath(to)
-        yield* Effect.gen(function*() {
-          yield* fs.writeFileString(tempMeta, JSON.stringify({ content_type: contentType }))
-          yield* fs.makeDirectory(path.dirname(target), { recursive: true })
-          yield* fs.rename(tempMeta, target + META_SUFFIX)
-          yield* fs.rename(temp, target)
-        }).pipe(Effect.mapError(failure("store", to)))
+        yield* land(to, temp, yield* contentTypeOf(from))
         return true
-      }).pipe(
-        Effect.ensuring(
-          Effect.ignore(Effect.all([fs.remove(temp, { force: true }), fs.remove(tempMeta, { force: true })]))
-        )
-      )
+      }).pipe(Effect.ensuring(cleanUp(temp)))
     }
 
-    return { write, head, read, remove, copy }
+    return { write, writeFrom, head, read, remove, copy }
   })

@@ -76,18 +76,21 @@ export const makeLocalObjectStorage = Effect.gen(function*() {
   const urlOf = (key: string, expiresAt: number, signature: string) =>
     `${config.publicBaseUrl}/storage/${keyToSegment(key)}?X-Expires=${expiresAt}&X-Signature=${signature}`
 
+  const lengthMismatch = (key: string) => (e: BodyLengthMismatch) =>
+    new StorageError({
+      message: `Local object store: ${key} got ${e.received} bytes where ${e.expected} were announced.`,
+      cause: e
+    })
   const putStream: ObjectStorageService["putStream"] = (key, body, contentLength, contentType) =>
-    files.write(key, contentType, contentLength, body).pipe(
-      Effect.catchTag("BodyLengthMismatch", (e) =>
-        new StorageError({
-          message: `Local object store: ${key} got ${e.received} bytes where ${e.expected} were announced.`,
-          cause: e
-        }))
-    )
+    files.write(key, contentType, contentLength, body).pipe(Effect.catchTag("BodyLengthMismatch", lengthMismatch(key)))
 
   const storage: ObjectStorageService = {
     put: (key, body, contentType) => putStream(key, Stream.succeed(body), body.length, contentType),
     putStream,
+    putFile: (key, path, contentLength, contentType) =>
+      files.writeFrom(key, contentType, contentLength, path).pipe(
+        Effect.catchTag("BodyLengthMismatch", lengthMismatch(key))
+      ),
     head: files.head,
     read: files.read,
     remove: files.remove,

@@ -59,6 +59,18 @@ export interface ObjectStorageService {
     contentLength: number,
     contentType: string
   ) => Effect.Effect<void, StorageError>
+  /**
+   * Stores the local file at `path` (one this process wrote, such as a
+   * downloaded result), which must hold exactly `contentLength` bytes;
+   * otherwise the put fails and nothing is stored. The local store copies it
+   * in one call, without passing its bytes through this process.
+   */
+  readonly putFile: (
+    key: string,
+    path: string,
+    contentLength: number,
+    contentType: string
+  ) => Effect.Effect<void, StorageError>
   readonly head: (key: string) => Effect.Effect<Option.Option<ObjectInfo>, StorageError>
   /** A range must start inside the object; its end is clamped to the last byte. */
   readonly read: (key: string, range?: ByteRange) => Effect.Effect<Option.Option<ObjectContent>, StorageError>
@@ -92,6 +104,10 @@ const traced = (backend: "s3" | "local", storage: ObjectStorageService): ObjectS
     putStream: (key, body, contentLength, contentType) =>
       storage.putStream(key, body, contentLength, contentType).pipe(
         span("putStream", key, { "object.size": contentLength })
+      ),
+    putFile: (key, path, contentLength, contentType) =>
+      storage.putFile(key, path, contentLength, contentType).pipe(
+        span("putFile", key, { "object.size": contentLength })
       ),
     head: (key) => storage.head(key).pipe(span("head", key)),
     read: (key, range) =>

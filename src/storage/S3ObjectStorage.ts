@@ -8,6 +8,7 @@ import {
   S3Client
 } from "@aws-sdk/client-s3"
 import { getSignedUrl } from "@aws-sdk/s3-request-presigner"
+import { FileSystem } from "@effect/platform"
 import { Clock, Deferred, Effect, Option, Redacted, Stream } from "effect"
 import type { Environment } from "../platform/AppConfig.ts"
 import type { ObjectStorageService } from "./ObjectStorage.ts"
@@ -37,6 +38,7 @@ export const makeS3ObjectStorage = (options: S3Options) =>
   Effect.gen(function*() {
     const { bucket } = options
     const requestBody = yield* S3RequestBody
+    const fs = yield* FileSystem.FileSystem
     const credentials = Option.all({ accessKeyId: options.accessKeyId, secretAccessKey: options.secretAccessKey })
     const client = yield* Effect.acquireRelease(
       Effect.sync(() =>
@@ -88,29 +90,41 @@ export const makeS3ObjectStorage = (options: S3Options) =>
         ))
     const checkPut = (key: string, contentType: string) => Effect.zipRight(checkKey(key), checkContentType(contentType))
 
+    const putStream: ObjectStorageService["putStream"] = (key, body, contentLength, contentType) =>
+      Effect.gen(function*() {
+        yield* checkPut(key, contentType)
+        // The SDK pipes the body into the request, which would wait forever for the rest of a body that
+        // failed or came short: such a body fails the race, and losing it aborts the request.
+        const failed = yield* Deferred.make<never, StorageError>()
+        const mismatch = (sent: number) =>
+          new StorageError({ message: `S3 PUT of ${key}: ${sent} bytes where ${contentLength} were announced.` })
+        let sent = 0
+        const checked = body.pipe(
+          Stream.tap((chunk) => {
+            sent += chunk.length
+            return sent > contentLength ? Effect.fail(mismatch(sent)) : Effect.void
+          }),
+          Stream.concat(Stream.suspend(() => sent === contentLength ? Stream.empty : Stream.fail(mismatch(sent)))),
+          Stream.tapError((e) => Deferred.fail(failed, e))
+        )
+        const sdkBody = yield* requestBody.fromStream(checked)
+        yield* Effect.raceFirst(putObject(key, sdkBody, contentLength, contentType), Deferred.await(failed))
+      }).pipe(Effect.scoped)
+
     const storage: ObjectStorageService = {
       put: (key, body, contentType) =>
         Effect.zipRight(checkPut(key, contentType), putObject(key, body, body.length, contentType)),
-      putStream: (key, body, contentLength, contentType) =>
-        Effect.gen(function*() {
-          yield* checkPut(key, contentType)
-          // The SDK pipes the body into the request, which would wait forever for the rest of a body that
-          // failed or came short: such a body fails the race, and losing it aborts the request.
-          const failed = yield* Deferred.make<never, StorageError>()
-          const mismatch = (sent: number) =>
-            new StorageError({ message: `S3 PUT of ${key}: ${sent} bytes where ${contentLength} were announced.` })
-          let sent = 0
-          const checked = body.pipe(
-            Stream.tap((chunk) => {
-              sent += chunk.length
-              return sent > contentLength ? Effect.fail(mismatch(sent)) : Effect.void
-            }),
-            Stream.concat(Stream.suspend(() => sent === contentLength ? Stream.empty : Stream.fail(mismatch(sent)))),
-            Stream.tapError((e) => Deferred.fail(failed, e))
-          )
-          const sdkBody = yield* requestBody.fromStream(checked)
-          yield* Effect.raceFirst(putObject(key, sdkBody, contentLength, contentType), Deferred.await(failed))
-        }).pipe(Effect.scoped),
+      putStream,
+      // Streamed from the file, with putStream's length check (a file may change under its announced size).
+      putFile: (key, path, contentLength, contentType) =>
+        putStream(
+          key,
+          fs.stream(path).pipe(
+            Stream.mapError((cause) => new StorageError({ message: `S3 PUT of ${key}: ${cause.message}`, cause }))
+          ),
+          contentLength,
+          contentType
+        ),
       head: (key) =>
         Effect.gen(function*() {
           yield* checkKey(key)

@@ -1,8 +1,7 @@
-import { FileSystem } from "@effect/platform"
-import { Effect, Schedule, Stream } from "effect"
+import { Effect, Schedule } from "effect"
 import { AppConfig } from "../../platform/AppConfig.ts"
 import { IdPrefix, newId } from "../../platform/Ids.ts"
-import { ObjectStorage, StorageError } from "../../storage/ObjectStorage.ts"
+import { ObjectStorage } from "../../storage/ObjectStorage.ts"
 import type { Claim } from "./Claim.ts"
 import { type Output, type Plan, sizeOf } from "./Plans.ts"
 import type { NewAsset } from "./TaskOutcomes.ts"
@@ -16,7 +15,6 @@ import type { NewAsset } from "./TaskOutcomes.ts"
 export const storeOutputs = (claim: Claim, plan: Plan, outputs: ReadonlyArray<Output>) =>
   Effect.gen(function*() {
     const storage = yield* ObjectStorage
-    const fs = yield* FileSystem.FileSystem
     const config = yield* AppConfig
     const retrySchedule = Schedule.exponential(config.limits.engine.retry_base_ms).pipe(
       Schedule.intersect(Schedule.recurs(config.limits.engine.generate_retries))
@@ -26,18 +24,9 @@ export const storeOutputs = (claim: Claim, plan: Plan, outputs: ReadonlyArray<Ou
         const id = newId(IdPrefix.asset)
         const filename = `${id}.${output.extension}`
         const storageKey = `results/${claim.id}/${filename}`
-        // A downloaded result is streamed from its file; each retry reads it again from the start.
+        // A downloaded result is stored from its file (a retry starts it again), never whole in memory.
         yield* output._tag === "Downloaded"
-          ? storage.putStream(
-            storageKey,
-            fs.stream(output.path).pipe(
-              Stream.mapError((cause) =>
-                new StorageError({ message: `Reading the downloaded result failed: ${cause.message}`, cause })
-              )
-            ),
-            output.sizeBytes,
-            output.mimeType
-          )
+          ? storage.putFile(storageKey, output.path, output.sizeBytes, output.mimeType)
           : storage.put(storageKey, output.bytes, output.mimeType)
         const signed = plan.channel.url_auth === "none"
           ? yield* storage.presignGet(storageKey, { expiresInS: plan.channel.result_url_ttl_s })
