@@ -9,7 +9,7 @@ import { StorageError } from "../src/storage/ObjectStorage.ts"
 import { backend } from "./support/database.ts"
 import { startGateway, type TestGateway } from "./support/gateway.ts"
 import { call, expectError } from "./support/http.ts"
-import { randomBytes, send, shiftedClock, withParam, withStorage } from "./support/storage.ts"
+import { randomBytes, send, shiftedClock, sourceFile, withParam, withStorage } from "./support/storage.ts"
 
 let gw: TestGateway
 beforeAll(async () => {
@@ -465,8 +465,7 @@ describe(`local object storage service (${backend})`, () => {
   it("putFile copies a local file into place, only when it holds exactly the announced length", async () => {
     const key = freshKey()
     const data = randomBytes(300_000)
-    const source = join(gw.dataDir, `source-${n}.mp4`)
-    writeFileSync(source, data)
+    const source = sourceFile(gw, data)
     const putFile = (path: string, length = data.length) =>
       withStorage(gw, (s) => outcome(s.putFile(key, path, length, "video/mp4")))
     expect(await putFile(source, data.length - 1)).toBe("StorageError")

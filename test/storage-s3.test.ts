@@ -1,5 +1,5 @@
 import { Chunk, Effect, Option, Stream } from "effect"
-import { existsSync, writeFileSync } from "node:fs"
+import { existsSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { StorageError } from "../src/storage/ObjectStorage.ts"
@@ -7,7 +7,7 @@ import { backend } from "./support/database.ts"
 import { startGateway, type TestGateway } from "./support/gateway.ts"
 import { call, expectError } from "./support/http.ts"
 import { startS3rver } from "./support/s3rver.ts"
-import { randomBytes, send, shiftedClock, withParam, withStorage } from "./support/storage.ts"
+import { randomBytes, send, shiftedClock, sourceFile, withParam, withStorage } from "./support/storage.ts"
 
 const BUCKET = "gw-test-bucket"
 
@@ -120,8 +120,7 @@ describe(`S3 object storage against s3rver (${backend})`, () => {
   it("putFile streams a local file into the bucket; a file of another length than announced fails the put", async () => {
     const key = freshKey()
     const data = randomBytes(1_000_000)
-    const source = join(gw.dataDir, `source-${n}.mp4`)
-    writeFileSync(source, data)
+    const source = sourceFile(gw, data)
     const putFile = (path: string, length = data.length) =>
       withStorage(gw, (s) =>
         s.putFile(key, path, length, "video/mp4").pipe(

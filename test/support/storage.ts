@@ -1,4 +1,6 @@
 import { Clock, Effect } from "effect"
+import { writeFileSync } from "node:fs"
+import { join } from "node:path"
 import { ObjectStorage, type ObjectStorageService } from "../../src/storage/ObjectStorage.ts"
 import type { TestGateway } from "./gateway.ts"
 import type { Reply } from "./http.ts"
@@ -6,6 +8,15 @@ import type { Reply } from "./http.ts"
 /** Runs `f` with the gateway's own ObjectStorage service. */
 export const withStorage = <A, E>(gw: TestGateway, f: (storage: ObjectStorageService) => Effect.Effect<A, E>) =>
   gw.runtime.runPromise(Effect.flatMap(ObjectStorage, f)) as Promise<A>
+
+let sources = 0
+
+/** A file of `data` in the gateway's data directory, outside the store, as putFile's source; its path. */
+export const sourceFile = (gw: TestGateway, data: Uint8Array) => {
+  const path = join(gw.dataDir, `source-${++sources}.bin`)
+  writeFileSync(path, data)
+  return path
+}
 
 /** A clock `offsetS` seconds off the real one: URLs signed under it are already expired, without waiting. */
 export const shiftedClock = (offsetS: number): Clock.Clock => {
