@@ -5,7 +5,7 @@ import { Effect, Layer } from "effect"
 import { createServer, type Server } from "node:http"
 import type { AddressInfo, Socket } from "node:net"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
-import { UpstreamHttpClientLive } from "../src/runtime/node/UpstreamHttpClient.ts"
+import { IDLE_MS, UpstreamHttpClientLive } from "../src/runtime/node/UpstreamHttpClient.ts"
 
 /**
  * The channels' HttpClient on Node (src/runtime/node/UpstreamHttpClient.ts)
@@ -23,6 +23,12 @@ beforeAll(async () => {
   server = createServer((req, res) => {
     seen.push({ method: req.method!, connection: sockets.get(req.socket)! })
     req.resume()
+    if (req.url === "/stalling") {
+      // Half the body, then nothing for longer than the idle time-out, then the rest.
+      res.write("{\"ok\":")
+      setTimeout(() => res.end("true}"), IDLE_MS + 1_000)
+      return
+    }
     req.on("end", () => res.end(JSON.stringify({ ok: true })))
   })
   server.on("connection", (socket) => sockets.set(socket, sockets.size + 1))
@@ -77,6 +83,11 @@ describe("UpstreamHttpClient (Node)", () => {
     expect(get2).toBe(get1)
     expect(sockets.size - before).toBe(4)
   })
+
+  it("lets a download that stalls longer than the idle time-out finish (only free connections time out)", async () => {
+    await run(sendAll([HttpClientRequest.get(`${base}/stalling`), HttpClientRequest.get(`${base}/tasks/1`)]))
+    expect(seen.map((r) => r.connection)).toEqual([seen[0]!.connection, seen[0]!.connection])
+  }, 3 * IDLE_MS)
 
   it("makes one http.client span per request", async () => {
     // An exporter of its own: one that has been shut down (with a tracer's layer) drops every span.

@@ -5,9 +5,11 @@ import { Context, Effect, Layer } from "effect"
 /**
  * How long an idle connection is kept for the next request. Below the idle
  * time-outs servers commonly use (Node's 5 s, nginx's 75 s), so the gateway
- * lets go of a connection before the upstream does.
+ * lets go of a connection before the upstream does. Node's agent applies it
+ * to free connections only: a slow answer, or a download that stalls longer,
+ * is not cut here (the channel's `timeouts` bound those).
  */
-const IDLE_MS = 4_000
+export const IDLE_MS = 4_000
 
 /** Node's HTTP client over agents built with these options, released with the layer's scope. */
 const clientWith = (options?: Parameters<typeof NodeHttpClient.makeAgent>[0]) =>
@@ -28,11 +30,10 @@ const clientWith = (options?: Parameters<typeof NodeHttpClient.makeAgent>[0]) =>
  * each time costs a TCP and TLS handshake and leaves a socket in TIME_WAIT.
  * A GET that meets an upstream's just-closed idle connection asks the same
  * question again at the next look. Submits and every other method still go
- * out on a connection of their own: a reused
- * connection the upstream has just closed fails with a reset that cannot be
- * told from a reset after the upstream took the request
- * (channel/Transport.ts), and an ambiguous submit may cost a second upstream
- * task.
+ * out on a connection of their own: a request on a reused connection the
+ * upstream has just closed fails with a reset that cannot be told from a
+ * reset after the upstream took the request (channel/Transport.ts), and an
+ * ambiguous submit may cost a second upstream task.
  */
 export const UpstreamHttpClientLive = Layer.scoped(
   HttpClient.HttpClient,
