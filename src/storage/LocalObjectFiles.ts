@@ -51,50 +51,59 @@ export const makeLocalObjectFiles = (root: string) =>
       }).pipe(Effect.mapError(failure("store", key)))
     }
 
-    /** Whatever of a `~tmp/` file and its sidecar is left when a write or copy ends, landed or not. */
-    const cleanUp = (temp: string) =>
-      Effect.ignore(Effect.all([fs.remove(temp, { force: true }), fs.remove(temp + META_SUFFIX, { force: true })]))
-
-    /** Streams `body` into place; it is stored only when exactly `length` bytes arrive. */
-    const write = <E>(key: string, contentType: string, length: number, body: Stream.Stream<Uint8Array, E>) => {
+    /**
+     * Runs `f` with a fresh name in `~tmp/`; whatever of that file and its
+     * sidecar is left when `f` ends (landed or not, also on interruption, as
+     * when a client disconnects mid-upload) is removed.
+     */
+    const withTemp = <A, E>(f: (temp: string) => Effect.Effect<A, E>) => {
       const temp = path.join(tempDir, randomBase62())
-      return Effect.gen(function*() {
-        yield* checkKey(key)
-        yield* checkContentType(contentType)
-        let received = 0
-        yield* body.pipe(
-          // The file sink refuses an empty write; an empty object is just a created file.
-          Stream.filter((chunk) => chunk.length > 0),
-          Stream.tap((chunk) => {
-            received += chunk.length
-            return received > length ? Effect.fail(new BodyLengthMismatch({ expected: length, received })) : Effect.void
-          }),
-          Stream.run(Sink.mapError(fs.sink(temp), failure("write", key)))
+      return f(temp).pipe(
+        Effect.ensuring(
+          Effect.ignore(Effect.all([fs.remove(temp, { force: true }), fs.remove(temp + META_SUFFIX, { force: true })]))
         )
-        if (received !== length) return yield* new BodyLengthMismatch({ expected: length, received })
-        yield* land(key, temp, contentType)
-      }).pipe(
-        // Also on interruption (a client that disconnects mid-upload): no temp file outlives the write.
-        Effect.ensuring(cleanUp(temp))
       )
     }
+
+    /** Streams `body` into place; it is stored only when exactly `length` bytes arrive. */
+    const write = <E>(key: string, contentType: string, length: number, body: Stream.Stream<Uint8Array, E>) =>
+      withTemp((temp) =>
+        Effect.gen(function*() {
+          yield* checkKey(key)
+          yield* checkContentType(contentType)
+          let received = 0
+          yield* body.pipe(
+            // The file sink refuses an empty write; an empty object is just a created file.
+            Stream.filter((chunk) => chunk.length > 0),
+            Stream.tap((chunk) => {
+              received += chunk.length
+              return received > length
+                ? Effect.fail(new BodyLengthMismatch({ expected: length, received }))
+                : Effect.void
+            }),
+            Stream.run(Sink.mapError(fs.sink(temp), failure("write", key)))
+          )
+          if (received !== length) return yield* new BodyLengthMismatch({ expected: length, received })
+          yield* land(key, temp, contentType)
+        })
+      )
 
     /**
      * A local file stored as it is: copied into `~tmp/` in one call (the
      * kernel's copy, no bytes through this process), checked for exactly
      * `length` bytes, then renamed into place like a write.
      */
-    const writeFrom = (key: string, contentType: string, length: number, source: string) => {
-      const temp = path.join(tempDir, randomBase62())
-      return Effect.gen(function*() {
-        yield* checkKey(key)
-        yield* checkContentType(contentType)
-        yield* fs.copyFile(source, temp).pipe(Effect.mapError(failure("copy a file into", key)))
-        const received = Number((yield* fs.stat(temp).pipe(Effect.mapError(failure("inspect", key)))).size)
-        if (received !== length) return yield* new BodyLengthMismatch({ expected: length, received })
-        yield* land(key, temp, contentType)
-      }).pipe(Effect.ensuring(cleanUp(temp)))
-    }
+    const writeFrom = (key: string, contentType: string, length: number, source: string) =>
+      withTemp((temp) =>
+        Effect.gen(function*() {
+          yield* checkKey(key)
+          yield* checkContentType(contentType)
+          yield* fs.copyFile(source, temp).pipe(Effect.mapError(failure("copy a file into", key)))
+          const received = Number((yield* fs.stat(temp).pipe(Effect.mapError(failure("inspect", key)))).size)
+          if (received !== length) return yield* new BodyLengthMismatch({ expected: length, received })
+          yield* land(key, temp, contentType)
+        })
+      )
 
     const contentTypeOf = (key: string) =>
       fs.readFileString(dataPath(key) + META_SUFFIX).pipe(
@@ -187,24 +196,24 @@ export const makeLocalObjectFiles = (root: string) =>
      * A write never changes a file in place, it renames a new one over the
      * name, so the link keeps the bytes as they were.
      */
-    const copy = (from: string, to: string): Effect.Effect<boolean, StorageError> => {
-      const temp = path.join(tempDir, randomBase62())
-      return Effect.gen(function*() {
-        yield* checkKey(from)
-        yield* checkKey(to)
-        const source = dataPath(from)
-        const found = yield* fs.link(source, temp).pipe(
-          Effect.orElse(() => fs.copyFile(source, temp)),
-          Effect.as(true),
-          Effect.catchIf(isAbsent, () => Effect.succeed(false)),
-          Effect.mapError(failure("copy", from))
-        )
-        if (!found) return false
-        // Read after the bytes: the service's keys keep one content type (the one their PUT URL was signed for).
-        yield* land(to, temp, yield* contentTypeOf(from))
-        return true
-      }).pipe(Effect.ensuring(cleanUp(temp)))
-    }
+    const copy = (from: string, to: string): Effect.Effect<boolean, StorageError> =>
+      withTemp((temp) =>
+        Effect.gen(function*() {
+          yield* checkKey(from)
+          yield* checkKey(to)
+          const source = dataPath(from)
+          const found = yield* fs.link(source, temp).pipe(
+            Effect.orElse(() => fs.copyFile(source, temp)),
+            Effect.as(true),
+            Effect.catchIf(isAbsent, () => Effect.succeed(false)),
+            Effect.mapError(failure("copy", from))
+          )
+          if (!found) return false
+          // Read after the bytes: the service's keys keep one content type (the one their PUT URL was signed for).
+          yield* land(to, temp, yield* contentTypeOf(from))
+          return true
+        })
+      )
 
     return { write, writeFrom, head, read, remove, copy }
   })
