@@ -11,7 +11,7 @@
  *  - pgbench running, N times over 10 connections, the sequence of
  *    transactions the gateway makes for one task (bench/engine-throughput/
  *    task.sql, taken from the statement log of one task: see CAPTURE below);
- *  - graphile-worker 0.18 (context, not a target): N no-op jobs added in one
+ *  - graphile-worker 0.17 (context, not a target): N no-op jobs added in one
  *    call, then a worker (concurrency 10) runs them; from the start of the
  *    add to the last job's end.
  *
@@ -239,7 +239,7 @@ rows and the move to waiting, the poller's hold, the answer on the attempt, the 
 asset, the account's webhook setting and the event row of the outbox, and both NOTIFYs; each
 statement as the gateway sends it, on a channel name of its own so the gateway's idle worker does
 not take its tasks; a transaction failing on a deadlock is retried, and counted). As context, not a
-target: graphile-worker 0.18's no-op jobs per second on the same database (${TASKS} jobs added in one
+target: graphile-worker 0.17's no-op jobs per second on the same database (${TASKS} jobs added in one
 call, one worker of concurrency ${CLIENTS}, from the add to the last job's end).
 
 A ${WARMUP_TASKS}-task warm-up of each, then interleaved rounds; rates are the median round. Gateway
