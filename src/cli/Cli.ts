@@ -28,7 +28,7 @@ const builtIn = (names: Array<string>, value: string | undefined, description: s
 })
 
 /** What `--help` shows besides the commands: @effect/cli's built-in flags that are of use here, and the root's footer. */
-const helpContext: HelpContext = {
+export const helpContext: HelpContext = {
   common: describeOptions(Options.all(common)),
   builtIn: [
     builtIn(["-h", "--help"], undefined, "Show this help; after a command, that command's."),
@@ -42,10 +42,8 @@ const helpContext: HelpContext = {
   version: pkg.version
 }
 
-const commands = describeCommand(root)
-
-/** The help `mtg <args…> --help` prints: the command the arguments name, or the root's. */
-export const helpFor = (args: ReadonlyArray<string>) => renderHelp(commandAt(commands, args), helpContext)
+/** Every command and flag as help shows them. */
+export const commandHelp = describeCommand(root)
 
 /** The line printed on stderr for a failure, and the exit code it means. */
 export const describeFailure = (error: unknown): { readonly code: number; readonly line: string | undefined } => {
@@ -88,12 +86,13 @@ export const runCli = (argv: ReadonlyArray<string>) =>
     const args = argv.slice(2)
     const dashes = args.indexOf("--")
     const flags = dashes < 0 ? args : args.slice(0, dashes)
-    const at = commandAt(commands, args)
+    const at = commandAt(commandHelp, args)
     if (args.length === 0 || flags.some((a) => a === "--help" || a === "-h")) {
       return Effect.as(Console.log(renderHelp(at, helpContext)), EXIT.ok as number)
     }
+    // `mtg tasks` alone; `mtg --version` and `mtg --completions bash` are @effect/cli's.
     const named = flags.filter((a) => !a.startsWith("-")).length
-    if (at.subcommands.length > 0 && named === at.path.length - 1) {
+    if (at.path.length > 1 && at.subcommands.length > 0 && named === at.path.length - 1) {
       return Effect.as(
         Console.error(`${renderHelp(at, helpContext)}\n\nerror: ${at.path.join(" ")} needs a command.`),
         EXIT.usage as number
