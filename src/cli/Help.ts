@@ -291,12 +291,15 @@ const flagDescription = (flag: FlagHelp) =>
     flag.defaultValue === undefined ? "" : `(default: ${flag.defaultValue})`
   ].filter((t) => t !== "").join(" ")
 
+/** A flag's row in a table of flags. */
+const flagRow = (flag: FlagHelp) => [flagLabel(flag), flagDescription(flag)] as const
+
 /** Words (usage tokens) laid out after `lead`, continuation lines indented by `hang`. */
 const flow = (lead: string, tokens: ReadonlyArray<string>, hang: number): Array<string> => {
   const lines: Array<string> = []
   let line = lead
   for (const token of tokens) {
-    if (line.trim() === "" || line.length + 1 + token.length <= WIDTH) line += line.endsWith(" ") ? token : ` ${token}`
+    if (line.length + 1 + token.length <= WIDTH) line += ` ${token}`
     else {
       lines.push(line)
       line = `${" ".repeat(hang)}${token}`
@@ -338,7 +341,7 @@ export const renderHelp = (command: CommandHelp, context: HelpContext): string =
       ...section("COMMANDS", commandList(leaves(command))),
       ...section(
         isRoot ? "COMMON OPTIONS (every command)" : "OPTIONS",
-        table([...(isRoot ? context.common : []), ...context.builtIn].map((f) => [flagLabel(f), flagDescription(f)]))
+        table([...(isRoot ? context.common : []), ...context.builtIn].map(flagRow))
       ),
       "",
       ...wrap(`Run \`${name} <command> --help\` for a command's options.`, WIDTH),
@@ -363,12 +366,10 @@ export const renderHelp = (command: CommandHelp, context: HelpContext): string =
       "ARGUMENTS",
       command.args.length === 0 ? [] : table(command.args.map((a) => [a.name, a.description] as const))
     ),
-    ...section("OPTIONS", ordered.length === 0 ? [] : table(ordered.map((f) => [flagLabel(f), flagDescription(f)]))),
+    ...section("OPTIONS", ordered.length === 0 ? [] : table(ordered.map(flagRow))),
     ...section(
       "COMMON OPTIONS",
-      table([...common, ...context.builtIn.filter((f) => f.names.includes("--help"))].map((
-        f
-      ) => [flagLabel(f), flagDescription(f)]))
+      table([...common, ...context.builtIn.filter((f) => f.names.includes("--help"))].map(flagRow))
     )
   )
   return lines.join("\n")
