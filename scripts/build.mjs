@@ -13,10 +13,13 @@
 // import from node_modules, and those the service loads only when configured
 // (PGlite, the AWS SDK, OpenTelemetry's exporter) stay dynamic imports.
 // esbuild only strips types: `npx tsc --noEmit` is the type check. Also made:
+// dist/client, the typed client as a package export (see typedClient below), and
 // dist/pglite, PGlite data directories: initdb's and a migrated template (see pgliteTemplate below).
 import { build } from "esbuild"
+import { spawn } from "node:child_process"
 import { createHash } from "node:crypto"
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
+import { createRequire } from "node:module"
 import { dirname, join, relative, resolve, sep } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 
@@ -175,8 +178,72 @@ const pgliteTemplate = async () => {
   }
 }
 
+/** Every file under `dir`. */
+const filesUnder = (dir) =>
+  readdirSync(dir, { withFileTypes: true }).flatMap((d) =>
+    d.isDirectory() ? filesUnder(join(dir, d.name)) : [join(dir, d.name)]
+  )
+
+/**
+ * The typed client, `media-task-gateway/client` (package.json `exports`), for
+ * callers' own programs on plain Node, without a TypeScript loader:
+ * - dist/client/index.js: src/client/index.ts and the modules it reaches (the
+ *   contract's schemas) in one ES module. Every package stays an import from
+ *   node_modules (they are the package's dependencies), `effect` and
+ *   `@effect/*` above all, unlike the service above: a caller's Effect program
+ *   provides `GatewayClient.layer` and runs the client's effects with its own
+ *   `effect`, so the client must use that one copy, not carry a second.
+ * - dist/client/types/: the declarations, from `tsc -p tsconfig.client.json`
+ *   (one .d.ts per source, at its path under src/; the index is
+ *   dist/client/types/client/index.d.ts). tsc writes the sources' `./x.ts`
+ *   specifiers as they are; they are rewritten to `./x.js`, which every
+ *   `moduleResolution` (node16, nodenext, bundler) maps to `./x.d.ts`.
+ *   TypeScript is a devDependency: where it is not installed (`--omit=dev`),
+ *   the declarations are skipped with a warning; the service does not use them.
+ * Answers `{ declarations }`, a promise of the tsc process, which runs while the rest builds.
+ */
+const typedClient = async () => {
+  rmSync(join(OUT, "client"), { recursive: true, force: true })
+  await build({
+    absWorkingDir: ROOT,
+    entryPoints: [{ in: "src/client/index.ts", out: "client/index" }],
+    outdir: OUT,
+    bundle: true,
+    packages: "external",
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    logLevel: "warning"
+  })
+  let tsc
+  try {
+    tsc = createRequire(join(ROOT, "package.json")).resolve("typescript/bin/tsc")
+  } catch {
+    console.warn("typescript is not installed: dist/client has no type declarations")
+    return { declarations: Promise.resolve() }
+  }
+  const declarations = new Promise((done, fail) => {
+    const child = spawn(process.execPath, [tsc, "-p", "tsconfig.client.json"], { cwd: ROOT, stdio: "inherit" })
+    child.on("error", fail)
+    child.on("close", (code) => {
+      if (code !== 0) return fail(new Error(`tsc -p tsconfig.client.json exited with ${code}`))
+      const types = join(OUT, "client", "types")
+      for (const file of filesUnder(types).filter((f) => f.endsWith(".d.ts"))) {
+        const text = readFileSync(file, "utf8")
+        const rewritten = text.replace(/(["'])(\.{1,2}\/[^"']*?)\.ts\1/g, "$1$2.js$1")
+        if (rewritten !== text) writeFileSync(file, rewritten)
+      }
+      done()
+    })
+  })
+  // Awaited after the other builds; a failure is reported then, not as an unhandled rejection before.
+  declarations.catch(() => {})
+  return { declarations }
+}
+
 // The compiled modules are replaced; dist/pglite is kept while its PGlite version and migrations hold.
 for (const part of ["src", "chunks", "plugins", "channels"]) rmSync(join(OUT, part), { recursive: true, force: true })
+const { declarations } = await typedClient()
 const result = await build({
   absWorkingDir: ROOT,
   entryPoints: entries.map((out) => ({ in: `${out}.ts`, out })),
@@ -200,5 +267,11 @@ const result = await build({
 // `BUILD_META=file` keeps esbuild's metafile (what each output holds: `npx esbuild --analyze` reads it).
 if (process.env.BUILD_META) writeFileSync(process.env.BUILD_META, JSON.stringify(result.metafile))
 await pgliteTemplate()
+await declarations
 const bytes = Object.values(result.metafile.outputs).reduce((n, o) => n + o.bytes, 0)
-console.log(`built ${entries.length} entries into dist/ (${(bytes / 1024 / 1024).toFixed(1)} MiB)`)
+const client = statSync(join(OUT, "client", "index.js")).size
+console.log(
+  `built ${entries.length} entries into dist/ (${
+    (bytes / 1024 / 1024).toFixed(1)
+  } MiB) and the typed client (dist/client, ${Math.round(client / 1024)} KiB)`
+)

@@ -14,6 +14,7 @@ import { SpawnHelperLive } from "./runtime/node/SpawnHelper.ts"
 import { TargetHttpClientLive } from "./runtime/node/TargetHttpClient.ts"
 import { TracingLive } from "./runtime/node/Tracing.ts"
 import { UpstreamHttpClientLive } from "./runtime/node/UpstreamHttpClient.ts"
+import { serviceArgs } from "./ServiceArgs.ts"
 
 /**
  * Entry point on Node: reads the environment, then serves the API (ROLE=api
@@ -28,19 +29,27 @@ const Main = Layer.unwrapEffect(
   )
 )
 
-Main.pipe(
-  Layer.provide(MediaToolsLive),
-  Layer.provide(TargetHttpClientLive),
-  Layer.provide(S3RequestBodyLive),
-  Layer.provide(UpstreamHttpClientLive),
-  Layer.provide(NotificationListenerLive),
-  Layer.provide(PostgresClientLive),
-  Layer.provide(TracingLive),
-  // ffprobe and ffmpeg through a small helper process: a fork of the service costs its event loop (SpawnHelper.ts).
-  Layer.provide(SpawnHelperLive),
-  Layer.provide(NodeContext.layer),
-  Layer.provide(Sha256Live),
-  Layer.provide(JsonLogLive),
-  Layer.launch,
-  NodeRuntime.runMain({ disablePrettyLogger: true })
-)
+// `--help`, `--version` and unknown arguments are answered before anything starts (src/ServiceArgs.ts).
+const args = serviceArgs(process.argv.slice(2), "node dist/src/main.js")
+if (args._tag === "Start") {
+  Main.pipe(
+    Layer.provide(MediaToolsLive),
+    Layer.provide(TargetHttpClientLive),
+    Layer.provide(S3RequestBodyLive),
+    Layer.provide(UpstreamHttpClientLive),
+    Layer.provide(NotificationListenerLive),
+    Layer.provide(PostgresClientLive),
+    Layer.provide(TracingLive),
+    // ffprobe and ffmpeg through a small helper process: a fork of the service costs its event loop (SpawnHelper.ts).
+    Layer.provide(SpawnHelperLive),
+    Layer.provide(NodeContext.layer),
+    Layer.provide(Sha256Live),
+    Layer.provide(JsonLogLive),
+    Layer.launch,
+    NodeRuntime.runMain({ disablePrettyLogger: true })
+  )
+} else {
+  if (args.stdout !== undefined) process.stdout.write(args.stdout)
+  if (args.stderr !== undefined) process.stderr.write(args.stderr)
+  process.exitCode = args.code
+}

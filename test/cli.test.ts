@@ -1,8 +1,10 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
-import { join } from "node:path"
+import { join, resolve } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { MTG, mtg, mtgCommands, mtgEnv, mtgInProcess, readmeExample, run } from "./support/cli.ts"
+import { commandHelp, helpContext } from "../src/cli/Cli.ts"
+import { type CommandHelp, leaves, usageToken, WIDTH } from "../src/cli/Help.ts"
+import { docExample, MTG, mtg, mtgCommands, mtgEnv, mtgInProcess, run } from "./support/cli.ts"
 import { configWith } from "./support/config.ts"
 import { backend } from "./support/database.ts"
 import { freePort, startGateway, type TestGateway } from "./support/gateway.ts"
@@ -14,7 +16,7 @@ import { makeAudio, makeImage, makeVideo } from "./support/uploads.ts"
 /**
  * `mtg` run as a process (bin/mtg.mjs, what `npx mtg` starts) against a
  * gateway with its engine (ROLE=all), polling every second
- * (`poll_interval_s` 1, the Retry-After the CLI follows). The README's
+ * (`poll_interval_s` 1, the Retry-After the CLI follows). docs/cli.md's
  * example is run as written, in a directory holding the files it names.
  */
 
@@ -50,9 +52,9 @@ const filesIn = (path: string) => readdirSync(path).sort()
 
 describe(`mtg against a running gateway (${backend})`, () => {
   it(
-    "runs the README's example: a famS media-mode task from a local PNG, MP4 and WAV, waited for and downloaded as a playable MP4",
+    "runs docs/cli.md's example: a famS media-mode task from a local PNG, MP4 and WAV, waited for and downloaded as a playable MP4",
     async () => {
-      const commands = mtgCommands(readmeExample("cli"))
+      const commands = mtgCommands(docExample("docs/cli.md", "cli"))
       expect(commands.some((c) => c.includes("--mode media") && c.includes("--out results"))).toBe(true)
       const outputs: Array<string> = []
       for (const command of commands) {
@@ -212,42 +214,206 @@ describe(`mtg against a running gateway (${backend})`, () => {
     expect(badJson.stderr).toContain("--provider-options must be a JSON object")
   }, 180_000)
 
-  it("every command answers --help", async () => {
-    const commands = [
-      [],
-      ["video"],
-      ["video", "create"],
-      ["image"],
-      ["image", "create"],
-      ["image", "edit"],
-      ["tasks"],
-      ["tasks", "list"],
-      ["tasks", "get"],
-      ["tasks", "watch"],
-      ["models"],
-      ["upload"],
-      ["assets"],
-      ["assets", "list"],
-      ["assets", "get"],
-      ["assets", "download"],
-      ["assets", "delete"]
-    ]
-    for (const command of commands) {
-      const result = await mtgInProcess([...command, "--help"])
-      expect(result.code, command.join(" ")).toBe(0)
-      expect(result.stdout).toContain("USAGE")
-      expect(result.stdout).toMatch(new RegExp(`\\$ ${command.at(-1) ?? "mtg"}\\b`))
-    }
-    // As a process with stdout piped: the same help, without colour codes.
-    const piped = await mtg(["video", "create", "--help"])
-    expect(piped.code).toBe(0)
-    expect(piped.stdout).toContain("--provider-options")
-    expect(piped.stdout).not.toContain("\x1b[")
-  }, 180_000)
+  it(
+    "every command's --help: rendered from the definitions, described in words, at most 100 columns, with the whole command path and optional flags bracketed",
+    async () => {
+      const PLACEHOLDERS = [
+        "A user-defined piece of text",
+        "A true or false value",
+        "An integer",
+        "One of the following",
+        "This setting is optional",
+        "This option",
+        "$ "
+      ]
+      const all: Array<CommandHelp> = []
+      const walk = (c: CommandHelp): void => {
+        all.push(c)
+        c.subcommands.forEach(walk)
+      }
+      walk(commandHelp)
+      expect(all.map((c) => c.path.join(" "))).toEqual(
+        expect.arrayContaining(["mtg", "mtg video create", "mtg tasks list"])
+      )
+      const common = new Set(helpContext.common.map((f) => f.names[0]))
+      for (const command of all) {
+        const name = command.path.join(" ")
+        const { code, stdout } = await mtgInProcess([...command.path.slice(1), "--help"])
+        expect(code, name).toBe(0)
+        for (const placeholder of PLACEHOLDERS) expect(stdout, `${name}: ${placeholder}`).not.toContain(placeholder)
+        const tooWide = stdout.split("\n").filter((line) => line.length > WIDTH)
+        expect(tooWide, name).toEqual([])
+        expect(command.description, name).not.toBe("")
+        expect(stdout, name).toContain(`\nUSAGE\n  ${name} `)
+        if (command.subcommands.length > 0) {
+          // A group lists every command under it by its path.
+          for (const leaf of leaves(command)) {
+            expect(stdout, name).toMatch(new RegExp(`^  ${leaf.path.slice(1).join(" ")} `, "m"))
+          }
+          continue
+        }
+        // The usage: from the path to the first empty line, continuation lines joined.
+        const usage = stdout.slice(stdout.indexOf("USAGE\n")).split("\n\n")[0]!.replace(/\s+/g, " ")
+        for (const flag of command.flags) {
+          expect(flag.description, `${name} ${flag.names[0]}`).not.toBe("")
+          expect(stdout, name).toContain(flag.description.split(" ").slice(0, 3).join(" "))
+          if (common.has(flag.names[0])) continue
+          const token = usageToken(flag)
+          expect(usage, `${name} ${flag.names[0]}`).toContain(` ${token}`)
+          expect(token.startsWith("["), `${name} ${flag.names[0]}`).toBe(flag.optional)
+        }
+        for (const arg of command.args) expect(arg.description, `${name} ${arg.name}`).not.toBe("")
+      }
+      // What a newcomer looks at first, as a process with stdout piped: plain text, no colour codes.
+      const piped = await mtg(["video", "create", "--help"])
+      expect(piped.code).toBe(0)
+      expect(piped.stdout).not.toContain("\x1b[")
+      expect(piped.stdout).toContain(
+        "USAGE\n  mtg video create --model ID --prompt TEXT --duration SECONDS [--aspect-ratio W:H]\n"
+      )
+      expect(piped.stdout).toMatch(/^ {2}--image FILE\|URL +Reference image\. In frame mode/m)
+      expect(piped.stdout.replace(/\s+/g, " ")).toContain("and a second one the last. Repeatable.")
+      expect(piped.stdout).toMatch(/^  --base-url URL +The gateway's address\. From MTG_BASE_URL when not given\./m)
+      const root = await mtgInProcess([])
+      expect(root.code).toBe(0)
+      expect(root.stdout).toMatch(/^  video create +Create a video task\.$/m)
+      expect(root.stdout).toContain("Documentation: docs/cli.md.")
+      // A group without its command is a usage error that shows the group's help.
+      const group = await mtgInProcess(["tasks"])
+      expect(group.code).toBe(2)
+      expect(group.stderr).toMatch(/^  tasks watch +Follow a task/m)
+      expect(group.stderr).toContain("error: mtg tasks needs a command.")
+      // @effect/cli's own usage errors end with where the help is.
+      const missing = await mtgInProcess(["tasks", "get"])
+      expect(missing.code).toBe(2)
+      expect(missing.stderr).toContain("Run `mtg tasks get --help` for its usage.")
+    },
+    180_000
+  )
+
+  it(
+    "tasks list shows video and image tasks together, newest first with their kind, and pages through both exactly",
+    async () => {
+      // An account of its own, so the lists hold only these tasks; failing at once, they cost the engine nothing.
+      const own = mtgEnv(gw.url, await createAccount(gw, { name: "lister", wallet_credits: 1000 }))
+      const fail = ["--provider-options", "{\"sandbox\":{\"outcome\":\"fail\"}}", "--json"]
+      const created: Array<{ id: string; kind: string }> = []
+      for (const kind of ["video", "image", "video", "video", "image"]) {
+        const args = kind === "video"
+          ? ["video", "create", "--model", "provy-famS-2.0-480p", "--prompt", "p", "--duration", "4", ...fail]
+          : ["image", "create", "--model", "provx-image-1", "--prompt", "p", ...fail]
+        const result = await mtgInProcess(args, own)
+        expect(result.code, result.stderr).toBe(0)
+        created.push({ id: json(result.stdout).task.id, kind })
+      }
+      const whole = json((await mtgInProcess(["tasks", "list", "--json"], own)).stdout)
+      expect(whole).toMatchObject({ object: "list", has_more: false, next_after: null })
+      expect(whole.data.map((t: any) => t.id).sort()).toEqual(created.map((t) => t.id).sort())
+      const times = whole.data.map((t: any) => t.created_at)
+      expect([...times].sort((a, b) => b - a)).toEqual(times)
+      // Each kind keeps the API's own order (newest first, exact creation order).
+      const ofKind = (kind: string) => whole.data.filter((t: any) => t.object === `${kind}.task`).map((t: any) => t.id)
+      expect(ofKind("video")).toEqual(created.filter((t) => t.kind === "video").map((t) => t.id).reverse())
+      expect(ofKind("image")).toEqual(created.filter((t) => t.kind === "image").map((t) => t.id).reverse())
+
+      // Two at a time, following each page's cursor: the same tasks, once each, in the same order.
+      const paged: Array<string> = []
+      let after: string | null = null
+      for (let page = 0; page < 5; page++) {
+        const result = await mtgInProcess([
+          "tasks",
+          "list",
+          "--limit",
+          "2",
+          "--json",
+          ...(after ? ["--after", after] : [])
+        ], own)
+        expect(result.code, result.stderr).toBe(0)
+        const body = json(result.stdout)
+        expect(body.data.length).toBeLessThanOrEqual(2)
+        paged.push(...body.data.map((t: any) => t.id))
+        after = body.next_after
+        if (after === null) break
+        expect(after).toMatch(/^(task_\w+)?,(task_\w+)?$/)
+      }
+      expect(after).toBeNull()
+      expect(paged).toEqual(whole.data.map((t: any) => t.id))
+
+      // The human listing: a kind column, and where the next page starts.
+      const human = await mtgInProcess(["tasks", "list", "--limit", "3"], own)
+      const lines = human.stdout.trim().split("\n")
+      expect(lines.slice(0, 3).map((l) => l.split(/\s+/)[1])).toEqual(
+        whole.data.slice(0, 3).map((t: any) => t.object.replace(".task", ""))
+      )
+      expect(lines[3]).toMatch(/^more: --after (task_\w+)?,(task_\w+)?$/)
+      // --kind lists one kind, as the API does; a lone task id as the cursor of both is refused.
+      const images = json((await mtgInProcess(["tasks", "list", "--kind", "image", "--json"], own)).stdout)
+      expect(images.data.map((t: any) => t.id)).toEqual(ofKind("image"))
+      const lone = await mtgInProcess(["tasks", "list", "--after", created[0]!.id], own)
+      expect(lone.code).toBe(2)
+      expect(lone.stderr).toContain("--after takes the cursor a page printed (VIDEO_ID,IMAGE_ID)")
+    },
+    120_000
+  )
 
   it("npx mtg runs from the clone", async () => {
     const result = await run("npx", ["--no-install", "mtg", "--version"], { cwd: process.cwd() })
     expect(result.code, result.stderr).toBe(0)
     expect(result.stdout.trim()).toBe(json(readFileSync("package.json", "utf8")).version)
+  }, 120_000)
+})
+
+describe("the service's own command line", () => {
+  const variables = () => {
+    // Every variable the service reads from the environment (AppConfig.ts) is in its --help.
+    const source = readFileSync("src/platform/AppConfig.ts", "utf8")
+    return [...source.matchAll(/Config\.\w+(?:\([^)]*\))?\("([A-Z0-9_]+)"\)/g)].map((m) => m[1]!)
+  }
+
+  it(
+    "node dist/src/main.js: --help and --version answer without starting anything; an unknown argument exits 2",
+    async () => {
+      const dataDir = join(mkdtempSync(join(tmpdir(), "gw-args-")), "data")
+      const env = { DATA_DIR: dataDir, PORT: String(await freePort()) }
+      const main = (...args: Array<string>) => run(process.execPath, ["dist/src/main.js", ...args], { env })
+      const [help, short, version, unknown] = await Promise.all([
+        main("--help"),
+        main("-h"),
+        main("--version"),
+        main("--port", "9000")
+      ])
+      expect(help.code).toBe(0)
+      expect(help.stderr).toBe("")
+      expect(help.stdout).toMatch(/^Usage: node dist\/src\/main\.js \[--help \| --version\]$/m)
+      const named = variables()
+      expect(named).toEqual(expect.arrayContaining(["HOST", "PORT", "DATA_DIR", "DATABASE_URL", "S3_BUCKET"]))
+      for (const name of [...named, "FFMPEG_PATH", "FFPROBE_PATH"]) expect(help.stdout, name).toContain(name)
+      expect(help.stdout).toMatch(/^ {2}DATA_DIR +.*\(\.\/data\)$/m)
+      expect(help.stdout.split("\n").filter((line) => line.length > 100)).toEqual([])
+      expect(short).toEqual(help)
+      expect(version).toEqual({
+        code: 0,
+        stdout: `${json(readFileSync("package.json", "utf8")).version}\n`,
+        stderr: ""
+      })
+      expect(unknown.code).toBe(2)
+      expect(unknown.stdout).toBe("")
+      expect(unknown.stderr).toMatch(/^error: unknown argument: --port\n\nUsage: node dist\/src\/main\.js/)
+      // Nothing started: each process ended on its own, and no data directory was made.
+      expect(existsSync(dataDir)).toBe(false)
+    },
+    60_000
+  )
+
+  it("deno task start's entry answers --help and --version the same way", async () => {
+    const deno = (...args: Array<string>) =>
+      run(resolve("node_modules/.bin/deno"), ["run", "--allow-all", "src/runtime/deno/main.ts", ...args])
+    const [help, version, unknown] = await Promise.all([deno("--help"), deno("--version"), deno("--bogus")])
+    expect(help.code, help.stderr).toBe(0)
+    expect(help.stdout).toMatch(/^Usage: deno task start \[--help \| --version\]$/m)
+    expect(help.stdout).toContain("DATABASE_URL")
+    expect(version.stdout.trim()).toBe(json(readFileSync("package.json", "utf8")).version)
+    expect(unknown.code).toBe(2)
+    expect(unknown.stderr).toContain("error: unknown argument: --bogus")
   }, 120_000)
 })

@@ -101,6 +101,32 @@ describe("the client's wait, against a stub", () => {
       expect(log).toHaveLength(2)
     }))
 
+  it.effect(
+    "waits the create answer's Retry-After before the first look, a 503's as long as it says, and the create answer's again after an answer that names none",
+    () =>
+      Effect.gen(function*() {
+        const log: Array<Seen> = []
+        const answers: Array<Answer> = [
+          { status: 503, body: errorBody("service_unavailable", "api_error"), headers: { "retry-after": "4" } },
+          { body: task("in_progress", 50) },
+          { body: task("succeeded", 100) }
+        ]
+        const fiber = yield* Effect.fork(
+          waitForTask("video", "task_stub", { retryAfter: 2, interval: 30 }).pipe(
+            Effect.provide(withStub((_, n) => answers[n - 1]!, log))
+          )
+        )
+        // [seconds to move the clock, looks made by then]
+        const steps: Array<readonly [number, number]> = [[1, 0], [1, 1], [3, 1], [1, 2], [1, 2], [1, 3]]
+        for (const [seconds, looks] of steps) {
+          yield* untilSleeping
+          yield* TestClock.adjust(`${seconds} seconds`)
+          expect(log).toHaveLength(looks)
+        }
+        expect((yield* Fiber.join(fiber)).status).toBe("succeeded")
+      })
+  )
+
   it.effect("rides out a 429 for as long as its Retry-After says, and fails at once on a 404", () =>
     Effect.gen(function*() {
       const log: Array<Seen> = []

@@ -1,5 +1,14 @@
 import { Deferred, Effect, Exit, Fiber, Layer } from "effect"
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs"
+import {
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync
+} from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -13,7 +22,7 @@ import {
   waitForTask,
   WaitTimeout
 } from "../src/client/index.ts"
-import { mtgEnv, readmeExample, run, TSX } from "./support/cli.ts"
+import { docExample, mtgEnv, run } from "./support/cli.ts"
 import { configWith } from "./support/config.ts"
 import { backend } from "./support/database.ts"
 import { startGateway, type TestGateway } from "./support/gateway.ts"
@@ -65,23 +74,100 @@ const slowTask = (delayMs: number) =>
 const rejection = (promise: Promise<unknown>) => promise.then(() => undefined, (error: unknown) => error)
 
 describe(`the typed client (${backend})`, () => {
-  it("runs the README's example as written, from a directory with the package installed beside it", async () => {
-    const app = join(dir, "app")
-    mkdirSync(join(app, "node_modules"), { recursive: true })
-    symlinkSync(resolve("."), join(app, "node_modules", "media-task-gateway"))
-    writeFileSync(join(app, "boat.png"), readFileSync(join(dir, "boat.png")))
-    writeFileSync(join(app, "example.mts"), readmeExample("client"))
-    const result = await run(TSX, ["example.mts"], {
-      env: mtgEnv(gw.url, { model: { key: keys.modelToken }, resource: { key: keys.resourceKey } }),
-      cwd: app
-    })
-    expect(result.code, result.stderr).toBe(0)
-    expect(result.stdout).toMatch(/^succeeded 100$/m)
-    const [file] = readdirSync(join(app, "results"))
-    expect(result.stdout).toContain(join("results", file!))
-    // A result behind the resource key, fetched with it.
-    expect((await probeBytes(readFileSync(join(app, "results", file!)))).video?.codec).toBe("h264")
-  }, 180_000)
+  it(
+    "as a package: a project that ran `npm install <the clone>` runs docs/client.md's promise example with plain node, and type-checks (nodenext, bundler) and runs its Effect example",
+    async () => {
+      const app = join(dir, "app")
+      mkdirSync(app)
+      writeFileSync(join(app, "package.json"), JSON.stringify({ name: "client-app", private: true, type: "module" }))
+      // As a user installs a clone: npm links the directory (offline: nothing else is fetched; the clone is built).
+      const installed = await run(
+        "npm",
+        ["install", resolve("."), "--offline", "--ignore-scripts", "--no-audit", "--no-fund"],
+        { cwd: app }
+      )
+      expect(installed.code, installed.stderr).toBe(0)
+      expect(lstatSync(join(app, "node_modules", "media-task-gateway")).isSymbolicLink()).toBe(true)
+      writeFileSync(join(app, "boat.png"), readFileSync(join(dir, "boat.png")))
+      const env = mtgEnv(gw.url, { model: { key: keys.modelToken }, resource: { key: keys.resourceKey } })
+
+      // The promise example: JavaScript, run by node itself (no tsx, no loader).
+      writeFileSync(join(app, "example.mjs"), docExample("docs/client.md", "client"))
+      const result = await run(process.execPath, ["example.mjs"], { env, cwd: app })
+      expect(result.code, result.stderr).toBe(0)
+      expect(result.stdout).toMatch(/^succeeded 100$/m)
+      const [file] = readdirSync(join(app, "results"))
+      expect(result.stdout).toContain(join("results", file!))
+      // A result behind the resource key, fetched with it.
+      expect((await probeBytes(readFileSync(join(app, "results", file!)))).video?.codec).toBe("h264")
+
+      // The Effect example, with the project's own `effect` and @types/node: links to the clone's
+      // copies stand in for `npm install effect @types/node` (one copy of effect, as npm dedupes it).
+      mkdirSync(join(app, "node_modules", "@types"))
+      symlinkSync(resolve("node_modules/effect"), join(app, "node_modules", "effect"))
+      symlinkSync(resolve("node_modules/@types/node"), join(app, "node_modules", "@types", "node"))
+      writeFileSync(join(app, "effect-example.ts"), docExample("docs/client.md", "client-effect"))
+      // Types that resolve to nothing would pass as `any`: this must not type-check.
+      writeFileSync(
+        join(app, "wrong.ts"),
+        `import { createClient } from "media-task-gateway/client"\n` +
+          `export const status: "nope" = (await createClient({ baseUrl: "" }).getTask("video", "t")).task.status\n`
+      )
+      const tsconfig = (name: string, options: Record<string, unknown>, files: Array<string>) =>
+        writeFileSync(
+          join(app, name),
+          JSON.stringify({
+            compilerOptions: {
+              strict: true,
+              target: "ES2022",
+              lib: ["ES2022", "DOM"],
+              types: ["node"],
+              skipLibCheck: false,
+              ...options
+            },
+            files
+          })
+        )
+      tsconfig("tsconfig.json", { module: "nodenext", moduleResolution: "nodenext", outDir: "build" }, [
+        "effect-example.ts"
+      ])
+      tsconfig("tsconfig.bundler.json", { module: "esnext", moduleResolution: "bundler", noEmit: true }, [
+        "effect-example.ts",
+        "wrong.ts"
+      ])
+      const tsc = (...args: Array<string>) =>
+        run(process.execPath, [resolve("node_modules/typescript/bin/tsc"), ...args], { cwd: app })
+      const [nodenext, bundler] = await Promise.all([tsc("-p", "tsconfig.json"), tsc("-p", "tsconfig.bundler.json")])
+      expect(nodenext.code, nodenext.stdout).toBe(0)
+      // The example type-checks under both; the one error is wrong.ts's.
+      const errors = bundler.stdout.split("\n").filter((line) => /^\S+\(\d+,\d+\): error /.test(line))
+      expect(errors).toEqual([expect.stringMatching(/^wrong\.ts\(2,\d+\): error TS2322: .*'"nope"'/)])
+      const effect = await run(process.execPath, ["build/effect-example.js"], { env, cwd: app })
+      expect(effect.code, effect.stderr).toBe(0)
+      const [, id, files] = /^(task_\w+) succeeded (.+)$/m.exec(effect.stdout)!
+      expect(id).toMatch(/^task_/)
+      const [mp4] = readdirSync(join(app, "lighthouse"))
+      expect(files).toBe(join("lighthouse", mp4!))
+      expect((await probeBytes(readFileSync(join(app, "lighthouse", mp4!)))).video?.codec).toBe("h264")
+    },
+    240_000
+  )
+
+  it("the package's client imports effect and @effect/* from node_modules instead of carrying a copy", () => {
+    const compiled = readFileSync("dist/client/index.js", "utf8")
+    const imported = new Set([...compiled.matchAll(/^import .* from "([^"]+)";$/gm)].map((m) => m[1]!))
+    expect([...imported].filter((p) => p === "effect" || p.startsWith("@effect/")).sort()).toEqual([
+      "@effect/platform",
+      "@effect/platform-node",
+      "effect"
+    ])
+    // esbuild marks every bundled file with a path comment: none comes from node_modules.
+    expect(compiled).toMatch(/^\/\/ src\/client\/Promise\.ts$/m)
+    expect(compiled).not.toMatch(/^\/\/ node_modules\//m)
+    const pkg = JSON.parse(readFileSync("package.json", "utf8"))
+    expect(Object.keys(pkg.exports["./client"])).toEqual(["types", "default"])
+    expect(readFileSync(pkg.exports["./client"].types, "utf8")).toContain("export { type CallOptions, createClient")
+  })
 
   it(
     "waitForTask stops at its time limit with WaitTimeout; the task goes on and a later wait sees it succeed",

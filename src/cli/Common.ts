@@ -7,25 +7,32 @@ export class UsageError extends Schema.TaggedError<UsageError>()("UsageError", {
 
 export const DEFAULT_BASE_URL = "http://127.0.0.1:8080"
 
-/** Options every command takes; the keys fall back to the environment. */
+/** The flag falls back to the environment variable `name`, and its help says so. */
+const fromEnv = (name: string) => <A>(self: Options.Options<A>) =>
+  self.pipe(Options.withFallbackConfig(Config.string(name)), Options.withDescription(`From ${name} when not given.`))
+
+/** Options every command takes; the address and the keys fall back to the environment. */
 export const common = {
   baseUrl: Options.text("base-url").pipe(
-    Options.withFallbackConfig(Config.string("MTG_BASE_URL")),
-    Options.withDefault(DEFAULT_BASE_URL),
-    Options.withDescription(`The gateway's address (or MTG_BASE_URL; default ${DEFAULT_BASE_URL}).`)
+    Options.withPseudoName("URL"),
+    Options.withDescription("The gateway's address."),
+    fromEnv("MTG_BASE_URL"),
+    Options.withDefault(DEFAULT_BASE_URL)
   ),
   modelToken: Options.text("model-token").pipe(
-    Options.withFallbackConfig(Config.string("MTG_MODEL_TOKEN")),
-    Options.optional,
-    Options.withDescription("Model API token sk-… for creating tasks (or MTG_MODEL_TOKEN).")
+    Options.withPseudoName("TOKEN"),
+    Options.withDescription("Model API token (sk-…), needed to create tasks."),
+    fromEnv("MTG_MODEL_TOKEN"),
+    Options.optional
   ),
   resourceKey: Options.text("resource-key").pipe(
-    Options.withFallbackConfig(Config.string("MTG_RESOURCE_KEY")),
-    Options.optional,
-    Options.withDescription("Resource API key ak_… for queries, uploads and downloads (or MTG_RESOURCE_KEY).")
+    Options.withPseudoName("KEY"),
+    Options.withDescription("Resource API key (ak_…), needed to upload, read and wait for tasks and to download."),
+    fromEnv("MTG_RESOURCE_KEY"),
+    Options.optional
   ),
   json: Options.boolean("json").pipe(
-    Options.withDescription("Print one JSON document on stdout (progress goes to stderr as plain lines).")
+    Options.withDescription("Print one JSON document on stdout; progress goes to stderr as plain lines.")
   )
 }
 

@@ -3,24 +3,38 @@ import { Effect, Option } from "effect"
 import { imageEditForm, uploadImages } from "../client/ImageFiles.ts"
 import { isUrl } from "../client/LocalFiles.ts"
 import { createImageTask, type ImageTaskRequest } from "../client/Tasks.ts"
-import { type Common, common, jsonObject, UsageError, withGateway } from "./Common.ts"
+import { type Common, common, jsonObject, withGateway } from "./Common.ts"
 import { finishCreate } from "./TaskFlow.ts"
 import { createOptions } from "./VideoCommand.ts"
 
-const imageOptions = {
-  ...common,
-  ...createOptions,
-  model: Options.text("model").pipe(Options.withDescription("Image model ID (see `mtg models --type image`).")),
-  prompt: Options.text("prompt").pipe(Options.withDescription("What to draw, or how to change the images.")),
-  count: Options.integer("count").pipe(Options.optional, Options.withDescription("Number of images (output.count).")),
-  size: Options.text("size").pipe(Options.optional, Options.withDescription("<width>x<height>, e.g. 1024x1024.")),
-  quality: Options.text("quality").pipe(
+/** The flags of both image commands but the shared ones (`common`, `createOptions`), which come around them. */
+const imageFlags = {
+  model: Options.text("model").pipe(
+    Options.withPseudoName("ID"),
+    Options.withDescription("Image model ID (`mtg models --type image` lists them).")
+  ),
+  prompt: Options.text("prompt").pipe(
+    Options.withPseudoName("TEXT"),
+    Options.withDescription("What to draw, or how to change the images.")
+  ),
+  count: Options.integer("count").pipe(
     Options.optional,
-    Options.withDescription("Quality level of the model's table.")
+    Options.withDescription("How many images (output.count), within the model's bounds.")
+  ),
+  size: Options.text("size").pipe(
+    Options.withPseudoName("WxH"),
+    Options.optional,
+    Options.withDescription("Width x height in pixels, e.g. 1024x1024, as the model allows.")
+  ),
+  quality: Options.text("quality").pipe(
+    Options.withPseudoName("LEVEL"),
+    Options.optional,
+    Options.withDescription("A quality level the model offers (`mtg models --json` lists them).")
   ),
   format: Options.text("format").pipe(
+    Options.withPseudoName("png|jpeg|webp"),
     Options.optional,
-    Options.withDescription("png, jpeg or webp, as the model allows.")
+    Options.withDescription("File format of the results, as the model allows.")
   )
 }
 
@@ -57,26 +71,30 @@ const jsonRequest = (o: ImageOptions, operation: "generation" | "edit", input: P
 
 const follows = (o: { readonly wait: boolean; readonly out: Option.Option<string> }) => o.wait || Option.isSome(o.out)
 
-const create = Command.make("create", imageOptions, (o) =>
+const create = Command.make("create", { ...common, ...imageFlags, ...createOptions }, (o) =>
   Effect.gen(function*() {
     const reply = yield* createImageTask(yield* jsonRequest(o, "generation", {}), {
       idempotencyKey: Option.getOrUndefined(o.idempotencyKey)
     })
     yield* finishCreate(o, "image", reply, o)
   }).pipe(withGateway(o, follows(o) ? ["model", "resource"] : ["model"]))).pipe(
-    Command.withDescription("Create an image task (generation).")
+    Command.withDescription("Create an image generation task.")
   )
 
 const edit = Command.make("edit", {
-  ...imageOptions,
+  ...common,
+  ...imageFlags,
   image: Options.text("image").pipe(
-    Options.repeated,
-    Options.withDescription("Source image, a local file or an http(s) URL; repeatable, at least one.")
+    Options.withPseudoName("FILE|URL"),
+    Options.atLeast(1),
+    Options.withDescription("Image to edit, a local file or an http(s) URL; at least one.")
   ),
   mask: Options.text("mask").pipe(
+    Options.withPseudoName("FILE|URL"),
     Options.optional,
-    Options.withDescription("Mask (transparent where to edit), file or URL.")
-  )
+    Options.withDescription("Mask, transparent where the image may change; a local file or an http(s) URL.")
+  ),
+  ...createOptions
 }, (o) => {
   const mask = Option.getOrUndefined(o.mask)
   const all = [...o.image, ...(mask === undefined ? [] : [mask])]
@@ -85,7 +103,6 @@ const edit = Command.make("edit", {
   const asForm = local.length === all.length && Option.isNone(o.count) && Option.isNone(o.clientReferenceId) &&
     Option.isNone(o.metadata) && Option.isNone(o.providerOptions)
   return Effect.gen(function*() {
-    if (o.image.length === 0) return yield* new UsageError({ message: "image edit needs at least one --image." })
     const idempotencyKey = Option.getOrUndefined(o.idempotencyKey)
     if (asForm) {
       const form = yield* imageEditForm(
@@ -116,7 +133,7 @@ const edit = Command.make("edit", {
   }).pipe(withGateway(o, follows(o) || (local.length > 0 && !asForm) ? ["model", "resource"] : ["model"]))
 }).pipe(
   Command.withDescription(
-    "Create an image edit task. Local files are sent in one multipart request, or through the image pre-upload when URLs or JSON-only flags are mixed in."
+    "Create an image edit task. When every image (and the mask) is a local file and no JSON-only flag (--count, --client-reference-id, --metadata, --provider-options) is given, one multipart request carries the files; otherwise local files go through the image pre-upload and the request names their URLs."
   )
 )
 

@@ -6,65 +6,86 @@ import { common, jsonObject, withGateway } from "./Common.ts"
 import { finishCreate } from "./TaskFlow.ts"
 import { placeReferences, uploadReferences } from "./VideoReferences.ts"
 
+/** A flag taking a local file or an http(s) URL, as often as wanted. */
 const reference = (name: string, description: string) =>
-  Options.text(name).pipe(Options.repeated, Options.withDescription(description))
+  Options.text(name).pipe(Options.withPseudoName("FILE|URL"), Options.repeated, Options.withDescription(description))
 
 /** Options shared by the create commands: waiting, downloading and what a script sends along. */
 export const createOptions = {
   idempotencyKey: Options.text("idempotency-key").pipe(
+    Options.withPseudoName("KEY"),
     Options.optional,
-    Options.withDescription("Idempotency-Key: sending the same request again with it returns the same task.")
+    Options.withDescription("Sent as Idempotency-Key: the same request again with the same key returns the same task.")
   ),
   clientReferenceId: Options.text("client-reference-id").pipe(
+    Options.withPseudoName("ID"),
     Options.optional,
-    Options.withDescription("Your own reference, echoed.")
+    Options.withDescription("Your own reference for the task, echoed back (client_reference_id).")
   ),
   metadata: Options.text("metadata").pipe(
+    Options.withPseudoName("JSON"),
     Options.optional,
-    Options.withDescription("A JSON object echoed in queries and webhooks.")
+    Options.withDescription("A JSON object kept with the task and echoed in queries and webhooks.")
   ),
   providerOptions: Options.text("provider-options").pipe(
+    Options.withPseudoName("JSON"),
     Options.optional,
-    Options.withDescription(`provider_options as JSON, e.g. '{"sandbox":{"outcome":"fail","delay_ms":3000}}'.`)
+    Options.withDescription(
+      `provider_options as a JSON object, e.g. '{"sandbox":{"outcome":"fail","delay_ms":3000}}'.`
+    )
   ),
   wait: Options.boolean("wait").pipe(
-    Options.withDescription("Wait for the task, with progress, and print the outcome.")
+    Options.withDescription("Wait for the task to end, showing its progress, and print the outcome.")
   ),
   out: Options.directory("out").pipe(
     Options.optional,
     Options.withDescription("Download the results into this directory (implies --wait).")
   ),
   timeout: Options.integer("timeout").pipe(
+    Options.withPseudoName("SECONDS"),
     Options.optional,
-    Options.withDescription("Seconds to wait at most; the task goes on (exit 3).")
+    Options.withDescription("Stop waiting after this many seconds (exit 3); the task itself goes on.")
   )
 }
 
 const create = Command.make("create", {
   ...common,
-  ...createOptions,
-  model: Options.text("model").pipe(Options.withDescription("Video model ID (see `mtg models`).")),
-  prompt: Options.text("prompt").pipe(Options.withDescription("What to generate; name references as @name.")),
-  duration: Options.integer("duration").pipe(Options.withDescription("Seconds (bounds per model).")),
+  model: Options.text("model").pipe(
+    Options.withPseudoName("ID"),
+    Options.withDescription("Video model ID (`mtg models --type video` lists them).")
+  ),
+  prompt: Options.text("prompt").pipe(
+    Options.withPseudoName("TEXT"),
+    Options.withDescription("What to generate; refer to reference media as @name.")
+  ),
+  duration: Options.integer("duration").pipe(
+    Options.withPseudoName("SECONDS"),
+    Options.withDescription("Length of the video; the model sets the bounds.")
+  ),
   aspectRatio: Options.text("aspect-ratio").pipe(
+    Options.withPseudoName("W:H"),
     Options.optional,
-    Options.withDescription("e.g. 16:9 (default), 9:16, 1:1.")
+    Options.withDescription("e.g. 16:9 (the usual default), 9:16, 1:1.")
   ),
   image: reference(
     "image",
-    "Reference image, a local file or an http(s) URL; repeatable. In frame mode the first is the first frame."
+    "Reference image. In frame mode (or with no mode) the first is the first frame and a second one the last."
   ),
   lastFrame: Options.text("last-frame").pipe(
+    Options.withPseudoName("FILE|URL"),
     Options.optional,
-    Options.withDescription("Last frame (frame mode), file or URL.")
+    Options.withDescription("Last frame (frame mode), with exactly one --image as the first.")
   ),
-  video: reference("video", "Reference video (media mode), file or URL; repeatable."),
-  audio: reference("audio", "Reference audio (media mode), file or URL; repeatable."),
+  video: reference("video", "Reference video (media mode)."),
+  audio: reference("audio", "Reference audio (media mode)."),
   mode: Options.choice("mode", ["frame", "images", "media"]).pipe(
     Options.optional,
-    Options.withDescription("input.reference_mode; media when videos or audios are given, else the model's default.")
+    Options.withDescription(
+      "input.reference_mode. media when --video or --audio is given, otherwise the model's default."
+    )
   ),
-  noAudio: Options.boolean("no-audio").pipe(Options.withDescription("A silent video (output.generate_audio false)."))
+  noAudio: Options.boolean("no-audio").pipe(Options.withDescription("A silent video (output.generate_audio false).")),
+  ...createOptions
 }, (o) => {
   const flags = {
     images: o.image,
@@ -101,7 +122,9 @@ const create = Command.make("create", {
     yield* finishCreate(o, "video", reply, o)
   }).pipe(withGateway(o, follows ? ["model", "resource"] : ["model"]))
 }).pipe(
-  Command.withDescription("Create a video task; local reference files are uploaded first.")
+  Command.withDescription(
+    "Create a video task. Local reference files are uploaded first (and checked to be of their flag's kind); URLs are passed on as they are."
+  )
 )
 
 export const video = Command.make("video").pipe(

@@ -40,8 +40,16 @@ export const errorTypeOf = (status: number): ErrorType => {
   }
 }
 
+/**
+ * The schema of a field `fixed` makes: the literal `A`, with a constructor
+ * default. Named (rather than `ReturnType<typeof fixed<A>>`) so the typed
+ * client's declaration files can spell it in other modules: tsc 5.9 overflows
+ * its stack printing that instantiation expression outside this file.
+ */
+export type Fixed<A extends string | number> = Schema.PropertySignature<":", A, never, ":", A, true, never>
+
 /** A field every instance has with the same value, filled in by the constructor. */
-const fixed = <const A extends string | number>(value: A) =>
+const fixed = <const A extends string | number>(value: A): Fixed<A> =>
   Schema.Literal(value).pipe(Schema.propertySignature, Schema.withConstructorDefault(() => value))
 
 /**
@@ -51,13 +59,13 @@ const fixed = <const A extends string | number>(value: A) =>
  * a `Schema.TaggedError`, with `message`.
  */
 export function failure<const S extends number>(status: S): {
-  readonly status: ReturnType<typeof fixed<S>>
-  readonly type: ReturnType<typeof fixed<ErrorType>>
+  readonly status: Fixed<S>
+  readonly type: Fixed<ErrorType>
 }
 export function failure<const S extends number, const C extends string>(status: S, code: C): {
-  readonly status: ReturnType<typeof fixed<S>>
-  readonly type: ReturnType<typeof fixed<ErrorType>>
-  readonly code: ReturnType<typeof fixed<C>>
+  readonly status: Fixed<S>
+  readonly type: Fixed<ErrorType>
+  readonly code: Fixed<C>
 }
 export function failure(status: number, code?: string) {
   const base = { status: fixed(status), type: fixed(errorTypeOf(status)) }

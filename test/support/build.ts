@@ -3,8 +3,9 @@ import { existsSync, readdirSync, statSync } from "node:fs"
 import { join } from "node:path"
 
 /**
- * vitest's global setup: compiles the service and the `mtg` tool (`npm run
- * build`, esbuild, a second or two) before the tests run when a source is
+ * vitest's global setup: compiles the service, the `mtg` tool and the typed
+ * client (`npm run build`: esbuild, and tsc for the client's declarations, a
+ * few seconds) before the tests run when a source is
  * newer than the last build or an entry is missing, so the process-level
  * tests start what `npm start` runs and the CLI tests run what `npx mtg`
  * runs, built from the sources under test, never a stale dist/. An
@@ -17,6 +18,8 @@ const SOURCES = ["src", "plugins", "channels", "scripts", "package.json", "packa
 const ENTRIES = [
   "dist/src/main.js",
   "dist/src/cli/main.js",
+  "dist/client/index.js",
+  "dist/client/types/client/index.d.ts",
   "dist/pglite/template/PG_VERSION",
   "dist/pglite/initdb/PG_VERSION"
 ]

@@ -8,7 +8,6 @@ import { NodeClientLive } from "../../src/runtime/node/NodeClient.ts"
 
 /** The repository's `mtg` launcher, as `npx mtg` runs it from a clone. */
 export const MTG = resolve("bin/mtg.mjs")
-export const TSX = resolve("node_modules/.bin/tsx")
 
 export interface Run {
   readonly code: number | null
@@ -50,15 +49,15 @@ export const mtgEnv = (url: string, acct: { readonly model: { key: string }; rea
 })
 
 /**
- * The fenced block of README.md that follows the comment `<!-- example: name …`,
- * so a test runs exactly what the README shows.
+ * The fenced block of a docs page (`docs/cli.md`) that follows the comment
+ * `<!-- example: name …`, so a test runs exactly what the page shows.
  */
-export const readmeExample = (name: string): string => {
-  const readme = readFileSync("README.md", "utf8")
-  const at = readme.indexOf(`<!-- example: ${name} `)
-  if (at < 0) throw new Error(`README.md has no example "${name}"`)
-  const block = /```\w*\n([\s\S]*?)```/.exec(readme.slice(at))
-  if (block === null) throw new Error(`README.md example "${name}" has no code block`)
+export const docExample = (file: string, name: string): string => {
+  const page = readFileSync(file, "utf8")
+  const at = page.indexOf(`<!-- example: ${name} `)
+  if (at < 0) throw new Error(`${file} has no example "${name}"`)
+  const block = /```\w*\n([\s\S]*?)```/.exec(page.slice(at))
+  if (block === null) throw new Error(`${file} example "${name}" has no code block`)
   return block[1]!
 }
 

@@ -3,6 +3,7 @@ import { Effect, Layer, Logger } from "effect"
 import { gateway } from "../../Gateway.ts"
 import { environmentConfig } from "../../platform/AppConfig.ts"
 import { jsonLineLogger } from "../../platform/JsonLogLine.ts"
+import { serviceArgs } from "../../ServiceArgs.ts"
 import { MediaToolsLive } from "../node/MediaTools.ts"
 import { NotificationListenerLive } from "../node/PgListen.ts"
 import { PostgresClientLive } from "../node/PostgresClient.ts"
@@ -31,17 +32,25 @@ const Main = Layer.unwrapEffect(
   )
 )
 
-Main.pipe(
-  Layer.provide(MediaToolsLive),
-  Layer.provide(TargetHttpClientLive),
-  Layer.provide(S3RequestBodyLive),
-  Layer.provide(FetchHttpClient.layer),
-  Layer.provide(NotificationListenerLive),
-  Layer.provide(PostgresClientLive),
-  Layer.provide(TracingLive),
-  Layer.provide(DenoServer.layerContext),
-  // Logger.json's lines (platform/JsonLogLine.ts), one console.log each.
-  Layer.provide(Logger.replace(Logger.defaultLogger, Logger.withConsoleLog(jsonLineLogger))),
-  Layer.launch,
-  runMain({ disablePrettyLogger: true })
-)
+// `--help`, `--version` and unknown arguments are answered before anything starts (src/ServiceArgs.ts).
+const args = serviceArgs(Deno.args, "deno task start")
+if (args._tag === "Start") {
+  Main.pipe(
+    Layer.provide(MediaToolsLive),
+    Layer.provide(TargetHttpClientLive),
+    Layer.provide(S3RequestBodyLive),
+    Layer.provide(FetchHttpClient.layer),
+    Layer.provide(NotificationListenerLive),
+    Layer.provide(PostgresClientLive),
+    Layer.provide(TracingLive),
+    Layer.provide(DenoServer.layerContext),
+    // Logger.json's lines (platform/JsonLogLine.ts), one console.log each.
+    Layer.provide(Logger.replace(Logger.defaultLogger, Logger.withConsoleLog(jsonLineLogger))),
+    Layer.launch,
+    runMain({ disablePrettyLogger: true })
+  )
+} else {
+  if (args.stdout !== undefined) console.log(args.stdout.trimEnd())
+  if (args.stderr !== undefined) console.error(args.stderr.trimEnd())
+  Deno.exitCode = args.code
+}
