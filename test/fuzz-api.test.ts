@@ -16,7 +16,7 @@ import { videoRequest } from "./support/tasks.ts"
  *
  * CI runs a bounded count with a fixed seed on both databases. A longer run:
  * `FUZZ_RUNS=20000 FUZZ_SEED=$RANDOM npx vitest run test/fuzz-api.test.ts`
- * (README, Testing).
+ * (docs/testing.md, Fuzzing).
  */
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 250)

@@ -90,7 +90,7 @@ describe(`the service as a process (${backend})`, { timeout: 120_000 }, () => {
     service.child.kill("SIGTERM")
     await new Promise((r) => setTimeout(r, 500))
 
-    // Refused at connect; on Deno, answered 503 until the in-flight request ends (README, "On Deno").
+    // Refused at connect; on Deno, answered 503 until the in-flight request ends (docs/operating.md, "On Deno").
     const refused = await fetch(`http://127.0.0.1:${port}/healthz`).then(
       (r) => RUNTIME === "deno" && r.status === 503,
       () => true
