@@ -1,3 +1,4 @@
+// Runs once: no database (left out of the PostgreSQL pass, vitest.config.ts).
 import { readdirSync, readFileSync, statSync } from "node:fs"
 import { basename, dirname, join, normalize, relative } from "node:path"
 import { describe, expect, it } from "vitest"

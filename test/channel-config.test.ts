@@ -1,3 +1,4 @@
+// Runs once: no database (left out of the PostgreSQL pass, vitest.config.ts).
 import { NodeContext } from "@effect/platform-node"
 import { ConfigProvider, Effect, Exit, Layer } from "effect"
 import { describe, expect, it } from "vitest"

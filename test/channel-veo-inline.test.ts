@@ -1,3 +1,4 @@
+// Runs once: no database (left out of the PostgreSQL pass, vitest.config.ts).
 import { Chunk, Effect, Stream } from "effect"
 import { createHash } from "node:crypto"
 import { setFlagsFromString } from "node:v8"

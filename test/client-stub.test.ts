@@ -1,3 +1,4 @@
+// Runs once: no database (left out of the PostgreSQL pass, vitest.config.ts).
 import { type HttpApi, HttpClient, HttpClientResponse, OpenApi } from "@effect/platform"
 import { NodeFileSystem, NodePath } from "@effect/platform-node"
 import { expect, it } from "@effect/vitest"

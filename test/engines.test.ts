@@ -1,3 +1,4 @@
+// Runs once: no database (left out of the PostgreSQL pass, vitest.config.ts).
 import { existsSync, readFileSync } from "node:fs"
 import semver from "semver"
 import { describe, expect, it } from "vitest"

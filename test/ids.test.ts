@@ -1,3 +1,4 @@
+// Runs once: no database (left out of the PostgreSQL pass, vitest.config.ts).
 import { describe, expect, it } from "vitest"
 import { base62Of, newId, randomBase62 } from "../src/platform/Ids.ts"
 

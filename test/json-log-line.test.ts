@@ -1,3 +1,4 @@
+// Runs once: no database (left out of the PostgreSQL pass, vitest.config.ts).
 import { Cause, Effect, Logger } from "effect"
 import { describe, expect, it } from "vitest"
 import { jsonLineLogger } from "../src/platform/JsonLogLine.ts"

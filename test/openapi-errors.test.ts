@@ -1,3 +1,4 @@
+// Runs once: no database (left out of the PostgreSQL pass, vitest.config.ts).
 import { OpenApi } from "@effect/platform"
 import { describe, expect, it } from "vitest"
 import { GatewayApi } from "../src/Api.ts"

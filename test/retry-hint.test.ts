@@ -1,3 +1,4 @@
+// Runs once: no database (left out of the PostgreSQL pass, vitest.config.ts).
 import { describe, expect, it } from "vitest"
 import { MAX_RETRY_HINT_MS, retryHintMs } from "../src/channel/RetryHint.ts"
 

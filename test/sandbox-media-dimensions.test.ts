@@ -1,3 +1,4 @@
+// Runs once: no database (left out of the PostgreSQL pass, vitest.config.ts).
 import { describe, expect, it } from "vitest"
 import { type AspectRatio, type Resolution, videoDimensions } from "../channels/sandbox/Dimensions.ts"
 

@@ -1,3 +1,4 @@
+// Runs once: no database (left out of the PostgreSQL pass, vitest.config.ts).
 import { Effect } from "effect"
 import { chmodSync, writeFileSync } from "node:fs"
 import { join } from "node:path"

@@ -1,3 +1,4 @@
+// Runs once: no database (left out of the PostgreSQL pass, vitest.config.ts).
 import { Effect, Fiber } from "effect"
 import { existsSync, readFileSync } from "node:fs"
 import { dirname } from "node:path"

@@ -1,3 +1,4 @@
+// Runs once: no database (left out of the PostgreSQL pass, vitest.config.ts).
 import { Command, CommandExecutor } from "@effect/platform"
 import { NodeContext } from "@effect/platform-node"
 import ffprobe from "@ffprobe-installer/ffprobe"

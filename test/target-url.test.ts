@@ -1,3 +1,4 @@
+// Runs once: no database (left out of the PostgreSQL pass, vitest.config.ts).
 import { Effect, Either } from "effect"
 import { describe, expect, it } from "vitest"
 import { checkTargetUrl, isPublicAddress } from "../src/platform/TargetUrl.ts"

@@ -1,3 +1,4 @@
+// Runs once: no database (left out of the PostgreSQL pass, vitest.config.ts).
 import * as NodeSdk from "@effect/opentelemetry/NodeSdk"
 import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base"
