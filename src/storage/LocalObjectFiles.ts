@@ -3,7 +3,7 @@ import type { PlatformError } from "@effect/platform/Error"
 import { Data, Effect, Option, Sink, Stream } from "effect"
 import { randomBase62 } from "../platform/Ids.ts"
 import type { ByteRange, ObjectContent, ObjectInfo } from "./ObjectStorage.ts"
-import { checkContentType, checkKey, StorageError } from "./StorageError.ts"
+import { checkContentType, checkKey, StorageError, type StorageFault } from "./StorageError.ts"
 
 /** An upload's body ended before, or ran past, the length it was signed for. */
 export class BodyLengthMismatch extends Data.TaggedError("BodyLengthMismatch")<{
@@ -15,6 +15,18 @@ const META_SUFFIX = "~meta.json"
 const TEMP_DIR = "~tmp"
 const DEFAULT_TYPE = "application/octet-stream"
 const CHUNK_BYTES = 64 * 1024
+
+/**
+ * What a file system error means for the store: no space (ENOSPC, EDQUOT) is
+ * `full`, a refusal the store cannot get past by waiting (EACCES, EPERM,
+ * EROFS) is `refused`, anything else (EIO, EAGAIN, ...) `unavailable`.
+ */
+const faultOf = (e: PlatformError): StorageFault => {
+  const code = (e as { readonly cause?: { readonly code?: unknown } }).cause?.code
+  if (code === "ENOSPC" || code === "EDQUOT") return "full"
+  if (code === "EACCES" || code === "EPERM" || code === "EROFS") return "refused"
+  return "unavailable"
+}
 
 /** ENOENT, or ENOTDIR when a parent of the path is a file: either way no such object. */
 const isAbsent = (e: PlatformError) =>
@@ -37,7 +49,11 @@ export const makeLocalObjectFiles = (root: string) =>
     yield* fs.makeDirectory(tempDir, { recursive: true }).pipe(Effect.orDie)
 
     const failure = (what: string, key: string) => (cause: PlatformError) =>
-      new StorageError({ message: `Local object store: cannot ${what} ${key}: ${cause.message}`, cause })
+      new StorageError({
+        message: `Local object store: cannot ${what} ${key}: ${cause.message}`,
+        fault: faultOf(cause),
+        cause
+      })
     const dataPath = (key: string) => path.join(root, ...key.split("/"))
 
     /** Puts a complete file of `~tmp/` in place under `key`: its content type beside it first, then the bytes. */
@@ -141,7 +157,10 @@ export const makeLocalObjectFiles = (root: string) =>
           const file = yield* fs.open(dataPath(key), { flag: "r" }).pipe(Effect.mapError(failure("open", key)))
           const info = yield* file.stat.pipe(Effect.mapError(failure("inspect", key)))
           if (Number(info.size) !== size) {
-            return yield* new StorageError({ message: `Local object store: ${key} changed while being read.` })
+            return yield* new StorageError({
+              message: `Local object store: ${key} changed while being read.`,
+              fault: "unavailable"
+            })
           }
           yield* file.seek(start, "start")
           let remaining = length
@@ -150,7 +169,11 @@ export const makeLocalObjectFiles = (root: string) =>
               Effect.mapError((e) => Option.some(failure("read", key)(e))),
               Effect.flatMap(Option.match({
                 onNone: () =>
-                  Effect.fail(Option.some(new StorageError({ message: `Local object store: ${key} ended early.` }))),
+                  Effect.fail(
+                    Option.some(
+                      new StorageError({ message: `Local object store: ${key} ended early.`, fault: "unavailable" })
+                    )
+                  ),
                 onSome: (chunk) => {
                   remaining -= chunk.length
                   return Effect.succeed(chunk)
@@ -171,7 +194,8 @@ export const makeLocalObjectFiles = (root: string) =>
           !(Number.isSafeInteger(range.start) && range.start >= 0 && range.start < size && range.end >= range.start)
         ) {
           return yield* new StorageError({
-            message: `Range ${range.start}-${range.end} is outside ${key} (${size} bytes).`
+            message: `Range ${range.start}-${range.end} is outside ${key} (${size} bytes).`,
+            fault: "invalid"
           })
         }
         const start = range?.start ?? 0

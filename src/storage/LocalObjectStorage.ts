@@ -79,6 +79,7 @@ export const makeLocalObjectStorage = Effect.gen(function*() {
   const lengthMismatch = (key: string) => (e: BodyLengthMismatch) =>
     new StorageError({
       message: `Local object store: ${key} got ${e.received} bytes where ${e.expected} were announced.`,
+      fault: "invalid",
       cause: e
     })
   const putStream: ObjectStorageService["putStream"] = (key, body, contentLength, contentType) =>
