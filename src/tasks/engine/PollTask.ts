@@ -1,16 +1,17 @@
-import { Clock, Effect, Either } from "effect"
+import { Clock, Data, Effect, Either } from "effect"
 import { GenerationError } from "../../channel/Generation.ts"
 import type { AsyncRunner, UpstreamState } from "../../channel/Upstream.ts"
+import { AppConfig } from "../../platform/AppConfig.ts"
+import { isPassing } from "../../storage/StorageError.ts"
 import { internalFailureOf } from "../Kinds.ts"
 import { decodeStoredRequest } from "../StoredRequest.ts"
 import { checkOutputs } from "./CheckOutputs.ts"
-import { type DecodedClaim, toClaim } from "./Claim.ts"
+import { type DecodedClaim, parentSpan, toClaim } from "./Claim.ts"
 import { fetchResults } from "./FetchResults.ts"
 import { planFor } from "./Plans.ts"
-import { parentSpan } from "./RunTask.ts"
 import type { WaitingRow } from "./sql/claimWaiting.ts"
 import { storeOutputs } from "./StoreOutputs.ts"
-import { type StaleClaim, TaskOutcomes } from "./TaskOutcomes.ts"
+import { StaleClaim, TaskOutcomes } from "./TaskOutcomes.ts"
 import { TaskQueue } from "./TaskQueue.ts"
 
 /** Polls back off from the engine's poll interval up to this, so every waiting task is asked at least this often. */
@@ -48,6 +49,7 @@ export const pollTask = (row: WaitingRow, state: UpstreamState, context: PollCon
     const { capMs, changed, fetchApart, intervalMs, polledAt, runner } = context
     const queue = yield* TaskQueue
     const outcomes = yield* TaskOutcomes
+    const { limits } = yield* AppConfig
     const stored = toClaim(row)
     const attempt = { taskId: row.id, attempt: row.attempt, channel: row.channel, upstreamId: row.upstream_id }
 
@@ -59,7 +61,14 @@ export const pollTask = (row: WaitingRow, state: UpstreamState, context: PollCon
     const plan = planned
 
     const now = yield* Clock.currentTimeMillis
-    const pastDeadline = now - row.submitted_at >= plan.channel.timeouts.deadline_s * 1000
+    // A result that exists but could not be stored waits for object storage up to the outage grace,
+    // past the channel's own deadline if need be: the upstream made it and was paid for it.
+    const graceMs = limits.storage.outage_grace_s * 1000
+    const deadline = Math.max(
+      row.submitted_at + plan.channel.timeouts.deadline_s * 1000,
+      row.store_since === null ? 0 : row.store_since + graceMs
+    )
+    const pastDeadline = now >= deadline
     // A callback that named the task meanwhile brings the next poll forward, never before the upstream's hint.
     // An upstream's retry hint counts from its answer (here by `now`), not from the request's sending.
     const again = (hintMs?: number, from = polledAt) =>
@@ -112,7 +121,12 @@ export const pollTask = (row: WaitingRow, state: UpstreamState, context: PollCon
             Effect.flatMap((outputs) => checkOutputs(claim.kind, outputs, plan.internalFailure)),
             Effect.flatMap((outputs) =>
               storeOutputs(claim, plan, outputs).pipe(
-                Effect.mapError(() => new GenerationError({ ...plan.internalFailure, transient: true }))
+                Effect.mapError((e) =>
+                  isPassing(e)
+                    ? new StoreAway({ reason: e.message })
+                    // Refused for good (403, no such bucket, too large): waiting would not change that.
+                    : new GenerationError({ ...plan.internalFailure, retryable: true, transient: false })
+                )
               )
             ),
             // The downloaded files go with this scope, however the fetch ends; a retry downloads again.
@@ -120,27 +134,51 @@ export const pollTask = (row: WaitingRow, state: UpstreamState, context: PollCon
             Effect.either
           )
           const after = yield* Clock.currentTimeMillis
-          if (Either.isLeft(done)) {
-            // A download that broke off or an unusable file: asked again later, until the deadline.
-            if (done.left.transient && !pastDeadline) {
-              yield* Effect.logWarning("fetching an upstream result failed; trying again").pipe(
-                Effect.annotateLogs({ reason: done.left.message })
-              )
-              return yield* again(done.left.retryAfterMs, after)
-            }
-            // `message` is not an own enumerable field of an Error, so a spread alone would leave it empty.
-            const final = new GenerationError({ ...done.left, message: done.left.message, transient: false })
-            return yield* failWith(final, "fetch_failed")
+          if (Either.isRight(done)) {
+            yield* queue.attempt({ ...attempt, outcome: "succeeded", lastAnswer: state.answer })
+            return yield* outcomes.succeed(claim, done.right.map((s) => s.asset), {
+              [plan.resultKey]: done.right.map((s) => s.item)
+            }).pipe(Effect.zipLeft(freed))
           }
-          yield* queue.attempt({ ...attempt, outcome: "succeeded", lastAnswer: state.answer })
-          return yield* outcomes.succeed(claim, done.right.map((s) => s.asset), {
-            [plan.resultKey]: done.right.map((s) => s.item)
-          }).pipe(Effect.zipLeft(freed))
+          const failed = done.left
+          if (failed._tag === "StoreAway") {
+            // The result waits upstream (no spool: any replica can fetch it again, and the upstream keeps it
+            // for hours or days) and is downloaded and stored again at the next poll.
+            const since = yield* queue.storeFailed(claim)
+            if (since === undefined) return yield* new StaleClaim({ taskId: claim.id, attempt: claim.attempt })
+            const expiresAt = Math.min(...state.results.map((r) => r.expiresAt ?? Infinity))
+            if (after - since < graceMs && after < expiresAt) {
+              yield* Effect.logWarning("object storage is away; the result waits upstream and is fetched again").pipe(
+                Effect.annotateLogs({ reason: failed.reason, waited_ms: after - since })
+              )
+              return yield* again(undefined, after)
+            }
+            yield* Effect.logError("object storage stayed away past the outage grace or the result's expiry").pipe(
+              Effect.annotateLogs({ reason: failed.reason, waited_ms: after - since })
+            )
+            return yield* failWith(
+              new GenerationError({ ...plan.internalFailure, retryable: true, transient: false }),
+              "storage_unavailable"
+            )
+          }
+          // A download that broke off or an unusable file: asked again later, until the deadline.
+          if (failed.transient && !pastDeadline) {
+            yield* Effect.logWarning("fetching an upstream result failed; trying again").pipe(
+              Effect.annotateLogs({ reason: failed.message })
+            )
+            return yield* again(failed.retryAfterMs, after)
+          }
+          // `message` is not an own enumerable field of an Error, so a spread alone would leave it empty.
+          const final = new GenerationError({ ...failed, message: failed.message, transient: false })
+          return yield* failWith(final, "fetch_failed")
         })
         return yield* fetchApart(claim, guarded(row, "upstream.fetch_results", fetch))
       }
     }
   }).pipe((poll) => guarded(row, "task.poll", poll, { "upstream.state": state._tag }))
+
+/** Object storage is away or full while a finished result is stored: the task waits, it does not fail. */
+class StoreAway extends Data.TaggedError("StoreAway")<{ readonly reason: string }> {}
 
 /** What every part of a poll shares: a claim that ended elsewhere or a defect is logged, never raised. */
 const guarded = <R>(

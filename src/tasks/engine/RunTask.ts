@@ -1,16 +1,18 @@
-import { Cause, Clock, Data, Effect, Either, Schedule, Stream, Tracer } from "effect"
+import { Cause, Clock, Data, Effect, Either, Schedule, Stream } from "effect"
 import { GenerationError, GenerationEvent } from "../../channel/Generation.ts"
 import { AppConfig } from "../../platform/AppConfig.ts"
 import type { EngineSettings } from "../../platform/Settings.ts"
-import { parseTraceparent } from "../../platform/TraceContext.ts"
+import { isPassing } from "../../storage/StorageError.ts"
 import { internalFailureOf } from "../Kinds.ts"
 import { ReferenceMedia } from "../ReferenceMedia.ts"
 import { decodeStoredRequest } from "../StoredRequest.ts"
 import { checkOutputs } from "./CheckOutputs.ts"
-import type { Claim, DecodedClaim } from "./Claim.ts"
+import { type Claim, type DecodedClaim, parentSpan } from "./Claim.ts"
 import { settleFailure, skipOpenChannel } from "./Failover.ts"
 import { type Output, type Plan, planFor, type PlanRun } from "./Plans.ts"
-import { storeOutputs } from "./StoreOutputs.ts"
+import { ResultSpool } from "./ResultSpool.ts"
+import { newAssetIds, storeOutputs } from "./StoreOutputs.ts"
+import { nextStoreDelay } from "./StoreRetrier.ts"
 import { generationRetries, submitUpstream } from "./SubmitUpstream.ts"
 import { StaleClaim, TaskOutcomes } from "./TaskOutcomes.ts"
 import { TaskQueue } from "./TaskQueue.ts"
@@ -30,12 +32,6 @@ const unreadableFailure = (kind: Claim["kind"]) => ({
     "This task was stored by a release of the service that cannot be run by this one. Its charge is refunded; create the task again.",
   retryable: true
 })
-
-/** The create request's span, so the task's trace holds its claim, generation (or submit and polls) and storing. */
-export const parentSpan = (claim: Pick<Claim, "traceContext">) => {
-  const context = claim.traceContext?.traceparent ? parseTraceparent(claim.traceContext.traceparent) : undefined
-  return context === undefined ? undefined : Tracer.externalSpan(context)
-}
 
 /**
  * Runs one claimed task to its terminal state: generate (retrying transient
@@ -101,16 +97,36 @@ export const runTask = (stored: Claim, workerId: string) =>
         )
       )
 
-    /** Stores checked outputs and succeeds the task. */
+    /**
+     * Stores checked outputs and succeeds the task. A store that is away or
+     * full does not fail it: the result exists only here, so it waits in the
+     * spool and the task becomes `storing` (StoreRetrier.ts stores it later).
+     */
     const finish = (outputs: ReadonlyArray<Output>) =>
       Effect.gen(function*() {
-        const stored = yield* storeOutputs(claim, plan, outputs).pipe(
-          Effect.tapError((e) => Effect.logError("storing a result failed", e)),
-          Effect.mapError(() => new GenerationError({ ...plan.internalFailure, transient: false }))
+        const assetIds = newAssetIds(outputs.length)
+        const stored = yield* Effect.either(storeOutputs(claim, plan, outputs, assetIds))
+        if (Either.isRight(stored)) {
+          return yield* outcomes.succeed(claim, stored.right.map((s) => s.asset), {
+            [plan.resultKey]: stored.right.map((s) => s.item)
+          })
+        }
+        const lost = new GenerationError({ ...plan.internalFailure, transient: false })
+        yield* Effect.logError("storing a result failed", stored.left)
+        if (!isPassing(stored.left) || config.limits.storage.outage_grace_s === 0) return yield* lost
+        const spool = yield* ResultSpool
+        const record = yield* spool.keep(claim.id, outputs, assetIds).pipe(
+          Effect.tapError((e) => Effect.logError("the result cannot wait in the spool; the task fails", e)),
+          Effect.mapError(() => lost)
         )
-        return yield* outcomes.succeed(claim, stored.map((s) => s.asset), {
-          [plan.resultKey]: stored.map((s) => s.item)
-        })
+        const now = yield* Clock.currentTimeMillis
+        const held = yield* queue.waitForStorage(claim, { id: spool.id, record, runAt: now + nextStoreDelay(0) })
+        if (!held) {
+          yield* spool.remove(claim.id)
+          return yield* new StaleClaim({ taskId: claim.id, attempt: claim.attempt })
+        }
+        yield* Effect.logWarning("the result waits in the spool for object storage")
+        return { status: "in_progress" as const }
       })
 
     /**
