@@ -2,7 +2,7 @@ import { FileSystem, Path } from "@effect/platform"
 import type { PlatformError } from "@effect/platform/Error"
 import { Data, Effect, Option, Sink, Stream } from "effect"
 import { randomBase62 } from "../platform/Ids.ts"
-import type { ByteRange, ObjectContent, ObjectInfo } from "./ObjectStorage.ts"
+import type { ByteRange, ObjectContent, ObjectInfo } from "./ObjectStorageBackend.ts"
 import { checkContentType, checkKey, StorageError, type StorageFault } from "./StorageError.ts"
 
 /** An upload's body ended before, or ran past, the length it was signed for. */
@@ -18,13 +18,15 @@ const CHUNK_BYTES = 64 * 1024
 
 /**
  * What a file system error means for the store: no space (ENOSPC, EDQUOT) is
- * `full`, a refusal the store cannot get past by waiting (EACCES, EPERM,
- * EROFS) is `refused`, anything else (EIO, EAGAIN, ...) `unavailable`.
+ * `full`; what waiting cannot change is `refused`: permissions (EACCES,
+ * EPERM), a read-only file system (EROFS), a file where a folder should be
+ * or the reverse (ENOTDIR, EISDIR: the store's tree is damaged); anything
+ * else (EIO, EAGAIN, ...) is `unavailable`.
  */
 const faultOf = (e: PlatformError): StorageFault => {
   const code = (e as { readonly cause?: { readonly code?: unknown } }).cause?.code
   if (code === "ENOSPC" || code === "EDQUOT") return "full"
-  if (code === "EACCES" || code === "EPERM" || code === "EROFS") return "refused"
+  if (["EACCES", "EPERM", "EROFS", "ENOTDIR", "EISDIR"].includes(String(code))) return "refused"
   return "unavailable"
 }
 
@@ -239,5 +241,14 @@ export const makeLocalObjectFiles = (root: string) =>
         })
       )
 
-    return { write, writeFrom, head, read, remove, copy }
+    /**
+     * Whether objects can be written now: a byte written to `~tmp/` and
+     * removed. A full disk or a store gone read-only fails it, as a real
+     * write would.
+     */
+    const probe: Effect.Effect<void, StorageError> = withTemp((temp) =>
+      fs.writeFile(temp, new Uint8Array(1)).pipe(Effect.mapError(failure("write a probe into", TEMP_DIR)))
+    )
+
+    return { write, writeFrom, head, read, remove, copy, probe }
   })

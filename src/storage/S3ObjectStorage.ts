@@ -12,7 +12,7 @@ import { FileSystem } from "@effect/platform"
 import { Clock, Deferred, Effect, identity, Option, Redacted, Stream } from "effect"
 import { AppConfig } from "../platform/AppConfig.ts"
 import type { Environment } from "../platform/AppConfig.ts"
-import type { ObjectStorageService } from "./ObjectStorage.ts"
+import type { ObjectStorageBackend } from "./ObjectStorageBackend.ts"
 import { S3RequestBody } from "./S3RequestBody.ts"
 import {
   checkContentType,
@@ -26,6 +26,8 @@ import {
 export type S3Options = Option.Option.Value<Environment["s3"]>
 
 const DEFAULT_TYPE = "application/octet-stream"
+/** The object the readiness probe asks about; it is never written. */
+const PROBE_KEY = "health/probe"
 
 const statusOf = (cause: unknown): number | undefined =>
   (cause as { $metadata?: { httpStatusCode?: number } } | null)?.$metadata?.httpStatusCode
@@ -135,7 +137,7 @@ export const makeS3ObjectStorage = (options: S3Options) =>
         ), bounded)
     const checkPut = (key: string, contentType: string) => Effect.zipRight(checkKey(key), checkContentType(contentType))
 
-    const putStream: ObjectStorageService["putStream"] = (key, body, contentLength, contentType) =>
+    const putStream: ObjectStorageBackend["putStream"] = (key, body, contentLength, contentType) =>
       Effect.gen(function*() {
         yield* checkPut(key, contentType)
         // The SDK pipes the body into the request, which would wait forever for the rest of a body that
@@ -160,7 +162,7 @@ export const makeS3ObjectStorage = (options: S3Options) =>
         yield* Effect.raceFirst(putObject(key, sdkBody, contentLength, contentType, false), Deferred.await(failed))
       }).pipe(Effect.scoped)
 
-    const storage: ObjectStorageService = {
+    const storage: ObjectStorageBackend = {
       put: (key, body, contentType) =>
         Effect.zipRight(checkPut(key, contentType), putObject(key, body, body.length, contentType, true)),
       putStream,
@@ -278,6 +280,13 @@ export const makeS3ObjectStorage = (options: S3Options) =>
             ))
           return { url, headers: { "Content-Type": contentType }, expiresAt: Math.floor(nowMs / 1000) + expiresInS }
         }),
+      // A HEAD of an object that need not exist: any answer but a refusal proves the bucket is reachable
+      // and takes our credentials (a missing object is 404 given s3:ListBucket, which the gateway's own
+      // reads of missing objects need too). HeadBucket is not used: S3-compatible servers answer it unevenly.
+      probe: orNone(
+        call("HEAD", PROBE_KEY, (abortSignal) =>
+          client.send(new HeadObjectCommand({ Bucket: bucket, Key: PROBE_KEY }), { abortSignal }))
+      ).pipe(Effect.asVoid),
       presignGet: (key, { expiresInS }) =>
         Effect.gen(function*() {
           yield* checkKey(key)

@@ -27,7 +27,8 @@ const ORPHAN_AGE_MS = 10 * 60_000
  * object storage: half the wait so far, from 1 s up to 30 s, so a blip is
  * ridden out at once and a long outage costs a try every half minute.
  */
-export const nextStoreDelay = (waitedMs: number) => Math.min(MAX_STORE_GAP_MS, Math.max(MIN_STORE_GAP_MS, waitedMs / 2))
+export const nextStoreDelay = (waitedMs: number) =>
+  Math.min(MAX_STORE_GAP_MS, Math.max(MIN_STORE_GAP_MS, Math.round(waitedMs / 2)))
 
 /**
  * One try of a `storing` task: its spooled outputs are stored as they would
