@@ -24,6 +24,18 @@ export const MAX_POLL_GAP_MS = 30_000
 export const nextPollDelay = (intervalMs: number, polls: number, hintMs?: number, capMs = MAX_POLL_GAP_MS) =>
   Math.max(Math.min(intervalMs * 2 ** Math.min(polls, 10), capMs), hintMs ?? 0)
 
+/**
+ * When a waiting task stops being waited for (ms): the channel's
+ * `deadline_s` after its submit; for a result that exists but could not be
+ * stored, not before the storage outage grace has run from the first such
+ * failure (the upstream made it and was paid for it).
+ */
+export const deadlineOf = (
+  row: Pick<WaitingRow, "submitted_at" | "store_since">,
+  deadlineS: number,
+  graceMs: number
+) => Math.max(row.submitted_at + deadlineS * 1000, row.store_since === null ? 0 : row.store_since + graceMs)
+
 /** What the poller tells pollTask besides the answer. */
 export interface PollContext {
   readonly runner: AsyncRunner<unknown>
@@ -61,14 +73,8 @@ export const pollTask = (row: WaitingRow, state: UpstreamState, context: PollCon
     const plan = planned
 
     const now = yield* Clock.currentTimeMillis
-    // A result that exists but could not be stored waits for object storage up to the outage grace,
-    // past the channel's own deadline if need be: the upstream made it and was paid for it.
     const graceMs = limits.storage.outage_grace_s * 1000
-    const deadline = Math.max(
-      row.submitted_at + plan.channel.timeouts.deadline_s * 1000,
-      row.store_since === null ? 0 : row.store_since + graceMs
-    )
-    const pastDeadline = now >= deadline
+    const pastDeadline = now >= deadlineOf(row, plan.channel.timeouts.deadline_s, graceMs)
     // A callback that named the task meanwhile brings the next poll forward, never before the upstream's hint.
     // An upstream's retry hint counts from its answer (here by `now`), not from the request's sending.
     const again = (hintMs?: number, from = polledAt) =>

@@ -1,4 +1,4 @@
-import { Cause, Clock, Data, Effect, Either, Schedule, Stream } from "effect"
+import { Cause, Clock, Data, Duration, Effect, Either, Schedule, Stream } from "effect"
 import { GenerationError, GenerationEvent } from "../../channel/Generation.ts"
 import { AppConfig } from "../../platform/AppConfig.ts"
 import type { EngineSettings } from "../../platform/Settings.ts"
@@ -101,24 +101,46 @@ export const runTask = (stored: Claim, workerId: string) =>
      * Stores checked outputs and succeeds the task. A store that is away or
      * full does not fail it: the result exists only here, so it waits in the
      * spool and the task becomes `storing` (StoreRetrier.ts stores it later).
+     * Where the spool cannot keep it either (full, or on the same full disk),
+     * this run keeps it in memory and tries again, its lease kept by the
+     * heartbeat; only a crash then loses it, and the task runs again.
      */
     const finish = (outputs: ReadonlyArray<Output>) =>
       Effect.gen(function*() {
         const assetIds = newAssetIds(outputs.length)
+        const succeed = (stored: Effect.Effect.Success<ReturnType<typeof storeOutputs>>) =>
+          outcomes.succeed(claim, stored.map((s) => s.asset), { [plan.resultKey]: stored.map((s) => s.item) })
         const stored = yield* Effect.either(storeOutputs(claim, plan, outputs, assetIds))
-        if (Either.isRight(stored)) {
-          return yield* outcomes.succeed(claim, stored.right.map((s) => s.asset), {
-            [plan.resultKey]: stored.right.map((s) => s.item)
-          })
-        }
-        const lost = new GenerationError({ ...plan.internalFailure, transient: false })
+        if (Either.isRight(stored)) return yield* succeed(stored.right)
+        const lost = new GenerationError({ ...plan.internalFailure, retryable: true, transient: false })
         yield* Effect.logError("storing a result failed", stored.left)
-        if (!isPassing(stored.left) || config.limits.storage.outage_grace_s === 0) return yield* lost
+        const graceMs = config.limits.storage.outage_grace_s * 1000
+        if (!isPassing(stored.left) || graceMs === 0) return yield* lost
         const spool = yield* ResultSpool
-        const record = yield* spool.keep(claim.id, outputs, assetIds).pipe(
-          Effect.tapError((e) => Effect.logError("the result cannot wait in the spool; the task fails", e)),
-          Effect.mapError(() => lost)
-        )
+        const kept = yield* Effect.either(spool.keep(claim.id, outputs, assetIds))
+        if (Either.isLeft(kept)) {
+          yield* Effect.logWarning("the spool cannot keep the result; this run holds it and tries again").pipe(
+            Effect.annotateLogs({ reason: kept.left.message })
+          )
+          const since = yield* Clock.currentTimeMillis
+          const again = yield* storeOutputs(claim, plan, outputs, assetIds).pipe(
+            Effect.retry({
+              // As a spooled result is tried: from a second, doubling, at most every 30 s, for the grace.
+              schedule: Schedule.exponential(Duration.millis(nextStoreDelay(0))).pipe(
+                Schedule.union(Schedule.spaced(Duration.millis(nextStoreDelay(Infinity)))),
+                Schedule.upTo(Duration.millis(graceMs))
+              ),
+              while: isPassing
+            }),
+            Effect.tapError((e) => Effect.logError("storing a held result failed for good", e)),
+            Effect.mapError(() => lost)
+          )
+          yield* Effect.logInfo("a held result is stored").pipe(
+            Effect.annotateLogs({ waited_ms: (yield* Clock.currentTimeMillis) - since })
+          )
+          return yield* succeed(again)
+        }
+        const record = kept.right
         const now = yield* Clock.currentTimeMillis
         const held = yield* queue.waitForStorage(claim, { id: spool.id, record, runAt: now + nextStoreDelay(0) })
         if (!held) {
