@@ -51,7 +51,9 @@ const reset = (socket: net.Socket | undefined) => {
  * command: the faults of a network the gateway must ride out, made real at
  * the socket level (the gateway sees ECONNREFUSED, ECONNRESET, silence).
  */
-export const startFaultProxy = async (target: { readonly host?: string; readonly port: number }): Promise<FaultProxy> => {
+export const startFaultProxy = async (
+  target: { readonly host?: string; readonly port: number }
+): Promise<FaultProxy> => {
   let mode: FaultMode = "pass"
   let accepted = 0
   const pairs = new Set<Pair>()
@@ -123,7 +125,13 @@ export const startFaultProxy = async (target: { readonly host?: string; readonly
     const previous = mode
     mode = next
     if (next === previous) return
-    if (next === "refuse") await closeListener()
+    if (next === "refuse") {
+      // Closed listener first (no new connection slips in), then the open ones reset: the close's
+      // callback waits for every connection to end.
+      const closed = closeListener()
+      for (const pair of [...pairs]) drop(pair)
+      await closed
+    }
     if (previous === "refuse") {
       server = net.createServer(onConnection)
       await listen(server, port)
