@@ -1,4 +1,4 @@
-import { Clock, Data, Effect, Either } from "effect"
+import { Clock, Data, Duration, Effect, Either } from "effect"
 import { GenerationError } from "../../channel/Generation.ts"
 import type { AsyncRunner, UpstreamState } from "../../channel/Upstream.ts"
 import { AppConfig } from "../../platform/AppConfig.ts"
@@ -119,9 +119,18 @@ export const pollTask = (row: WaitingRow, state: UpstreamState, context: PollCon
         if (state.results.length === 0) {
           return yield* failWith(new GenerationError({ ...plan.internalFailure, transient: false }), "no_output")
         }
-        // Downloads may take up to `download_s`: hold the task that long, so no other poller starts them again.
-        // Still `polling` meanwhile, so a callback does not move it (TaskQueue.hold).
-        yield* queue.hold(claim, now + (plan.channel.timeouts.download_s + plan.channel.timeouts.poll_s) * 1000)
+        // Downloads may take up to `download_s`: the task is held while they run (still `polling`, so a callback
+        // does not move it), the hold renewed like a lease, so no other poller starts them again, and a process
+        // that dies mid-download leaves the task due again within a hold, not after the longest download.
+        const holdMs = plan.channel.timeouts.poll_s * 2 * 1000
+        yield* queue.hold(claim, now + holdMs)
+        const keepHeld = Clock.currentTimeMillis.pipe(
+          Effect.flatMap((at) => queue.hold(claim, at + holdMs)),
+          // A database blip must not end the download it guards; the next renewal tries again.
+          Effect.catchAllDefect(() => Effect.void),
+          Effect.delay(Duration.millis(holdMs / 2)),
+          Effect.forever
+        )
         const fetch = Effect.gen(function*() {
           const done = yield* fetchResults(claim.kind, plan, runner, state.results).pipe(
             Effect.flatMap((outputs) => checkOutputs(claim.kind, outputs, plan.internalFailure)),
@@ -178,7 +187,7 @@ export const pollTask = (row: WaitingRow, state: UpstreamState, context: PollCon
           const final = new GenerationError({ ...failed, message: failed.message, transient: false })
           return yield* failWith(final, "fetch_failed")
         })
-        return yield* fetchApart(claim, guarded(row, "upstream.fetch_results", fetch))
+        return yield* fetchApart(claim, guarded(row, "upstream.fetch_results", Effect.raceFirst(fetch, keepHeld)))
       }
     }
   }).pipe((poll) => guarded(row, "task.poll", poll, { "upstream.state": state._tag }))

@@ -107,6 +107,9 @@ export const runTask = (stored: Claim, workerId: string) =>
      */
     const finish = (outputs: ReadonlyArray<Output>) =>
       Effect.gen(function*() {
+        const spool = yield* ResultSpool
+        // An earlier attempt that died while spooling may have left a folder no task records.
+        if (claim.attempt > 1) yield* spool.remove(claim.id)
         const assetIds = newAssetIds(outputs.length)
         const succeed = (stored: Effect.Effect.Success<ReturnType<typeof storeOutputs>>) =>
           outcomes.succeed(claim, stored.map((s) => s.asset), { [plan.resultKey]: stored.map((s) => s.item) })
@@ -116,7 +119,6 @@ export const runTask = (stored: Claim, workerId: string) =>
         yield* Effect.logError("storing a result failed", stored.left)
         const graceMs = config.limits.storage.outage_grace_s * 1000
         if (!isPassing(stored.left) || graceMs === 0) return yield* lost
-        const spool = yield* ResultSpool
         const kept = yield* Effect.either(spool.keep(claim.id, outputs, assetIds))
         if (Either.isLeft(kept)) {
           yield* Effect.logWarning("the spool cannot keep the result; this run holds it and tries again").pipe(

@@ -1,4 +1,4 @@
-import { Clock, Duration, Effect, Either, Schema } from "effect"
+import { Clock, Duration, Effect, Either, Schedule, Schema } from "effect"
 import { AppConfig } from "../../platform/AppConfig.ts"
 import { isPassing } from "../../storage/StorageError.ts"
 import { internalFailureOf } from "../Kinds.ts"
@@ -47,11 +47,12 @@ const tryStore = (row: StoringRow) =>
     const now = yield* Clock.currentTimeMillis
     const waitedMs = now - row.store_since
     const mine = row.spool_id === spool.id
+    // The files go first: a crash between the two leaves a task whose files are gone, which is given up again.
     const giveUp = (why: string) =>
       Effect.logError("a result waiting for object storage is given up; the task fails with its refund").pipe(
         Effect.annotateLogs({ reason: why, waited_ms: waitedMs }),
-        Effect.zipRight(outcomes.fail(stored, { ...internalFailureOf(stored.kind), retryable: true })),
-        Effect.zipRight(mine ? spool.remove(row.id) : Effect.void)
+        Effect.zipRight(mine ? spool.remove(row.id) : Effect.void),
+        Effect.zipRight(outcomes.fail(stored, { ...internalFailureOf(stored.kind), retryable: true }))
       )
 
     if (!mine) return yield* giveUp(`its spool (${row.spool_id}) is not on this host and the grace ran out`)
@@ -104,22 +105,25 @@ const tryStore = (row: StoringRow) =>
  * Stores the results that wait in this process's spool for object storage
  * to come back (docs/engine.md), every second. Every worker process runs
  * one; processes sharing a DATA_DIR share its spool and split its tasks. At
- * start, spool folders that no task records (a crash between writing and
- * recording them) are removed.
+ * start and every ten minutes, spool folders that no task records (a crash
+ * between writing and recording them) are removed once they are old enough.
  */
 export const storeRetrier = Effect.gen(function*() {
   const queue = yield* TaskQueue
   const spool = yield* ResultSpool
-  const orphans = yield* spool.removeAllBut(
-    yield* queue.spooled(spool.id),
-    yield* Clock.currentTimeMillis,
-    ORPHAN_AGE_MS
-  )
-  if (orphans > 0) {
-    yield* Effect.logWarning("spool folders no task records were removed").pipe(
-      Effect.annotateLogs({ folders: orphans })
+  const sweep = Effect.gen(function*() {
+    const orphans = yield* spool.removeAllBut(
+      yield* queue.spooled(spool.id),
+      yield* Clock.currentTimeMillis,
+      ORPHAN_AGE_MS
     )
-  }
+    if (orphans > 0) {
+      yield* Effect.logWarning("spool folders no task records were removed").pipe(
+        Effect.annotateLogs({ folders: orphans })
+      )
+    }
+  }).pipe(Effect.catchAllCause((cause) => Effect.logError("sweeping the spool failed", cause)))
+  yield* sweep.pipe(Effect.repeat(Schedule.spaced(Duration.millis(ORPHAN_AGE_MS))), Effect.forkScoped)
   const pass = Effect.gen(function*() {
     const rows = yield* queue.claimStored(spool.id, PASS_SIZE, HOLD_MS)
     yield* Effect.forEach(rows, tryStore, { concurrency: CONCURRENCY, discard: true })

@@ -156,7 +156,6 @@ const make = Effect.gen(function*() {
       yield* recordAttempt(sql, record, Math.floor(now / 1000))
     }).pipe(Effect.orDie)
 
-  /** Whether an earlier attempt of the claim's task was stopped mid-submit (its upstream may hold the task). */
   /** Failover: the claim's task queued again on `channel`; false when the claim no longer holds. */
   const moveTo = (claim: Claim, channel: string) =>
     Effect.gen(function*() {
@@ -166,6 +165,7 @@ const make = Effect.gen(function*() {
       return rows.length === 1
     }).pipe(Effect.orDie)
 
+  /** Whether an earlier attempt of the claim's task was stopped mid-submit (its upstream may hold the task). */
   const submitInDoubt = (claim: Claim) =>
     findUnresolvedSubmit(sql, claim.id, claim.attempt).pipe(Effect.map((rows) => rows.length > 0), Effect.orDie)
 
