@@ -28,6 +28,8 @@ import { UpstreamCallbacksLive } from "./tasks/CallbacksHttp.ts"
 import { Breakers } from "./tasks/engine/Breakers.ts"
 import { channelWorker } from "./tasks/engine/ChannelWorker.ts"
 import { reaper } from "./tasks/engine/Reaper.ts"
+import { ResultSpool } from "./tasks/engine/ResultSpool.ts"
+import { storeRetrier } from "./tasks/engine/StoreRetrier.ts"
 import { TaskOutcomes } from "./tasks/engine/TaskOutcomes.ts"
 import { TaskQueue } from "./tasks/engine/TaskQueue.ts"
 import { upstreamPoller } from "./tasks/engine/UpstreamPoller.ts"
@@ -127,7 +129,8 @@ export const FastRoutesLive = Layer.unwrapEffect(Effect.map(fastTaskRead, (route
  * The long-running fibers of a worker process (ROLE=worker or all): one
  * worker per channel that an enabled model is routed to, with the channel's
  * runner made first (a broken adapter stops the start), the lease reaper,
- * the webhook delivery worker and the sweeper of expired uploads. They stop
+ * the retrier of results waiting for object storage, the webhook delivery
+ * worker and the sweeper of expired uploads. They stop
  * with the layer's scope; a task interrupted mid-run goes back to the queue,
  * a webhook attempt is sent again.
  */
@@ -144,10 +147,12 @@ export const WorkersLive = Layer.scopedDiscard(
       yield* Effect.forkScoped(upstreamPoller(name))
     }
     yield* Effect.forkScoped(reaper)
+    yield* Effect.forkScoped(storeRetrier)
     yield* Effect.forkScoped(webhookWorker)
     yield* Effect.forkScoped(uploadSweeper)
   })
-)
+  // The spool where results wait while object storage is away: only workers make or store results.
+).pipe(Layer.provide(ResultSpool.layer))
 
 /** The task engine's fibers; the channels' runners come from Channels. */
 export const EngineLive = WorkersLive

@@ -266,7 +266,7 @@ describe(`assets API (${backend})`, () => {
     expect((await get(`/v1/image/tasks/${image.id}`)).body).toEqual(taskBefore)
   })
 
-  it("a DELETE whose storage removal fails answers 500 and changes nothing; repeated, it succeeds", async () => {
+  it("a DELETE whose storage removal fails answers 503 with Retry-After and changes nothing; repeated, it succeeds", async () => {
     const item = image.result.images[1]
     const file = localObjectFile(gw, await storageKeyOf(gw, item.asset_id))
     const bytes = readFileSync(file)
@@ -275,7 +275,8 @@ describe(`assets API (${backend})`, () => {
     mkdirSync(file)
     writeFileSync(`${file}/blocker`, "x")
     const failed = await call(gw, "DELETE", `/v1/assets/${item.asset_id}`, { key: owner.resource.key })
-    expectError(failed, 500, "internal_error", "api_error")
+    expectError(failed, 503, "storage_unavailable", "api_error")
+    expect(failed.headers.get("retry-after")).toBe("10")
     expect((await get(`/v1/assets/${item.asset_id}`)).status).toBe(200)
     expect((await walkAssets(gw, owner.resource.key, { task_id: image.id })).map((a) => a.id)).toEqual([item.asset_id])
 

@@ -125,6 +125,20 @@ describe(`the ark channel: states and faults (${backend})`, () => {
     expect(view.body.attempts[0].last_answer.status).toBe("paused")
   })
 
+  it("polls answered with garbage (200, no Ark answer) go on until the deadline, then the task fails with the refund", async () => {
+    // More than the 3 s deadline can use: every poll of the task meets one.
+    const poll: Array<Fault> = Array.from({ length: 200 }, () => ({ kind: "garbage" }))
+    const before = ark.fake.requests.length
+    const { creates, task } = await run("garbage answers", { model: SHORT, poll })
+    const polls = ark.fake.requests.slice(before).filter((r) => r.method === "GET").length
+    ark.fake.faults.poll.splice(0)
+    await expectFailed(task, true)
+    expect(creates).toHaveLength(1)
+    expect(polls).toBeGreaterThan(1)
+    const view = await admin(ark.gw, "GET", `/admin/v1/tasks/${task.id}`)
+    expect(view.body.attempts[0]).toMatchObject({ outcome: "deadline" })
+  })
+
   it("429 waits as long as Retry-After asks; 429 without it and a 503 page are retried at once; then it succeeds", async () => {
     const hinted = await run("throttled with a hint", { create: [{ kind: "rate_limited", retryAfter: "1" }] })
     expect(hinted.task.status).toBe("succeeded")

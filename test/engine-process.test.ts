@@ -2,11 +2,13 @@ import { readFileSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { QUEUED_CHANNEL } from "../src/tasks/engine/TaskQueue.ts"
+import { checkBooks } from "./support/books.ts"
 import { configWith } from "./support/config.ts"
 import { backend } from "./support/database.ts"
-import { call, createAccount, type Target } from "./support/http.ts"
+import { createAccount, type Target } from "./support/http.ts"
 import { installation as newInstallation, type Rows, withDatabase } from "./support/installation.ts"
 import { kill, type LogLine, type Service, stop, waitForHealth, waitForLog } from "./support/process.ts"
+import { count, createVideoTask, terminal, untilStatuses } from "./support/taskRuns.ts"
 import { videoRequest } from "./support/tasks.ts"
 
 /**
@@ -65,99 +67,14 @@ const installation = () =>
   })
 
 // ---------------------------------------------------------------------------
-// Tasks over HTTP
+// Tasks over HTTP (test/support/taskRuns.ts)
 
-const createTask = async (target: Target, key: string, sandbox: Record<string, unknown> = {}) => {
-  const reply = await call(target, "POST", "/v1/video/tasks", {
-    key,
-    json: videoRequest({ provider_options: { sandbox } })
-  })
-  if (reply.status !== 202) throw new Error(`create: ${reply.status} ${JSON.stringify(reply.body)}`)
-  return reply.body.id as string
-}
-
-const statuses = async (target: Target, key: string, ids: ReadonlyArray<string>) =>
-  Promise.all(ids.map(async (id) => {
-    const reply = await call(target, "GET", `/v1/video/tasks/${id}`, { key })
-    if (reply.status !== 200) throw new Error(`GET ${id}: ${reply.status} ${JSON.stringify(reply.body)}`)
-    return reply.body.status as string
-  }))
-
-/** Polls the tasks over HTTP until `done` holds for their statuses; a deadline, not a speed measurement. */
-const until = async (target: Target, key: string, ids: ReadonlyArray<string>, done: (s: Array<string>) => boolean) => {
-  const deadline = Date.now() + DEADLINE_MS
-  let last: Array<string> = []
-  while (Date.now() < deadline) {
-    // A poll racing a kept-alive socket the server just closed (ECONNRESET) is a poll to repeat, not a verdict.
-    const polled = await statuses(target, key, ids).catch((e: unknown) => {
-      if (e instanceof TypeError && String((e as { cause?: { code?: string } }).cause?.code) === "ECONNRESET") {
-        return undefined
-      }
-      throw e
-    })
-    if (polled !== undefined) last = polled
-    if (polled !== undefined && done(last)) return last
-    await sleep(200)
-  }
-  throw new Error(`tasks never reached the awaited state: ${JSON.stringify(count(last))}`)
-}
-
-const count = (values: ReadonlyArray<string>) =>
-  values.reduce<Record<string, number>>((acc, v) => ({ ...acc, [v]: (acc[v] ?? 0) + 1 }), {})
-const terminal = (s: string) => s === "succeeded" || s === "failed"
+const createTask = (target: Target, key: string, sandbox: Record<string, unknown> = {}) =>
+  createVideoTask(target, key, videoRequest({ provider_options: { sandbox } }))
+const until = (target: Target, key: string, ids: ReadonlyArray<string>, done: (s: Array<string>) => boolean) =>
+  untilStatuses(target, key, ids, done, DEADLINE_MS)
 
 const claimsIn = (service: Service): Array<LogLine> => service.logs().filter((l) => l.message === "task claimed")
-
-// ---------------------------------------------------------------------------
-// The books: what the database holds for an account's tasks
-
-/**
- * Per task: one charge; one refund exactly when it failed, giving the charge
- * back; one outbox event of the task's terminal type; one asset when it
- * succeeded, none when it failed. Per account: the balances are the credits
- * granted minus the charges plus the refunds.
- */
-const checkBooks = async (
-  rows: Rows,
-  accountId: string,
-  granted: { wallet: number; subscription: number },
-  expected: ReadonlyMap<string, "succeeded" | "failed">
-) => {
-  const tasks = await rows(`SELECT id, status, attempt FROM tasks WHERE account_id = $1`, [accountId])
-  const ledger = await rows(
-    `SELECT task_id, kind, wallet_micros::float8 AS wallet, subscription_micros::float8 AS subscription
-     FROM ledger WHERE account_id = $1 AND kind <> 'credit'`,
-    [accountId]
-  )
-  const events = await rows(`SELECT task_id, type FROM webhook_events WHERE account_id = $1`, [accountId])
-  const assets = await rows(`SELECT task_id FROM assets WHERE account_id = $1`, [accountId])
-  const [account] = await rows(
-    `SELECT wallet_micros::float8 AS wallet, subscription_micros::float8 AS subscription FROM accounts WHERE id = $1`,
-    [accountId]
-  )
-
-  expect(new Set(tasks.map((t) => t.id))).toEqual(new Set(expected.keys()))
-  for (const task of tasks) {
-    const status = expected.get(task.id)!
-    expect(task.status, task.id).toBe(status)
-    const charges = ledger.filter((l) => l.task_id === task.id && l.kind === "charge")
-    const refunds = ledger.filter((l) => l.task_id === task.id && l.kind === "refund")
-    expect(charges, task.id).toHaveLength(1)
-    expect(charges[0].wallet + charges[0].subscription, task.id).toBeLessThan(0)
-    expect(refunds, task.id).toHaveLength(status === "failed" ? 1 : 0)
-    for (const refund of refunds) {
-      expect(refund.wallet + charges[0].wallet, task.id).toBe(0)
-      expect(refund.subscription + charges[0].subscription, task.id).toBe(0)
-    }
-    expect(events.filter((e) => e.task_id === task.id).map((e) => e.type), task.id).toEqual([`video.task.${status}`])
-    expect(assets.filter((a) => a.task_id === task.id), task.id).toHaveLength(status === "succeeded" ? 1 : 0)
-  }
-  expect(ledger.every((l) => expected.has(l.task_id))).toBe(true)
-  const sum = (key: "wallet" | "subscription") => ledger.reduce((acc, l) => acc + l[key], 0)
-  expect(account.wallet).toBe(granted.wallet * 1_000_000 + sum("wallet"))
-  expect(account.subscription).toBe(granted.subscription * 1_000_000 + sum("subscription"))
-  return tasks
-}
 
 // ---------------------------------------------------------------------------
 // a) A crash with every task in flight

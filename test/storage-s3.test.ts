@@ -104,7 +104,7 @@ describe(`S3 object storage against s3rver (${backend})`, () => {
         ))
     const broken = Stream.concat(
       Stream.fromIterable(chunks.slice(0, 5)),
-      Stream.fail(new StorageError({ message: "x" }))
+      Stream.fail(new StorageError({ message: "x", fault: "unavailable" }))
     )
     // Each request is aborted mid-body. S3 stores nothing of an incomplete PUT; s3rver keeps what arrived
     // (an empty object when the body had not started), so here only the failure itself can be proven.

@@ -29,6 +29,8 @@ export interface ResultRef {
   readonly mimeType?: string | undefined
   /** Adapter-private details (e.g. whether the URL needs the upstream key). */
   readonly auth?: string | undefined
+  /** When the upstream stops serving it (ms), where the protocol says: a result is never waited for past it. */
+  readonly expiresAt?: number | undefined
 }
 
 /**

@@ -12,6 +12,7 @@ import consoleSessions from "./0011_console.ts"
 import waiting from "./0012_waiting.ts"
 import inFlight from "./0013_in_flight.ts"
 import pollNudges from "./0014_poll_nudges.ts"
+import storageWaits from "./0015_storage_waits.ts"
 
 /**
  * Forward-only migrations, in order. Each is a list of PostgreSQL statements
@@ -31,5 +32,6 @@ export const migrations: ReadonlyArray<readonly [id: number, name: string, state
   [11, "console", consoleSessions],
   [12, "waiting", waiting],
   [13, "in_flight", inFlight],
-  [14, "poll_nudges", pollNudges]
+  [14, "poll_nudges", pollNudges],
+  [15, "storage_waits", storageWaits]
 ]

@@ -9,5 +9,8 @@ export class OpsApi extends HttpApiGroup.make("ops")
   .add(HttpApiEndpoint.get("healthz", "/healthz").addSuccess(Health))
   .add(HttpApiEndpoint.get("readyz", "/readyz").addSuccess(Health).addError(error(NotReady)))
   .annotate(OpenApi.Title, "Operations")
-  .annotate(OpenApi.Description, "Liveness (process up) and readiness (database reachable, migrations applied)")
+  .annotate(
+    OpenApi.Description,
+    "Liveness (process up) and readiness (database reachable with its migrations applied, object storage usable)"
+  )
 {}

@@ -67,6 +67,27 @@ export const UploadSettings = Schema.Struct({
 })
 export type UploadSettings = typeof UploadSettings.Type
 
+/**
+ * `limits.json` → `storage`: how the engine rides out an object store that is
+ * away (docs/engine.md). A result that exists is stored again with backoff,
+ * holding no worker, for up to `outage_grace_s` from its first failure.
+ */
+export const StorageSettings = Schema.Struct({
+  /** How long a finished result waits for object storage to come back before its task fails with the refund. */
+  outage_grace_s: Schema.optionalWith(Schema.Int.pipe(Schema.between(0, 7 * 24 * 3600)), { default: () => 900 }),
+  /**
+   * Room for results that exist only in this service (sandbox renders,
+   * synchronous upstream answers) while they wait, in `DATA_DIR/spool`;
+   * a result that would not fit fails its task with the refund.
+   */
+  spool_max_bytes: Schema.optionalWith(Schema.Int.pipe(Schema.nonNegative()), {
+    default: () => 2 * 1024 * 1024 * 1024
+  }),
+  /** The longest a single call to object storage may take before it counts as unreachable (a blackholed store). */
+  request_timeout_s: Schema.optionalWith(Schema.Number.pipe(Schema.positive()), { default: () => 30 })
+})
+export type StorageSettings = typeof StorageSettings.Type
+
 export const LimitsFile = Schema.Struct({
   body: Schema.Struct({
     /** Largest JSON request body, in bytes. */
@@ -95,7 +116,9 @@ export const LimitsFile = Schema.Struct({
   sync_wait_s: Schema.optionalWith(Schema.Number.pipe(Schema.positive()), { default: () => 120 }),
   engine: Schema.optionalWith(EngineSettings, { default: () => Schema.decodeSync(EngineSettings)({}) }),
   /** Upload URL lifetimes and reference fetching (UploadSettings above). */
-  uploads: Schema.optionalWith(UploadSettings, { default: () => Schema.decodeSync(UploadSettings)({}) })
+  uploads: Schema.optionalWith(UploadSettings, { default: () => Schema.decodeSync(UploadSettings)({}) }),
+  /** Riding out an object store that is away (StorageSettings above). */
+  storage: Schema.optionalWith(StorageSettings, { default: () => Schema.decodeSync(StorageSettings)({}) })
 })
 export type LimitsFile = typeof LimitsFile.Type
 

@@ -31,3 +31,13 @@ export class IncompleteBody extends Schema.TaggedError<IncompleteBody>()("Incomp
   ...failure(400, "incomplete_body"),
   message: Schema.String
 }) {}
+
+/**
+ * Object storage is away, full or refusing: nothing the caller sent is at
+ * fault, and the same request may succeed later (`Retry-After`).
+ */
+export class StorageUnavailable extends Schema.TaggedError<StorageUnavailable>()("StorageUnavailable", {
+  ...failure(503, "storage_unavailable"),
+  message: Schema.String,
+  retryAfter: Schema.Number
+}) {}

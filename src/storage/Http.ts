@@ -1,8 +1,8 @@
 import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect, Option, Stream } from "effect"
 import { GatewayApi } from "../Api.ts"
-import { InternalError } from "../platform/Failure.ts"
 import { notFound } from "../platform/http/HttpFailure.ts"
+import { storageFailureForCaller } from "./CallerFailure.ts"
 import { IncompleteBody, InvalidSignature, ObjectNotFound, UrlExpired } from "./Errors.ts"
 import { LocalObjectStore, type SignedRequest } from "./LocalObjectStorage.ts"
 import { serveObject } from "./ServeObjectHttp.ts"
@@ -66,8 +66,7 @@ const putObject = (segment: string) =>
                 `The body had ${e.received} bytes where Content-Length announced ${e.expected}; nothing was stored.`
             })
           ),
-        StorageError: (e) =>
-          Effect.zipRight(Effect.logError("object storage failed", e), Effect.fail(new InternalError()))
+        StorageError: storageFailureForCaller("object storage failed")
       })
     )
     return HttpServerResponse.empty({ status: 200 })

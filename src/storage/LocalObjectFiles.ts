@@ -2,8 +2,8 @@ import { FileSystem, Path } from "@effect/platform"
 import type { PlatformError } from "@effect/platform/Error"
 import { Data, Effect, Option, Sink, Stream } from "effect"
 import { randomBase62 } from "../platform/Ids.ts"
-import type { ByteRange, ObjectContent, ObjectInfo } from "./ObjectStorage.ts"
-import { checkContentType, checkKey, StorageError } from "./StorageError.ts"
+import type { ByteRange, ObjectContent, ObjectInfo } from "./ObjectStorageBackend.ts"
+import { checkContentType, checkKey, StorageError, type StorageFault } from "./StorageError.ts"
 
 /** An upload's body ended before, or ran past, the length it was signed for. */
 export class BodyLengthMismatch extends Data.TaggedError("BodyLengthMismatch")<{
@@ -15,6 +15,20 @@ const META_SUFFIX = "~meta.json"
 const TEMP_DIR = "~tmp"
 const DEFAULT_TYPE = "application/octet-stream"
 const CHUNK_BYTES = 64 * 1024
+
+/**
+ * What a file system error means for the store: no space (ENOSPC, EDQUOT) is
+ * `full`; what waiting cannot change is `refused`: permissions (EACCES,
+ * EPERM), a read-only file system (EROFS), a file where a folder should be
+ * or the reverse (ENOTDIR, EISDIR: the store's tree is damaged); anything
+ * else (EIO, EAGAIN, ...) is `unavailable`.
+ */
+const faultOf = (e: PlatformError): StorageFault => {
+  const code = (e as { readonly cause?: { readonly code?: unknown } }).cause?.code
+  if (code === "ENOSPC" || code === "EDQUOT") return "full"
+  if (["EACCES", "EPERM", "EROFS", "ENOTDIR", "EISDIR"].includes(String(code))) return "refused"
+  return "unavailable"
+}
 
 /** ENOENT, or ENOTDIR when a parent of the path is a file: either way no such object. */
 const isAbsent = (e: PlatformError) =>
@@ -37,7 +51,11 @@ export const makeLocalObjectFiles = (root: string) =>
     yield* fs.makeDirectory(tempDir, { recursive: true }).pipe(Effect.orDie)
 
     const failure = (what: string, key: string) => (cause: PlatformError) =>
-      new StorageError({ message: `Local object store: cannot ${what} ${key}: ${cause.message}`, cause })
+      new StorageError({
+        message: `Local object store: cannot ${what} ${key}: ${cause.message}`,
+        fault: faultOf(cause),
+        cause
+      })
     const dataPath = (key: string) => path.join(root, ...key.split("/"))
 
     /** Puts a complete file of `~tmp/` in place under `key`: its content type beside it first, then the bytes. */
@@ -141,7 +159,10 @@ export const makeLocalObjectFiles = (root: string) =>
           const file = yield* fs.open(dataPath(key), { flag: "r" }).pipe(Effect.mapError(failure("open", key)))
           const info = yield* file.stat.pipe(Effect.mapError(failure("inspect", key)))
           if (Number(info.size) !== size) {
-            return yield* new StorageError({ message: `Local object store: ${key} changed while being read.` })
+            return yield* new StorageError({
+              message: `Local object store: ${key} changed while being read.`,
+              fault: "unavailable"
+            })
           }
           yield* file.seek(start, "start")
           let remaining = length
@@ -150,7 +171,11 @@ export const makeLocalObjectFiles = (root: string) =>
               Effect.mapError((e) => Option.some(failure("read", key)(e))),
               Effect.flatMap(Option.match({
                 onNone: () =>
-                  Effect.fail(Option.some(new StorageError({ message: `Local object store: ${key} ended early.` }))),
+                  Effect.fail(
+                    Option.some(
+                      new StorageError({ message: `Local object store: ${key} ended early.`, fault: "unavailable" })
+                    )
+                  ),
                 onSome: (chunk) => {
                   remaining -= chunk.length
                   return Effect.succeed(chunk)
@@ -171,7 +196,8 @@ export const makeLocalObjectFiles = (root: string) =>
           !(Number.isSafeInteger(range.start) && range.start >= 0 && range.start < size && range.end >= range.start)
         ) {
           return yield* new StorageError({
-            message: `Range ${range.start}-${range.end} is outside ${key} (${size} bytes).`
+            message: `Range ${range.start}-${range.end} is outside ${key} (${size} bytes).`,
+            fault: "invalid"
           })
         }
         const start = range?.start ?? 0
@@ -215,5 +241,14 @@ export const makeLocalObjectFiles = (root: string) =>
         })
       )
 
-    return { write, writeFrom, head, read, remove, copy }
+    /**
+     * Whether objects can be written now: a byte written to `~tmp/` and
+     * removed. A full disk or a store gone read-only fails it, as a real
+     * write would.
+     */
+    const probe: Effect.Effect<void, StorageError> = withTemp((temp) =>
+      fs.writeFile(temp, new Uint8Array(1)).pipe(Effect.mapError(failure("write a probe into", TEMP_DIR)))
+    )
+
+    return { write, writeFrom, head, read, remove, copy, probe }
   })

@@ -5,7 +5,7 @@ import { constantTimeEqual } from "../platform/Keys.ts"
 import { Secrets } from "../platform/Secrets.ts"
 import { type BodyLengthMismatch, makeLocalObjectFiles } from "./LocalObjectFiles.ts"
 import { isObjectKey } from "./ObjectKey.ts"
-import type { ObjectStorageService } from "./ObjectStorage.ts"
+import type { ObjectStorageBackend } from "./ObjectStorageBackend.ts"
 import { checkKey, checkLifetime, checkPresignPut, StorageError } from "./StorageError.ts"
 
 /** The parts of a `/storage/<segment>?X-Expires=…&X-Signature=…` request that its signature covers. */
@@ -79,12 +79,13 @@ export const makeLocalObjectStorage = Effect.gen(function*() {
   const lengthMismatch = (key: string) => (e: BodyLengthMismatch) =>
     new StorageError({
       message: `Local object store: ${key} got ${e.received} bytes where ${e.expected} were announced.`,
+      fault: "invalid",
       cause: e
     })
-  const putStream: ObjectStorageService["putStream"] = (key, body, contentLength, contentType) =>
+  const putStream: ObjectStorageBackend["putStream"] = (key, body, contentLength, contentType) =>
     files.write(key, contentType, contentLength, body).pipe(Effect.catchTag("BodyLengthMismatch", lengthMismatch(key)))
 
-  const storage: ObjectStorageService = {
+  const storage: ObjectStorageBackend = {
     put: (key, body, contentType) => putStream(key, Stream.succeed(body), body.length, contentType),
     putStream,
     putFile: (key, path, contentLength, contentType) =>
@@ -95,6 +96,7 @@ export const makeLocalObjectStorage = Effect.gen(function*() {
     read: files.read,
     remove: files.remove,
     copy: files.copy,
+    probe: files.probe,
     presignPut: (key, { contentLength, contentType, expiresInS }) =>
       Effect.gen(function*() {
         yield* checkPresignPut(key, { contentType, contentLength, expiresInS })

@@ -3,6 +3,7 @@ import { Effect, Option, Predicate } from "effect"
 import { InternalError } from "../platform/Failure.ts"
 import { HttpFailure } from "../platform/http/HttpFailure.ts"
 import { resolveRange } from "./ByteRange.ts"
+import { storageFailureForCaller } from "./CallerFailure.ts"
 import { ObjectStorage, type StorageError } from "./ObjectStorage.ts"
 
 export interface ServeOptions<E> {
@@ -11,9 +12,6 @@ export interface ServeOptions<E> {
   /** Extra response headers, e.g. Content-Disposition or Cache-Control. */
   readonly headers?: Record<string, string>
 }
-
-const storageFailure = (error: StorageError) =>
-  Effect.zipRight(Effect.logError("object storage failed", error), Effect.fail(new InternalError()))
 
 /**
  * Answers the current GET or HEAD request with the object at `key`: 200 with
@@ -63,5 +61,8 @@ export const serveObject = <E>(key: string, options: ServeOptions<E>) =>
     return HttpServerResponse.stream(content.value.body, { status, headers })
   }).pipe(
     // By predicate, not catchTag: the caller's not-found error type is generic here.
-    Effect.catchIf((e): e is StorageError => Predicate.isTagged(e, "StorageError"), storageFailure)
+    Effect.catchIf(
+      (e): e is StorageError => Predicate.isTagged(e, "StorageError"),
+      storageFailureForCaller("object storage failed")
+    )
   )

@@ -2,14 +2,29 @@ import { Data, Effect } from "effect"
 import { isObjectKey } from "./ObjectKey.ts"
 
 /**
- * A failure of object storage: an invalid argument (key, content type,
- * lifetime) or the backend failing. Kept apart from `ObjectStorage.ts` so the
+ * Why object storage failed, which decides what is done about it:
+ * - `invalid`: an argument the store cannot take (a key, a content type, a
+ *   length that does not match the bytes): a bug or a bad file, never retried;
+ * - `unavailable`: the store could not be reached or did not answer in time,
+ *   or answered 5xx: it may be back in a moment;
+ * - `full`: no space left (the local store's disk, a quota): it may be freed;
+ * - `refused`: the store said no for good (403, a bucket that does not exist,
+ *   a size it does not take).
+ */
+export type StorageFault = "invalid" | "unavailable" | "full" | "refused"
+
+/**
+ * A failure of object storage. Kept apart from `ObjectStorage.ts` so the
  * implementations can raise it without importing the service they implement.
  */
 export class StorageError extends Data.TaggedError("StorageError")<{
   readonly message: string
+  readonly fault: StorageFault
   readonly cause?: unknown
 }> {}
+
+/** A store that is away or full may come back: what is being stored waits for it (docs/engine.md). */
+export const isPassing = (e: StorageError) => e.fault === "unavailable" || e.fault === "full"
 
 /** S3 refuses pre-signed URLs that live longer than 7 days; the local store keeps the same bound. */
 export const MAX_URL_LIFETIME_S = 7 * 24 * 3600
@@ -17,7 +32,7 @@ export const MAX_URL_LIFETIME_S = 7 * 24 * 3600
 /** A MIME type as sent in Content-Type: printable ASCII only, so it can be signed line by line. */
 const CONTENT_TYPE = /^[A-Za-z0-9!#$&^_.+-]+\/[A-Za-z0-9!#$&^_.+-]+(\s*;[\x20-\x7e]*)?$/
 
-const invalid = (message: string) => Effect.fail(new StorageError({ message }))
+const invalid = (message: string) => Effect.fail(new StorageError({ message, fault: "invalid" }))
 
 export const checkKey = (key: string): Effect.Effect<void, StorageError> =>
   isObjectKey(key) ? Effect.void : invalid(`Invalid object key ${JSON.stringify(key)}.`)

@@ -7,6 +7,7 @@ import { VideoCreateRequest } from "../catalog/VideoCreateRequest.ts"
 import { BodyErrors, errors, httpFailures, ResourceId } from "../platform/http/ErrorContract.ts"
 import { ListEnvelope } from "../platform/http/ListEnvelope.ts"
 import { jsonBody, multipartBody } from "../platform/http/OpenApiBody.ts"
+import { StorageUnavailable } from "../storage/Errors.ts"
 import { InspectionUnavailable, InvalidUpload } from "../uploads/Errors.ts"
 import { IdempotencyConflict, InvalidTaskRequest, TaskNotFound } from "./Errors.ts"
 import { ImageCreateRequest, ImageEditFields } from "./Requests.ts"
@@ -23,8 +24,8 @@ export const CreateErrors = errors(
   InsufficientBalance
 )
 
-/** Image inputs are inspected at creation (multipart files and pre-uploads). */
-export const ImageInputErrors = errors(InvalidUpload, InspectionUnavailable)
+/** Image inputs are inspected at creation (multipart files and pre-uploads) and stored (503 while the store is away). */
+export const ImageInputErrors = errors(InvalidUpload, InspectionUnavailable, StorageUnavailable)
 
 /** A list's query: a malformed parameter (400 from the query reader) or an unknown `after` cursor. */
 export const ListErrors = Schema.Union(httpFailures(400), errors(InvalidTaskRequest))

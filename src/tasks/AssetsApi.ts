@@ -3,6 +3,7 @@ import { Schema } from "effect"
 import { ResourceKeyAuth } from "../accounts/Security.ts"
 import { errors, httpFailures, ResourceId } from "../platform/http/ErrorContract.ts"
 import { ListEnvelope } from "../platform/http/ListEnvelope.ts"
+import { StorageUnavailable } from "../storage/Errors.ts"
 import { ListErrors } from "./Api.ts"
 import { Asset, AssetDeleted } from "./Asset.ts"
 import { AssetNotFound } from "./Errors.ts"
@@ -10,6 +11,8 @@ import { AssetNotFound } from "./Errors.ts"
 const assetPath = Schema.Struct({ asset_id: ResourceId(() => new AssetNotFound({ message: "No such asset." })) })
 
 const NotFound = errors(AssetNotFound)
+/** Reading or removing the bytes while object storage is away: 503 with `Retry-After`. */
+const StorageErrors = errors(StorageUnavailable)
 
 const query = (name: string, description: string, schema: Record<string, unknown>) => ({
   name,
@@ -49,7 +52,7 @@ export class AssetsApi extends HttpApiGroup.make("assets")
   .add(HttpApiEndpoint.get("getAsset", "/v1/assets/:asset_id").setPath(assetPath).addSuccess(Asset).addError(NotFound))
   .add(
     HttpApiEndpoint.del("deleteAsset", "/v1/assets/:asset_id").setPath(assetPath).addSuccess(AssetDeleted)
-      .addError(NotFound)
+      .addError(NotFound).addError(StorageErrors)
       .annotate(
         OpenApi.Description,
         "Removes the bytes from object storage. The task keeps its result as it was; the URL there stops working."
@@ -59,7 +62,7 @@ export class AssetsApi extends HttpApiGroup.make("assets")
     HttpApiEndpoint.get("getAssetContent", "/v1/assets/:asset_id/content").setPath(assetPath)
       .addSuccess(HttpApiSchema.Uint8Array())
       // 416 for a range outside the object, with its Content-Range.
-      .addError(NotFound).addError(httpFailures(416))
+      .addError(NotFound).addError(httpFailures(416)).addError(StorageErrors)
   )
   .middleware(ResourceKeyAuth)
   .annotate(OpenApi.Title, "Assets")

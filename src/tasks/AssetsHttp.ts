@@ -3,9 +3,9 @@ import { Effect, Layer, Option } from "effect"
 import { ResourceKeyAuthLive } from "../accounts/Auth.ts"
 import { CurrentPrincipal } from "../accounts/Security.ts"
 import { GatewayApi } from "../Api.ts"
-import { InternalError } from "../platform/Failure.ts"
 import { listPage } from "../platform/http/ListEnvelope.ts"
 import { readQuery } from "../platform/http/ListQuery.ts"
+import { storageFailureForCaller } from "../storage/CallerFailure.ts"
 import { serveObject } from "../storage/ServeObjectHttp.ts"
 import { Assets } from "./Assets.ts"
 import { AssetNotFound, InvalidTaskRequest } from "./Errors.ts"
@@ -50,8 +50,7 @@ const getAsset = (id: string) =>
 const deleteAsset = (id: string) =>
   Effect.gen(function*() {
     const removed = yield* (yield* Assets).remove(yield* accountId, id).pipe(
-      Effect.catchTag("StorageError", (e) =>
-        Effect.zipRight(Effect.logError("removing an asset's object failed", e), new InternalError()))
+      Effect.catchTag("StorageError", storageFailureForCaller("removing an asset's object failed"))
     )
     if (!removed) {
       return yield* assetNotFound(id)()

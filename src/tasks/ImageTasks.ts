@@ -7,11 +7,11 @@ import { Registry } from "../catalog/Registry.ts"
 import { inspectable } from "../media/MediaTypes.ts"
 import { AppConfig } from "../platform/AppConfig.ts"
 import { canonicalJson, Sha256, sha256Hex } from "../platform/Digest.ts"
-import { InternalError } from "../platform/Failure.ts"
 import { readJson } from "../platform/http/Body.ts"
 import { type FormFile, readForm } from "../platform/http/Multipart.ts"
 import { checkTargetUrl } from "../platform/TargetUrl.ts"
-import { ObjectStorage } from "../storage/ObjectStorage.ts"
+import { storageFailureForCaller } from "../storage/CallerFailure.ts"
+import { ObjectStorage, type StorageError } from "../storage/ObjectStorage.ts"
 import { checkImageBytes, imageFormLimits, imageInputBounds } from "../uploads/ImageBytes.ts"
 import { InvalidTaskRequest } from "./Errors.ts"
 import type { ImageTask } from "./Task.ts"
@@ -35,7 +35,7 @@ export interface ImageSubmission {
   /** What the Idempotency-Key's digest covers. */
   readonly content: unknown
   /** Writes the multipart files to storage; run after validation, so a refused request stores nothing. */
-  readonly store: Effect.Effect<void, unknown>
+  readonly store: Effect.Effect<void, StorageError>
 }
 
 const storedFile = (accountId: string, file: FormFile, maxBytes: number) =>
@@ -158,8 +158,7 @@ export const createImageTask = (submission: ImageSubmission, valid: ValidImageRe
     const key = yield* idempotencyKey
     const served = registry.image(valid.model)!
     yield* submission.store.pipe(
-      Effect.tapError((e) => Effect.logError("storing image inputs failed", e)),
-      Effect.mapError(() => new InternalError())
+      Effect.catchTag("StorageError", storageFailureForCaller("storing image inputs failed"))
     )
     const { task, replayed } = yield* taskStore.create({
       accountId: principal.accountId,

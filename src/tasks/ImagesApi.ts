@@ -2,13 +2,14 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { ModelKeyAuth } from "../accounts/Security.ts"
 import { BodyErrors, errors } from "../platform/http/ErrorContract.ts"
 import { jsonBody, multipartBody } from "../platform/http/OpenApiBody.ts"
+import { StorageUnavailable } from "../storage/Errors.ts"
 import { CreateErrors, ImageInputErrors } from "./Api.ts"
 import { AssetNotFound, ImageServiceUnavailable, ImageTaskFailed } from "./Errors.ts"
 import { IMAGE_EDIT_FILES, ImagesEditFields, ImagesGenerationRequest, ImagesResponse } from "./OpenAiImages.ts"
 import { ImageTask } from "./Task.ts"
 
 /** Besides creating the task: its failure (502, or 503 for `524`), and a result image deleted before it was read back. */
-const WaitErrors = errors(ImageTaskFailed, ImageServiceUnavailable, AssetNotFound)
+const WaitErrors = errors(ImageTaskFailed, ImageServiceUnavailable, AssetNotFound, StorageUnavailable)
 
 const WAIT =
   "Creates, charges and runs an image task exactly like `POST /v1/image/tasks` (same validation, Idempotency-Key, refund, webhook event) and waits for it. " +

@@ -7,6 +7,8 @@ import { AppConfig } from "../platform/AppConfig.ts"
 import { concatBytes } from "../platform/Digest.ts"
 import { InternalError } from "../platform/Failure.ts"
 import { asHttpFailure } from "../platform/http/HttpFailure.ts"
+import { storageFailureForCaller } from "../storage/CallerFailure.ts"
+import type { StorageUnavailable } from "../storage/Errors.ts"
 import { ObjectStorage } from "../storage/ObjectStorage.ts"
 import { Assets } from "./Assets.ts"
 import { AssetNotFound, ImageServiceUnavailable, ImageTaskFailed } from "./Errors.ts"
@@ -29,8 +31,7 @@ const resultBytes = (accountId: string, assetId: string) =>
     const chunks = yield* Stream.runCollect(content.value.body)
     return concatBytes(Chunk.toReadonlyArray(chunks))
   }).pipe(
-    Effect.catchTag("StorageError", (e) =>
-      Effect.zipRight(Effect.logError("reading a result image failed", e), Effect.fail(new InternalError())))
+    Effect.catchTag("StorageError", storageFailureForCaller("reading a result image failed"))
   )
 
 /**
@@ -45,7 +46,13 @@ const answer = (accountId: string, task: ImageTask, replayed: boolean, format: R
     if (task.status === "succeeded") {
       const data = yield* Effect.forEach(
         task.result?.images ?? [],
-        (item): Effect.Effect<ImagesResponse["data"][number], AssetNotFound | InternalError, Assets | ObjectStorage> =>
+        (
+          item
+        ): Effect.Effect<
+          ImagesResponse["data"][number],
+          AssetNotFound | InternalError | StorageUnavailable,
+          Assets | ObjectStorage
+        > =>
           format === "url"
             ? Effect.succeed({ url: item.url })
             : Effect.map(resultBytes(accountId, item.asset_id), (bytes) => ({ b64_json: Encoding.encodeBase64(bytes) }))

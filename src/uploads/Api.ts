@@ -2,6 +2,7 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { ResourceKeyAuth } from "../accounts/Security.ts"
 import { BodyErrors, errors } from "../platform/http/ErrorContract.ts"
 import { jsonBody } from "../platform/http/OpenApiBody.ts"
+import { StorageUnavailable } from "../storage/Errors.ts"
 import {
   InspectionUnavailable,
   InvalidUpload,
@@ -20,7 +21,7 @@ import {
 } from "./Upload.ts"
 
 /** What pre-uploading images answers with: a file that is not a usable image, one too large, an inspector down. */
-const ImageUploadErrors = errors(InvalidUpload, UploadTooLarge, InspectionUnavailable)
+const ImageUploadErrors = errors(InvalidUpload, UploadTooLarge, InspectionUnavailable, StorageUnavailable)
 
 /**
  * Uploads with `ak_` resource keys: the three-step direct upload of reference
@@ -31,14 +32,16 @@ const ImageUploadErrors = errors(InvalidUpload, UploadTooLarge, InspectionUnavai
 export class UploadsApi extends HttpApiGroup.make("uploads")
   .add(
     HttpApiEndpoint.post("createMediaUploads", "/v1/media/uploads").addSuccess(MediaUploadSessionList)
-      .addError(BodyErrors).addError(errors(InvalidUpload))
+      .addError(BodyErrors).addError(errors(InvalidUpload, StorageUnavailable))
       .annotate(OpenApi.Override, jsonBody(MediaUploadRequest))
       .annotate(OpenApi.Description, "Pre-signed PUT URLs for 1 to 12 files; the bytes go straight to object storage.")
   )
   .add(
     HttpApiEndpoint.post("completeMediaUploads", "/v1/media/uploads/complete").addSuccess(MediaUploadList)
       .addError(BodyErrors)
-      .addError(errors(UploadNotFound, UploadNotReceived, InvalidUploadContent, InspectionUnavailable))
+      .addError(
+        errors(UploadNotFound, UploadNotReceived, InvalidUploadContent, InspectionUnavailable, StorageUnavailable)
+      )
       .annotate(OpenApi.Override, jsonBody(CompleteUploadsRequest))
       .annotate(
         OpenApi.Description,

@@ -5,10 +5,11 @@ import { inspectable } from "../media/MediaTypes.ts"
 import { AppConfig } from "../platform/AppConfig.ts"
 import { randomBase62 } from "../platform/Ids.ts"
 import { nowSeconds } from "../platform/Time.ts"
+import { storageFailureForCaller } from "../storage/CallerFailure.ts"
 import { ObjectStorage, type PresignedGet } from "../storage/ObjectStorage.ts"
 import { UploadNotReceived } from "./Errors.ts"
 import type { ConfirmedUpload } from "./Upload.ts"
-import { inspectionUnavailable, makeUploadInspection } from "./UploadInspection.ts"
+import { makeUploadInspection } from "./UploadInspection.ts"
 import { uploadNotFound, type UploadRow, urlDigest } from "./UploadRow.ts"
 
 /** A confirmed URL this close to its expiry is replaced by a fresh one when confirmed again. */
@@ -112,11 +113,7 @@ export const makeConfirmation = Effect.gen(function*() {
     }).pipe(
       Effect.catchTags({
         SqlError: (e) => Effect.die(e),
-        StorageError: (e) =>
-          Effect.zipRight(
-            Effect.logError("copying or signing an upload failed", e),
-            Effect.fail(inspectionUnavailable(row.id))
-          )
+        StorageError: storageFailureForCaller("copying or signing an upload failed")
       })
     )
 

@@ -1,6 +1,7 @@
 import { Schema } from "effect"
 import { DURATION_UNREADABLE } from "../catalog/Errors.ts"
-import { failure } from "../platform/Failure.ts"
+import { failure, type InternalError } from "../platform/Failure.ts"
+import type { StorageUnavailable } from "../storage/Errors.ts"
 
 /** Errors of upload sessions, their confirmation and the image pre-upload (DESIGN.md: Confirming uploads). */
 
@@ -47,4 +48,10 @@ export class InspectionUnavailable extends Schema.TaggedError<InspectionUnavaila
 }) {}
 
 /** What confirming uploads can answer with. */
-export type UploadError = UploadNotFound | UploadNotReceived | InvalidUploadContent | InspectionUnavailable
+export type UploadError =
+  | UploadNotFound
+  | UploadNotReceived
+  | InvalidUploadContent
+  | InspectionUnavailable
+  | StorageUnavailable
+  | InternalError

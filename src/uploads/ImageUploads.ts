@@ -1,9 +1,9 @@
 import { Effect, Either, Encoding, Schema } from "effect"
 import { CurrentPrincipal } from "../accounts/Security.ts"
 import { AppConfig } from "../platform/AppConfig.ts"
-import { InternalError } from "../platform/Failure.ts"
 import { readJson } from "../platform/http/Body.ts"
 import { readForm } from "../platform/http/Multipart.ts"
+import { storageFailureForCaller } from "../storage/CallerFailure.ts"
 import { InvalidUpload, UploadTooLarge } from "./Errors.ts"
 import { checkImageBytes, imageInputBounds } from "./ImageBytes.ts"
 import type { ImageUploadList } from "./Upload.ts"
@@ -57,8 +57,7 @@ const storeAll = (uploads: ReadonlyArray<Upload>) =>
         store.storeImage(principal.accountId, upload.bytes, mimeType),
         (url) => ({ field: upload.field, url })
       )).pipe(
-        Effect.catchTag("StorageError", (e) =>
-          Effect.zipRight(Effect.logError("storing an image upload failed", e), Effect.fail(new InternalError())))
+        Effect.catchTag("StorageError", storageFailureForCaller("storing an image upload failed"))
       )
     const mask = urls.find((u) =>
       u.field === "mask"
@@ -66,9 +65,7 @@ const storeAll = (uploads: ReadonlyArray<Upload>) =>
     return {
       object: "image.upload.list",
       data: [],
-      images: urls.filter((u) =>
-        u.field === "image"
-      ).map((u) => u.url),
+      images: urls.filter((u) => u.field === "image").map((u) => u.url),
       ...(mask ? { mask: mask.url } : {})
     } satisfies ImageUploadList
   })

@@ -3,6 +3,9 @@ import { Effect, Option, Stream } from "effect"
 import { DURATION_UNREADABLE } from "../catalog/Errors.ts"
 import { describeType, type Inspection, MediaInspector, SNIFF_BYTES } from "../media/MediaInspector.ts"
 import type { UploadKind } from "../media/MediaTypes.ts"
+import type { InternalError } from "../platform/Failure.ts"
+import { storageFailureForCaller } from "../storage/CallerFailure.ts"
+import type { StorageUnavailable } from "../storage/Errors.ts"
 import { ObjectStorage } from "../storage/ObjectStorage.ts"
 import { InspectionUnavailable, InvalidUploadContent } from "./Errors.ts"
 
@@ -39,7 +42,7 @@ export const makeUploadInspection = Effect.gen(function*() {
   return (
     upload: DeclaredUpload,
     key: string
-  ): Effect.Effect<Inspection, InvalidUploadContent | InspectionUnavailable> =>
+  ): Effect.Effect<Inspection, InvalidUploadContent | InspectionUnavailable | StorageUnavailable | InternalError> =>
     Effect.gen(function*() {
       const { declared_size_bytes: declaredSize, id } = upload
       const sizeMismatch = (found: string) =>
@@ -96,11 +99,7 @@ export const makeUploadInspection = Effect.gen(function*() {
       )
     }).pipe(
       Effect.catchTags({
-        StorageError: (e) =>
-          Effect.zipRight(
-            Effect.logError("reading an upload failed", e),
-            Effect.fail(inspectionUnavailable(upload.id))
-          ),
+        StorageError: storageFailureForCaller("reading an upload failed"),
         SystemError: (e) =>
           Effect.zipRight(
             Effect.logError("a temporary file for an upload failed", e),

@@ -7,6 +7,8 @@ import { AppConfig } from "../platform/AppConfig.ts"
 import { InternalError } from "../platform/Failure.ts"
 import { IdPrefix, newId } from "../platform/Ids.ts"
 import { nowSeconds } from "../platform/Time.ts"
+import { storageFailureForCaller } from "../storage/CallerFailure.ts"
+import type { StorageUnavailable } from "../storage/Errors.ts"
 import { ObjectStorage, type StorageError } from "../storage/ObjectStorage.ts"
 import { makeConfirmation } from "./Confirmation.ts"
 import { InvalidUpload, type UploadError } from "./Errors.ts"
@@ -39,7 +41,7 @@ export class Uploads extends Context.Tag("Uploads")<Uploads, {
   readonly createSessions: (
     accountId: string,
     files: ReadonlyArray<MediaUploadFile>
-  ) => Effect.Effect<ReadonlyArray<MediaUploadSession>, InvalidUpload | InternalError>
+  ) => Effect.Effect<ReadonlyArray<MediaUploadSession>, InvalidUpload | InternalError | StorageUnavailable>
   /**
    * All or nothing (DESIGN.md, Confirming uploads): the uploads in request
    * order, each confirmed (or confirmed before), or the first refusal and
@@ -89,6 +91,8 @@ export class Uploads extends Context.Tag("Uploads")<Uploads, {
             }
             return Effect.succeed({ file, mimeType, extension: inspectable(mimeType)?.extension ?? "bin" })
           })
+          // A URL into a store that is away or full would only fail the caller's PUT: 503 now, try later.
+          yield* storage.available
           const now = yield* nowSeconds
           return yield* Effect.forEach(checked, ({ extension, file, mimeType }) =>
             Effect.gen(function*() {
@@ -117,8 +121,7 @@ export class Uploads extends Context.Tag("Uploads")<Uploads, {
         }).pipe(
           Effect.catchTags({
             SqlError: (e) => Effect.die(e),
-            StorageError: (e) =>
-              Effect.zipRight(Effect.logError("signing an upload URL failed", e), Effect.fail(new InternalError()))
+            StorageError: storageFailureForCaller("signing an upload URL failed")
           }),
           Effect.withSpan("Uploads.createSessions", { attributes: { "upload.count": files.length } })
         )

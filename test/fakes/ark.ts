@@ -33,6 +33,8 @@ export type Fault =
   | { readonly kind: "lost" }
   /** Create: the task is created, then the connection is dropped. */
   | { readonly kind: "reset" }
+  /** 200 with a body that is no Ark answer (a captive portal, a misrouted proxy): neither JSON nor a task. */
+  | { readonly kind: "garbage" }
 
 export interface ArkRequest {
   readonly at: number
@@ -54,6 +56,10 @@ export interface FakeArk {
   readonly fetched: Array<string>
   /** Status callbacks: how they are delivered, and every one sent. */
   readonly callbacks: Emitter
+  /** While set, every API request (not result downloads) is answered with this fault, as a provider that is down. */
+  outage: Exclude<Fault, { kind: "lost" | "reset" }> | undefined
+  /** The origin result links name (the fake's own by default): a proxy in front of it, for instance. */
+  readonly useOrigin: (origin: string) => void
   readonly close: () => Promise<void>
 }
 
@@ -125,6 +131,9 @@ export const startFakeArk = async (keys: ReadonlyArray<string>, { queueCap = Inf
   }
 
   const answerFault = (res: ServerResponse, fault: Exclude<Fault, { kind: "hang" | "lost" | "reset" }>) => {
+    if (fault.kind === "garbage") {
+      return res.writeHead(200, { "content-type": "text/html" }).end("<html><body>Sign in to continue</body></html>")
+    }
     if (fault.kind === "html") {
       return res.writeHead(fault.status, { "content-type": "text/html" }).end(
         "<html><body><h1>502 Bad Gateway</h1></body></html>"
@@ -181,6 +190,9 @@ export const startFakeArk = async (keys: ReadonlyArray<string>, { queueCap = Inf
 
   const route = async (req: ArkRequest, res: ServerResponse, socket: Socket, url: URL) => {
     if (req.method === "GET" && req.path.startsWith("/tos/")) return result(res, url)
+    const down = fake.outage
+    if (down?.kind === "hang") return
+    if (down !== undefined) return answerFault(res, down)
     const key = String(req.headers.authorization ?? "").replace(/^Bearer /, "")
     if (!keys.includes(key)) return arkError(res, 401, "Unauthorized", "AuthenticationError", "the API key is invalid")
     const tasksPath = "/api/v3/contents/generations/tasks"
@@ -229,7 +241,7 @@ export const startFakeArk = async (keys: ReadonlyArray<string>, { queueCap = Inf
   })
   const listening = await listenOnLoopback(server)
   origin = `http://127.0.0.1:${listening.port}`
-  return {
+  const fake: FakeArk = {
     url: `${origin}/api/v3`,
     requests,
     faults,
@@ -237,9 +249,14 @@ export const startFakeArk = async (keys: ReadonlyArray<string>, { queueCap = Inf
     tasks,
     fetched,
     callbacks,
+    outage: undefined,
+    useOrigin: (other) => {
+      origin = other
+    },
     close: () => {
       callbacks.close()
       return listening.close()
     }
   }
+  return fake
 }

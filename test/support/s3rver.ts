@@ -6,9 +6,9 @@ import { join } from "node:path"
 /**
  * An S3-compatible server in this process (`@20minutes/s3rver`, which checks
  * SigV4 signatures, expiry included) on a free loopback port, with one empty
- * bucket. Its only credentials are `S3RVER` / `S3RVER`. It declares node >= 24
- * but runs on node 20. It answers unsigned requests too (it has no bucket
- * policies), so tests here can prove refusal of bad signatures, not of none.
+ * bucket. Its only credentials are `S3RVER` / `S3RVER`. It answers unsigned
+ * requests too (it has no bucket policies), so tests here can prove refusal
+ * of bad signatures, not of none.
  */
 export const startS3rver = async (bucket: string) => {
   const S3rver = createRequire(import.meta.url)("@20minutes/s3rver")

@@ -1,4 +1,6 @@
 import type { SqlClient } from "@effect/sql"
+import { Tracer } from "effect"
+import { parseTraceparent } from "../../platform/TraceContext.ts"
 import type { StoredRequest } from "../StoredRequest.ts"
 import type { TaskKind } from "../Task.ts"
 
@@ -52,3 +54,9 @@ export type DecodedClaim = Omit<Claim, "kind" | "request"> & StoredRequest
 /** The claim's guard: this task, this attempt, still running. A stale worker's write matches nothing. */
 export const ownedBy = (sql: SqlClient.SqlClient, claim: Pick<Claim, "id" | "attempt">) =>
   sql`id = ${claim.id} AND attempt = ${claim.attempt} AND status = 'in_progress'`
+
+/** The create request's span, so the task's trace holds its claim, generation (or submit and polls) and storing. */
+export const parentSpan = (claim: Pick<Claim, "traceContext">) => {
+  const context = claim.traceContext?.traceparent ? parseTraceparent(claim.traceContext.traceparent) : undefined
+  return context === undefined ? undefined : Tracer.externalSpan(context)
+}

@@ -1,16 +1,17 @@
-import { Clock, Effect, Either } from "effect"
+import { Clock, Data, Duration, Effect, Either } from "effect"
 import { GenerationError } from "../../channel/Generation.ts"
 import type { AsyncRunner, UpstreamState } from "../../channel/Upstream.ts"
+import { AppConfig } from "../../platform/AppConfig.ts"
+import { isPassing } from "../../storage/StorageError.ts"
 import { internalFailureOf } from "../Kinds.ts"
 import { decodeStoredRequest } from "../StoredRequest.ts"
 import { checkOutputs } from "./CheckOutputs.ts"
-import { type DecodedClaim, toClaim } from "./Claim.ts"
+import { type DecodedClaim, parentSpan, toClaim } from "./Claim.ts"
 import { fetchResults } from "./FetchResults.ts"
 import { planFor } from "./Plans.ts"
-import { parentSpan } from "./RunTask.ts"
 import type { WaitingRow } from "./sql/claimWaiting.ts"
 import { storeOutputs } from "./StoreOutputs.ts"
-import { type StaleClaim, TaskOutcomes } from "./TaskOutcomes.ts"
+import { StaleClaim, TaskOutcomes } from "./TaskOutcomes.ts"
 import { TaskQueue } from "./TaskQueue.ts"
 
 /** Polls back off from the engine's poll interval up to this, so every waiting task is asked at least this often. */
@@ -22,6 +23,18 @@ export const MAX_POLL_GAP_MS = 30_000
  */
 export const nextPollDelay = (intervalMs: number, polls: number, hintMs?: number, capMs = MAX_POLL_GAP_MS) =>
   Math.max(Math.min(intervalMs * 2 ** Math.min(polls, 10), capMs), hintMs ?? 0)
+
+/**
+ * When a waiting task stops being waited for (ms): the channel's
+ * `deadline_s` after its submit; for a result that exists but could not be
+ * stored, not before the storage outage grace has run from the first such
+ * failure (the upstream made it and was paid for it).
+ */
+export const deadlineOf = (
+  row: Pick<WaitingRow, "submitted_at" | "store_since">,
+  deadlineS: number,
+  graceMs: number
+) => Math.max(row.submitted_at + deadlineS * 1000, row.store_since === null ? 0 : row.store_since + graceMs)
 
 /** What the poller tells pollTask besides the answer. */
 export interface PollContext {
@@ -48,6 +61,7 @@ export const pollTask = (row: WaitingRow, state: UpstreamState, context: PollCon
     const { capMs, changed, fetchApart, intervalMs, polledAt, runner } = context
     const queue = yield* TaskQueue
     const outcomes = yield* TaskOutcomes
+    const { limits } = yield* AppConfig
     const stored = toClaim(row)
     const attempt = { taskId: row.id, attempt: row.attempt, channel: row.channel, upstreamId: row.upstream_id }
 
@@ -59,7 +73,8 @@ export const pollTask = (row: WaitingRow, state: UpstreamState, context: PollCon
     const plan = planned
 
     const now = yield* Clock.currentTimeMillis
-    const pastDeadline = now - row.submitted_at >= plan.channel.timeouts.deadline_s * 1000
+    const graceMs = limits.storage.outage_grace_s * 1000
+    const pastDeadline = now >= deadlineOf(row, plan.channel.timeouts.deadline_s, graceMs)
     // A callback that named the task meanwhile brings the next poll forward, never before the upstream's hint.
     // An upstream's retry hint counts from its answer (here by `now`), not from the request's sending.
     const again = (hintMs?: number, from = polledAt) =>
@@ -104,15 +119,29 @@ export const pollTask = (row: WaitingRow, state: UpstreamState, context: PollCon
         if (state.results.length === 0) {
           return yield* failWith(new GenerationError({ ...plan.internalFailure, transient: false }), "no_output")
         }
-        // Downloads may take up to `download_s`: hold the task that long, so no other poller starts them again.
-        // Still `polling` meanwhile, so a callback does not move it (TaskQueue.hold).
-        yield* queue.hold(claim, now + (plan.channel.timeouts.download_s + plan.channel.timeouts.poll_s) * 1000)
+        // Downloads may take up to `download_s`: the task is held while they run (still `polling`, so a callback
+        // does not move it), the hold renewed like a lease, so no other poller starts them again, and a process
+        // that dies mid-download leaves the task due again within a hold, not after the longest download.
+        const holdMs = plan.channel.timeouts.poll_s * 2 * 1000
+        yield* queue.hold(claim, now + holdMs)
+        const keepHeld = Clock.currentTimeMillis.pipe(
+          Effect.flatMap((at) => queue.hold(claim, at + holdMs)),
+          // A database blip must not end the download it guards; the next renewal tries again.
+          Effect.catchAllDefect(() => Effect.void),
+          Effect.delay(Duration.millis(holdMs / 2)),
+          Effect.forever
+        )
         const fetch = Effect.gen(function*() {
           const done = yield* fetchResults(claim.kind, plan, runner, state.results).pipe(
             Effect.flatMap((outputs) => checkOutputs(claim.kind, outputs, plan.internalFailure)),
             Effect.flatMap((outputs) =>
               storeOutputs(claim, plan, outputs).pipe(
-                Effect.mapError(() => new GenerationError({ ...plan.internalFailure, transient: true }))
+                Effect.mapError((e) =>
+                  isPassing(e)
+                    ? new StoreAway({ reason: e.message })
+                    // Refused for good (403, no such bucket, too large): waiting would not change that.
+                    : new GenerationError({ ...plan.internalFailure, retryable: true, transient: false })
+                )
               )
             ),
             // The downloaded files go with this scope, however the fetch ends; a retry downloads again.
@@ -120,27 +149,51 @@ export const pollTask = (row: WaitingRow, state: UpstreamState, context: PollCon
             Effect.either
           )
           const after = yield* Clock.currentTimeMillis
-          if (Either.isLeft(done)) {
-            // A download that broke off or an unusable file: asked again later, until the deadline.
-            if (done.left.transient && !pastDeadline) {
-              yield* Effect.logWarning("fetching an upstream result failed; trying again").pipe(
-                Effect.annotateLogs({ reason: done.left.message })
-              )
-              return yield* again(done.left.retryAfterMs, after)
-            }
-            // `message` is not an own enumerable field of an Error, so a spread alone would leave it empty.
-            const final = new GenerationError({ ...done.left, message: done.left.message, transient: false })
-            return yield* failWith(final, "fetch_failed")
+          if (Either.isRight(done)) {
+            yield* queue.attempt({ ...attempt, outcome: "succeeded", lastAnswer: state.answer })
+            return yield* outcomes.succeed(claim, done.right.map((s) => s.asset), {
+              [plan.resultKey]: done.right.map((s) => s.item)
+            }).pipe(Effect.zipLeft(freed))
           }
-          yield* queue.attempt({ ...attempt, outcome: "succeeded", lastAnswer: state.answer })
-          return yield* outcomes.succeed(claim, done.right.map((s) => s.asset), {
-            [plan.resultKey]: done.right.map((s) => s.item)
-          }).pipe(Effect.zipLeft(freed))
+          const failed = done.left
+          if (failed._tag === "StoreAway") {
+            // The result waits upstream (no spool: any replica can fetch it again, and the upstream keeps it
+            // for hours or days) and is downloaded and stored again at the next poll.
+            const since = yield* queue.storeFailed(claim)
+            if (since === undefined) return yield* new StaleClaim({ taskId: claim.id, attempt: claim.attempt })
+            const expiresAt = Math.min(...state.results.map((r) => r.expiresAt ?? Infinity))
+            if (after - since < graceMs && after < expiresAt) {
+              yield* Effect.logWarning("object storage is away; the result waits upstream and is fetched again").pipe(
+                Effect.annotateLogs({ reason: failed.reason, waited_ms: after - since })
+              )
+              return yield* again(undefined, after)
+            }
+            yield* Effect.logError("object storage stayed away past the outage grace or the result's expiry").pipe(
+              Effect.annotateLogs({ reason: failed.reason, waited_ms: after - since })
+            )
+            return yield* failWith(
+              new GenerationError({ ...plan.internalFailure, retryable: true, transient: false }),
+              "storage_unavailable"
+            )
+          }
+          // A download that broke off or an unusable file: asked again later, until the deadline.
+          if (failed.transient && !pastDeadline) {
+            yield* Effect.logWarning("fetching an upstream result failed; trying again").pipe(
+              Effect.annotateLogs({ reason: failed.message })
+            )
+            return yield* again(failed.retryAfterMs, after)
+          }
+          // `message` is not an own enumerable field of an Error, so a spread alone would leave it empty.
+          const final = new GenerationError({ ...failed, message: failed.message, transient: false })
+          return yield* failWith(final, "fetch_failed")
         })
-        return yield* fetchApart(claim, guarded(row, "upstream.fetch_results", fetch))
+        return yield* fetchApart(claim, guarded(row, "upstream.fetch_results", Effect.raceFirst(fetch, keepHeld)))
       }
     }
   }).pipe((poll) => guarded(row, "task.poll", poll, { "upstream.state": state._tag }))
+
+/** Object storage is away or full while a finished result is stored: the task waits, it does not fail. */
+class StoreAway extends Data.TaggedError("StoreAway")<{ readonly reason: string }> {}
 
 /** What every part of a poll shares: a claim that ended elsewhere or a defect is logged, never raised. */
 const guarded = <R>(

@@ -1,16 +1,18 @@
-import { Cause, Clock, Data, Effect, Either, Schedule, Stream, Tracer } from "effect"
+import { Cause, Clock, Data, Duration, Effect, Either, Schedule, Stream } from "effect"
 import { GenerationError, GenerationEvent } from "../../channel/Generation.ts"
 import { AppConfig } from "../../platform/AppConfig.ts"
 import type { EngineSettings } from "../../platform/Settings.ts"
-import { parseTraceparent } from "../../platform/TraceContext.ts"
+import { isPassing } from "../../storage/StorageError.ts"
 import { internalFailureOf } from "../Kinds.ts"
 import { ReferenceMedia } from "../ReferenceMedia.ts"
 import { decodeStoredRequest } from "../StoredRequest.ts"
 import { checkOutputs } from "./CheckOutputs.ts"
-import type { Claim, DecodedClaim } from "./Claim.ts"
+import { type Claim, type DecodedClaim, parentSpan } from "./Claim.ts"
 import { settleFailure, skipOpenChannel } from "./Failover.ts"
 import { type Output, type Plan, planFor, type PlanRun } from "./Plans.ts"
-import { storeOutputs } from "./StoreOutputs.ts"
+import { ResultSpool } from "./ResultSpool.ts"
+import { newAssetIds, storeOutputs } from "./StoreOutputs.ts"
+import { nextStoreDelay } from "./StoreRetrier.ts"
 import { generationRetries, submitUpstream } from "./SubmitUpstream.ts"
 import { StaleClaim, TaskOutcomes } from "./TaskOutcomes.ts"
 import { TaskQueue } from "./TaskQueue.ts"
@@ -30,12 +32,6 @@ const unreadableFailure = (kind: Claim["kind"]) => ({
     "This task was stored by a release of the service that cannot be run by this one. Its charge is refunded; create the task again.",
   retryable: true
 })
-
-/** The create request's span, so the task's trace holds its claim, generation (or submit and polls) and storing. */
-export const parentSpan = (claim: Pick<Claim, "traceContext">) => {
-  const context = claim.traceContext?.traceparent ? parseTraceparent(claim.traceContext.traceparent) : undefined
-  return context === undefined ? undefined : Tracer.externalSpan(context)
-}
 
 /**
  * Runs one claimed task to its terminal state: generate (retrying transient
@@ -101,16 +97,60 @@ export const runTask = (stored: Claim, workerId: string) =>
         )
       )
 
-    /** Stores checked outputs and succeeds the task. */
+    /**
+     * Stores checked outputs and succeeds the task. A store that is away or
+     * full does not fail it: the result exists only here, so it waits in the
+     * spool and the task becomes `storing` (StoreRetrier.ts stores it later).
+     * Where the spool cannot keep it either (full, or on the same full disk),
+     * this run keeps it in memory and tries again, its lease kept by the
+     * heartbeat; only a crash then loses it, and the task runs again.
+     */
     const finish = (outputs: ReadonlyArray<Output>) =>
       Effect.gen(function*() {
-        const stored = yield* storeOutputs(claim, plan, outputs).pipe(
-          Effect.tapError((e) => Effect.logError("storing a result failed", e)),
-          Effect.mapError(() => new GenerationError({ ...plan.internalFailure, transient: false }))
-        )
-        return yield* outcomes.succeed(claim, stored.map((s) => s.asset), {
-          [plan.resultKey]: stored.map((s) => s.item)
-        })
+        const spool = yield* ResultSpool
+        // An earlier attempt that died while spooling may have left a folder no task records.
+        if (claim.attempt > 1) yield* spool.remove(claim.id)
+        const assetIds = newAssetIds(outputs.length)
+        const succeed = (stored: Effect.Effect.Success<ReturnType<typeof storeOutputs>>) =>
+          outcomes.succeed(claim, stored.map((s) => s.asset), { [plan.resultKey]: stored.map((s) => s.item) })
+        const stored = yield* Effect.either(storeOutputs(claim, plan, outputs, assetIds))
+        if (Either.isRight(stored)) return yield* succeed(stored.right)
+        const lost = new GenerationError({ ...plan.internalFailure, retryable: true, transient: false })
+        yield* Effect.logError("storing a result failed", stored.left)
+        const graceMs = config.limits.storage.outage_grace_s * 1000
+        if (!isPassing(stored.left) || graceMs === 0) return yield* lost
+        const kept = yield* Effect.either(spool.keep(claim.id, outputs, assetIds))
+        if (Either.isLeft(kept)) {
+          yield* Effect.logWarning("the spool cannot keep the result; this run holds it and tries again").pipe(
+            Effect.annotateLogs({ reason: kept.left.message })
+          )
+          const since = yield* Clock.currentTimeMillis
+          const again = yield* storeOutputs(claim, plan, outputs, assetIds).pipe(
+            Effect.retry({
+              // As a spooled result is tried: from a second, doubling, at most every 30 s, for the grace.
+              schedule: Schedule.exponential(Duration.millis(nextStoreDelay(0))).pipe(
+                Schedule.union(Schedule.spaced(Duration.millis(nextStoreDelay(Infinity)))),
+                Schedule.upTo(Duration.millis(graceMs))
+              ),
+              while: isPassing
+            }),
+            Effect.tapError((e) => Effect.logError("storing a held result failed for good", e)),
+            Effect.mapError(() => lost)
+          )
+          yield* Effect.logInfo("a held result is stored").pipe(
+            Effect.annotateLogs({ waited_ms: (yield* Clock.currentTimeMillis) - since })
+          )
+          return yield* succeed(again)
+        }
+        const record = kept.right
+        const now = yield* Clock.currentTimeMillis
+        const held = yield* queue.waitForStorage(claim, { id: spool.id, record, runAt: now + nextStoreDelay(0) })
+        if (!held) {
+          yield* spool.remove(claim.id)
+          return yield* new StaleClaim({ taskId: claim.id, attempt: claim.attempt })
+        }
+        yield* Effect.logWarning("the result waits in the spool for object storage")
+        return { status: "in_progress" as const }
       })
 
     /**

@@ -2,6 +2,7 @@ import { Effect, Schedule } from "effect"
 import { AppConfig } from "../../platform/AppConfig.ts"
 import { IdPrefix, newId } from "../../platform/Ids.ts"
 import { ObjectStorage } from "../../storage/ObjectStorage.ts"
+import { isPassing } from "../../storage/StorageError.ts"
 import type { Claim } from "./Claim.ts"
 import { type Output, type Plan, sizeOf } from "./Plans.ts"
 import type { NewAsset } from "./TaskOutcomes.ts"
@@ -12,16 +13,23 @@ import type { NewAsset } from "./TaskOutcomes.ts"
  * assets to insert with the success and the result items of the spec. The
  * caller only ever sees our URLs, never an upstream's.
  */
-export const storeOutputs = (claim: Claim, plan: Plan, outputs: ReadonlyArray<Output>) =>
+export const storeOutputs = (
+  claim: Claim,
+  plan: Plan,
+  outputs: ReadonlyArray<Output>,
+  /** The outputs' asset ids, when chosen before (a spooled result keeps its ids from try to try). */
+  assetIds: ReadonlyArray<string> = newAssetIds(outputs.length)
+) =>
   Effect.gen(function*() {
     const storage = yield* ObjectStorage
     const config = yield* AppConfig
+    // A blip is ridden out here; a store that stays away makes the task wait (RunTask.ts, PollTask.ts).
     const retrySchedule = Schedule.exponential(config.limits.engine.retry_base_ms).pipe(
       Schedule.intersect(Schedule.recurs(config.limits.engine.generate_retries))
     )
     return yield* Effect.forEach(outputs, (output, index) =>
       Effect.gen(function*() {
-        const id = newId(IdPrefix.asset)
+        const id = assetIds[index]!
         const filename = `${id}.${output.extension}`
         const storageKey = `results/${claim.id}/${filename}`
         // A downloaded result is stored from its file (a retry starts it again), never whole in memory.
@@ -49,7 +57,10 @@ export const storeOutputs = (claim: Claim, plan: Plan, outputs: ReadonlyArray<Ou
         }
         return { asset, item: plan.item(output, { id, filename, ...link }, index) }
       })).pipe(
-        Effect.retry(retrySchedule),
+        Effect.retry({ schedule: retrySchedule, while: isPassing }),
         Effect.withSpan("task.store", { attributes: { "task.id": claim.id, "task.outputs": outputs.length } })
       )
   })
+
+/** Fresh asset ids for `count` outputs. */
+export const newAssetIds = (count: number) => Array.from({ length: count }, () => newId(IdPrefix.asset))

@@ -4,12 +4,15 @@ import type { CallbackHint } from "../../channel/Callbacks.ts"
 import { AppConfig } from "../../platform/AppConfig.ts"
 import { makeListen } from "../../platform/Notifications.ts"
 import { type Claim, toClaim } from "./Claim.ts"
+import type { SpoolRecord } from "./ResultSpool.ts"
+import { claimStoring } from "./sql/claimStoring.ts"
 import { claimTasks } from "./sql/claimTasks.ts"
 import { claimWaiting } from "./sql/claimWaiting.ts"
 import { extendLease } from "./sql/extendLease.ts"
 import { findExhausted } from "./sql/findExhausted.ts"
 import { findUnresolvedSubmit } from "./sql/findUnresolvedSubmit.ts"
 import { holdPoll } from "./sql/holdPoll.ts"
+import { markStoreWait } from "./sql/markStoreWait.ts"
 import { moveTask } from "./sql/moveTask.ts"
 import { notifyQueued } from "./sql/notifyQueued.ts"
 import { nudgeWaiting } from "./sql/nudgeWaiting.ts"
@@ -18,7 +21,10 @@ import { releaseTask } from "./sql/releaseTask.ts"
 import { requeueExpired } from "./sql/requeueExpired.ts"
 import { reschedulePoll } from "./sql/reschedulePoll.ts"
 import { reschedulePolls } from "./sql/reschedulePolls.ts"
+import { rescheduleStore } from "./sql/rescheduleStore.ts"
 import { setProgress } from "./sql/setProgress.ts"
+import { spooledTasks } from "./sql/spooledTasks.ts"
+import { storeLater } from "./sql/storeLater.ts"
 import { waitUpstream } from "./sql/waitUpstream.ts"
 
 /** The NOTIFY channel a create signals on; the payload is the task's channel. */
@@ -150,7 +156,6 @@ const make = Effect.gen(function*() {
       yield* recordAttempt(sql, record, Math.floor(now / 1000))
     }).pipe(Effect.orDie)
 
-  /** Whether an earlier attempt of the claim's task was stopped mid-submit (its upstream may hold the task). */
   /** Failover: the claim's task queued again on `channel`; false when the claim no longer holds. */
   const moveTo = (claim: Claim, channel: string) =>
     Effect.gen(function*() {
@@ -160,10 +165,51 @@ const make = Effect.gen(function*() {
       return rows.length === 1
     }).pipe(Effect.orDie)
 
+  /** Whether an earlier attempt of the claim's task was stopped mid-submit (its upstream may hold the task). */
   const submitInDoubt = (claim: Claim) =>
     findUnresolvedSubmit(sql, claim.id, claim.attempt).pipe(Effect.map((rows) => rows.length > 0), Effect.orDie)
 
+  /** A running claim's spooled result waits for object storage: lease dropped, next try at `runAt`; false when stale. */
+  const waitForStorage = (
+    claim: Claim,
+    spool: { readonly id: string; readonly record: SpoolRecord; readonly runAt: number }
+  ) =>
+    Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      const rows = yield* storeLater(sql, claim, spool, now)
+      return rows.length === 1
+    }).pipe(Effect.orDie)
+
+  /** Due `storing` tasks of this spool (and others' whose grace ran out), held for `holdMs` while tried. */
+  const claimStored = (spoolId: string, limit: number, holdMs: number) =>
+    Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      const graceMs = limits.storage.outage_grace_s * 1000
+      return yield* claimStoring(sql, { spoolId, limit, now, holdMs, graceMs })
+    }).pipe(Effect.orDie)
+
+  /** A `storing` task's next try. */
+  const retryStoreAt = (claim: Pick<Claim, "id" | "attempt">, runAt: number) =>
+    rescheduleStore(sql, claim, runAt).pipe(Effect.asVoid, Effect.orDie)
+
+  /** A waiting task's result could not be stored: when that first happened (ms); undefined for a stale claim. */
+  const storeFailed = (claim: Pick<Claim, "id" | "attempt">) =>
+    Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      const [row] = yield* markStoreWait(sql, claim, now)
+      return row?.store_since
+    }).pipe(Effect.orDie)
+
+  /** The ids of the tasks whose results wait in a spool. */
+  const spooled = (spoolId: string) =>
+    spooledTasks(sql, spoolId).pipe(Effect.map((rows) => new Set(rows.map((r) => r.id))), Effect.orDie)
+
   return {
+    waitForStorage,
+    claimStored,
+    retryStoreAt,
+    storeFailed,
+    spooled,
     claim,
     heartbeat,
     progress,

@@ -1,11 +1,11 @@
-import { Chunk, Clock, Duration, Effect, Queue as Mailbox, Schedule, Stream } from "effect"
+import { Array, Chunk, Clock, Duration, Effect, Queue as Mailbox, Schedule, Stream } from "effect"
 import { TaskKind } from "../../channel/Adapter.ts"
 import { Channels } from "../../channel/Channels.ts"
 import { GenerationError } from "../../channel/Generation.ts"
 import { type AsyncRunner, isAsyncRunner, UpstreamState } from "../../channel/Upstream.ts"
 import { AppConfig } from "../../platform/AppConfig.ts"
 import { internalFailureOf } from "../Kinds.ts"
-import { MAX_POLL_GAP_MS, nextPollDelay, pollTask } from "./PollTask.ts"
+import { deadlineOf, MAX_POLL_GAP_MS, nextPollDelay, pollTask } from "./PollTask.ts"
 import type { WaitingRow } from "./sql/claimWaiting.ts"
 import { TaskQueue } from "./TaskQueue.ts"
 
@@ -105,15 +105,31 @@ export const upstreamPoller = (channelName: string) =>
           Effect.either
         )
         if (answer._tag === "Left") {
-          // A failed poll changes nothing upstream: every task is asked again later, as the upstream asked.
+          // A failed poll changes nothing upstream: every task is asked again later, as the upstream asked,
+          // until its deadline: an upstream that stays away, or answers garbage, does not hold tasks forever.
           const hint = "retryAfterMs" in answer.left ? answer.left.retryAfterMs : undefined
           yield* Effect.logWarning("polling the upstream failed").pipe(
             Effect.annotateLogs({ reason: answer.left.message })
           )
           const capMs = capFor(upstream)
           const now = yield* Clock.currentTimeMillis
-          return yield* Effect.forEach(
+          const graceMs = limits.storage.outage_grace_s * 1000
+          const [waiting, overdue] = Array.partition(
             rows,
+            (row) => now >= deadlineOf(row, settings.timeouts.deadline_s, graceMs)
+          )
+          // Ended through pollTask, which finds them past their deadline: failed with the refund, the attempt noted.
+          const unanswered = UpstreamState.Unknown({ answer: { poll_failed: answer.left.message } })
+          yield* Effect.forEach(
+            overdue,
+            (row) =>
+              pollTask(row, unanswered, { runner: upstream, intervalMs, polledAt, capMs, changed: true, fetchApart }),
+            {
+              discard: true
+            }
+          )
+          return yield* Effect.forEach(
+            waiting,
             (row) =>
               queue.reschedule(row, polledAt + nextPollDelay(intervalMs, row.polls, hint, capMs), now + (hint ?? 0))
           )

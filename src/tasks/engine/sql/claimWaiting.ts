@@ -6,6 +6,8 @@ export interface WaitingRow extends ClaimRow {
   readonly upstream_model: string | null
   readonly submitted_at: number
   readonly polls: number
+  /** When storing its finished result first failed (ms); null while no store has failed. */
+  readonly store_since: number | null
 }
 
 /**
@@ -31,4 +33,4 @@ export const claimWaiting = (
       ORDER BY run_at LIMIT ${limit}
       FOR UPDATE SKIP LOCKED)
     RETURNING id, account_id, kind, model, channel, request, request_version, attempt, trace_context, created_at,
-      upstream_id, upstream_model, submitted_at, polls`
+      upstream_id, upstream_model, submitted_at, polls, store_since`

@@ -1,0 +1,57 @@
+import { call, type Target } from "./http.ts"
+
+/**
+ * Tasks driven over HTTP by process-level tests: created, then polled until
+ * their statuses satisfy a condition, with a deadline (never a speed measurement).
+ */
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+const isReset = (e: unknown) =>
+  e instanceof TypeError && String((e as { cause?: { code?: string } }).cause?.code) === "ECONNRESET"
+
+/** Creates a video task; its id. */
+export const createVideoTask = async (target: Target, key: string, body: unknown) => {
+  const reply = await call(target, "POST", "/v1/video/tasks", { key, json: body })
+  if (reply.status !== 202) throw new Error(`create: ${reply.status} ${JSON.stringify(reply.body)}`)
+  return reply.body.id as string
+}
+
+/** The tasks as the query endpoint answers them, in order. */
+export const videoTasks = (target: Target, key: string, ids: ReadonlyArray<string>) =>
+  Promise.all(ids.map(async (id) => {
+    const reply = await call(target, "GET", `/v1/video/tasks/${id}`, { key })
+    if (reply.status !== 200) throw new Error(`GET ${id}: ${reply.status} ${JSON.stringify(reply.body)}`)
+    return reply.body
+  }))
+
+export const count = (values: ReadonlyArray<string>) =>
+  values.reduce<Record<string, number>>((acc, v) => ({ ...acc, [v]: (acc[v] ?? 0) + 1 }), {})
+
+export const terminal = (s: string) => s === "succeeded" || s === "failed"
+
+/** Polls the tasks until `done` holds for their statuses; the statuses then. */
+export const untilStatuses = async (
+  target: Target,
+  key: string,
+  ids: ReadonlyArray<string>,
+  done: (statuses: Array<string>) => boolean,
+  deadlineMs: number
+) => {
+  const deadline = Date.now() + deadlineMs
+  let last: Array<string> = []
+  while (Date.now() < deadline) {
+    // A poll racing a kept-alive socket the server just closed (ECONNRESET) is a poll to repeat, not a verdict.
+    const polled = await videoTasks(target, key, ids).then(
+      (tasks) => tasks.map((t) => t.status as string),
+      (e: unknown) => {
+        if (isReset(e)) return undefined
+        throw e
+      }
+    )
+    if (polled !== undefined) last = polled
+    if (polled !== undefined && done(last)) return last
+    await sleep(200)
+  }
+  throw new Error(`tasks never reached the awaited state: ${JSON.stringify(count(last))}`)
+}
