@@ -1,3 +1,4 @@
+// Runs once: no database (left out of the PostgreSQL pass, vitest.config.ts).
 import net from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type FaultProxy, startFaultProxy } from "./support/faultProxy.ts"

@@ -448,7 +448,10 @@ describe(`local object storage service (${backend})`, () => {
     expect(await putStream(Stream.fromIterable(chunks), data.length - 1)).toBe("StorageError")
     expect(
       await putStream(
-        Stream.concat(Stream.fromIterable(chunks.slice(0, 1)), Stream.fail(new StorageError({ message: "broke", fault: "unavailable" })))
+        Stream.concat(
+          Stream.fromIterable(chunks.slice(0, 1)),
+          Stream.fail(new StorageError({ message: "broke", fault: "unavailable" }))
+        )
       )
     ).toBe("StorageError")
     expect(await head(key)).toEqual(Option.none())
