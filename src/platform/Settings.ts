@@ -84,7 +84,7 @@ export const StorageSettings = Schema.Struct({
     default: () => 2 * 1024 * 1024 * 1024
   }),
   /** The longest a single call to object storage may take before it counts as unreachable (a blackholed store). */
-  request_timeout_s: Schema.optionalWith(Schema.Number.pipe(Schema.positive()), { default: () => 30 })
+  request_timeout_s: Schema.optionalWith(Schema.Number.pipe(Schema.positive()), { default: () => 10 })
 })
 export type StorageSettings = typeof StorageSettings.Type
 
