@@ -7,7 +7,7 @@ import { checkBooks } from "./support/books.ts"
 import { alsoWith, configWith } from "./support/config.ts"
 import { backend } from "./support/database.ts"
 import { type FaultProxy, startFaultProxy } from "./support/faultProxy.ts"
-import { call, createAccount, expectError } from "./support/http.ts"
+import { admin, call, createAccount, expectError } from "./support/http.ts"
 import { type Installation, installation, withDatabase } from "./support/installation.ts"
 import { probeBytes } from "./support/media.ts"
 import { kill, type Service, stop, waitForLog } from "./support/process.ts"
@@ -146,8 +146,15 @@ describe(`storage outages, the service as a process (${backend})`, { timeout: 30
 
     // Both ways of waiting are taken before the crash: the sandbox's renders go to the spool, Ark's results
     // stay upstream.
-    await waitForLog(first, (l) => l.message === SPOOLED, 120_000)
-    await waitForLog(first, (l) => l.message === LEFT_UPSTREAM, 120_000)
+    const spooledTask = (await waitForLog(first, (l) => l.message === SPOOLED, 120_000)).annotations.task_id
+    const upstreamTask = (await waitForLog(first, (l) => l.message === LEFT_UPSTREAM, 120_000)).annotations.task_id
+    // Operators see what waits, where and since when.
+    const inSpool = await admin(inst.target, "GET", `/admin/v1/tasks/${spooledTask}`)
+    expect(inSpool.body.engine).toMatchObject({ run_state: "storing", spool_id: expect.any(String) })
+    expect(inSpool.body.engine.store_since).toBeGreaterThan(outageStart)
+    const atUpstream = await admin(inst.target, "GET", `/admin/v1/tasks/${upstreamTask}`)
+    expect(atUpstream.body.engine).toMatchObject({ run_state: "waiting", spool_id: null })
+    expect(atUpstream.body.engine.store_since).toBeGreaterThan(outageStart)
 
     // Callers are told to come back, never given a 500; the store is named as what is down.
     const session = await call(inst.target, "POST", "/v1/media/uploads", {

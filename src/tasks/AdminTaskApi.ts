@@ -35,7 +35,11 @@ export const AdminTaskView = Schema.Struct({
     upstream_model: Nullable(Schema.String),
     submitted_at: Nullable(Schema.Number),
     polls: Schema.Int,
-    lease_owner: Nullable(Schema.String)
+    lease_owner: Nullable(Schema.String),
+    /** When storing its result first failed because object storage was away (ms); null when it never did. */
+    store_since: Nullable(Schema.Number),
+    /** The spool a `storing` task's result waits in. */
+    spool_id: Nullable(Schema.String)
   }),
   channels_tried: Schema.Array(Schema.String),
   attempts: Schema.Array(TaskAttempt)

@@ -24,6 +24,8 @@ interface EngineRow {
   readonly submitted_at: number | null
   readonly polls: number
   readonly lease_owner: string | null
+  readonly store_since: number | null
+  readonly spool_id: string | null
 }
 
 interface AttemptRow {
@@ -60,7 +62,9 @@ export const taskAudit = (taskId: string) =>
         upstream_model: row.upstream_model,
         submitted_at: row.submitted_at === null ? null : Number(row.submitted_at),
         polls: row.polls,
-        lease_owner: row.lease_owner
+        lease_owner: row.lease_owner,
+        store_since: row.store_since === null ? null : Number(row.store_since),
+        spool_id: row.run_state === "storing" ? row.spool_id : null
       },
       channels_tried: [...new Set(attempts.map((a) => a.channel))],
       attempts: attempts.map((a) => ({
