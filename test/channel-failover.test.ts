@@ -7,26 +7,28 @@ import { call, createAccount } from "./support/http.ts"
 import { ledgerOf, pollTask, query } from "./support/tasks.ts"
 
 /**
- * Failover (DESIGN.md, Channels): channels of a model are tried in config
- * order, and a submit the upstream certainly did not take moves to the next
- * one once the channel's retries are spent. `down` is an openai-images
- * channel whose port refuses connections; `openai` speaks to the fake
- * OpenAI Images API; the sandbox is last.
+ * Failover: channels of a model are tried in config order, and a submit the
+ * upstream certainly did not take moves to the next one once the channel's
+ * retries are spent. `down` is an openai-images channel whose port refuses
+ * connections; `openai` speaks to the fake OpenAI Images API; the sandbox is
+ * last. The breaker is off here (`breaker_cooldown_s: 0`), so no case
+ * depends on another's; it has a gateway of its own below, and its cool-down
+ * is tested with the test clock (test/breakers.test.ts).
  */
 
 const KEY = "sk-upstream-failover"
 let fake: FakeImages
 let gw: TestGateway
 
-beforeAll(async () => {
-  fake = await startFakeImages(KEY)
+/** A gateway whose channels have this breaker cool-down. */
+const failoverGateway = async (breakerCooldownS: number) => {
   const closed = await freePort()
   const config = configWith("models.json", (models) => {
     const openai = {
       adapter: "openai-images",
       credentials: { api_key: { env: "FAILOVER_KEY" } },
       timeouts: { submit_s: 5 },
-      breaker_cooldown_s: 2
+      breaker_cooldown_s: breakerCooldownS
     }
     models.channels.down = { ...openai, base_url: `http://127.0.0.1:${closed}/v1` }
     models.channels.openai = { ...openai, base_url: fake.url }
@@ -40,25 +42,31 @@ beforeAll(async () => {
     limits.engine = { poll_interval_ms: 200, heartbeat_s: 1, lease_s: 10, retry_base_ms: 50, generate_retries: 1 }
     for (const rate of Object.values(limits.rate_limits) as Array<any>) rate.burst = rate.per_second = 10_000
   })
-  gw = await startGateway({ ROLE: "all", CONFIG_DIR: config, FAILOVER_KEY: KEY })
+  return startGateway({ ROLE: "all", CONFIG_DIR: config, FAILOVER_KEY: KEY })
+}
+const breakerGateway = () => failoverGateway(600)
+
+beforeAll(async () => {
+  fake = await startFakeImages(KEY)
+  gw = await failoverGateway(0)
 })
 afterAll(async () => {
   await gw?.close()
   await fake?.close()
 })
 
-const run = async (model: string) => {
-  const acct = await createAccount(gw, { name: "failover", wallet_credits: 10 })
+const run = async (model: string, on: TestGateway = gw) => {
+  const acct = await createAccount(on, { name: "failover", wallet_credits: 10 })
   const before = fake.requests.length
-  const created = await call(gw, "POST", "/v1/image/tasks", {
+  const created = await call(on, "POST", "/v1/image/tasks", {
     key: acct.model.key,
     json: { model, operation: "generation", input: { prompt: "a red kite" }, output: { size: "512x512" } }
   })
   expect(created.status).toBe(202)
-  const task = (await pollTask(gw, acct.resource.key, created.body.id, undefined, { kind: "image" })).at(-1)
-  const channels = await query<{ channel: string }>(gw, (sql) => sql`SELECT channel FROM tasks WHERE id = ${task.id}`)
+  const task = (await pollTask(on, acct.resource.key, created.body.id, undefined, { kind: "image" })).at(-1)
+  const channels = await query<{ channel: string }>(on, (sql) => sql`SELECT channel FROM tasks WHERE id = ${task.id}`)
   const attempts = await query<{ channel: string; outcome: string }>(
-    gw,
+    on,
     (sql) => sql`SELECT channel, outcome FROM task_attempts WHERE task_id = ${task.id} ORDER BY attempt`
   )
   return { task, upstream: fake.requests.slice(before), channel: channels[0]!.channel, attempts }
@@ -85,24 +93,13 @@ describe(`failover between a model's channels (${backend})`, () => {
     expect(channel).toBe("sandbox")
     expect(task.result.images).toHaveLength(1)
     expect((await ledgerOf(gw, task.id)).map((l) => l.kind)).toEqual(["charge"])
-    // Let the breaker this opened close again for the next case.
-    await new Promise((r) => setTimeout(r, 2_100))
   })
 
-  it("the breaker: the channel that did not take a task is skipped for its cool-down, then tried again", async () => {
+  it("with the breaker off, a channel that did not take the last task is tried again at once", async () => {
     fake.faults.push({ kind: "rate_limited" }, { kind: "rate_limited" })
     const tripped = await run("provy-image-1-fast")
     expect(tripped.upstream).toHaveLength(2)
     expect(tripped.channel).toBe("sandbox")
-
-    // Open: the next task goes to the sandbox without a request to the channel.
-    const skipped = await run("provy-image-1-fast")
-    expect(skipped.upstream).toHaveLength(0)
-    expect(skipped).toMatchObject({ channel: "sandbox", task: { status: "succeeded" } })
-    expect(skipped.attempts).toEqual([{ channel: "openai", outcome: "failover" }])
-
-    // After the cool-down (breaker_cooldown_s: 2) the channel is tried again.
-    await new Promise((r) => setTimeout(r, 2_100))
     const again = await run("provy-image-1-fast")
     expect(again.upstream).toHaveLength(1)
     expect(again).toMatchObject({ channel: "openai", task: { status: "succeeded" } })
@@ -115,6 +112,23 @@ describe(`failover between a model's channels (${backend})`, () => {
     expect(channel).toBe("openai")
     expect(task).toMatchObject({ status: "failed", error: { code: "image_task_failed", retryable: false } })
     expect((await ledgerOf(gw, task.id)).map((l) => l.kind)).toEqual(["charge", "refund"])
+  })
+
+  it("the breaker, on a gateway of its own: the channel that did not take a task is skipped for its cool-down", async () => {
+    const own = await breakerGateway()
+    try {
+      fake.faults.push({ kind: "rate_limited" }, { kind: "rate_limited" })
+      const tripped = await run("provy-image-1-fast", own)
+      expect(tripped.upstream).toHaveLength(2)
+      expect(tripped.channel).toBe("sandbox")
+      // Open (for 10 minutes): the next task goes to the sandbox without a request to the channel.
+      const skipped = await run("provy-image-1-fast", own)
+      expect(skipped.upstream).toHaveLength(0)
+      expect(skipped).toMatchObject({ channel: "sandbox", task: { status: "succeeded" } })
+      expect(skipped.attempts).toEqual([{ channel: "openai", outcome: "failover" }])
+    } finally {
+      await own.close()
+    }
   })
 
   it("the last channel refusing too: the task fails with 524 and its refund", async () => {

@@ -11,7 +11,7 @@ import { probeBytes } from "./support/media.ts"
 import { kill, type Service, stop, waitForLog } from "./support/process.ts"
 import { createVideoTask, untilStatuses, videoTasks } from "./support/taskRuns.ts"
 import { videoRequest } from "./support/tasks.ts"
-import { makeImage } from "./support/uploads.ts"
+import { image, makeImage, sessions } from "./support/uploads.ts"
 
 /**
  * The local object store's disk fills up, then is freed, the service as a
@@ -90,6 +90,9 @@ describe(`the local store's disk full, then freed (${backend})`, { timeout: 300_
     const earlyId = await createVideoTask(inst.target, acct.model.key, videoRequest())
     await untilStatuses(inst.target, acct.resource.key, [earlyId], (s) => s[0] === "succeeded", 60_000)
     const [early] = await videoTasks(inst.target, acct.resource.key, [earlyId])
+    // An upload session handed out before the disk fills: its PUT comes after.
+    const png = Buffer.from(await makeImage("png", "320x240"))
+    const session = (await sessions(inst.target, acct.resource.key, [image(png)])).body.data[0]
     const fillers = [fill(objects), ...(spoolFull ? [fill(join(inst.dataDir, "spool"))] : [])]
 
     const waiting = await Promise.all(
@@ -107,13 +110,17 @@ describe(`the local store's disk full, then freed (${backend})`, { timeout: 300_
     )
 
     // Callers: a pre-upload cannot be written, 503 and nothing stored; what was stored is still served.
-    const png = Buffer.from(await makeImage("png", "320x240"))
     const preUpload = await call(inst.target, "POST", "/v1/image/uploads/base64", {
       key: acct.resource.key,
       json: { images: [`data:image/png;base64,${png.toString("base64")}`] }
     })
     expectError(preUpload, 503, "storage_unavailable", "api_error")
     expect(Number(preUpload.headers.get("retry-after"))).toBeGreaterThan(0)
+    // The local store's own PUT URL: refused with 503 too, nothing stored.
+    const put = await fetch(session.upload_url, { method: "PUT", headers: session.headers, body: png })
+    expect(put.status).toBe(503)
+    expect((await put.json()).error.code).toBe("storage_unavailable")
+    expect(put.headers.get("retry-after")).not.toBeNull()
     const served = await fetch(early.result.videos[0].url)
     expect(served.status).toBe(200)
     expect((await probeBytes(new Uint8Array(await served.arrayBuffer()))).video?.codec).toBe("h264")

@@ -14,6 +14,7 @@ import { kill, type Service, stop, waitForLog } from "./support/process.ts"
 import { startS3rver } from "./support/s3rver.ts"
 import { createVideoTask, untilStatuses, videoTasks } from "./support/taskRuns.ts"
 import { videoRequest } from "./support/tasks.ts"
+import { complete, image, makeImage, putBytes, sessions } from "./support/uploads.ts"
 
 /**
  * Object storage (S3, through the fault proxy) goes away while tasks are
@@ -127,6 +128,13 @@ describe(`storage outages, the service as a process (${backend})`, { timeout: 30
     const acct = await createAccount(inst.target, { name: "outage", wallet_credits: GRANTED.wallet })
     // Ark's tasks finish 2 to 4 s after their create, inside the outage.
     for (let i = 0; i < 15; i++) ark.scenarios.push({ stepMs: 500, queued: 2, running: 2 + (i % 4) })
+    // Before the outage: a result stored, and an upload PUT to the bucket but not yet confirmed.
+    const earlyId = await createVideoTask(inst.target, acct.model.key, videoRequest({ model: SANDBOX_MODEL }))
+    await untilStatuses(inst.target, acct.resource.key, [earlyId], (s) => s[0] === "succeeded", 60_000)
+    const [early] = await videoTasks(inst.target, acct.resource.key, [earlyId])
+    const png = await makeImage("png", "320x240")
+    const session = (await sessions(inst.target, acct.resource.key, [image(png)])).body.data[0]
+    expect(await putBytes(session, png)).toBe(200)
 
     await proxy.set("refuse")
     const outageStart = Date.now()
@@ -157,12 +165,18 @@ describe(`storage outages, the service as a process (${backend})`, { timeout: 30
     expect(atUpstream.body.engine.store_since).toBeGreaterThan(outageStart)
 
     // Callers are told to come back, never given a 500; the store is named as what is down.
-    const session = await call(inst.target, "POST", "/v1/media/uploads", {
-      key: acct.resource.key,
-      json: { files: [{ kind: "image", mime_type: "image/png", filename: "a.png", size_bytes: 100, client_id: "a" }] }
-    })
-    expectError(session, 503, "storage_unavailable", "api_error")
-    expect(Number(session.headers.get("retry-after"))).toBeGreaterThan(0)
+    for (
+      const refused of [
+        await sessions(inst.target, acct.resource.key, [image(png)]),
+        await complete(inst.target, acct.resource.key, [session.id]),
+        await call(inst.target, "GET", `/v1/assets/${early.result.videos[0].asset_id}/content`, {
+          key: acct.resource.key
+        })
+      ]
+    ) {
+      expectError(refused, 503, "storage_unavailable", "api_error")
+      expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0)
+    }
     const ready = await call(inst.target, "GET", "/readyz")
     expectError(ready, 503, "not_ready", "api_error")
     expect(ready.body.error.message).toContain("object storage is unavailable")
@@ -180,6 +194,8 @@ describe(`storage outages, the service as a process (${backend})`, { timeout: 30
 
     await proxy.set("pass")
     await untilStatuses(inst.target, acct.resource.key, ids, (s) => s.every((x) => x === "succeeded"), 180_000)
+    // What was refused meanwhile works now.
+    expect((await complete(inst.target, acct.resource.key, [session.id])).status).toBe(200)
     // The restarted process stored what the first had spooled.
     expect(logged([second], "a result that waited for object storage is stored").length).toBeGreaterThan(0)
     expect(await spoolEmptied(inst.dataDir)).toEqual([])
@@ -199,7 +215,7 @@ describe(`storage outages, the service as a process (${backend})`, { timeout: 30
     }
     await stop(second)
     await withDatabase({ dbUrl: inst.db.url, dataDir: inst.dataDir }, async (rows) => {
-      await checkBooks(rows, acct.id, GRANTED, new Map(ids.map((id) => [id, "succeeded" as const])))
+      await checkBooks(rows, acct.id, GRANTED, new Map([earlyId, ...ids].map((id) => [id, "succeeded" as const])))
       // One upstream task each: nothing was submitted twice.
       const upstream = await rows(`SELECT count(DISTINCT upstream_id)::int AS n FROM tasks WHERE id = ANY($1)`, [
         arkIds

@@ -41,9 +41,10 @@ export const ChannelSettings = Schema.Struct({
   }),
   /**
    * How long the channel is skipped (its tasks go straight to the model's
-   * next channel) after it did not take a task: the circuit breaker's cool-down.
+   * next channel) after it did not take a task: the circuit breaker's
+   * cool-down. 0 turns the breaker off: every task tries the channel.
    */
-  breaker_cooldown_s: Schema.optionalWith(PositiveInt, { default: () => 60 }),
+  breaker_cooldown_s: Schema.optionalWith(Schema.Int.pipe(Schema.nonNegative()), { default: () => 60 }),
   /**
    * Ask the upstream to call back on status changes, at this channel's URL
    * under PUBLIC_BASE_URL (which the upstream must be able to reach). Only
