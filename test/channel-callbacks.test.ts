@@ -1,6 +1,6 @@
 import { Effect, Either } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { verifyStandardWebhook } from "../src/channel/StandardWebhooks.ts"
+import { verifyStandardWebhook } from "../src/channel/contract/StandardWebhooks.ts"
 import { TaskQueue } from "../src/tasks/engine/TaskQueue.ts"
 import { type FakeArk, startFakeArk } from "./fakes/ark.ts"
 import { signatureHeaders } from "./fakes/callbackEmitter.ts"

@@ -1,6 +1,6 @@
 // Runs once: no database (left out of the PostgreSQL pass, vitest.config.ts).
 import { describe, expect, it } from "vitest"
-import { MAX_RETRY_HINT_MS, retryHintMs } from "../src/channel/RetryHint.ts"
+import { MAX_RETRY_HINT_MS, retryHintMs } from "../src/channel/contract/RetryHint.ts"
 
 /** The three ways upstreams say "call again later" (PROTOCOLS.md §0), read into one delay. */
 describe("retry hints", () => {

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest"
 import famK from "../plugins/famK/index.ts"
 import famS from "../plugins/famS/index.ts"
 import famV from "../plugins/famV/index.ts"
-import type { VideoModelCapability } from "../src/catalog/Capabilities.ts"
+import type { VideoModelCapability } from "../src/catalog/contract/Capabilities.ts"
 import { validateVideoRequest } from "../src/catalog/VideoRequest.ts"
 
 /**

@@ -1,5 +1,5 @@
 import { Effect } from "effect"
-import { CallbackRefused, type CallbackRequest, type UpstreamCallbacks } from "../../src/channel/Adapter.ts"
+import { CallbackRefused, type CallbackRequest, type UpstreamCallbacks } from "../../src/channel/contract/Adapter.ts"
 
 /**
  * Ark's status callbacks (PROTOCOLS.md §1.12): a POST of the task object to

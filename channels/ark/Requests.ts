@@ -1,6 +1,6 @@
 import { HttpClientRequest } from "@effect/platform"
 import { Either } from "effect"
-import type { VideoJob } from "../../src/channel/Adapter.ts"
+import type { VideoJob } from "../../src/channel/contract/Adapter.ts"
 
 /**
  * The unified famS request as an Ark content-generation task

@@ -11,7 +11,7 @@ import {
   SubmitOutcome,
   type UpstreamState,
   type VideoJob
-} from "../../src/channel/Adapter.ts"
+} from "../../src/channel/contract/Adapter.ts"
 import { arkCallbacks } from "./Callbacks.ts"
 import {
   ambiguous,

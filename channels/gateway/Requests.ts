@@ -1,5 +1,5 @@
 import { HttpBody, HttpClientRequest } from "@effect/platform"
-import type { ImageJob, VideoJob } from "../../src/channel/Adapter.ts"
+import type { ImageJob, VideoJob } from "../../src/channel/contract/Adapter.ts"
 
 /**
  * The unified request re-encoded for the upstream gateway: the same API, so

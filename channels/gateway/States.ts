@@ -1,4 +1,4 @@
-import { GenerationError, type ResultRef, UpstreamState } from "../../src/channel/Adapter.ts"
+import { GenerationError, type ResultRef, UpstreamState } from "../../src/channel/contract/Adapter.ts"
 
 /**
  * The upstream gateway's task object as a normalised state. Its statuses

@@ -10,7 +10,7 @@ import {
   SecretFromEnv,
   SubmitOutcome,
   type VideoJob
-} from "../../src/channel/Adapter.ts"
+} from "../../src/channel/contract/Adapter.ts"
 import { ambiguous, FAILED_CODE, fromStatus, fromTransport, type Kind, transient } from "./Failures.ts"
 import { createRequest, imageBody, queryRequest, videoBody } from "./Requests.ts"
 import { statesOf } from "./States.ts"

@@ -4,7 +4,7 @@ import {
   type CallbackRequest,
   type UpstreamCallbacks,
   verifyStandardWebhook
-} from "../../src/channel/Adapter.ts"
+} from "../../src/channel/contract/Adapter.ts"
 import { type Api, legacyId, type LegacyKind } from "./Requests.ts"
 
 /**

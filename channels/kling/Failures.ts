@@ -1,5 +1,5 @@
-import { GenerationError, retryHintMs } from "../../src/channel/Adapter.ts"
-import { ambiguous, invalid, misconfigured, transient, unsafe, videoFailure } from "../../src/channel/VideoFailures.ts"
+import { GenerationError, retryHintMs } from "../../src/channel/contract/Adapter.ts"
+import { ambiguous, invalid, misconfigured, transient, unsafe, videoFailure } from "../../src/channel/contract/VideoFailures.ts"
 export {
   ambiguous,
   fetchBroken,
@@ -7,7 +7,7 @@ export {
   resultExpired,
   transient,
   unsupported
-} from "../../src/channel/VideoFailures.ts"
+} from "../../src/channel/contract/VideoFailures.ts"
 
 /**
  * What Kling's refusals and failures mean for the task (PROTOCOLS.md §3.5).

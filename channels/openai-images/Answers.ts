@@ -1,6 +1,6 @@
 import { Either, Encoding, Schema } from "effect"
-import { GenerationError } from "../../src/channel/Adapter.ts"
-import { retryHintMs } from "../../src/channel/RetryHint.ts"
+import { GenerationError } from "../../src/channel/contract/Adapter.ts"
+import { retryHintMs } from "../../src/channel/contract/RetryHint.ts"
 
 /**
  * What an OpenAI Images answer means for the task (PROTOCOLS.md §5). The

@@ -1,5 +1,5 @@
 import { HttpBody, HttpClientRequest } from "@effect/platform"
-import type { ImageJob } from "../../src/channel/Adapter.ts"
+import type { ImageJob } from "../../src/channel/contract/Adapter.ts"
 
 /**
  * The unified image request as the OpenAI Images API takes it

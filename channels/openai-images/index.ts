@@ -7,7 +7,7 @@ import {
   HttpUrl,
   type ImageJob,
   SecretFromEnv
-} from "../../src/channel/Adapter.ts"
+} from "../../src/channel/contract/Adapter.ts"
 import { ambiguous, failureOf, readImages, transient } from "./Answers.ts"
 import { imagesRequest } from "./Requests.ts"
 

@@ -1,5 +1,5 @@
 import type { HttpClientError } from "@effect/platform"
-import { certainlyNotSent, GenerationError, retryHintMs } from "../../src/channel/Adapter.ts"
+import { certainlyNotSent, GenerationError, retryHintMs } from "../../src/channel/contract/Adapter.ts"
 
 /**
  * What a failed exchange with an OpenAI Videos upstream means for the task

@@ -1,5 +1,5 @@
 import { HttpClientRequest } from "@effect/platform"
-import type { VideoJob } from "../../src/channel/Adapter.ts"
+import type { VideoJob } from "../../src/channel/contract/Adapter.ts"
 
 /**
  * The unified video request as an OpenAI Videos create (PROTOCOLS.md §4).

@@ -1,4 +1,4 @@
-import { UpstreamState } from "../../src/channel/Adapter.ts"
+import { UpstreamState } from "../../src/channel/contract/Adapter.ts"
 import { fromTaskError } from "./Failures.ts"
 
 /**

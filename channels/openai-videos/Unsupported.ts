@@ -1,4 +1,4 @@
-import { GenerationError, type VideoJob } from "../../src/channel/Adapter.ts"
+import { GenerationError, type VideoJob } from "../../src/channel/contract/Adapter.ts"
 
 /**
  * What the OpenAI Videos protocol cannot carry, refused when the task

@@ -14,7 +14,7 @@ import {
   UpstreamState,
   type VideoJob,
   type VideoUpstream
-} from "../../src/channel/Adapter.ts"
+} from "../../src/channel/contract/Adapter.ts"
 import { ambiguous, busy, fromContentStatus, fromCreateStatus, fromTransport } from "./Failures.ts"
 import { endpoints } from "./Requests.ts"
 import { stateOf, type VideoObject } from "./States.ts"

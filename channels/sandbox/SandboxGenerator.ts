@@ -1,5 +1,5 @@
 import { Context, Effect, Layer } from "effect"
-import { eventStream, GenerationError, type VideoGenerator, type VideoJob } from "../../src/channel/Adapter.ts"
+import { eventStream, GenerationError, type VideoGenerator, type VideoJob } from "../../src/channel/contract/Adapter.ts"
 import { videoDimensions } from "./Dimensions.ts"
 import { SandboxRenderer } from "./SandboxRenderer.ts"
 import { rehearse } from "./SandboxSwitch.ts"

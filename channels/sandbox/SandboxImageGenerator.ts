@@ -1,6 +1,6 @@
 import { Context, Effect, Layer } from "effect"
-import { parseSize } from "../../src/catalog/ImageCapabilities.ts"
-import { eventStream, GenerationError, type ImageGenerator, type ImageJob } from "../../src/channel/Adapter.ts"
+import { parseSize } from "../../src/catalog/contract/ImageCapabilities.ts"
+import { eventStream, GenerationError, type ImageGenerator, type ImageJob } from "../../src/channel/contract/Adapter.ts"
 import { SandboxImageRenderer } from "./SandboxImageRenderer.ts"
 import { rehearse } from "./SandboxSwitch.ts"
 

@@ -1,5 +1,5 @@
 import { Duration, Effect } from "effect"
-import { GenerationError } from "../../src/channel/Adapter.ts"
+import { GenerationError } from "../../src/channel/contract/Adapter.ts"
 
 /** The sandbox's per-request switch, `provider_options.sandbox` (DESIGN.md, Channels). */
 interface SandboxSwitch {

@@ -1,5 +1,5 @@
 import { Effect, Layer, Schema } from "effect"
-import { defineAdapter, type ProviderOptions } from "../../src/channel/Adapter.ts"
+import { defineAdapter, type ProviderOptions } from "../../src/channel/contract/Adapter.ts"
 import { SandboxGenerator } from "./SandboxGenerator.ts"
 import { SandboxImageGenerator } from "./SandboxImageGenerator.ts"
 import { SandboxImageRenderer } from "./SandboxImageRenderer.ts"

@@ -1,7 +1,7 @@
 import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { Duration, Effect, Either, Schema } from "effect"
 import { importPKCS8, SignJWT } from "jose"
-import type { GenerationError } from "../../src/channel/Adapter.ts"
+import type { GenerationError } from "../../src/channel/contract/Adapter.ts"
 import { fromTransport, misconfigured, transient } from "./Failures.ts"
 
 /**

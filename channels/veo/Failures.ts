@@ -1,5 +1,5 @@
-import { GenerationError, retryHintMs } from "../../src/channel/Adapter.ts"
-import { ambiguous, invalid, misconfigured, transient, unsafe, videoFailure } from "../../src/channel/VideoFailures.ts"
+import { GenerationError, retryHintMs } from "../../src/channel/contract/Adapter.ts"
+import { ambiguous, invalid, misconfigured, transient, unsafe, videoFailure } from "../../src/channel/contract/VideoFailures.ts"
 export {
   ambiguous,
   fetchBroken,
@@ -9,7 +9,7 @@ export {
   transient,
   unsafe,
   unsupported
-} from "../../src/channel/VideoFailures.ts"
+} from "../../src/channel/contract/VideoFailures.ts"
 
 /**
  * What Google's refusals and failures mean for the task (PROTOCOLS.md §2.2).

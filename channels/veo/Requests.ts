@@ -1,7 +1,7 @@
 import { HttpClientRequest } from "@effect/platform"
 import { Effect, Encoding } from "effect"
 import { fileTypeFromBuffer } from "file-type"
-import type { GenerationError, VideoJob } from "../../src/channel/Adapter.ts"
+import type { GenerationError, VideoJob } from "../../src/channel/contract/Adapter.ts"
 import { unsupported } from "./Failures.ts"
 
 /**

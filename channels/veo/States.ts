@@ -1,4 +1,4 @@
-import { type ResultRef, UpstreamState } from "../../src/channel/Adapter.ts"
+import { type ResultRef, UpstreamState } from "../../src/channel/contract/Adapter.ts"
 import { fromOperationError, unreadableResult, unsafe } from "./Failures.ts"
 import { MARKER } from "./Inline.ts"
 

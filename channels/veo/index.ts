@@ -10,7 +10,7 @@ import {
   SubmitOutcome,
   UpstreamState,
   type VideoJob
-} from "../../src/channel/Adapter.ts"
+} from "../../src/channel/contract/Adapter.ts"
 import { makeTokens, parseServiceAccount } from "./Auth.ts"
 import {
   ambiguous,

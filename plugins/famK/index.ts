@@ -1,5 +1,5 @@
-import type { VideoFamily, VideoModelCapability } from "../../src/catalog/Capabilities.ts"
-import { frameMode, imagesMode } from "../../src/catalog/Modes.ts"
+import type { VideoFamily, VideoModelCapability } from "../../src/catalog/contract/Capabilities.ts"
+import { frameMode, imagesMode } from "../../src/catalog/contract/Modes.ts"
 
 /** famK 3.0: text-to-video with optional first/last frame; omni adds a three-image reference mode. */
 

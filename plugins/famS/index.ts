@@ -1,5 +1,5 @@
-import type { MediaConstraint, VideoFamily, VideoModelCapability } from "../../src/catalog/Capabilities.ts"
-import { frameMode, mediaMode } from "../../src/catalog/Modes.ts"
+import type { MediaConstraint, VideoFamily, VideoModelCapability } from "../../src/catalog/contract/Capabilities.ts"
+import { frameMode, mediaMode } from "../../src/catalog/contract/Modes.ts"
 
 /** famS: text-to-video, first/last frame and multi-media references (spec, `famS` model ranges). */
 

@@ -1,5 +1,5 @@
-import type { VideoFamily, VideoModelCapability } from "../../src/catalog/Capabilities.ts"
-import { frameMode, imagesMode } from "../../src/catalog/Modes.ts"
+import type { VideoFamily, VideoModelCapability } from "../../src/catalog/contract/Capabilities.ts"
+import { frameMode, imagesMode } from "../../src/catalog/contract/Modes.ts"
 
 /** famV 3.1: text-to-video, first/last frame, and (standard only) a three-image reference mode. */
 

@@ -1,4 +1,4 @@
-import type { ImageFamily, ImageModelCapability } from "../../src/catalog/ImageCapabilities.ts"
+import type { ImageFamily, ImageModelCapability } from "../../src/catalog/contract/ImageCapabilities.ts"
 
 /**
  * Image models. The spec leaves sizes, qualities, formats and count bounds

@@ -1,8 +1,8 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { AnyKeyAuth } from "../accounts/Security.ts"
-import { VideoModelCapability } from "./Capabilities.ts"
-import { ImageModelCapability } from "./ImageCapabilities.ts"
+import { VideoModelCapability } from "./contract/Capabilities.ts"
+import { ImageModelCapability } from "./contract/ImageCapabilities.ts"
 
 const { id: _id, ...videoFields } = VideoModelCapability.fields
 const { id: _imageId, ...imageFields } = ImageModelCapability.from.fields

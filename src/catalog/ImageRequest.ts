@@ -1,7 +1,8 @@
 import type { Either } from "effect"
-import type { OptionField } from "./Capabilities.ts"
+import type { OptionField } from "./contract/Capabilities.ts"
+import type { ImageModelCapability } from "./contract/ImageCapabilities.ts"
+import type { ImageSource, ValidImageRequest } from "./contract/Requests.ts"
 import type { ValidationError } from "./Errors.ts"
-import type { ImageFormat, ImageModelCapability, ImageOperation } from "./ImageCapabilities.ts"
 import { checkDeclaredOptions, checkFields, fail, invalid, isHttpUrl, isObject, runChecks } from "./RequestChecks.ts"
 
 /**
@@ -10,26 +11,6 @@ import { checkDeclaredOptions, checkFields, fail, invalid, isHttpUrl, isObject, 
  * `unsupported_image_model`, `unsupported_image_operation` and
  * `invalid_image_parameter` mirror the video ones.
  */
-
-/** Where an input image comes from: a caller's URL, or a file sent in a multipart request and stored by the service. */
-export type ImageSource =
-  | { readonly url: string }
-  | { readonly storageKey: string; readonly mimeType: string }
-
-export interface ValidImageRequest {
-  readonly model: string
-  readonly operation: ImageOperation
-  readonly prompt: string
-  readonly images: ReadonlyArray<ImageSource>
-  readonly mask: ImageSource | null
-  readonly count: number
-  readonly size: string
-  readonly quality: string
-  readonly format: ImageFormat
-  readonly clientReferenceId: string | null
-  readonly metadata: Record<string, unknown> | null
-  readonly providerOptions: Record<string, Record<string, unknown>>
-}
 
 /** What validation needs of a model: its table and the `provider_options` it accepts. */
 export interface ImageModelRules {

@@ -6,7 +6,7 @@ import {
   Range,
   ReferenceMode,
   type VideoModelCapability
-} from "./Capabilities.ts"
+} from "./contract/Capabilities.ts"
 import type { ValidationError } from "./Errors.ts"
 import { validateVideoRequest } from "./VideoRequest.ts"
 

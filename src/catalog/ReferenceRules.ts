@@ -1,5 +1,5 @@
-import type { MediaConstraint, MediaKind, VideoModelCapability } from "./Capabilities.ts"
-import type { ValidVideoRequest } from "./VideoRequest.ts"
+import type { MediaConstraint, MediaKind, VideoModelCapability } from "./contract/Capabilities.ts"
+import type { ValidVideoRequest } from "./contract/Requests.ts"
 
 /**
  * The per-file and total rules for reference media, derived from a model's

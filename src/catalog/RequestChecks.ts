@@ -1,5 +1,5 @@
 import { Either } from "effect"
-import type { OptionField } from "./Capabilities.ts"
+import type { OptionField } from "./contract/Capabilities.ts"
 import {
   InvalidRequest,
   type InvalidRequestCode,

@@ -1,6 +1,6 @@
 import { Effect } from "effect"
-import type { ProviderOptions, TaskKind } from "../channel/Adapter.ts"
 import type { ChannelsService } from "../channel/Channels.ts"
+import type { ProviderOptions, TaskKind } from "../channel/contract/Adapter.ts"
 import { ConfigurationError } from "../platform/AppConfig.ts"
 import type { ModelRoute } from "../platform/Settings.ts"
 

@@ -1,5 +1,6 @@
 import { Either } from "effect"
-import type { AspectRatio, ModeCapability, ReferenceMode, VideoModelCapability } from "./Capabilities.ts"
+import type { AspectRatio, ModeCapability, ReferenceMode, VideoModelCapability } from "./contract/Capabilities.ts"
+import type { Reference, ValidVideoRequest } from "./contract/Requests.ts"
 import type { ValidationError } from "./Errors.ts"
 import {
   checkDeclaredOptions,
@@ -19,28 +20,6 @@ import { ReferenceSource, VideoCreateRequest, VideoInput, VideoOutput } from "./
  * checks run in the order the spec implies (model and options before
  * anything that could charge or replay).
  */
-
-export interface Reference {
-  readonly url: string
-  readonly name?: string
-}
-
-export interface ValidVideoRequest {
-  readonly model: string
-  readonly operation: "generation"
-  readonly prompt: string
-  readonly mode: ReferenceMode | null
-  readonly image: Reference | null
-  readonly referenceImages: ReadonlyArray<Reference>
-  readonly referenceVideos: ReadonlyArray<Reference>
-  readonly referenceAudios: ReadonlyArray<Reference>
-  readonly duration: number
-  readonly aspectRatio: AspectRatio
-  readonly generateAudio: boolean
-  readonly clientReferenceId: string | null
-  readonly metadata: Record<string, unknown> | null
-  readonly providerOptions: Record<string, Record<string, unknown>>
-}
 
 export const MAX_PROMPT_CHARS = 1200
 export const MAX_CLIENT_REFERENCE_ID = 191

@@ -2,8 +2,8 @@ import { Context, Effect, Layer } from "effect"
 import { AppConfig } from "../platform/AppConfig.ts"
 import { constantTimeEqual } from "../platform/Keys.ts"
 import { Secrets } from "../platform/Secrets.ts"
-import type { UpstreamCallbacks } from "./Callbacks.ts"
 import { Channels, type LoadedChannel } from "./Channels.ts"
+import type { UpstreamCallbacks } from "./contract/Callbacks.ts"
 
 /** Where upstream callbacks arrive; the last segment is a channel's token. */
 export const CALLBACK_PATH = "/v1/upstream-callbacks"

@@ -9,9 +9,9 @@ import {
   isAdapter,
   ProviderOptions,
   TaskKind
-} from "./Adapter.ts"
-import { ChannelSettings } from "./ChannelSettings.ts"
-import { isAsyncRunner } from "./Upstream.ts"
+} from "./contract/Adapter.ts"
+import { ChannelSettings } from "./contract/ChannelSettings.ts"
+import { isAsyncRunner } from "./contract/Upstream.ts"
 
 /** A configured channel: its adapter and its settings, checked and with secrets resolved. */
 export interface LoadedChannel {

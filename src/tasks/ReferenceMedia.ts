@@ -1,6 +1,7 @@
 import { FileSystem, Path } from "@effect/platform"
 import { Context, Effect, Layer, Schedule } from "effect"
-import type { MediaKind, VideoModelCapability } from "../catalog/Capabilities.ts"
+import type { MediaKind, VideoModelCapability } from "../catalog/contract/Capabilities.ts"
+import type { ValidVideoRequest } from "../catalog/contract/Requests.ts"
 import { DURATION_EXCEEDED, DURATION_UNREADABLE, InvalidRequest } from "../catalog/Errors.ts"
 import {
   checkReferenceMedia,
@@ -11,8 +12,7 @@ import {
   type Violation
 } from "../catalog/ReferenceRules.ts"
 import { Registry } from "../catalog/Registry.ts"
-import type { ValidVideoRequest } from "../catalog/VideoRequest.ts"
-import { GenerationError } from "../channel/Generation.ts"
+import { GenerationError } from "../channel/contract/Generation.ts"
 import { describeType, MediaInspector } from "../media/MediaInspector.ts"
 import { RemoteMedia } from "../media/RemoteMedia.ts"
 import { AppConfig } from "../platform/AppConfig.ts"

@@ -1,8 +1,7 @@
 import { Either, ParseResult, Schema } from "effect"
-import { AspectRatio, ReferenceMode } from "../catalog/Capabilities.ts"
-import { ImageFormat, ImageOperation } from "../catalog/ImageCapabilities.ts"
-import type { ImageSource, ValidImageRequest } from "../catalog/ImageRequest.ts"
-import type { ValidVideoRequest } from "../catalog/VideoRequest.ts"
+import { AspectRatio, ReferenceMode } from "../catalog/contract/Capabilities.ts"
+import { ImageFormat, ImageOperation } from "../catalog/contract/ImageCapabilities.ts"
+import type { ImageSource, ValidImageRequest, ValidVideoRequest } from "../catalog/contract/Requests.ts"
 import type { TaskKind } from "./Task.ts"
 
 /**

@@ -1,5 +1,5 @@
 import { Duration, Effect, Queue as Mailbox, Ref, Schedule, Stream } from "effect"
-import type { ChannelSettings } from "../../channel/ChannelSettings.ts"
+import type { ChannelSettings } from "../../channel/contract/ChannelSettings.ts"
 import { AppConfig } from "../../platform/AppConfig.ts"
 import { randomBase62 } from "../../platform/Ids.ts"
 import { runTask } from "./RunTask.ts"

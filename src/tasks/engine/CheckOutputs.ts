@@ -1,5 +1,5 @@
 import { Effect } from "effect"
-import { GenerationError } from "../../channel/Adapter.ts"
+import { GenerationError } from "../../channel/contract/Adapter.ts"
 import { MediaInspector } from "../../media/MediaInspector.ts"
 import type { TaskKind } from "../Task.ts"
 import type { Output } from "./Plans.ts"

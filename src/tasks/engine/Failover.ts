@@ -1,7 +1,7 @@
 import { Effect } from "effect"
 import { Registry } from "../../catalog/Registry.ts"
 import { Channels } from "../../channel/Channels.ts"
-import type { GenerationError } from "../../channel/Generation.ts"
+import type { GenerationError } from "../../channel/contract/Generation.ts"
 import { Breakers } from "./Breakers.ts"
 import type { Claim } from "./Claim.ts"
 import { StaleClaim, TaskOutcomes } from "./TaskOutcomes.ts"

@@ -1,6 +1,6 @@
 import { Clock, Data, Duration, Effect, Either } from "effect"
-import { GenerationError } from "../../channel/Generation.ts"
-import type { AsyncRunner, UpstreamState } from "../../channel/Upstream.ts"
+import { GenerationError } from "../../channel/contract/Generation.ts"
+import type { AsyncRunner, UpstreamState } from "../../channel/contract/Upstream.ts"
 import { AppConfig } from "../../platform/AppConfig.ts"
 import { isPassing } from "../../storage/StorageError.ts"
 import { internalFailureOf } from "../Kinds.ts"

@@ -1,5 +1,5 @@
 import { Cause, Clock, Data, Duration, Effect, Either, Schedule, Stream } from "effect"
-import { GenerationError, GenerationEvent } from "../../channel/Generation.ts"
+import { GenerationError, GenerationEvent } from "../../channel/contract/Generation.ts"
 import { AppConfig } from "../../platform/AppConfig.ts"
 import type { EngineSettings } from "../../platform/Settings.ts"
 import { isPassing } from "../../storage/StorageError.ts"

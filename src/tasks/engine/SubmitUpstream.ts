@@ -1,6 +1,6 @@
 import { Duration, Effect, Schedule } from "effect"
-import { GenerationError } from "../../channel/Generation.ts"
-import { SubmitOutcome } from "../../channel/Upstream.ts"
+import { GenerationError } from "../../channel/contract/Generation.ts"
+import { SubmitOutcome } from "../../channel/contract/Upstream.ts"
 import type { EngineSettings } from "../../platform/Settings.ts"
 import type { Claim } from "./Claim.ts"
 import type { Plan, PlanRun } from "./Plans.ts"

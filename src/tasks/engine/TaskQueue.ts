@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Context, Effect, Layer, Stream } from "effect"
-import type { CallbackHint } from "../../channel/Callbacks.ts"
+import type { CallbackHint } from "../../channel/contract/Callbacks.ts"
 import { AppConfig } from "../../platform/AppConfig.ts"
 import { makeListen } from "../../platform/Notifications.ts"
 import { type Claim, toClaim } from "./Claim.ts"

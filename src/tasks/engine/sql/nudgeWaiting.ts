@@ -1,6 +1,6 @@
 import type { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import type { CallbackHint } from "../../../channel/Callbacks.ts"
+import type { CallbackHint } from "../../../channel/contract/Callbacks.ts"
 
 /**
  * An upstream callback named these tasks of the channel: the waiting ones

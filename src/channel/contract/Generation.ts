@@ -1,8 +1,7 @@
 import { Data, Effect, Stream } from "effect"
-import type { VideoModelCapability } from "../catalog/Capabilities.ts"
-import type { ImageModelCapability } from "../catalog/ImageCapabilities.ts"
-import type { ValidImageRequest } from "../catalog/ImageRequest.ts"
-import type { ValidVideoRequest } from "../catalog/VideoRequest.ts"
+import type { VideoModelCapability } from "../../catalog/contract/Capabilities.ts"
+import type { ImageModelCapability } from "../../catalog/contract/ImageCapabilities.ts"
+import type { ValidImageRequest, ValidVideoRequest } from "../../catalog/contract/Requests.ts"
 
 /**
  * In-process generation, the part of the channel contract (Adapter.ts) the
