@@ -1,5 +1,6 @@
 /**
- * Benchmark (issue 16, create path): `POST /v1/video/tasks` through the
+ * Benchmark, the create path (targets: 0.6x pgbench's creates/s on one account,
+ * 0.9x over 100; docs/performance.md): `POST /v1/video/tasks` through the
  * gateway on PostgreSQL (ROLE=api: no worker takes the tasks, so only the
  * create is measured) against pgbench running the gateway's own minimal
  * transaction for one create (bench/create-path/create.sql: the account row

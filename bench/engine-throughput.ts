@@ -1,12 +1,12 @@
 /**
- * Benchmark (issue 16, engine): tasks per second end to end. N video tasks
- * are created through `POST /v1/video/tasks` (10 clients at once) and run by
- * the channel engine against a fake upstream that answers at once (the fake
- * upstream gateway of test/fakes/gateway.ts, in this process: every task
- * `succeeded` at its first poll, its result a real 4 s 240×240 H.264 MP4 the
- * worker downloads, inspects with ffprobe and re-hosts); the round lasts from
- * the first create to the moment the database holds all N `succeeded`.
- * Against it, in interleaved rounds:
+ * Benchmark, the engine (target: 0.5x pgbench; docs/performance.md): tasks per
+ * second end to end. N video tasks are created through `POST /v1/video/tasks`
+ * (10 clients at once) and run by the channel engine against a fake upstream
+ * that answers at once (the fake upstream gateway of test/fakes/gateway.ts, in
+ * this process: every task `succeeded` at its first poll, its result a real 4 s
+ * 240×240 H.264 MP4 the worker downloads, inspects with ffprobe and re-hosts);
+ * the round lasts from the first create to the moment the database holds all N
+ * `succeeded`. Against it, in interleaved rounds:
  *
  *  - pgbench running, N times over 10 connections, the sequence of
  *    transactions the gateway makes for one task (bench/engine-throughput/
@@ -221,7 +221,7 @@ const loggedStatements = (database: string, from: number) => {
 
 const HEADER = `## engine-throughput
 
-Tasks per second end to end (issue 16, engine): ${TASKS} video tasks (\`${MODEL}\`, 4 s) a round,
+Tasks per second end to end (the engine's target: 0.5x pgbench): ${TASKS} video tasks (\`${MODEL}\`, 4 s) a round,
 created through \`POST /v1/video/tasks\` by ${CLIENTS} concurrent clients (an account each), on a
 \`gateway\` channel (concurrency above the task count) whose upstream, the fake upstream gateway of
 \`test/fakes/gateway.ts\` in the benchmark's process, answers at once: each task is \`succeeded\` at

@@ -1,9 +1,9 @@
 /**
  * Benchmark: tasks waiting on an upstream, as an operator runs the service
- * (issue 14): 1,000 video tasks on a `gateway` channel whose upstream is the
- * fake upstream gateway (test/fakes/gateway.ts, in this process) answering
- * every request 50 ms late; one API process and one worker process of the
- * gateway on PostgreSQL.
+ * (docs/performance.md, Waiting on upstreams): 1,000 video tasks on a `gateway`
+ * channel whose upstream is the fake upstream gateway (test/fakes/gateway.ts,
+ * in this process) answering every request 50 ms late; one API process and one
+ * worker process of the gateway on PostgreSQL.
  *
  *   DATABASE_URL=postgres://… npm run bench:polling
  *
@@ -149,7 +149,7 @@ const createAccount = async (base: string) => {
 
 const SECTION = `## polling
 
-Tasks waiting on an upstream (issue 14): ${SETTINGS.tasks} video tasks (\`${MODEL}\`) on a
+Tasks waiting on an upstream: ${SETTINGS.tasks} video tasks (\`${MODEL}\`) on a
 \`gateway\` channel (concurrency above the task count) whose upstream is the
 fake upstream gateway (\`test/fakes/gateway.ts\`, in the benchmark's process),
 answering every request ${SETTINGS.upstreamLatencyMs} ms late. One API process (\`ROLE=api\`) and

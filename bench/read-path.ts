@@ -1,11 +1,12 @@
 /**
- * Benchmark (issue 16, read path): `GET /v1/video/tasks/{id}` with an `ak_`
- * key through the gateway on PostgreSQL, against a fastify + pg peer doing
- * the same authenticated lookup (bench/read-peer.ts). Both are processes of
- * their own; autocannon drives them in interleaved rounds (gateway, peer,
- * gateway, …) so a change of load on this shared machine hits both alike.
- * Server CPU per request is the process's utime + stime from /proc/<pid>/stat
- * over a round divided by the responses of that round.
+ * Benchmark, the read path (targets: 0.7x the peer's req/s, 1.5x its CPU per
+ * request; docs/performance.md): `GET /v1/video/tasks/{id}` with an `ak_` key
+ * through the gateway on PostgreSQL, against a fastify + pg peer doing the same
+ * authenticated lookup (bench/read-peer.ts). Both are processes of their own;
+ * autocannon drives them in interleaved rounds (gateway, peer, gateway, …) so a
+ * change of load on this shared machine hits both alike. Server CPU per request
+ * is the process's utime + stime from /proc/<pid>/stat over a round divided by
+ * the responses of that round.
  *
  *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npx tsx bench/read-path.ts
  *   ROUNDS=4 ROUND_S=4 …   # defaults

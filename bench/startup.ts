@@ -1,8 +1,8 @@
 /**
  * Benchmark: `npm start` to the first 200 from `/healthz`, and the service's
- * resident memory once started (issue 16: under 1.5 s and 150 MiB on an
- * already migrated PostgreSQL; under 3 s and 300 MiB on a fresh embedded
- * PGlite).
+ * resident memory once started (the performance targets: under 1.5 s and
+ * 150 MiB on an already migrated PostgreSQL; under 3 s and 300 MiB on a fresh
+ * embedded PGlite).
  *
  *   npm run bench:startup
  *   BENCH_BEFORE=/tmp/before BENCH_BEFORE_LABEL=beff36e BENCH_ROUNDS=3 npm run bench:startup

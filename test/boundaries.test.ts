@@ -4,7 +4,7 @@ import { basename, dirname, join, normalize, relative } from "node:path"
 import { describe, expect, it } from "vitest"
 
 /**
- * The arrows of DESIGN.md ("The shape"), checked on the source text:
+ * The arrows of docs/architecture.md (Arrows), checked on the source text:
  *
  * - Features raise their own errors; only `platform/http`, the handlers
  *   (`Http.ts`, `*Http.ts`) and, for the error schemas of the contract, the
@@ -28,7 +28,7 @@ const inHttpLayer = (path: string) => path.startsWith("src/platform/http/")
 const NODE_ALLOWED = ["src/runtime/", "src/main.ts", "src/cli/main.ts"]
 
 /**
- * Known departures, each with why, moving under issue 13: the list can only
+ * Known departures, each with why, to be removed in time: the list can only
  * shrink. A new entry needs a reason a reviewer accepts.
  */
 const KNOWN: Readonly<Record<string, ReadonlyArray<string>>> = {

@@ -11,12 +11,12 @@ import { videoRequest } from "./support/tasks.ts"
 
 /**
  * Two gateways chained, each a real service process with its own database
- * (DESIGN.md, Channels: `gateway`): B runs the sandbox and serves its results
- * with `url_auth: resource_api_key`; A routes a video and an image model to B
- * through a `gateway` channel whose credentials come from A's environment.
- * A is SIGKILLed while ten tasks wait upstream and restarted on its data: it
- * polls them to the end and submits none again. test/channel-gateway.test.ts
- * tells the same story in one process.
+ * (docs/adapters/gateway.md): B runs the sandbox and serves its results with
+ * `url_auth: resource_api_key`; A routes a video and an image model to B
+ * through a `gateway` channel whose credentials come from A's environment. A is
+ * SIGKILLed while ten tasks wait upstream and restarted on its data: it polls
+ * them to the end and submits none again. test/channel-gateway.test.ts tells
+ * the same story in one process.
  */
 
 const VIDEO = "provy-famS-2.0-480p"

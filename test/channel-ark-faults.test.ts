@@ -16,11 +16,11 @@ import { admin } from "./support/http.ts"
 import { ledgerOf } from "./support/tasks.ts"
 
 /**
- * The `ark` adapter against the fake Ark when things go wrong (PROTOCOLS.md
- * §1.7, §1.9, §0 and §7): every terminal status, throttling, proxy pages,
- * lost answers, refusals, a key Ark does not know, a lapsed result link.
- * Each case states the task's final status, error code, `retryable` and
- * what the ledger holds.
+ * The `ark` adapter against the fake Ark when things go wrong
+ * (docs/adapters/ark.md, States and polling, Failures): every terminal status,
+ * throttling, proxy pages, lost answers, refusals, a key Ark does not know, a
+ * lapsed result link. Each case states the task's final status, error code,
+ * `retryable` and what the ledger holds.
  */
 
 const MAIN = "provy-famS-2.0-480p"

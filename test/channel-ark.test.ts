@@ -18,8 +18,8 @@ import { audio, image, makeAudio, makeImage, makeVideo, startMediaServer, upload
 
 /**
  * The `ark` adapter against a fake Ark speaking its protocol over HTTP
- * (PROTOCOLS.md §1): each famS mode sent as Ark's body, checked literally
- * against §1.3–1.4; results re-hosted by the gateway and playable; polls
+ * (docs/adapters/ark.md): each famS mode sent as Ark's body, checked literally
+ * against its Requests; results re-hosted by the gateway and playable; polls
  * batched through the list endpoint. Faults and states:
  * channel-ark-faults.test.ts.
  */

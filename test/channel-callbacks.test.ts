@@ -14,11 +14,12 @@ import { ACCOUNT } from "./support/kling.ts"
 import { pollTask, query } from "./support/tasks.ts"
 
 /**
- * Upstream callbacks as an accelerator, never as truth (issue 15): with
- * `callbacks: true` a channel sends its callback URL in each submit; a
- * callback makes the tasks it names due for a poll at once, and only the
- * poll decides their state. Polling is slowed to 20 s here, so a task that
- * ends within seconds did so because its upstream called back.
+ * Upstream callbacks as an accelerator, never as truth
+ * (docs/adapters/README.md, Upstream callbacks): with `callbacks: true` a
+ * channel sends its callback URL in each submit; a callback makes the tasks it
+ * names due for a poll at once, and only the poll decides their state. Polling
+ * is slowed to 20 s here, so a task that ends within seconds did so because its
+ * upstream called back.
  */
 
 const ARK_MODEL = "provy-famS-2.0-480p"
@@ -344,7 +345,7 @@ describe(`upstream callbacks never delivered: polling still finishes the tasks (
 })
 
 describe("Standard Webhooks verification (Kling's callback signature)", () => {
-  // PROTOCOLS.md §3.8: Kling's official test vector.
+  // The official test vector of Kling's callback signature documentation (Standard Webhooks).
   const vector = {
     secret: "whsec_dGVzdHNlY3JldHRlc3RzZWNyZXR0ZXN0c2VjcmV0MTI=",
     id: "9876543210",

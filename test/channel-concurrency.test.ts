@@ -10,12 +10,12 @@ import type { Service } from "./support/process.ts"
 
 /**
  * A channel's `concurrency` caps its tasks in flight upstream across every
- * replica (DESIGN.md, Failover), counted in the database: tasks waiting
- * upstream hold no lease and no fiber, yet they count. On PostgreSQL two
- * worker processes and an API process share the channel; on the embedded
- * PGlite (one process per database) the one process holds the cap alone.
- * The fake OpenAI Videos API counts what it sees in flight: created, and
- * not yet said to have ended by a poll.
+ * replica (docs/adapters/README.md, Settings every channel takes), counted in
+ * the database: tasks waiting upstream hold no lease and no fiber, yet they
+ * count. On PostgreSQL two worker processes and an API process share the
+ * channel; on the embedded PGlite (one process per database) the one process
+ * holds the cap alone. The fake OpenAI Videos API counts what it sees in
+ * flight: created, and not yet said to have ended by a poll.
  */
 
 const CONCURRENCY = 3

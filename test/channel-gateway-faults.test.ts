@@ -17,14 +17,15 @@ import {
 
 /**
  * The `gateway` adapter against a fake upstream gateway's faults
- * (PROTOCOLS.md, the fakes' fault list; §7.2's chained-gateway bugs):
- * throttling with and without Retry-After, 5xx HTML pages, time-outs, a
- * create whose answer never arrives, upstream failures, expired result
- * links, unknown and missing statuses. Each is proven through the public
- * API: the task's status and error, the account's ledger, and nothing of
- * the upstream in what the caller reads. Faults are queued per route and
- * used by the next request, so tests run one task at a time unless their
- * tasks' outcomes are alike.
+ * (docs/adapters/gateway.md, Failures), and what chained gateways elsewhere got
+ * wrong (a peer's `unknown` or missing status for a task it has just created
+ * read as a failure): throttling with and without Retry-After, 5xx HTML pages,
+ * time-outs, a create whose answer never arrives, upstream failures, expired
+ * result links, unknown and missing statuses. Each is proven through the public
+ * API: the task's status and error, the account's ledger, and nothing of the
+ * upstream in what the caller reads. Faults are queued per route and used by
+ * the next request, so tests run one task at a time unless their tasks'
+ * outcomes are alike.
  */
 
 let env: FakeGatewayEnv

@@ -7,8 +7,8 @@ import { probeBytes } from "./support/media.ts"
 import { ledgerOf, pollTask, query, videoRequest } from "./support/tasks.ts"
 
 /**
- * Two gateways chained on loopback (DESIGN.md, Channels: `gateway`): B runs
- * the sandbox; A routes one video model and one image model to B through a
+ * Two gateways chained on loopback (docs/adapters/gateway.md): B runs the
+ * sandbox; A routes one video model and one image model to B through a
  * `gateway` channel, so A's engine submits, waits without a lease, polls B's
  * batch query and re-hosts B's results. B's sandbox serves results with
  * `url_auth: resource_api_key`, so A downloads them with B's `ak_` key.

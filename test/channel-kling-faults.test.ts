@@ -16,12 +16,12 @@ import { ledgerOf } from "./support/tasks.ts"
 
 /**
  * The `kling` adapter against the fake Kling when things go wrong
- * (PROTOCOLS.md §3.5, §0 and §7), on both API generations: every terminal
- * state, throttling (1302) and concurrency (1303), a spent resource pack
- * (1102), content-safety refusals, proxy pages, lost answers recovered
- * through `external_task_id`, refused credentials, a lapsed result link.
- * Each case states the task's final status, error code, `retryable` and
- * what the ledger holds.
+ * (docs/adapters/kling.md, States and polling, Failures), on both API
+ * generations: every terminal state, throttling (1302) and concurrency (1303),
+ * a spent resource pack (1102), content-safety refusals, proxy pages, lost
+ * answers recovered through `external_task_id`, refused credentials, a lapsed
+ * result link. Each case states the task's final status, error code,
+ * `retryable` and what the ledger holds.
  */
 
 const CURRENT = "provx-famK-3.0-720p"

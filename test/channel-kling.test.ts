@@ -25,9 +25,9 @@ import { pollTask, query } from "./support/tasks.ts"
 import { makeImage, startMediaServer } from "./support/uploads.ts"
 
 /**
- * The `kling` adapter against a fake Kling speaking both API generations
- * over HTTP (PROTOCOLS.md §3): each famK mode sent as Kling's body, checked
- * literally against §3.3–3.4; results re-hosted by the gateway and
+ * The `kling` adapter against a fake Kling speaking both API generations over
+ * HTTP (docs/adapters/kling.md): each famK mode sent as Kling's body, checked
+ * literally against its Requests; results re-hosted by the gateway and
  * playable; the legacy JWT and its clock-skew margin; current polls batched.
  * Faults and states: channel-kling-faults.test.ts.
  */

@@ -10,8 +10,8 @@ import { ledgerOf, pollTask } from "./support/tasks.ts"
 
 /**
  * The `openai-images` adapter against a fake OpenAI Images API speaking the
- * real protocol over HTTP (PROTOCOLS.md §5), with its faults: the image
- * model `provx-image-1` is routed to it under the upstream name
+ * real protocol over HTTP (docs/adapters/openai-images.md), with its faults:
+ * the image model `provx-image-1` is routed to it under the upstream name
  * `gpt-image-1`; the gateway's engine runs in-process (ROLE=all).
  */
 

@@ -13,12 +13,12 @@ import { ledgerOf } from "./support/tasks.ts"
 
 /**
  * The `openai-videos` adapter against the fake OpenAI Videos API's faults
- * (PROTOCOLS.md §4, "Minimum fake server"): throttling with and without
- * Retry-After, 5xx HTML pages, time-outs, a create whose answer never
- * arrives, and the requests refused, by the upstream or before anything is
- * sent because the protocol cannot carry them. Faults are queued per route
- * and used by the next request, so tests that queue create faults run one
- * task at a time or tasks whose outcomes are alike.
+ * (docs/adapters/openai-videos.md, Failures and Tests): throttling with and
+ * without Retry-After, 5xx HTML pages, time-outs, a create whose answer never
+ * arrives, and the requests refused, by the upstream or before anything is sent
+ * because the protocol cannot carry them. Faults are queued per route and used
+ * by the next request, so tests that queue create faults run one task at a time
+ * or tasks whose outcomes are alike.
  */
 
 let env: VideosGateway

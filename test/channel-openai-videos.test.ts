@@ -16,8 +16,8 @@ import {
 
 /**
  * The `openai-videos` adapter against a fake OpenAI Videos API speaking the
- * protocol over HTTP (PROTOCOLS.md §4): the request mapping, the results,
- * relay statuses, upstream failures, expired content, the deadline.
+ * protocol over HTTP (docs/adapters/openai-videos.md): the request mapping, the
+ * results, relay statuses, upstream failures, expired content, the deadline.
  * Transport faults and refusals: channel-openai-videos-faults.test.ts.
  */
 

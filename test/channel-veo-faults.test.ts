@@ -17,12 +17,13 @@ import {
 } from "./support/veo.ts"
 
 /**
- * The `veo` adapter against the fake Veo when things go wrong (PROTOCOLS.md
- * §2.1–2.3, §0 and §7): every end of an operation, the safety filter,
- * throttling with and without RetryInfo, proxy pages, lost answers,
- * refusals, keys and service accounts Google does not accept, an expired
- * file, a vanished operation, a Cloud Storage result. Each case states the
- * task's final status, error code, `retryable` and what the ledger holds.
+ * The `veo` adapter against the fake Veo when things go wrong
+ * (docs/adapters/veo.md, States and polling, Failures): every end of an
+ * operation, the safety filter, throttling with and without RetryInfo, proxy
+ * pages, lost answers, refusals, keys and service accounts Google does not
+ * accept, an expired file, a vanished operation, a Cloud Storage result. Each
+ * case states the task's final status, error code, `retryable` and what the
+ * ledger holds.
  */
 
 const MAIN = "provx-famV-3.1-standard-720p"

@@ -17,11 +17,10 @@ import {
 } from "./support/veo.ts"
 
 /**
- * The `veo` adapter against a fake Veo speaking Google's protocols over
- * HTTP (PROTOCOLS.md §2): each famV mode sent as Veo's body, checked
- * literally against §2.1/§2.3, on the Gemini API and on Vertex AI; results
- * re-hosted by the gateway and playable. Faults and states:
- * channel-veo-faults.test.ts.
+ * The `veo` adapter against a fake Veo speaking Google's protocols over HTTP
+ * (docs/adapters/veo.md): each famV mode sent as Veo's body, checked literally
+ * against its Requests, on the Gemini API and on Vertex AI; results re-hosted
+ * by the gateway and playable. Faults and states: channel-veo-faults.test.ts.
  */
 
 const STD = "provx-famV-3.1-standard-720p"

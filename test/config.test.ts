@@ -81,7 +81,7 @@ describe("environment", () => {
     expect(Exit.isSuccess(withBucket)).toBe(true)
   })
 
-  it("defaults of the operating contract", async () => {
+  it("defaults of the environment variables (docs/operating.md)", async () => {
     const exit = await read({})
     expect(Exit.isSuccess(exit) && exit.value).toMatchObject({
       host: "127.0.0.1",

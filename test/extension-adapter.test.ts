@@ -13,10 +13,10 @@ import { removeScratch } from "./support/sandboxMedia.ts"
 import { ledgerOf, pollTask, query } from "./support/tasks.ts"
 
 /**
- * A new upstream is a folder plus a channel entry (DESIGN.md, The shape): a
+ * A new upstream is a folder plus a channel entry (docs/architecture.md): a
  * copy of `config/` gains one `channels` entry whose adapter is a path to
- * test/fixtures/channels/echo (with its required setting and `{ env }`
- * secret) and routes one image model to it; nothing else changes.
+ * test/fixtures/channels/echo (with its required setting and `{ env }` secret)
+ * and routes one image model to it; nothing else changes.
  */
 
 const echoConfig = () =>

@@ -8,10 +8,10 @@ import { probeBytes } from "./support/media.ts"
 import { pollTask } from "./support/tasks.ts"
 
 /**
- * A new family is a folder plus a config line (DESIGN.md, The shape): a copy
- * of `config/` gains one `plugins` entry (a path to test/fixtures/plugins/famZ)
- * and one model entry, and nothing else changes; the model is listed,
- * validated by its own table and runs on the default sandbox channel.
+ * A new family is a folder plus a config line (docs/architecture.md): a copy of
+ * `config/` gains one `plugins` entry (a path to test/fixtures/plugins/famZ)
+ * and one model entry, and nothing else changes; the model is listed, validated
+ * by its own table and runs on the default sandbox channel.
  */
 
 let gw: TestGateway

@@ -2,7 +2,11 @@
 import { describe, expect, it } from "vitest"
 import { MAX_RETRY_HINT_MS, retryHintMs } from "../src/channel/contract/RetryHint.ts"
 
-/** The three ways upstreams say "call again later" (PROTOCOLS.md §0), read into one delay. */
+/**
+ * The three ways upstreams say "call again later" (`retry-after-ms`,
+ * `Retry-After`, Google's `RetryInfo.retryDelay`; docs/adapters/README.md, What
+ * every upstream adapter shares), read into one delay.
+ */
 describe("retry hints", () => {
   const now = Date.parse("2026-11-23T12:00:00Z")
 

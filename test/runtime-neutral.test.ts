@@ -3,7 +3,7 @@ import { readdirSync, readFileSync, statSync } from "node:fs"
 import { join, relative } from "node:path"
 import { describe, expect, it } from "vitest"
 
-/** Node-only code lives in these places; everything else must run on Deno too (DESIGN.md). */
+/** Node-only code lives in these places; everything else must run on Deno too (docs/architecture.md, Arrows). */
 const NODE_ALLOWED = ["src/main.ts", "src/runtime/"]
 
 const files = (dir: string): Array<string> =>

@@ -6,9 +6,9 @@ import { call, createAccount } from "./support/http.ts"
 import { eventsOf, pollTask, videoRequest } from "./support/tasks.ts"
 
 /**
- * `metadata` is an object in every task object, `{}` when the caller sent
- * none (DESIGN.md, Task object members): the create answer, a query, a list,
- * a batch query and the webhook event all carry it.
+ * `metadata` is an object in every task object, `{}` when the caller sent none
+ * (docs/api.md, Lists): the create answer, a query, a list, a batch query and
+ * the webhook event all carry it.
  */
 
 let gw: TestGateway

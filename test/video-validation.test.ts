@@ -8,9 +8,9 @@ import type { VideoModelCapability } from "../src/catalog/contract/Capabilities.
 import { validateVideoRequest } from "../src/catalog/VideoRequest.ts"
 
 /**
- * `validateVideoRequest` against the spec's tables (interface.md: Video request
- * fields, famS model ranges, famV models, famK models, Reference source object,
- * Errors, Limits). The expected values below are copied from the spec by hand,
+ * `validateVideoRequest` against the API contract's tables (docs/api.md: Video
+ * tasks, Video models, Video error codes; the reference object, the per-file
+ * limits). The expected values below are copied from the contract by hand,
  * never read from the plugins, so a wrong plugin table fails here. Each rule is
  * walked at its accepted edge and at its rejected edge.
  */

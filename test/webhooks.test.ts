@@ -159,7 +159,7 @@ describe(`webhook delivery (${backend})`, { timeout: 60_000 }, () => {
     }
   })
 
-  it("webhook.test: 202, then the event of DESIGN.md, delivered like the others (also while the webhook is disabled)", async () => {
+  it("webhook.test: 202, then its documented event, delivered like the others (also while the webhook is disabled)", async () => {
     const hook = await receiver()
     const acct = await withWebhook(hook.url)
     const eventId = await sendTest(acct.id)

@@ -2,11 +2,11 @@ import { Effect } from "effect"
 import { CallbackRefused, type CallbackRequest, type UpstreamCallbacks } from "../../src/channel/contract/Adapter.ts"
 
 /**
- * Ark's status callbacks (PROTOCOLS.md §1.12): a POST of the task object to
- * `callback_url` on each status change. Ark documents no signature, so
- * nothing proves a callback came from Ark: it only names the task to poll,
- * and the poll (with our key) says what the task is. A body that is not a
- * task object is refused.
+ * Ark's status callbacks (docs/adapters/ark.md, Callbacks): a POST of the task
+ * object to `callback_url` on each status change. Ark documents no signature,
+ * so nothing proves a callback came from Ark: it only names the task to poll,
+ * and the poll (with our key) says what the task is. A body that is not a task
+ * object is refused.
  */
 export const arkCallbacks: UpstreamCallbacks = {
   read: (request: CallbackRequest) =>

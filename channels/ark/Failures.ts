@@ -10,9 +10,9 @@ export {
 } from "../../src/channel/contract/VideoFailures.ts"
 
 /**
- * What Ark's refusals and failures mean for the task (PROTOCOLS.md §1.9).
- * Every failure is the spec's `video_task_failed` with a message of ours:
- * Ark's codes and messages carry request ids, endpoint ids and the
+ * What Ark's refusals and failures mean for the task (docs/adapters/ark.md,
+ * Failures). Every failure is the spec's `video_task_failed` with a message of
+ * ours: Ark's codes and messages carry request ids, endpoint ids and the
  * operator's account state, so they reach the log and `task_attempts` only.
  * `retryable` says whether a fresh task is worth creating.
  */
@@ -54,10 +54,11 @@ export const fromPollStatus = (headers: Readonly<Record<string, string | undefin
   videoFailure("Polling the video service failed.", true, { transient: true, retryAfterMs: retryHintMs(headers, body) })
 
 /**
- * A task Ark ended without a video (§1.7). A safety refusal of the output
- * or a refused parameter will fail again as it is; anything else (an
- * internal error, `expired` past `execution_expires_after`, `cancelled` by
- * the operator in Ark's console) is worth a fresh task.
+ * A task Ark ended without a video (docs/adapters/ark.md, States and polling).
+ * A safety refusal of the output or a refused parameter will fail again as it
+ * is; anything else (an internal error, `expired` past
+ * `execution_expires_after`, `cancelled` by the operator in Ark's console) is
+ * worth a fresh task.
  */
 export const fromTaskFailure = (status: string, code: string): GenerationError => {
   if (isSafety(code)) return unsafe()

@@ -4,8 +4,9 @@ import type { VideoJob } from "../../src/channel/contract/Adapter.ts"
 
 /**
  * The unified famS request as an Ark content-generation task
- * (PROTOCOLS.md §1.3–1.4). Ark reads parameters from body fields, never from
- * text commands in the prompt, and fetches reference media by URL itself.
+ * (docs/adapters/ark.md, Requests). Ark reads parameters from body fields,
+ * never from text commands in the prompt, and fetches reference media by URL
+ * itself.
  *
  * | unified                                  | Ark                                                    |
  * |------------------------------------------|--------------------------------------------------------|
@@ -93,7 +94,8 @@ export const createBody = (job: VideoJob, deadlineS: number): Either.Either<Reco
   Either.flatMap(contentOf(job), (content) => {
     const seed = famSOption(job, "seed", isInt)
     const cameraFixed = famSOption(job, "camera_fixed", isBool)
-    // §1.3: camera_fixed is not accepted with reference media; refusing here saves a round trip and says why.
+    // Ark does not accept camera_fixed with reference media (docs/adapters/ark.md, Requests); refusing here saves a
+    // round trip and says why.
     if (cameraFixed !== undefined && job.request.mode === "media") {
       return Either.left(`"provider_options.famS.camera_fixed" cannot be combined with reference media.`)
     }
@@ -119,7 +121,7 @@ export const createRequest = (base: string, apiKey: string, body: Record<string,
     HttpClientRequest.bodyUnsafeJson(body)
   )
 
-/** The list endpoint's page bound (§1.2): one page holds every task of a batch. */
+/** The list endpoint's page bound (docs/adapters/ark.md, States and polling): one page holds every task of a batch. */
 export const MAX_IDS_PER_LIST = 500
 /**
  * The ids travel in the query string, one `filter.task_ids` each; common

@@ -2,12 +2,12 @@ import { UpstreamState } from "../../src/channel/contract/Adapter.ts"
 import { fromTaskFailure } from "./Failures.ts"
 
 /**
- * Ark's task object (§1.6) as a normalised state. Every status of §1.7 is
+ * Ark's task object as a normalised state. Every status Ark documents is
  * mapped: `queued` and `running` wait; `succeeded` gives its video URL;
- * `failed`, `expired` and `cancelled` end the task with its refund. Any
- * other word, or none, is Unknown: polled again until the deadline, never
- * failed on sight (a newer Ark, or a relay answering `unknown` for a task
- * it has just created, PROTOCOLS.md §7.2).
+ * `failed`, `expired` and `cancelled` end the task with its refund. Any other
+ * word, or none, is Unknown: polled again until the deadline, never failed on
+ * sight (a newer Ark, or a relay in front of Ark answering `unknown` for a task
+ * it has just created; docs/adapters/ark.md, States and polling).
  */
 
 interface ArkTask {

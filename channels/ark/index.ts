@@ -26,8 +26,8 @@ import { createBody, createRequest, listBatches, listRequest, MAX_IDS_PER_LIST }
 import { statesOf } from "./States.ts"
 
 /**
- * `ark`: famS (Seedance) video models on BytePlus ModelArk or Volcengine
- * Ark content-generation tasks (PROTOCOLS.md §1).
+ * `ark`: famS (Seedance) video models on BytePlus ModelArk or Volcengine Ark
+ * content-generation tasks (docs/adapters/ark.md).
  *
  * ```json
  * "byteplus": { "adapter": "ark", "credentials": { "api_key": { "env": "ARK_API_KEY" } },
@@ -43,7 +43,7 @@ import { statesOf } from "./States.ts"
  * - callbacks (`"callbacks": true`): `callback_url` is sent and Ark's
  *   unsigned task-object callbacks only hasten the poll (Callbacks.ts).
  * - no find: Ark has no idempotency key and keeps no field of ours on a
- *   task (§1.11), so a create whose answer is lost cannot be told apart
+ *   task (docs/adapters/ark.md, Failures), so a create whose answer is lost cannot be told apart
  *   from a neighbour's task of the same model; the engine fails it with its
  *   refund rather than create it twice.
  */

@@ -16,8 +16,8 @@ import { createRequest, imageBody, queryRequest, videoBody } from "./Requests.ts
 import { statesOf } from "./States.ts"
 
 /**
- * `gateway`: another instance of this service as the upstream, so a fleet
- * can front a fleet (DESIGN.md, Channels).
+ * `gateway`: another instance of this service as the upstream, so a fleet can
+ * front a fleet (docs/adapters/gateway.md).
  *
  * ```json
  * "peer": { "adapter": "gateway", "base_url": "https://gw.example.com",

@@ -8,13 +8,13 @@ import {
 import { type Api, legacyId, type LegacyKind } from "./Requests.ts"
 
 /**
- * Kling's status callbacks (PROTOCOLS.md §3.8): the task object, legacy
- * (`task_id`, `task_info.external_task_id`) or current (`id`,
+ * Kling's status callbacks (docs/adapters/kling.md, Callbacks): the task
+ * object, legacy (`task_id`, `task_info.external_task_id`) or current (`id`,
  * `external_id`), posted to `callback_url` on each status change. With
- * `credentials.webhook_secret` (the `whsec_…` secret of Kling's console)
- * each callback must carry a valid, fresh Standard Webhooks signature;
- * without it nothing proves a callback came from Kling. Either way it only
- * names the task to poll: the poll says what the task is.
+ * `credentials.webhook_secret` (the `whsec_…` secret of Kling's console) each
+ * callback must carry a valid, fresh Standard Webhooks signature; without it
+ * nothing proves a callback came from Kling. Either way it only names the task
+ * to poll: the poll says what the task is.
  */
 
 const LEGACY_KINDS: ReadonlyArray<LegacyKind> = ["text2video", "image2video", "omni-video"]

@@ -10,9 +10,9 @@ export {
 } from "../../src/channel/contract/VideoFailures.ts"
 
 /**
- * What Kling's refusals and failures mean for the task (PROTOCOLS.md §3.5).
- * Every failure is the spec's `video_task_failed` with a message of ours:
- * Kling's codes, messages and request ids reach the log and
+ * What Kling's refusals and failures mean for the task (docs/adapters/kling.md,
+ * Failures). Every failure is the spec's `video_task_failed` with a message of
+ * ours: Kling's codes, messages and request ids reach the log and
  * `task_attempts` only. `retryable` says whether a fresh task is worth
  * creating; `notAccepted` lets the engine move the task to the model's next
  * channel.

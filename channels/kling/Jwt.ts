@@ -2,8 +2,8 @@ import { Clock, Effect } from "effect"
 import { SignJWT } from "jose"
 
 /**
- * The legacy Kling API's bearer token (PROTOCOLS.md §3.2): a JWT signed
- * HS256 with the account's secret key, `iss` = the access key.
+ * The legacy Kling API's bearer token (docs/adapters/kling.md, The legacy JWT):
+ * a JWT signed HS256 with the account's secret key, `iss` = the access key.
  *
  * Signed by `jose` (WebCrypto underneath, so the same on Node and Deno); the
  * fake verifies with node:crypto, an independent implementation.

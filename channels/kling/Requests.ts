@@ -3,9 +3,9 @@ import { Either } from "effect"
 import type { VideoJob } from "../../src/channel/contract/Adapter.ts"
 
 /**
- * The unified famK request as a Kling create (PROTOCOLS.md §3.3–3.4), for
- * either API generation. The endpoint follows from the request: an omni
- * model (one whose catalog entry has the `images` mode) always goes to
+ * The unified famK request as a Kling create (docs/adapters/kling.md,
+ * Requests), for either API generation. The endpoint follows from the request:
+ * an omni model (one whose catalog entry has the `images` mode) always goes to
  * omni-video; a plain model to text-to-video without frames, image-to-video
  * with them.
  *

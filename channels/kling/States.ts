@@ -2,13 +2,13 @@ import { UpstreamState } from "../../src/channel/contract/Adapter.ts"
 import { fromTaskFailure } from "./Failures.ts"
 
 /**
- * Kling's task objects (PROTOCOLS.md §3.1) as normalised states, for both
- * generations: `submitted` and `processing` wait; `succeed` (legacy) or
- * `succeeded` (current) give the video URLs; `failed` ends the task with
- * its refund, its reason read from `task_status_msg` / `message` (the
- * envelope says `SUCCEED` even then). A success without a video is "done
- * but no output": the engine fails it with its refund. Any other word, or
- * none, is Unknown: polled again until the deadline, never failed on sight.
+ * Kling's task objects (docs/adapters/kling.md, States and polling) as
+ * normalised states, for both generations: `submitted` and `processing` wait;
+ * `succeed` (legacy) or `succeeded` (current) give the video URLs; `failed`
+ * ends the task with its refund, its reason read from `task_status_msg` /
+ * `message` (the envelope says `SUCCEED` even then). A success without a video
+ * is "done but no output": the engine fails it with its refund. Any other word,
+ * or none, is Unknown: polled again until the deadline, never failed on sight.
  */
 
 const str = (value: unknown) => (typeof value === "string" && value.length > 0 ? value : undefined)

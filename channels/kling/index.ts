@@ -39,7 +39,7 @@ import { currentStatesOf, legacyStateOf } from "./States.ts"
 
 /**
  * `kling`: famK (Kling 3.0, 3.0 Omni) on Kling's API, either generation
- * (PROTOCOLS.md §3):
+ * (docs/adapters/kling.md):
  *
  * ```json
  * "kling": { "adapter": "kling", "api": "current", "credentials": { "api_key": { "env": "KLING_API_KEY" } } }

@@ -3,9 +3,10 @@ import { GenerationError } from "../../src/channel/contract/Adapter.ts"
 import { retryHintMs } from "../../src/channel/contract/RetryHint.ts"
 
 /**
- * What an OpenAI Images answer means for the task (PROTOCOLS.md §5). The
- * caller never sees the upstream's words: they may name the upstream model,
- * the operator's organisation or request ids. Operators see them in the log.
+ * What an OpenAI Images answer means for the task
+ * (docs/adapters/openai-images.md, Answers and Failures). The caller never sees
+ * the upstream's words: they may name the upstream model, the operator's
+ * organisation or request ids. Operators see them in the log.
  */
 
 const Answer = Schema.Struct({

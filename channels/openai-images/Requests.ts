@@ -3,9 +3,9 @@ import type { ImageJob } from "../../src/channel/contract/Adapter.ts"
 
 /**
  * The unified image request as the OpenAI Images API takes it
- * (PROTOCOLS.md §5): a generation is JSON to `/images/generations`; an edit
- * is a multipart form to `/images/edits` with `image` (one file) or
- * `image[]` (several) and an optional `mask`.
+ * (docs/adapters/openai-images.md, Requests): a generation is JSON to
+ * `/images/generations`; an edit is a multipart form to `/images/edits` with
+ * `image` (one file) or `image[]` (several) and an optional `mask`.
  *
  * | unified          | OpenAI                    |
  * |------------------|---------------------------|

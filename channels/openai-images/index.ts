@@ -12,10 +12,10 @@ import { ambiguous, failureOf, readImages, transient } from "./Answers.ts"
 import { imagesRequest } from "./Requests.ts"
 
 /**
- * The OpenAI Images API as a channel for image models (PROTOCOLS.md §5),
- * or any relay that speaks it. The upstream is synchronous: one request
- * answers with the pictures, so a run is one call held open up to
- * `timeouts.submit_s` (high quality can take minutes).
+ * The OpenAI Images API as a channel for image models
+ * (docs/adapters/openai-images.md), or any relay that speaks it. The upstream
+ * is synchronous: one request answers with the pictures, so a run is one call
+ * held open up to `timeouts.submit_s` (high quality can take minutes).
  *
  * ```json
  * "openai": { "adapter": "openai-images", "base_url": "https://api.openai.com/v1",

@@ -3,11 +3,11 @@ import { certainlyNotSent, GenerationError, retryHintMs } from "../../src/channe
 
 /**
  * What a failed exchange with an OpenAI Videos upstream means for the task
- * (PROTOCOLS.md §4). Every message here is the gateway's own: the
- * upstream's words may name its model, the operator's organisation, the
- * relay behind it or request ids, so they reach the operator's log and
- * task_attempts only. The code is the spec's `video_task_failed`, the only
- * terminal code for an upstream failure.
+ * (docs/adapters/openai-videos.md, Failures). Every message here is the
+ * gateway's own: the upstream's words may name its model, the operator's
+ * organisation, the relay behind it or request ids, so they reach the
+ * operator's log and task_attempts only. The code is the spec's
+ * `video_task_failed`, the only terminal code for an upstream failure.
  */
 
 const FAILED = "video_task_failed"

@@ -2,7 +2,8 @@ import { HttpClientRequest } from "@effect/platform"
 import type { VideoJob } from "../../src/channel/contract/Adapter.ts"
 
 /**
- * The unified video request as an OpenAI Videos create (PROTOCOLS.md §4).
+ * The unified video request as an OpenAI Videos create
+ * (docs/adapters/openai-videos.md, Requests).
  *
  * | unified                          | OpenAI Videos                                    |
  * |----------------------------------|--------------------------------------------------|

@@ -2,14 +2,14 @@ import { UpstreamState } from "../../src/channel/contract/Adapter.ts"
 import { fromTaskError } from "./Failures.ts"
 
 /**
- * An OpenAI Video object (or a relay's version of it) as a normalised
- * state. OpenAI answers `queued`, `in_progress`, `completed`, `failed`;
- * relays in front of other models answer their own words (PROTOCOLS.md §4
- * and §7: `done`, `succeeded`, `NOT_START`, `unknown`, no status at all
- * right after the create). The words below are read case-insensitively;
- * `unknown`, a missing status and any word not listed are Unknown, polled
- * again until the channel's deadline, never a failure on sight (new-api
- * #5045, PR #5927).
+ * An OpenAI Video object (or a relay's version of it) as a normalised state.
+ * OpenAI answers `queued`, `in_progress`, `completed`, `failed`; relays in
+ * front of other models answer their own words (`done`, `succeeded`,
+ * `NOT_START`, `unknown`, no status at all right after the create;
+ * docs/adapters/openai-videos.md, States and polling). The words below are read
+ * case-insensitively; `unknown`, a missing status and any word not listed are
+ * Unknown, polled again until the channel's deadline, never a failure on sight
+ * (QuantumNous/new-api #5045 and PR #5927 on GitHub).
  */
 
 const PENDING = new Set([

@@ -21,10 +21,11 @@ import { stateOf, type VideoObject } from "./States.ts"
 import { unsupported } from "./Unsupported.ts"
 
 /**
- * `openai-videos`: the OpenAI Videos API (`/v1/videos`, PROTOCOLS.md §4) as
- * a channel for video models. OpenAI's own Sora API is shut down; the
- * protocol lives on in relays (Azure, new-api and other gateways) in front
- * of many models, so the answers are read tolerantly (States.ts).
+ * `openai-videos`: the OpenAI Videos API (`/v1/videos`,
+ * docs/adapters/openai-videos.md) as a channel for video models. OpenAI's own
+ * Sora API is shut down; the protocol lives on in relays (Azure, new-api and
+ * other gateways) in front of many models, so the answers are read tolerantly
+ * (States.ts).
  *
  * ```json
  * "relay": { "adapter": "openai-videos", "base_url": "https://relay.example.com/v1",

@@ -1,7 +1,7 @@
 import { Duration, Effect } from "effect"
 import { GenerationError } from "../../src/channel/contract/Adapter.ts"
 
-/** The sandbox's per-request switch, `provider_options.sandbox` (DESIGN.md, Channels). */
+/** The sandbox's per-request switch, `provider_options.sandbox` (docs/adapters/sandbox.md, Rehearsing). */
 interface SandboxSwitch {
   readonly outcome?: "succeed" | "fail" | "unavailable"
   readonly delay_ms?: number

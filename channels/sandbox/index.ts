@@ -6,8 +6,9 @@ import { SandboxImageRenderer } from "./SandboxImageRenderer.ts"
 import { SandboxRenderer } from "./SandboxRenderer.ts"
 
 /**
- * The sandbox's per-request switch (DESIGN.md, Channels), like a payment
- * provider's test cards. Only models routed to a sandbox channel accept it.
+ * The sandbox's per-request switch (docs/adapters/sandbox.md, Rehearsing), like
+ * a payment provider's test cards. Only models routed to a sandbox channel
+ * accept it.
  */
 const VIDEO_OPTIONS: ProviderOptions = {
   sandbox: {

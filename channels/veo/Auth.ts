@@ -5,10 +5,11 @@ import type { GenerationError } from "../../src/channel/contract/Adapter.ts"
 import { fromTransport, misconfigured, transient } from "./Failures.ts"
 
 /**
- * Vertex AI's OAuth bearer from a service-account key (PROTOCOLS.md §2.3):
- * an RS256-signed JWT assertion (`iss` the account's email, `aud` the token
- * endpoint, scope cloud-platform, one hour) exchanged at the key's
- * `token_uri` for an access token, kept until five minutes before it ends.
+ * Vertex AI's OAuth bearer from a service-account key (docs/adapters/veo.md,
+ * Vertex authentication): an RS256-signed JWT assertion (`iss` the account's
+ * email, `aud` the token endpoint, scope cloud-platform, one hour) exchanged at
+ * the key's `token_uri` for an access token, kept until five minutes before it
+ * ends.
  *
  * Signing is `jose`'s (WebCrypto underneath, so the same on Node and Deno):
  * a PEM parser and a JWS encoder are easy to get subtly wrong by hand. The token endpoint is

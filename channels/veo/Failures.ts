@@ -12,9 +12,9 @@ export {
 } from "../../src/channel/contract/VideoFailures.ts"
 
 /**
- * What Google's refusals and failures mean for the task (PROTOCOLS.md §2.2).
- * Every failure is the spec's `video_task_failed` with a message of ours:
- * Google's messages name projects, quotas and keys, so they reach the log
+ * What Google's refusals and failures mean for the task (docs/adapters/veo.md,
+ * Failures). Every failure is the spec's `video_task_failed` with a message of
+ * ours: Google's messages name projects, quotas and keys, so they reach the log
  * and `task_attempts` only. `retryable` says whether a fresh task is worth
  * creating.
  */
@@ -39,7 +39,10 @@ const statusWord = (body: unknown) => {
   return typeof s === "string" ? s : ""
 }
 
-/** A per-day quota: waiting `retryDelay` will not help (§2.2), so no hint is kept and another channel is tried. */
+/**
+ * A per-day quota: waiting `retryDelay` will not help (docs/adapters/veo.md,
+ * Failures), so no hint is kept and another channel is tried.
+ */
 const isDailyQuota = (body: unknown) => {
   const details = statusOf(body).details
   return Array.isArray(details) && details.some((d) =>

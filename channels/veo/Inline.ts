@@ -1,11 +1,11 @@
 import { Chunk, Effect, Stream } from "effect"
 
 /**
- * Inline results without holding them (PROTOCOLS.md §2.3): Vertex answers a
- * finished operation with each video as a base64 string inside the JSON
- * (`bytesBase64Encoded`, 20 MB of video is 27 MB of text). Parsing that
- * answer would hold the text, the parsed string and the decoded bytes at
- * once, and keep the base64 in `task_attempts`.
+ * Inline results without holding them (docs/adapters/veo.md, Results and
+ * expiry): Vertex answers a finished operation with each video as a base64
+ * string inside the JSON (`bytesBase64Encoded`, 20 MB of video is 27 MB of
+ * text). Parsing that answer would hold the text, the parsed string and the
+ * decoded bytes at once, and keep the base64 in `task_attempts`.
  *
  * Instead both steps read the answer as a byte stream through one scanner
  * that knows JSON strings only:

@@ -5,9 +5,10 @@ import type { GenerationError, VideoJob } from "../../src/channel/contract/Adapt
 import { unsupported } from "./Failures.ts"
 
 /**
- * The unified famV request as a Veo `predictLongRunning` body (PROTOCOLS.md
- * §2.1, §2.3). Veo takes images as bytes, never URLs: each reference is read
- * through the engine's guarded fetcher (`job.readImage`) and sent inline.
+ * The unified famV request as a Veo `predictLongRunning` body
+ * (docs/adapters/veo.md, Requests). Veo takes images as bytes, never URLs: each
+ * reference is read through the engine's guarded fetcher (`job.readImage`) and
+ * sent inline.
  *
  * | unified                                 | Veo                                                         |
  * |-----------------------------------------|-------------------------------------------------------------|
@@ -22,11 +23,11 @@ import { unsupported } from "./Failures.ts"
  * | provider_options.famV.negative_prompt   | `parameters.negativePrompt`                                 |
  * | provider_options.famV.seed              | Vertex: `parameters.seed`; Gemini: not sent                 |
  *
- * `sampleCount` is always 1. The Gemini API always generates audio on Veo
- * 3.1 and refuses `generateAudio` and `seed` (the SDK rejects both in Gemini
- * mode, §2.1): a request for a silent video is refused before anything is
- * sent, and a seed, a best-effort hint, is not sent. `personGeneration` is
- * left to Google's default, which differs per mode and region.
+ * `sampleCount` is always 1. The Gemini API always generates audio on Veo 3.1
+ * and refuses `generateAudio` and `seed` (Google's SDK rejects both in Gemini
+ * mode): a request for a silent video is refused before anything is sent, and a
+ * seed, a best-effort hint, is not sent. `personGeneration` is left to Google's
+ * default, which differs per mode and region.
  */
 
 export type Api = "gemini" | "vertex"

@@ -3,9 +3,9 @@ import { fromOperationError, unreadableResult, unsafe } from "./Failures.ts"
 import { MARKER } from "./Inline.ts"
 
 /**
- * A Veo long-running operation (PROTOCOLS.md §2.1, §2.3) as a normalised
- * state, read from the answer with its long strings already replaced by
- * markers (Inline.ts):
+ * A Veo long-running operation (docs/adapters/veo.md, States and polling) as a
+ * normalised state, read from the answer with its long strings already replaced
+ * by markers (Inline.ts):
  * - `done` absent or false: Pending (Veo reports no percentage);
  * - `error`: Failed (Failures.fromOperationError);
  * - Gemini `response.generateVideoResponse.generatedSamples[].video` or

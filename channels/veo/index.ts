@@ -27,7 +27,7 @@ import { INLINE, stateOf, WITH_KEY } from "./States.ts"
 
 /**
  * `veo`: famV (Veo 3.1) video models on the Gemini API or on Vertex AI
- * (PROTOCOLS.md §2).
+ * (docs/adapters/veo.md).
  *
  * ```json
  * "gemini": { "adapter": "veo", "api": "gemini", "credentials": { "api_key": { "env": "GEMINI_API_KEY" } } }
@@ -45,8 +45,8 @@ import { INLINE, stateOf, WITH_KEY } from "./States.ts"
  *   (no `storageUri` is sent) and fail clearly if they come.
  * - auth: Gemini `x-goog-api-key`; Vertex an OAuth token minted from the
  *   service-account key (Auth.ts).
- * - no find: Google has no idempotency key and no operation listing (§2.5),
- *   so a create whose answer is lost fails with its refund.
+ * - no find: Google has no idempotency key and no operation listing
+ *   (docs/adapters/veo.md, Failures), so a create whose answer is lost fails with its refund.
  */
 
 export const GEMINI_BASE_URL = "https://generativelanguage.googleapis.com/v1beta"
@@ -160,7 +160,8 @@ export default defineAdapter({
             if (!isOperationName(name)) continue
             const key = yield* secret
             const answer = yield* exchange(operationRequest(endpoint, name, key), timeouts.poll_s, "a poll", pollFailed)
-            // 404: the operation is unknown or has expired (§2.2), so its result is gone.
+            // 404: the operation is unknown or has expired (docs/adapters/veo.md, States and polling), so its
+            // result is gone.
             if (answer.status === 404) {
               states.set(name, UpstreamState.Failed({ error: resultExpired(), answer: answer.body }))
               continue

@@ -20,8 +20,9 @@ import { AccountNotFound, InvalidAccountRequest, KeyNotFound } from "./Errors.ts
 import { AdminAuth } from "./Security.ts"
 
 /**
- * The operator's API (DESIGN.md, operating contract). Request bodies are read
- * and checked by the handlers so that every failure has the spec's error body.
+ * The operator's API (docs/operating.md, The admin API). Request bodies are
+ * read and checked by the handlers so that every failure has the spec's error
+ * body.
  */
 const accountPath = Schema.Struct({ id: ResourceId(() => new AccountNotFound({ message: "No such account." })) })
 const keyPath = Schema.Struct({ key_id: ResourceId(() => new KeyNotFound({ message: "No such key." })) })

@@ -32,9 +32,9 @@ const rateClassOf = (url: string, kind: Principal["kind"]): RateClass =>
 export type ExpectedKey = Principal["kind"] | "any"
 
 /**
- * 401 `invalid_api_key` for a missing, malformed, unknown or disabled key;
- * 403 `permission_denied` for a valid key of the wrong kind (DESIGN.md); then
- * the key's rate limit for the endpoint class. From the request's
+ * 401 `invalid_api_key` for a missing, malformed, unknown or disabled key; 403
+ * `permission_denied` for a valid key of the wrong kind (docs/api.md, Keys);
+ * then the key's rate limit for the endpoint class. From the request's
  * `Authorization` header and URL, so the fast routes (FastRoutes.ts) check a
  * key exactly as the contract's middleware does.
  */

@@ -1,7 +1,7 @@
 import { Schema } from "effect"
 import { failure } from "../platform/Failure.ts"
 
-/** Errors of keys, authentication, rate limits and account administration (DESIGN.md: 401 vs 403, 429). */
+/** Errors of keys, authentication, rate limits and account administration (docs/api.md: Keys, Rate limits). */
 
 const withDefault = (message: string) =>
   Schema.String.pipe(Schema.propertySignature, Schema.withConstructorDefault(() => message))

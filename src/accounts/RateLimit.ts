@@ -10,7 +10,8 @@ interface Bucket {
 
 /**
  * Token buckets per key and endpoint class, counted in this replica's memory
- * (DESIGN.md): with N replicas a key may reach N times the configured rate.
+ * (docs/api.md, Rate limits): with N replicas a key may reach N times the
+ * configured rate.
  */
 export class RateLimit extends Context.Tag("RateLimit")<RateLimit, {
   readonly take: (keyId: string, rateClass: RateClass) => Effect.Effect<void, RateLimited>

@@ -68,9 +68,10 @@ export const makeWebhookSettings = (deps: {
     }).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("Accounts.rotateWebhookKey"))
 
   /**
-   * Queues a `webhook.test` event (payload of DESIGN.md) in the outbox, delivered
-   * like any other event. It goes out whenever a URL is set, enabled or not, so
-   * an operator can check the receiver before enabling it.
+   * Queues a `webhook.test` event (its payload: docs/webhooks.md, Events) in
+   * the outbox, delivered like any other event. It goes out whenever a URL is
+   * set, enabled or not, so an operator can check the receiver before enabling
+   * it.
    */
   const queueWebhookTest = (accountId: string) =>
     Effect.gen(function*() {

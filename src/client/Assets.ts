@@ -5,7 +5,7 @@ import { withClient } from "./Tasks.ts"
 
 export type AssetListParams = Parameters<ApiClient["assets"]["listAssets"]>[0]["urlParams"]
 
-/** One page of the caller's assets, newest first (DESIGN.md, Assets). */
+/** One page of the caller's assets, newest first (docs/api.md, Assets). */
 export const listAssets = (params: AssetListParams = {}) =>
   withClient((c) => c.assets.listAssets({ urlParams: params }), "resource")
 

@@ -70,7 +70,7 @@ export const getTask = <K extends TaskKind>(kind: K, id: string) =>
 export type VideoListParams = Parameters<ApiClient["taskRead"]["listVideoTasks"]>[0]["urlParams"]
 export type ImageListParams = Parameters<ApiClient["taskRead"]["listImageTasks"]>[0]["urlParams"]
 
-/** One page of the caller's tasks, newest first (DESIGN.md, List envelope). */
+/** One page of the caller's tasks, newest first (docs/api.md, Lists). */
 export const listVideoTasks = (params: VideoListParams = {}) =>
   withClient((c) => c.taskRead.listVideoTasks({ urlParams: params }), "resource")
 export const listImageTasks = (params: ImageListParams = {}) =>

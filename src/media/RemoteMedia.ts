@@ -43,10 +43,10 @@ const concat = (chunks: ReadonlyArray<Uint8Array>, size: number) => {
 }
 
 /**
- * Fetches caller-chosen URLs (reference media, image inputs) into local
- * files, with the rules of DESIGN.md for external fetches: http and https
- * only, no credentials in the URL, and (unless `ALLOW_PRIVATE_TARGETS`) no
- * private address or local name, by the one policy of src/platform/TargetUrl.ts,
+ * Fetches caller-chosen URLs (reference media, image inputs) into local files,
+ * with the rules for outbound requests (docs/api.md): http and https only, no
+ * credentials in the URL, and (unless `ALLOW_PRIVATE_TARGETS`) no private
+ * address or local name, by the one policy of src/platform/TargetUrl.ts,
  * checked on each URL here and on the address connected to by the runtime's
  * `TargetHttpClient`. Redirects are followed here, at most
  * `uploads.fetch_max_redirects`, each hop checked like the first before it is

@@ -1,6 +1,6 @@
 /**
  * Video and image tasks. The row is also the queue item of the task engine
- * (DESIGN.md); the engine's columns arrive with the engine.
+ * (docs/engine.md); the engine's columns arrive with the engine.
  */
 export default [
   `CREATE TABLE tasks (

@@ -1,8 +1,8 @@
 /**
- * The task row as the queue item of the task engine (DESIGN.md, Task engine):
- * the attempt number every write of a claim is guarded by, the lease a
- * heartbeat extends and the reaper takes back, the channel that bounds
- * concurrency, and the trace context of the create request. Result files
+ * The task row as the queue item of the task engine (docs/engine.md, Claims,
+ * leases and the reaper): the attempt number every write of a claim is guarded
+ * by, the lease a heartbeat extends and the reaper takes back, the channel that
+ * bounds concurrency, and the trace context of the create request. Result files
  * are assets; terminal events wait in the outbox.
  */
 export default [

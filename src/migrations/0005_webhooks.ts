@@ -1,6 +1,6 @@
 /**
- * Webhook delivery (DESIGN.md, Events): the outbox row becomes a delivery
- * job with a lease, and every attempt gets a row of its own.
+ * Webhook delivery (docs/webhooks.md, Delivery): the outbox row becomes a
+ * delivery job with a lease, and every attempt gets a row of its own.
  *
  * - `payload` turns from jsonb to json, which keeps the text as written (key
  *   order included), so every attempt sends the event exactly as recorded and

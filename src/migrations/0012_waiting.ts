@@ -1,11 +1,11 @@
 /**
- * The engine's internal run state, apart from the public status (DESIGN.md,
- * Task engine): `available` (claimable), `running` (claimed, leased),
- * `waiting` (submitted upstream: no lease, no fiber; polled at `run_at`) and
- * `done`. A waiting task keeps its upstream id, upstream model and submit
- * time, so a restart resumes polling and nothing is resubmitted.
- * `task_attempts` keeps every attempt's channel, upstream id and last
- * upstream answer for operators (admin task view); callers never see it.
+ * The engine's internal run state, apart from the public status
+ * (docs/engine.md, States): `available` (claimable), `running` (claimed,
+ * leased), `waiting` (submitted upstream: no lease, no fiber; polled at
+ * `run_at`) and `done`. A waiting task keeps its upstream id, upstream model
+ * and submit time, so a restart resumes polling and nothing is resubmitted.
+ * `task_attempts` keeps every attempt's channel, upstream id and last upstream
+ * answer for operators (admin task view); callers never see it.
  */
 export default [
   `ALTER TABLE tasks ADD COLUMN run_state text NOT NULL DEFAULT 'available'

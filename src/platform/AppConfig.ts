@@ -42,7 +42,7 @@ export interface Environment {
   }>
 }
 
-/** The operating contract's environment variables (DESIGN.md), with their defaults. */
+/** The service's environment variables (docs/operating.md, Environment variables), with their defaults. */
 export const environmentConfig: Config.Config<Environment> = Config.all({
   host: Config.withDefault(Config.string("HOST"), "127.0.0.1"),
   port: Config.withDefault(Config.port("PORT"), 8080),

@@ -7,7 +7,7 @@ import { Schema } from "effect"
  * imports HTTP. `platform/http` turns any value of this shape into the body.
  */
 
-/** The `error.type` values of the spec and DESIGN.md. */
+/** The `error.type` values of the API's error body (docs/api.md, Errors). */
 export const ErrorType = Schema.Literal(
   "invalid_request_error",
   "authentication_error",
@@ -20,7 +20,10 @@ export const ErrorType = Schema.Literal(
 )
 export type ErrorType = typeof ErrorType.Type
 
-/** DESIGN.md fixes `error.type` by status: every 4xx not named here is a request error, every 5xx `api_error`. */
+/**
+ * `error.type` follows the status (docs/api.md, Errors): every 4xx not named here is a request error, every 5xx
+ * `api_error`.
+ */
 export const errorTypeOf = (status: number): ErrorType => {
   switch (status) {
     case 401:

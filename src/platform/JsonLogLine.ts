@@ -7,13 +7,14 @@ const isPlain = (value: unknown) =>
 
 /**
  * The line `Logger.jsonLogger` writes, byte for byte, made directly for the
- * common line: one string message, annotations of plain values, no cause
- * (every access log line). Effect's logger builds an intermediate record
- * and serialises it through a replacer that guards against cycles and
- * redacts, about a quarter of the cost of an authenticated read's access
- * line (issue 16); a plain line has nothing to guard or redact. Anything
- * else (a cause, an object or error, several message parts) goes through
- * `Logger.jsonLogger` itself. test/json-log-line.test.ts compares the two.
+ * common line: one string message, annotations of plain values, no cause (every
+ * access log line). Effect's logger builds an intermediate record and
+ * serialises it through a replacer that guards against cycles and redacts,
+ * about a quarter of the cost of an authenticated read's access line
+ * (docs/performance.md, Authenticated reads); a plain line has nothing to guard
+ * or redact. Anything else (a cause, an object or error, several message parts)
+ * goes through `Logger.jsonLogger` itself. test/json-log-line.test.ts compares
+ * the two.
  */
 export const jsonLineLogger: Logger.Logger<unknown, string> = Logger.make((options) => {
   const { annotations, cause, date, fiberId, logLevel, spans } = options

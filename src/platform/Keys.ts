@@ -2,9 +2,9 @@ import { sha256Hex } from "./Digest.ts"
 import { randomBase62 } from "./Ids.ts"
 
 /**
- * Credentials. The prefix tells the kind: `sk-` model tokens create tasks,
- * `ak_` resource keys read them, `wk-` webhook keys only authenticate callbacks.
- * Each carries 192 random bits, above the 128 the design asks for.
+ * Credentials. The prefix tells the kind: `sk-` model tokens create tasks, `ak_`
+ * resource keys read them, `wk-` webhook keys only authenticate callbacks. Each
+ * carries 192 random bits, above the 128 every id carries (docs/api.md, Lists).
  */
 export const KeyKind = { model: "sk-", resource: "ak_", webhook: "wk-" } as const
 

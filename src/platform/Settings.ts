@@ -19,7 +19,7 @@ export type RateLimit = typeof RateLimit.Type
 export const RateClass = Schema.Literal("create", "read", "upload")
 export type RateClass = typeof RateClass.Type
 
-/** The task engine's timing (DESIGN.md, Task engine). */
+/** The task engine's timing (docs/configuration.md, `limits.json`: `engine`; docs/engine.md). */
 export const EngineSettings = Schema.Struct({
   /** How long a claim holds a task without a heartbeat before the reaper takes it back. */
   lease_s: Schema.optionalWith(Schema.Number.pipe(Schema.positive()), { default: () => 30 }),

@@ -30,7 +30,7 @@ export const ImageInputErrors = errors(InvalidUpload, InspectionUnavailable, Sto
 /** A list's query: a malformed parameter (400 from the query reader) or an unknown `after` cursor. */
 export const ListErrors = Schema.Union(httpFailures(400), errors(InvalidTaskRequest))
 
-/** The list envelope of DESIGN.md, shared with the other listings. */
+/** The list envelope (docs/api.md, Lists), shared with the other listings. */
 export const TaskList = ListEnvelope
 
 export const BatchQuery = Schema.Struct({

@@ -5,7 +5,7 @@ export const UrlAuth = Schema.Literal("none", "resource_api_key")
 export type UrlAuth = typeof UrlAuth.Type
 
 /**
- * A result file of a task (DESIGN.md, Assets). `url`, `url_auth` and
+ * A result file of a task (docs/api.md, Assets). `url`, `url_auth` and
  * `temporary` are those of the task's result item; `expires_at` is when a
  * `none` URL stops working (null for the permanent `resource_api_key` URL).
  */

@@ -1,10 +1,10 @@
 import { Schema } from "effect"
 
 /**
- * The synchronous image endpoints in the OpenAI Images API shape (DESIGN.md,
- * Decisions: Synchronous image endpoints). These are the wire shapes only:
- * each parameter maps onto the image task's field, and the model's
- * capability table decides which values are allowed.
+ * The synchronous image endpoints in the OpenAI Images API shape (docs/api.md,
+ * Synchronous image endpoints). These are the wire shapes only: each parameter
+ * maps onto the image task's field, and the model's capability table decides
+ * which values are allowed.
  */
 
 export const ResponseFormat = Schema.Literal("url", "b64_json")

@@ -36,7 +36,7 @@ export const ImageTaskListParams = taskListParams("generation", "edit")
 /** An id filter: printable ASCII, so nothing PostgreSQL refuses (NUL) reaches it; an unknown id simply matches nothing. */
 const IdParam = Schema.String.pipe(Schema.pattern(/^[\x21-\x7e]{1,200}$/, { message: () => "expected an id" }))
 
-/** `GET /v1/assets` (DESIGN.md, Assets). */
+/** `GET /v1/assets` (docs/api.md, Assets). */
 export const AssetListParams = Schema.Struct({
   task_id: Schema.optional(IdParam),
   kind: Schema.optional(TaskKind),

@@ -6,11 +6,11 @@ import { TaskNotFound } from "./Errors.ts"
 import { type TaskRow, toTaskObject } from "./TaskRow.ts"
 
 /**
- * The operator's view of one task (DESIGN.md, "Operator view of a task"):
- * the task object as its caller sees it, plus what a caller never sees — its
- * account, its charge and refund, the engine's run state, every attempt with
- * its channel, upstream id and the upstream's last answer. Served only on
- * the admin API.
+ * The operator's view of one task (docs/operating.md, The admin API): the task
+ * object as its caller sees it, plus what a caller never sees — its account,
+ * its charge and refund, the engine's run state, every attempt with its
+ * channel, upstream id and the upstream's last answer. Served only on the admin
+ * API.
  */
 
 interface EngineRow {

@@ -60,7 +60,7 @@ export const toTaskObject = (row: TaskRow): VideoTask | ImageTask => {
     progress: row.progress,
     error: row.error ?? null,
     ...optional("client_reference_id", row.client_reference_id),
-    // Always an object, `{}` when none was sent (DESIGN.md, Task object members).
+    // Always an object, `{}` when none was sent (docs/api.md, Lists).
     metadata: row.metadata ?? {},
     created_at: row.created_at,
     started_at: row.started_at,

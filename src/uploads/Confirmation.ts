@@ -28,9 +28,9 @@ const confirmedItem = (row: UploadRow): ConfirmedUpload => ({
 
 /**
  * Confirmation of media uploads (`POST /v1/media/uploads/complete`, the
- * `complete` of `Uploads`): all or nothing, in request order (DESIGN.md,
- * Confirming uploads). Each id's object is copied to a key of its own and
- * that copy inspected; only when every id is good are they written, in one
+ * `complete` of `Uploads`): all or nothing, in request order (docs/uploads.md,
+ * The three steps). Each id's object is copied to a key of its own and that
+ * copy inspected; only when every id is good are they written, in one
  * transaction.
  */
 export const makeConfirmation = Effect.gen(function*() {

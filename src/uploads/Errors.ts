@@ -3,7 +3,7 @@ import { DURATION_UNREADABLE } from "../catalog/Errors.ts"
 import { failure, type InternalError } from "../platform/Failure.ts"
 import type { StorageUnavailable } from "../storage/Errors.ts"
 
-/** Errors of upload sessions, their confirmation and the image pre-upload (DESIGN.md: Confirming uploads). */
+/** Errors of upload sessions, their confirmation and the image pre-upload (docs/uploads.md). */
 
 /** An unknown id, or another account's. */
 export class UploadNotFound extends Schema.TaggedError<UploadNotFound>()("UploadNotFound", {

@@ -27,11 +27,11 @@ export const inspectionUnavailable = (id: string) =>
   })
 
 /**
- * Confirmation's reading of an upload (DESIGN.md, Confirming uploads): the
+ * Confirmation's reading of an upload (docs/uploads.md, The three steps): the
  * object at `key`, read into a temporary file (never past the declared size)
- * and inspected. Nothing the client said is trusted: the size is measured,
- * the type sniffed from the bytes, the duration or dimensions found by the
- * parser. Every refusal is the spec's error naming the upload.
+ * and inspected. Nothing the client said is trusted: the size is measured, the
+ * type sniffed from the bytes, the duration or dimensions found by the parser.
+ * Every refusal is the spec's error naming the upload.
  */
 export const makeUploadInspection = Effect.gen(function*() {
   const storage = yield* ObjectStorage

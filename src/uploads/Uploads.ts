@@ -43,9 +43,9 @@ export class Uploads extends Context.Tag("Uploads")<Uploads, {
     files: ReadonlyArray<MediaUploadFile>
   ) => Effect.Effect<ReadonlyArray<MediaUploadSession>, InvalidUpload | InternalError | StorageUnavailable>
   /**
-   * All or nothing (DESIGN.md, Confirming uploads): the uploads in request
-   * order, each confirmed (or confirmed before), or the first refusal and
-   * none confirmed.
+   * All or nothing (docs/uploads.md, The three steps): the uploads in request
+   * order, each confirmed (or confirmed before), or the first refusal and none
+   * confirmed.
    */
   readonly complete: (
     accountId: string,

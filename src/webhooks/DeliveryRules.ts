@@ -1,9 +1,9 @@
 import { Duration, Effect, Encoding, Option, Schedule, ScheduleDecision, ScheduleIntervals } from "effect"
 
 /**
- * Webhook delivery rules that need no database: the retry policy as an
- * Effect Schedule, the step from "n attempts failed" to "when is the next
- * one", and the Standard Webhooks signature (DESIGN.md, Webhook headers).
+ * Webhook delivery rules that need no database: the retry policy as an Effect
+ * Schedule, the step from "n attempts failed" to "when is the next one", and
+ * the Standard Webhooks signature (docs/webhooks.md, The call).
  */
 
 /**

@@ -8,7 +8,7 @@ import { nextAttemptAt, retryPolicy } from "./DeliveryRules.ts"
 import { type EventFilter, listEventHistory } from "./EventHistory.ts"
 
 /**
- * The delivery side of the outbox (DESIGN.md, Events). An event row in
+ * The delivery side of the outbox (docs/webhooks.md, Delivery). An event row in
  * `pending` is a delivery job; its schedule (`next_attempt_at`, ms) lives in
  * the database, so a restart or another replica carries it on.
  *

@@ -9,15 +9,16 @@ import { changeTimes, type Emitter, makeEmitter } from "./callbackEmitter.ts"
 export type { FakeTask, Scenario } from "./arkTasks.ts"
 
 /**
- * A fake BytePlus ModelArk / Volcengine Ark on loopback, after PROTOCOLS.md
- * §1 "Minimum fake server — Ark": create (Bearer key, body and `content[]`
- * checked, reference URLs really fetched as Ark does), retrieve, list with
- * repeated `filter.task_ids`, delete, and results served from a signed
- * link that lapses. Each task follows a scripted timeline (`scenarios`,
- * one per create, counted in observations: GET or list); `faults` break
- * the next creates or polls the way §0 and §7 say upstreams break. A
- * create with `callback_url` on a time-driven timeline (`stepMs`) is called
- * back on each status change (`callbacks`, callbackEmitter.ts; Ark signs nothing).
+ * A fake BytePlus ModelArk / Volcengine Ark on loopback, as
+ * docs/adapters/ark.md (Tests) describes it: create (Bearer key, body and
+ * `content[]` checked, reference URLs really fetched as Ark does), retrieve,
+ * list with repeated `filter.task_ids`, delete, and results served from a
+ * signed link that lapses. Each task follows a scripted timeline (`scenarios`,
+ * one per create, counted in observations: GET or list); `faults` break the
+ * next creates or polls the way upstreams break in production (throttling,
+ * proxy pages, hangs, lost answers, dropped connections). A create with
+ * `callback_url` on a time-driven timeline (`stepMs`) is called back on each
+ * status change (`callbacks`, callbackEmitter.ts; Ark signs nothing).
  */
 
 export type Fault =

@@ -1,6 +1,6 @@
 /**
- * The fake Ark's checks of a create body (PROTOCOLS.md §1.3–1.4), strict
- * where Ark is: an unknown field, a role on the wrong item type, mixed
+ * The fake Ark's checks of a create body (docs/adapters/ark.md, Requests),
+ * strict where Ark is: an unknown field, a role on the wrong item type, mixed
  * frame and reference modes, too many references, out-of-range values all
  * answer 400 `InvalidParameter` naming `param`, so an adapter that sends
  * anything Ark would refuse fails its test.

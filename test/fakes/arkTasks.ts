@@ -8,8 +8,9 @@ import { promisify } from "node:util"
 
 /**
  * The fake Ark's tasks (test/fakes/ark.ts): the timeline a test scripts for
- * each, the task object Ark answers at each observation (§1.6–1.7), and the
- * signed result links and real MP4s behind them (§1.8).
+ * each, the task object Ark answers at each observation, and the signed result
+ * links and real MP4s behind them (docs/adapters/ark.md, States and polling,
+ * Results and expiry).
  */
 
 export interface Scenario {
@@ -85,7 +86,7 @@ export const statusAt = (task: FakeTask, n: number) => {
   return end === "unknown" ? (task.scenario.status ?? "paused") : end
 }
 
-/** The task object of §1.6 at this moment; `observe` counts it as one poll of its timeline. */
+/** Ark's task object at this moment; `observe` counts it as one poll of its timeline. */
 export const taskObject = (task: FakeTask, origin: string, observe: boolean) => {
   if (observe) task.observed++
   const status = statusAt(task, observation(task))

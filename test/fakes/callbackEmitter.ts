@@ -1,14 +1,14 @@
 import { Webhook } from "standardwebhooks"
 
 /**
- * The callback emitter of the fake upstreams (PROTOCOLS.md "Minimum fake
- * server" §1 item 6, §3 item 5): POSTs a task's object to its
- * `callback_url` on each status change, the way a test asks: each change
- * once, twice, all in reverse order at the end, or never; a receiver's
- * non-2xx is retried a few times. Kling's are signed with Standard
- * Webhooks headers (by the reference `standardwebhooks` package, so the
- * gateway's verifier is checked against it): valid, with a wrong secret,
- * with a stale timestamp, or two signatures as during a rotation.
+ * The callback emitter of the fake upstreams (docs/adapters/ark.md and
+ * docs/adapters/kling.md, Callbacks and Tests): POSTs a task's object to its
+ * `callback_url` on each status change, the way a test asks: each change once,
+ * twice, all in reverse order at the end, or never; a receiver's non-2xx is
+ * retried a few times. Kling's are signed with Standard Webhooks headers (by
+ * the reference `standardwebhooks` package, so the gateway's verifier is
+ * checked against it): valid, with a wrong secret, with a stale timestamp, or
+ * two signatures as during a rotation.
  */
 
 export type Delivery = "each" | "duplicate" | "reorder" | "none"

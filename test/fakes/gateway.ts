@@ -4,17 +4,17 @@ import { listenOnLoopback, readRequest } from "../support/fakeServer.ts"
 import { movie, picture } from "./media.ts"
 
 /**
- * A fake upstream gateway on loopback: another instance of this service as
- * the `gateway` adapter uses it (spec/interface.md). `POST /v1/{kind}/tasks`
- * with the `sk-` token (JSON, or multipart for an image edit), replaying the
- * original task for a known Idempotency-Key; the batch query
- * `POST /v1/{kind}/tasks/query` with the `ak_` key, with its `missing`
- * array; results served as the fake's own assets (`url_auth:
- * resource_api_key`, the `ak_` key required) or as signed links
- * (`url_auth: none`, no key taken). Each created task follows a `Life` the
- * test queued, each route takes faults the test queued (PROTOCOLS.md's list
- * for fakes), every request is recorded and every id's polls are logged
- * with their times, so a test or a benchmark can measure the gaps.
+ * A fake upstream gateway on loopback: another instance of this service as the
+ * `gateway` adapter uses it (docs/api.md). `POST /v1/{kind}/tasks` with the
+ * `sk-` token (JSON, or multipart for an image edit), replaying the original
+ * task for a known Idempotency-Key; the batch query
+ * `POST /v1/{kind}/tasks/query` with the `ak_` key, with its `missing` array;
+ * results served as the fake's own assets (`url_auth: resource_api_key`, the
+ * `ak_` key required) or as signed links (`url_auth: none`, no key taken). Each
+ * created task follows a `Life` the test queued, each route takes faults the
+ * test queued (docs/adapters/gateway.md, Tests), every request is recorded and
+ * every id's polls are logged with their times, so a test or a benchmark can
+ * measure the gaps.
  */
 
 export type Fault =

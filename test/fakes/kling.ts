@@ -18,8 +18,8 @@ import {
 export type { FakeTask, Scenario } from "./klingTasks.ts"
 
 /**
- * A fake Kling on loopback, after PROTOCOLS.md §3 "Minimum fake server —
- * Kling": both API generations side by side.
+ * A fake Kling on loopback, as docs/adapters/kling.md (Tests) describes it:
+ * both API generations side by side.
  *
  * - legacy: `POST /v1/videos/{text2video,image2video,omni-video}` and
  *   `GET /v1/videos/{kind}/{task_id or external_task_id}` and the kind's
@@ -32,12 +32,13 @@ export type { FakeTask, Scenario } from "./klingTasks.ts"
  *   API key.
  *
  * `external_task_id` is unique per account (a second create with it is
- * refused). Each task follows a scripted timeline (`scenarios`, one per
- * create, counted in observations); `slots` caps tasks in flight (1303);
- * `faults` break the next creates or polls the way §0, §3.5 and §7 say.
- * A create with a callback URL on a time-driven timeline (`stepMs`) is
- * called back on each status change in its generation's payload, signed as
- * `callbacks.options` says (callbackEmitter.ts, §3.8).
+ * refused). Each task follows a scripted timeline (`scenarios`, one per create,
+ * counted in observations); `slots` caps tasks in flight (1303); `faults` break
+ * the next creates or polls the way Kling breaks in production
+ * (docs/adapters/kling.md, Failures). A create with a callback URL on a
+ * time-driven timeline (`stepMs`) is called back on each status change in its
+ * generation's payload, signed as `callbacks.options` says (callbackEmitter.ts;
+ * docs/adapters/kling.md, Callbacks).
  */
 
 export type Fault =
@@ -120,7 +121,7 @@ const ok = (res: ServerResponse, data: unknown) =>
 
 const fromBase64url = (text: string) => Buffer.from(text.replace(/-/g, "+").replace(/_/g, "/"), "base64")
 
-/** Kling's checks of the legacy JWT (§3.2): the code of the refusal, or the payload. */
+/** Kling's checks of the legacy JWT (docs/adapters/kling.md): the code of the refusal, or the payload. */
 export const verifyJwt = (
   authorization: string | undefined,
   account: KlingAccount,

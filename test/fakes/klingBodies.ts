@@ -1,10 +1,9 @@
 /**
- * The fake Kling's checks of create bodies (PROTOCOLS.md §3.3–3.4), strict
- * where Kling is: an unknown field, a number where Kling wants a string (or
- * the reverse), a `data:` image, an aspect ratio where the image gives it,
- * a last frame without a first, a model on the wrong endpoint all answer
- * 400 code 1201, so an adapter sending anything Kling would refuse fails
- * its test.
+ * The fake Kling's checks of create bodies (docs/adapters/kling.md, Requests),
+ * strict where Kling is: an unknown field, a number where Kling wants a string
+ * (or the reverse), a `data:` image, an aspect ratio where the image gives it,
+ * a last frame without a first, a model on the wrong endpoint all answer 400
+ * code 1201, so an adapter sending anything Kling would refuse fails its test.
  */
 
 export interface Problem {

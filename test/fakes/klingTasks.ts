@@ -2,10 +2,11 @@ import { createHmac, randomBytes } from "node:crypto"
 import { mp4 } from "./arkTasks.ts"
 
 /**
- * The fake Kling's tasks (test/fakes/kling.ts): the timeline a test
- * scripts for each, the task object each API generation answers (§3.1,
- * §3.3: legacy `succeed` + `task_result.videos`, current `succeeded` +
- * `outputs`), and the links and real MP4s behind the results (§3.7).
+ * The fake Kling's tasks (test/fakes/kling.ts): the timeline a test scripts for
+ * each, the task object each API generation answers (legacy `succeed` +
+ * `task_result.videos`, current `succeeded` + `outputs`), and the links and
+ * real MP4s behind the results (docs/adapters/kling.md, States and polling,
+ * Results and expiry).
  */
 
 export { mp4 }

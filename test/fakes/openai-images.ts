@@ -9,11 +9,12 @@ import { promisify } from "node:util"
 import { listenOnLoopback, multipartParts } from "../support/fakeServer.ts"
 
 /**
- * A fake OpenAI Images API on loopback (PROTOCOLS.md §5): the synchronous
- * `POST /v1/images/generations` (JSON) and `POST /v1/images/edits`
- * (multipart with `image` or `image[]` and `mask`), answering real images
- * of the requested size and format as `data[].b64_json`, with the faults a
- * gateway meets in production, chosen per request by the test.
+ * A fake OpenAI Images API on loopback (docs/adapters/openai-images.md, Tests):
+ * the synchronous `POST /v1/images/generations` (JSON) and
+ * `POST /v1/images/edits` (multipart with `image` or `image[]` and `mask`),
+ * answering real images of the requested size and format as `data[].b64_json`,
+ * with the faults a gateway meets in production, chosen per request by the
+ * test.
  */
 
 export type Fault =

@@ -4,13 +4,13 @@ import { listenOnLoopback, readRequest } from "../support/fakeServer.ts"
 import { movie } from "./media.ts"
 
 /**
- * A fake OpenAI Videos API on loopback (PROTOCOLS.md §4, "Minimum fake
- * server"): `POST /v1/videos` (JSON or multipart), `GET /v1/videos/{id}`,
- * `GET /v1/videos/{id}/content` serving a real H.264/AAC MP4 of the
- * requested size and seconds. Each created video follows a `Life` the test
- * queued (the statuses its polls answer: OpenAI's, or a relay's `done`,
- * `unknown`, none at all), and each route takes faults the test queued.
- * Every request is recorded, so tests can assert the exact upstream body.
+ * A fake OpenAI Videos API on loopback (docs/adapters/openai-videos.md, Tests):
+ * `POST /v1/videos` (JSON or multipart), `GET /v1/videos/{id}`,
+ * `GET /v1/videos/{id}/content` serving a real H.264/AAC MP4 of the requested
+ * size and seconds. Each created video follows a `Life` the test queued (the
+ * statuses its polls answer: OpenAI's, or a relay's `done`, `unknown`, none at
+ * all), and each route takes faults the test queued. Every request is recorded,
+ * so tests can assert the exact upstream body.
  */
 
 export type Fault =

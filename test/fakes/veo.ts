@@ -9,8 +9,8 @@ import { type FakeOperation, operationText, type Scenario, videoOf } from "./veo
 export type { FakeOperation, Scenario } from "./veoOperations.ts"
 
 /**
- * A fake Google Veo on loopback, after PROTOCOLS.md §2 "Minimum fake server
- * — Veo", both variants on one port:
+ * A fake Google Veo on loopback, as docs/adapters/veo.md (Tests) describes it,
+ * both variants on one port:
  * - Gemini API: `POST /v1beta/models/{m}:predictLongRunning` with
  *   `x-goog-api-key`, `GET /v1beta/{operation}`, and the file download
  *   `GET /v1beta/files/{id}:download` (key required) answering 302 to a
@@ -19,9 +19,9 @@ export type { FakeOperation, Scenario } from "./veoOperations.ts"
  *   and `…:fetchPredictOperation`, with a bearer token from `POST /token`,
  *   which verifies the RS256 assertion against the test key's public half;
  *   results inline base64 (optionally padded to megabytes) or `gcsUri`.
- * Bodies are checked (veoChecks.ts); each operation follows a scripted
- * timeline (veoOperations.ts); `faults` break the next creates, polls or
- * token exchanges the way §0, §2.2 and §7 say Google breaks.
+ * Bodies are checked (veoChecks.ts); each operation follows a scripted timeline
+ * (veoOperations.ts); `faults` break the next creates, polls or token exchanges
+ * the way Google breaks in production (docs/adapters/veo.md, Failures).
  */
 
 export type Fault =

@@ -1,6 +1,6 @@
 /**
- * What the fake Veo refuses in a create body, after PROTOCOLS.md §2.1 and
- * "Minimum fake server — Veo": the combinations Google documents, images in
+ * What the fake Veo refuses in a create body, after docs/adapters/veo.md
+ * (Requests, Veo's own limits): the combinations Google documents, images in
  * either spelling (`bytesBase64Encoded` or `inlineData`), and, on the Gemini
  * API, the parameters the SDK refuses there (`generateAudio`, `seed`).
  */

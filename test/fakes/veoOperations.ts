@@ -1,11 +1,12 @@
 import { mp4 } from "./arkTasks.ts"
 
 /**
- * The fake Veo's operations (test/fakes/veo.ts): the timeline a test
- * scripts for each (`Scenario`, one per create, counted in polls), and the
- * Operation object Google answers at each poll (§2.1, §2.3): not done, done
- * with videos (a Gemini file URI, inline base64, or a `gcsUri`), done with
- * an `error`, or done with every video removed by the safety filter.
+ * The fake Veo's operations (test/fakes/veo.ts): the timeline a test scripts
+ * for each (`Scenario`, one per create, counted in polls), and the Operation
+ * object Google answers at each poll (docs/adapters/veo.md, States and
+ * polling): not done, done with videos (a Gemini file URI, inline base64, or a
+ * `gcsUri`), done with an `error`, or done with every video removed by the
+ * safety filter.
  */
 
 export interface Scenario {

@@ -9,11 +9,11 @@ import type { ImageGenerator, VideoGenerator } from "./Generation.ts"
 import type { ImageUpstream, VideoUpstream } from "./Upstream.ts"
 
 /**
- * The channel adapter contract (DESIGN.md, Channels). An adapter is a folder
- * of `channels/` (or any folder config points at) whose default export is
- * `defineAdapter({...})`; a channel is a configured instance of one. The
- * core loads adapters by name (Channels.ts) and never imports one, so an
- * adapter imports only this contract and the platform ports.
+ * The channel adapter contract (docs/adapters/README.md, Writing an adapter).
+ * An adapter is a folder of `channels/` (or any folder config points at) whose
+ * default export is `defineAdapter({...})`; a channel is a configured instance
+ * of one. The core loads adapters by name (Channels.ts) and never imports one,
+ * so an adapter imports only this contract and the platform ports.
  */
 
 export * from "./Callbacks.ts"

@@ -1,10 +1,11 @@
 import { Config, Effect, ParseResult, Redacted, Schema } from "effect"
 
 /**
- * The settings every channel takes, whatever its adapter (DESIGN.md,
- * Channels). An adapter's own settings Schema is merged with these at boot
- * (Channels.ts), so one entry of `config/models.json` → `channels` is checked
- * as a whole and an unknown key is refused.
+ * The settings every channel takes, whatever its adapter
+ * (docs/adapters/README.md, Settings every channel takes). An adapter's own
+ * settings Schema is merged with these at boot (Channels.ts), so one entry of
+ * `config/models.json` → `channels` is checked as a whole and an unknown key is
+ * refused.
  */
 
 const PositiveInt = Schema.Int.pipe(Schema.positive())

@@ -37,14 +37,14 @@ export interface FastRoute<R> {
 }
 
 /**
- * The contract's hottest endpoints (a task's status, polled by every client
- * at the `Retry-After` interval) answered without the HttpApi stack: no
- * router, no per-request layers, no schema decoding of a path the route has
- * already matched. A CPU profile of the read path put about half of a
- * request's time in that stack (issue 16); the fast route does the same
- * checks with the same functions (key check, rate limit, the store's query,
- * the success schema's encoding) and answers byte for byte what the full
- * path answers, which test/fast-routes.test.ts checks against the full path.
+ * The contract's hottest endpoints (a task's status, polled by every client at
+ * the `Retry-After` interval) answered without the HttpApi stack: no router, no
+ * per-request layers, no schema decoding of a path the route has already
+ * matched. A CPU profile of the read path put about half of a request's time in
+ * that stack (docs/architecture.md, Fast routes); the fast route does the same
+ * checks with the same functions (key check, rate limit, the store's query, the
+ * success schema's encoding) and answers byte for byte what the full path
+ * answers, which test/fast-routes.test.ts checks against the full path.
  *
  * What the gateway middleware adds to every answer is added here too: the
  * request id (kept from `x-request-id` or made), the spec's error body for

@@ -1,6 +1,6 @@
 import { Schema } from "effect"
 
-/** The list envelope of DESIGN.md: newest first; `after` = the previous page's `last_id`. */
+/** The list envelope (docs/api.md, Lists): newest first; `after` = the previous page's `last_id`. */
 export const ListEnvelope = <A, I>(item: Schema.Schema<A, I>) =>
   Schema.Struct({
     object: Schema.Literal("list"),

@@ -1,12 +1,12 @@
 import { Clock, Context, Effect, Layer } from "effect"
 
 /**
- * The per-channel circuit breaker (DESIGN.md, Channels: Failover). A channel
- * that did not take a task (refused, throttled, overloaded) is open for its
- * `breaker_cooldown_s`: its tasks go to the model's next channel without
- * trying it. The state is per process: each replica learns on its own, at
- * the cost of one refused try per replica and cool-down, and nothing is
- * lost when a replica stops.
+ * The per-channel circuit breaker (docs/configuration.md, Routes: Failover). A
+ * channel that did not take a task (refused, throttled, overloaded) is open for
+ * its `breaker_cooldown_s`: its tasks go to the model's next channel without
+ * trying it. The state is per process: each
+ * replica learns on its own, at the cost of one refused try per replica and
+ * cool-down, and nothing is lost when a replica stops.
  */
 export class Breakers extends Context.Tag("Breakers")<Breakers, {
   readonly trip: (channel: string, cooldownMs: number) => Effect.Effect<void>

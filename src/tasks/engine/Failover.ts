@@ -7,7 +7,7 @@ import type { Claim } from "./Claim.ts"
 import { StaleClaim, TaskOutcomes } from "./TaskOutcomes.ts"
 import { TaskQueue } from "./TaskQueue.ts"
 
-/** The channel after the task's own in its model's order (DESIGN.md, Channels: Failover), if any. */
+/** The channel after the task's own in its model's order (docs/configuration.md, Routes: Failover), if any. */
 const nextChannel = (claim: Claim) =>
   Effect.map(Registry, (registry) => {
     const served = claim.kind === "video" ? registry.video(claim.model) : registry.image(claim.model)

@@ -33,10 +33,10 @@ export const QUEUED_CHANNEL = "tasks_queued"
 export const NUDGED_CHANNEL = "tasks_nudged"
 
 /**
- * The durable queue on the task table (DESIGN.md, Task engine). A queued row
- * is claimed with `FOR UPDATE SKIP LOCKED`, so concurrent workers never take
- * the same task; the claim starts a lease that heartbeats extend, and expired
- * leases are taken back by the reaper.
+ * The durable queue on the task table (docs/engine.md, Claims, leases and the
+ * reaper). A queued row is claimed with `FOR UPDATE SKIP LOCKED`, so concurrent
+ * workers never take the same task; the claim starts a lease that heartbeats
+ * extend, and expired leases are taken back by the reaper.
  */
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient

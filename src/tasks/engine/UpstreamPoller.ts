@@ -26,13 +26,13 @@ export const BATCHED_POLL_GAP_MS = 3_000
 const PASS_HISTORY = 5
 
 /**
- * One channel's poller (DESIGN.md, Engine states): takes the waiting tasks
- * whose poll is due, asks the upstream about all of them in batches, and
- * hands each answer to pollTask; finished tasks' downloads run apart, so a
- * pass is never held by them. It holds no task between passes, so a
- * restart simply polls the waiting tasks again; nothing is resubmitted.
- * On a channel that takes upstream callbacks, a callback's NOTIFY wakes it
- * before the interval ends (a hint: the interval still bounds the wait).
+ * One channel's poller (docs/engine.md, Waiting upstream and polling): takes
+ * the waiting tasks whose poll is due, asks the upstream about all of them in
+ * batches, and hands each answer to pollTask; finished tasks' downloads run
+ * apart, so a pass is never held by them. It holds no task between passes, so a
+ * restart simply polls the waiting tasks again; nothing is resubmitted. On a
+ * channel that takes upstream callbacks, a callback's NOTIFY wakes it before
+ * the interval ends (a hint: the interval still bounds the wait).
  */
 export const upstreamPoller = (channelName: string) =>
   Effect.gen(function*() {

@@ -3,11 +3,12 @@ import { Effect } from "effect"
 import type { ClaimRow } from "../Claim.ts"
 
 /**
- * Claims up to `limit` queued tasks of a channel, oldest first, without
- * taking the channel past `concurrency` tasks in flight (running here or
- * waiting upstream) across every replica (DESIGN.md, Failover: upstream
- * accounts cap concurrent tasks). Each becomes `in_progress` under a new
- * attempt number and a lease held by `workerId` until `now + leaseMs`.
+ * Claims up to `limit` queued tasks of a channel, oldest first, without taking
+ * the channel past `concurrency` tasks in flight (running here or waiting
+ * upstream) across every replica, since upstream accounts cap their concurrent
+ * tasks (`concurrency`, docs/adapters/README.md). Each becomes `in_progress`
+ * under a new attempt number and a lease held by `workerId` until
+ * `now + leaseMs`.
  *
  * Counting and claiming in one statement would race between replicas (each
  * counts from a snapshot taken before the other's claim commits), so the
