@@ -1,7 +1,7 @@
 import { readFileSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
-import { QUEUED_CHANNEL } from "../src/tasks/engine/TaskQueue.ts"
+import { QUEUED_CHANNEL } from "../src/tasks/sql/notifyQueued.ts"
 import { checkBooks } from "./support/books.ts"
 import { configWith } from "./support/config.ts"
 import { backend } from "./support/database.ts"

@@ -1,5 +1,12 @@
 import { GenerationError, retryHintMs } from "../../src/channel/contract/Adapter.ts"
-import { ambiguous, invalid, misconfigured, transient, unsafe, videoFailure } from "../../src/channel/contract/VideoFailures.ts"
+import {
+  ambiguous,
+  invalid,
+  misconfigured,
+  transient,
+  unsafe,
+  videoFailure
+} from "../../src/channel/contract/VideoFailures.ts"
 export {
   ambiguous,
   fetchBroken,

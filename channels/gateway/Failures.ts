@@ -1,5 +1,5 @@
 import type { HttpClientError } from "@effect/platform"
-import { certainlyNotSent, GenerationError, retryHintMs } from "../../src/channel/contract/Adapter.ts"
+import { certainlyNotSent, FailureCodes, GenerationError, retryHintMs } from "../../src/channel/contract/Adapter.ts"
 
 /**
  * What a failed exchange with the upstream gateway means. The caller never
@@ -7,8 +7,8 @@ import { certainlyNotSent, GenerationError, retryHintMs } from "../../src/channe
  * reach the operator's log and task_attempts only.
  */
 
-export const FAILED_CODE = { video: "video_task_failed", image: "image_task_failed" } as const
-const UNAVAILABLE = { video: "video_task_failed", image: "524" } as const
+export const FAILED_CODE = { video: FailureCodes.videoFailed, image: FailureCodes.imageFailed } as const
+const UNAVAILABLE = { video: FailureCodes.videoFailed, image: FailureCodes.imageUnavailable } as const
 const MESSAGE = {
   video: "The video could not be generated.",
   image: "The image service is temporarily unavailable."

@@ -1,5 +1,5 @@
 import { Either, Encoding, Schema } from "effect"
-import { GenerationError } from "../../src/channel/contract/Adapter.ts"
+import { FailureCodes, GenerationError } from "../../src/channel/contract/Adapter.ts"
 import { retryHintMs } from "../../src/channel/contract/RetryHint.ts"
 
 /**
@@ -22,9 +22,9 @@ const ErrorBody = Schema.Struct({
 })
 const decodeError = Schema.decodeUnknownOption(Schema.parseJson(ErrorBody))
 
-const IMAGE_FAILED = "image_task_failed"
+const IMAGE_FAILED = FailureCodes.imageFailed
 /** The spec's business code for a temporarily unavailable image service. */
-const UNAVAILABLE = "524"
+const UNAVAILABLE = FailureCodes.imageUnavailable
 
 /** Worth another try on this channel: the upstream was busy or broken for a moment. */
 export const transient = (retryAfterMs?: number) =>

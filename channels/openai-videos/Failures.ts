@@ -1,5 +1,5 @@
 import type { HttpClientError } from "@effect/platform"
-import { certainlyNotSent, GenerationError, retryHintMs } from "../../src/channel/contract/Adapter.ts"
+import { certainlyNotSent, FailureCodes, GenerationError, retryHintMs } from "../../src/channel/contract/Adapter.ts"
 
 /**
  * What a failed exchange with an OpenAI Videos upstream means for the task
@@ -10,7 +10,7 @@ import { certainlyNotSent, GenerationError, retryHintMs } from "../../src/channe
  * `video_task_failed`, the only terminal code for an upstream failure.
  */
 
-const FAILED = "video_task_failed"
+const FAILED = FailureCodes.videoFailed
 const GENERIC = "The video could not be generated."
 
 type Headers = Readonly<Record<string, string | undefined>>

@@ -1,5 +1,11 @@
 import { Context, Effect, Layer } from "effect"
-import { eventStream, GenerationError, type VideoGenerator, type VideoJob } from "../../src/channel/contract/Adapter.ts"
+import {
+  eventStream,
+  FailureCodes,
+  GenerationError,
+  type VideoGenerator,
+  type VideoJob
+} from "../../src/channel/contract/Adapter.ts"
 import { videoDimensions } from "./Dimensions.ts"
 import { SandboxRenderer } from "./SandboxRenderer.ts"
 import { rehearse } from "./SandboxSwitch.ts"
@@ -21,7 +27,7 @@ export class SandboxGenerator extends Context.Tag("SandboxGenerator")<SandboxGen
           Effect.gen(function*() {
             const { width, height } = videoDimensions(job.capability.resolution, job.request.aspectRatio)
             const { renderFrom } = yield* rehearse(job.request.providerOptions, {
-              code: "video_task_failed",
+              code: FailureCodes.videoFailed,
               message: "The sandbox failed this task as requested by provider_options.sandbox.outcome."
             }, progress)
             const video = yield* renderer.renderVideo({
@@ -36,7 +42,7 @@ export class SandboxGenerator extends Context.Tag("SandboxGenerator")<SandboxGen
               // The caller sees a neutral message; the cause stays in the log.
               Effect.mapError(() =>
                 new GenerationError({
-                  code: "video_task_failed",
+                  code: FailureCodes.videoFailed,
                   message: "Video generation failed.",
                   retryable: true,
                   transient: true

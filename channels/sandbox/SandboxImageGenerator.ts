@@ -1,6 +1,12 @@
 import { Context, Effect, Layer } from "effect"
-import { parseSize } from "../../src/catalog/contract/ImageCapabilities.ts"
-import { eventStream, GenerationError, type ImageGenerator, type ImageJob } from "../../src/channel/contract/Adapter.ts"
+import {
+  eventStream,
+  FailureCodes,
+  GenerationError,
+  type ImageGenerator,
+  type ImageJob
+} from "../../src/channel/contract/Adapter.ts"
+import { parseSize } from "../../src/channel/contract/Media.ts"
 import { SandboxImageRenderer } from "./SandboxImageRenderer.ts"
 import { rehearse } from "./SandboxSwitch.ts"
 
@@ -23,7 +29,7 @@ export class SandboxImageGenerator
         eventStream(({ output, progress }) =>
           Effect.gen(function*() {
             const { renderFrom } = yield* rehearse(job.request.providerOptions, {
-              code: "image_task_failed",
+              code: FailureCodes.imageFailed,
               message: "The sandbox failed this task as requested by provider_options.sandbox.outcome."
             }, progress)
             const { width, height } = parseSize(job.request.size)
@@ -42,7 +48,7 @@ export class SandboxImageGenerator
                   Effect.tapError((e) => Effect.logWarning("sandbox image failed", e)),
                   Effect.mapError(() =>
                     new GenerationError({
-                      code: "image_task_failed",
+                      code: FailureCodes.imageFailed,
                       message: "Image generation failed.",
                       retryable: true,
                       transient: true

@@ -1,6 +1,6 @@
 import { Command, CommandExecutor, FileSystem, Path } from "@effect/platform"
 import { Context, Data, Duration, Effect, Layer } from "effect"
-import type { ImageFormat } from "../../src/catalog/contract/ImageCapabilities.ts"
+import type { ImageFormat } from "../../src/channel/contract/Media.ts"
 import { sha256 } from "../../src/platform/Digest.ts"
 import { MediaTools } from "../../src/platform/MediaTools.ts"
 import { runTool } from "../../src/platform/ToolProcess.ts"

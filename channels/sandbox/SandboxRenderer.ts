@@ -1,7 +1,12 @@
 import { Command, CommandExecutor, FileSystem, Path } from "@effect/platform"
 import { Context, Data, Duration, Effect, Layer, Ref } from "effect"
-import { DEFAULT_PROBE_FORMATS, ffprobeArgs, mediaInfoFromFfprobe } from "../../src/media/Ffprobe.ts"
-import { type MediaInfo, ProbeError } from "../../src/media/MediaInfo.ts"
+import {
+  DEFAULT_PROBE_FORMATS,
+  ffprobeArgs,
+  type MediaInfo,
+  mediaInfoFromFfprobe,
+  ProbeError
+} from "../../src/channel/contract/Media.ts"
 import { sha256 } from "../../src/platform/Digest.ts"
 import { MediaTools } from "../../src/platform/MediaTools.ts"
 import { runTool, type ToolError } from "../../src/platform/ToolProcess.ts"

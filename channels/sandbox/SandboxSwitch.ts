@@ -1,5 +1,5 @@
 import { Duration, Effect } from "effect"
-import { GenerationError } from "../../src/channel/contract/Adapter.ts"
+import { FailureCodes, GenerationError } from "../../src/channel/contract/Adapter.ts"
 
 /** The sandbox's per-request switch, `provider_options.sandbox` (docs/adapters/sandbox.md, Rehearsing). */
 interface SandboxSwitch {
@@ -34,7 +34,7 @@ export const rehearse = (
     }
     if (sandbox.outcome === "unavailable") {
       return yield* new GenerationError({
-        code: "524",
+        code: FailureCodes.imageUnavailable,
         message: "The generation service is temporarily unavailable.",
         retryable: true,
         transient: true

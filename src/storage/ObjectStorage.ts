@@ -1,8 +1,7 @@
 import { Context, Effect, Layer, Option } from "effect"
 import { AppConfig } from "../platform/AppConfig.ts"
 import { LocalObjectStore, makeLocalObjectStorage } from "./LocalObjectStorage.ts"
-import type { ObjectStorageBackend } from "./ObjectStorageBackend.ts"
-import type { StorageError } from "./StorageError.ts"
+import type { ObjectStorageBackend, ObjectStorageService } from "./ObjectStorageBackend.ts"
 import { withHealth } from "./StorageHealth.ts"
 
 export type {
@@ -10,24 +9,11 @@ export type {
   ObjectContent,
   ObjectInfo,
   ObjectStorageBackend,
+  ObjectStorageService,
   PresignedGet,
   PresignedPut
 } from "./ObjectStorageBackend.ts"
 export { StorageError } from "./StorageError.ts"
-
-/**
- * Object storage as the service's features use it: a backend (S3 when
- * `S3_BUCKET` is set, otherwise files under `DATA_DIR/objects`; see
- * ObjectStorageBackend.ts), traced, with what its calls saw of its health.
- */
-export interface ObjectStorageService extends ObjectStorageBackend {
-  /**
-   * Succeeds when the store can be used now, judged from the calls of the
-   * last seconds (a probe when there were none): an upload session is not
-   * handed out, and `/readyz` is not green, while the store is away or full.
-   */
-  readonly available: Effect.Effect<void, StorageError>
-}
 
 /** One span per call, so a task's trace shows its storage steps; a read's span ends when its stream is handed over. */
 const traced = (backend: "s3" | "local", storage: ObjectStorageBackend): ObjectStorageBackend => {

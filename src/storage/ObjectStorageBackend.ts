@@ -89,3 +89,17 @@ export interface ObjectStorageBackend {
   /** One cheap call that succeeds only when the store can be used now (reached, and writable for the local store). */
   readonly probe: Effect.Effect<void, StorageError>
 }
+
+/**
+ * Object storage as the service's features use it: a backend (S3 when
+ * `S3_BUCKET` is set, otherwise files under `DATA_DIR/objects`; see
+ * ObjectStorageBackend.ts), traced, with what its calls saw of its health.
+ */
+export interface ObjectStorageService extends ObjectStorageBackend {
+  /**
+   * Succeeds when the store can be used now, judged from the calls of the
+   * last seconds (a probe when there were none): an upload session is not
+   * handed out, and `/readyz` is not green, while the store is away or full.
+   */
+  readonly available: Effect.Effect<void, StorageError>
+}

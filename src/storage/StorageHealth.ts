@@ -1,6 +1,5 @@
 import { Clock, Effect, Predicate } from "effect"
-import type { ObjectStorageService } from "./ObjectStorage.ts"
-import type { ObjectStorageBackend } from "./ObjectStorageBackend.ts"
+import type { ObjectStorageBackend, ObjectStorageService } from "./ObjectStorageBackend.ts"
 import type { StorageError } from "./StorageError.ts"
 
 /** What the calls of this long ago say of the store; older news is checked with a probe. */

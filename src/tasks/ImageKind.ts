@@ -1,4 +1,5 @@
-import type { TaskFailure } from "./engine/TaskOutcomes.ts"
+import { FailureCodes } from "../channel/contract/FailureCodes.ts"
+import type { TaskFailure } from "./TaskFailure.ts"
 
 /**
  * Everything the image kind names: its failure codes (spec: Errors, terminal
@@ -9,9 +10,9 @@ import type { TaskFailure } from "./engine/TaskOutcomes.ts"
 export const ImageKind = {
   kind: "image",
   codes: {
-    failed: "image_task_failed",
+    failed: FailureCodes.imageFailed,
     /** The image service is temporarily unavailable; `retryable` true. */
-    unavailable: "524"
+    unavailable: FailureCodes.imageUnavailable
   },
   events: { succeeded: "image.task.succeeded", failed: "image.task.failed" }
 } as const

@@ -1,6 +1,6 @@
-import type { TaskFailure } from "./engine/TaskOutcomes.ts"
 import { IMAGE_FAILURE, IMAGE_UNAVAILABLE, ImageKind } from "./ImageKind.ts"
 import type { TaskKind } from "./Task.ts"
+import type { TaskFailure } from "./TaskFailure.ts"
 import { VIDEO_FAILURE, VideoKind } from "./VideoKind.ts"
 
 /** The kind modules by the task's `kind` column. */

@@ -3,8 +3,8 @@ import { Schema } from "effect"
 export const TaskStatus = Schema.Literal("queued", "in_progress", "succeeded", "failed")
 export type TaskStatus = typeof TaskStatus.Type
 
-export const TaskKind = Schema.Literal("video", "image")
-export type TaskKind = typeof TaskKind.Type
+// The kinds are the adapter contract's (an adapter serves some of them); tasks name them from there.
+export { TaskKind } from "../channel/contract/Adapter.ts"
 
 export const TaskError = Schema.Struct({
   code: Schema.String,

@@ -5,31 +5,11 @@ import { retryingConflicts } from "../platform/Database.ts"
 import { IdPrefix, newId } from "../platform/Ids.ts"
 import { PooledQuery } from "../platform/PooledQuery.ts"
 import { nowSeconds } from "../platform/Time.ts"
-import { insertTask } from "./engine/sql/insertTask.ts"
-import { TaskQueue } from "./engine/TaskQueue.ts"
 import { IdempotencyConflict, InvalidTaskRequest } from "./Errors.ts"
+import { insertTask, type NewTask } from "./sql/insertTask.ts"
+import { notifyQueued } from "./sql/notifyQueued.ts"
 import type { ImageTask, TaskKind, TaskStatus, VideoTask } from "./Task.ts"
 import { taskColumns, type TaskRow, toTaskObject } from "./TaskRow.ts"
-
-export interface NewTask {
-  readonly accountId: string
-  readonly kind: TaskKind
-  readonly model: string
-  readonly operation: string
-  /** The validated request the engine will execute. */
-  readonly request: unknown
-  readonly clientReferenceId: string | null
-  readonly metadata: Record<string, unknown> | null
-  readonly idempotencyKey: string | null
-  /** Digest of the request content, compared when an Idempotency-Key is reused. */
-  readonly digest: string
-  readonly chargeMicros: number
-  readonly subscriptionAllowed: boolean
-  /** The provider channel whose workers run it. */
-  readonly channel: string
-  /** W3C trace context of the create request, so the engine's spans join its trace. */
-  readonly traceparent: string | null
-}
 
 /** The INSERT found the Idempotency-Key taken: the transaction is rolled back and the original replayed. */
 class KeyTaken extends Data.TaggedError("KeyTaken") {}
@@ -56,7 +36,6 @@ const make = Effect.gen(function*() {
   const pooled = yield* PooledQuery
   const columns = sql.literal(taskColumns())
   const billing = yield* Billing
-  const queue = yield* TaskQueue
 
   /** The task this account already created with the key: replayed when the content is the same, else 409. */
   const replayOf = (task: NewTask) =>
@@ -113,7 +92,7 @@ const make = Effect.gen(function*() {
       // all creates behind each other. Lost between commit and NOTIFY (a crash), the
       // task is still found by the workers' periodic look, which is also why a failed
       // NOTIFY does not fail a create that has committed.
-      Effect.tap(({ replayed }) => replayed ? Effect.void : Effect.ignore(queue.notify(task.channel))),
+      Effect.tap(({ replayed }) => replayed ? Effect.void : Effect.ignore(notifyQueued(sql, task.channel))),
       Effect.catchTag("SqlError", Effect.die),
       // Every create: no stack trace per span, as on the polling path (an Error and its capture each).
       Effect.withSpan("TaskStore.create", {

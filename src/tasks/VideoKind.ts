@@ -1,5 +1,6 @@
 import { DURATION_EXCEEDED, DURATION_UNREADABLE } from "../catalog/Errors.ts"
-import type { TaskFailure } from "./engine/TaskOutcomes.ts"
+import { FailureCodes } from "../channel/contract/FailureCodes.ts"
+import type { TaskFailure } from "./TaskFailure.ts"
 
 /**
  * Everything the video kind names: its failure codes (spec: Errors, terminal
@@ -10,7 +11,7 @@ export const VideoKind = {
   kind: "video",
   codes: {
     /** Any other upstream or internal failure. */
-    failed: "video_task_failed",
+    failed: FailureCodes.videoFailed,
     durationUnreadable: DURATION_UNREADABLE,
     durationExceeded: DURATION_EXCEEDED
   },

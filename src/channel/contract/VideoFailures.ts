@@ -1,4 +1,5 @@
 import type { HttpClientError } from "@effect/platform"
+import { FailureCodes } from "./FailureCodes.ts"
 import { GenerationError } from "./Generation.ts"
 import { certainlyNotSent } from "./Transport.ts"
 
@@ -12,7 +13,7 @@ import { certainlyNotSent } from "./Transport.ts"
  * protocol's answers onto these.
  */
 
-const FAILED = "video_task_failed"
+const FAILED = FailureCodes.videoFailed
 
 export const videoFailure = (
   message: string,

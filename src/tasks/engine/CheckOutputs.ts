@@ -2,8 +2,8 @@ import { Effect } from "effect"
 import { GenerationError } from "../../channel/contract/Adapter.ts"
 import { MediaInspector } from "../../media/MediaInspector.ts"
 import type { TaskKind } from "../Task.ts"
+import type { TaskFailure } from "../TaskFailure.ts"
 import type { Output } from "./Plans.ts"
-import type { TaskFailure } from "./TaskOutcomes.ts"
 
 const EXTENSIONS: Record<string, string> = {
   "image/png": "png",

@@ -13,9 +13,9 @@ import { concatBytes } from "../../platform/Digest.ts"
 import type { ModelRoute } from "../../platform/Settings.ts"
 import { ObjectStorage } from "../../storage/ObjectStorage.ts"
 import { IMAGE_FAILURE, IMAGE_UNAVAILABLE, ImageKind } from "../ImageKind.ts"
+import type { TaskFailure } from "../TaskFailure.ts"
 import { VIDEO_FAILURE } from "../VideoKind.ts"
 import type { Claim, DecodedClaim } from "./Claim.ts"
-import type { TaskFailure } from "./TaskOutcomes.ts"
 
 /** A file made in this process (a generator's, or an upstream's synchronous answer): its bytes in memory. */
 export type MadeOutput = Extract<GenerationEvent, { _tag: "Output" }>

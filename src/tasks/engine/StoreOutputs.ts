@@ -5,7 +5,7 @@ import { ObjectStorage } from "../../storage/ObjectStorage.ts"
 import { isPassing } from "../../storage/StorageError.ts"
 import type { Claim } from "./Claim.ts"
 import { type Output, type Plan, sizeOf } from "./Plans.ts"
-import type { NewAsset } from "./TaskOutcomes.ts"
+import type { NewAsset } from "./sql/insertAsset.ts"
 
 /**
  * Re-hosts a task's checked outputs in object storage (whichever way they

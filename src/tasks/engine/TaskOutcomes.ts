@@ -4,37 +4,16 @@ import { Billing } from "../../billing/Billing.ts"
 import { Outbox } from "../../events/Outbox.ts"
 import { retryingConflicts } from "../../platform/Database.ts"
 import { nowSeconds } from "../../platform/Time.ts"
-import type { UrlAuth } from "../Asset.ts"
 import { eventTypeOf } from "../Kinds.ts"
+import type { TaskFailure } from "../TaskFailure.ts"
 import { toTaskObject } from "../TaskRow.ts"
 import type { Claim } from "./Claim.ts"
 import { completeTask } from "./sql/completeTask.ts"
 import { failTask } from "./sql/failTask.ts"
-import { insertAsset } from "./sql/insertAsset.ts"
+import { insertAsset, type NewAsset } from "./sql/insertAsset.ts"
 
 /** The claim was taken back (lease expired, another attempt runs): this worker's result is void. */
 export class StaleClaim extends Data.TaggedError("StaleClaim")<{ readonly taskId: string; readonly attempt: number }> {}
-
-export interface TaskFailure {
-  readonly code: string
-  readonly message: string
-  readonly retryable: boolean
-}
-
-export interface NewAsset {
-  readonly id: string
-  readonly storageKey: string
-  readonly mimeType: string
-  readonly filename: string
-  readonly sizeBytes: number
-  readonly width: number | null
-  readonly height: number | null
-  readonly durationMs: number | null
-  /** The URL the result item carries, how it is authenticated, and when it stops working (null: never). */
-  readonly url: string
-  readonly urlAuth: UrlAuth
-  readonly expiresAt: number | null
-}
 
 /**
  * Terminal transitions. Each is ONE transaction holding the guarded state

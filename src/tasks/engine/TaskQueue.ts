@@ -3,6 +3,7 @@ import { Clock, Context, Effect, Layer, Stream } from "effect"
 import type { CallbackHint } from "../../channel/contract/Callbacks.ts"
 import { AppConfig } from "../../platform/AppConfig.ts"
 import { makeListen } from "../../platform/Notifications.ts"
+import { notifyQueued, QUEUED_CHANNEL } from "../sql/notifyQueued.ts"
 import { type Claim, toClaim } from "./Claim.ts"
 import type { SpoolRecord } from "./ResultSpool.ts"
 import { claimStoring } from "./sql/claimStoring.ts"
@@ -14,7 +15,6 @@ import { findUnresolvedSubmit } from "./sql/findUnresolvedSubmit.ts"
 import { holdPoll } from "./sql/holdPoll.ts"
 import { markStoreWait } from "./sql/markStoreWait.ts"
 import { moveTask } from "./sql/moveTask.ts"
-import { notifyQueued } from "./sql/notifyQueued.ts"
 import { nudgeWaiting } from "./sql/nudgeWaiting.ts"
 import { type AttemptRecord, recordAttempt } from "./sql/recordAttempt.ts"
 import { releaseTask } from "./sql/releaseTask.ts"
@@ -27,8 +27,6 @@ import { spooledTasks } from "./sql/spooledTasks.ts"
 import { storeLater } from "./sql/storeLater.ts"
 import { waitUpstream } from "./sql/waitUpstream.ts"
 
-/** The NOTIFY channel a create signals on; the payload is the task's channel. */
-export const QUEUED_CHANNEL = "tasks_queued"
 /** The NOTIFY channel an upstream callback signals on, waking the pollers; the payload is the task's channel. */
 export const NUDGED_CHANNEL = "tasks_nudged"
 
@@ -87,7 +85,7 @@ const make = Effect.gen(function*() {
   }).pipe(Effect.orDie)
 
   /** Signals idle workers; inside a transaction it is delivered at commit. */
-  const notify = (channel: string) => notifyQueued(sql, QUEUED_CHANNEL, channel).pipe(Effect.asVoid)
+  const notify = (channel: string) => notifyQueued(sql, channel).pipe(Effect.asVoid)
 
   /**
    * NOTIFY wake-ups for a channel. A hint only: workers also poll, so a lost listener delays work, never loses it.

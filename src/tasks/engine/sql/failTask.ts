@@ -1,7 +1,7 @@
 import type { SqlClient } from "@effect/sql"
+import type { TaskFailure } from "../../TaskFailure.ts"
 import type { TaskRow } from "../../TaskRow.ts"
 import { type Claim, ownedBy } from "../Claim.ts"
-import type { TaskFailure } from "../TaskOutcomes.ts"
 
 /**
  * The claim's task `failed` and marked refunded in the same statement, so a

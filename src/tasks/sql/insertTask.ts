@@ -1,8 +1,29 @@
 import type { SqlClient } from "@effect/sql"
-import type { ChargeSplit } from "../../../billing/Billing.ts"
-import { CURRENT_VERSION } from "../../StoredRequest.ts"
-import { taskColumns, type TaskRow } from "../../TaskRow.ts"
-import type { NewTask } from "../../TaskStore.ts"
+import type { ChargeSplit } from "../../billing/Billing.ts"
+import { CURRENT_VERSION } from "../StoredRequest.ts"
+import type { TaskKind } from "../Task.ts"
+import { taskColumns, type TaskRow } from "../TaskRow.ts"
+
+/** What a create hands the store: the task and what it costs. */
+export interface NewTask {
+  readonly accountId: string
+  readonly kind: TaskKind
+  readonly model: string
+  readonly operation: string
+  /** The validated request the engine will execute. */
+  readonly request: unknown
+  readonly clientReferenceId: string | null
+  readonly metadata: Record<string, unknown> | null
+  readonly idempotencyKey: string | null
+  /** Digest of the request content, compared when an Idempotency-Key is reused. */
+  readonly digest: string
+  readonly chargeMicros: number
+  readonly subscriptionAllowed: boolean
+  /** The provider channel whose workers run it. */
+  readonly channel: string
+  /** W3C trace context of the create request, so the engine's spans join its trace. */
+  readonly traceparent: string | null
+}
 
 const RETURNED = taskColumns()
 

@@ -1,0 +1,8 @@
+import type { SqlClient } from "@effect/sql"
+
+/** The NOTIFY channel a create (or a task freeing a slot) signals on; the payload is the task's channel. */
+export const QUEUED_CHANNEL = "tasks_queued"
+
+/** Wakes idle workers of `channel`; inside a transaction it is delivered at commit. */
+export const notifyQueued = (sql: SqlClient.SqlClient, channel: string) =>
+  sql`SELECT pg_notify(${QUEUED_CHANNEL}, ${channel})`
