@@ -154,8 +154,6 @@ export const WorkersLive = Layer.scopedDiscard(
   // The spool where results wait while object storage is away: only workers make or store results.
 ).pipe(Layer.provide(ResultSpool.layer))
 
-/** The task engine's fibers; the channels' runners come from Channels. */
-export const EngineLive = WorkersLive
 
 /**
  * The whole gateway given an HTTP server layer: the API (ROLE=api), the task
@@ -171,9 +169,9 @@ export const gateway = <ROut, E, R>(server: Layer.Layer<ROut, E, R>) =>
         case "api":
           return api
         case "worker":
-          return EngineLive
+          return WorkersLive
         case "all":
-          return Layer.merge(api, EngineLive)
+          return Layer.merge(api, WorkersLive)
       }
     })
   ).pipe(Layer.provideMerge(MigratedServicesLive))

@@ -1,7 +1,7 @@
 import { NodeContext } from "@effect/platform-node"
 import { Fiber, Layer } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { EngineLive } from "../src/Gateway.ts"
+import { WorkersLive } from "../src/Gateway.ts"
 import { MediaToolsLive } from "../src/runtime/node/MediaTools.ts"
 import { backends } from "./support/database.ts"
 import { startGateway, type TestGateway } from "./support/gateway.ts"
@@ -44,7 +44,7 @@ describe.each(backends)("stored task requests (%s)", (on) => {
     await query(gw, (sql) => sql`UPDATE tasks SET request = request - 'duration' WHERE id = ${broken}`)
 
     const engine = gw.runtime.runFork(
-      Layer.launch(EngineLive.pipe(Layer.provide(MediaToolsLive), Layer.provide(NodeContext.layer)))
+      Layer.launch(WorkersLive.pipe(Layer.provide(MediaToolsLive), Layer.provide(NodeContext.layer)))
     )
     try {
       const [ok, unknown, undecodable] = await Promise.all(

@@ -1,9 +1,10 @@
-import type { TaskEventType } from "../tasks/Kinds.ts"
-
 /** The `api_version` every event carries (spec: Versioning). */
 export const API_VERSION = "2026-07-17"
 
-/** The task kinds' events (their kind modules name them) and the operator's test event. */
+/** A task's terminal event: `video.task.succeeded`, `image.task.failed`, ... (the task kinds name theirs). */
+export type TaskEventType = `${string}.task.${"succeeded" | "failed"}`
+
+/** The task kinds' events and the operator's test event. */
 export type EventType = TaskEventType | "webhook.test"
 
 /** The event object of the spec; `id` stays the same on every delivery attempt. */

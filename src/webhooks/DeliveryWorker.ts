@@ -1,5 +1,5 @@
 import { HttpClient, HttpClientRequest } from "@effect/platform"
-import { Cause, Clock, Duration, Effect, Either, Option, Queue as Mailbox, Ref, Schedule, Stream, Tracer } from "effect"
+import { Cause, Clock, Duration, Effect, Either, Option, Queue, Ref, Schedule, Stream, Tracer } from "effect"
 import { AppConfig } from "../platform/AppConfig.ts"
 import { randomBase62 } from "../platform/Ids.ts"
 import { TargetHttpClient } from "../platform/TargetHttpClient.ts"
@@ -39,7 +39,7 @@ export const webhookWorker = Effect.gen(function*() {
   const timeout = Duration.millis(Math.round(config.webhook.timeoutS * 1000))
   const pollMs = config.limits.engine.poll_interval_ms
   const running = yield* Ref.make(0)
-  const wake = yield* Mailbox.sliding<void>(1)
+  const wake = yield* Queue.sliding<void>(1)
 
   /** One POST of the event as recorded; the outcome, never a failure. */
   const send = (delivery: Delivery): Effect.Effect<AttemptOutcome> =>

@@ -1,4 +1,4 @@
-import { Duration, Effect, Queue as Mailbox, Ref, Schedule, Stream } from "effect"
+import { Duration, Effect, Queue, Ref, Schedule, Stream } from "effect"
 import type { ChannelSettings } from "../../channel/contract/ChannelSettings.ts"
 import { AppConfig } from "../../platform/AppConfig.ts"
 import { randomBase62 } from "../../platform/Ids.ts"
@@ -17,7 +17,7 @@ export const channelWorker = (channelName: string, channel: ChannelSettings) =>
     const workerId = `wrk_${randomBase62(8)}`
     const running = yield* Ref.make(0)
     // Capacity one: many wake-ups before the loop looks again mean one look.
-    const wake = yield* Mailbox.sliding<void>(1)
+    const wake = yield* Queue.sliding<void>(1)
 
     yield* queue.wakeups(channelName).pipe(
       Stream.runForEach(() => wake.offer(undefined)),

@@ -1,4 +1,4 @@
-import { Array, Chunk, Clock, Duration, Effect, Queue as Mailbox, Schedule, Stream } from "effect"
+import { Array, Chunk, Clock, Duration, Effect, Queue, Schedule, Stream } from "effect"
 import { Channels } from "../../channel/Channels.ts"
 import { TaskKind } from "../../channel/contract/Adapter.ts"
 import { GenerationError } from "../../channel/contract/Generation.ts"
@@ -54,7 +54,7 @@ export const upstreamPoller = (channelName: string) =>
     // enough that tasks of a poller that died are polled again soon (downloads extend their own hold).
     const holdMs = settings.timeouts.poll_s * 2 * 1000
     // Capacity one: many callbacks before the loop looks again mean one pass.
-    const wake = yield* Mailbox.sliding<void>(1)
+    const wake = yield* Queue.sliding<void>(1)
     if (settings.callbacks) {
       yield* queue.nudges(channelName).pipe(
         Stream.runForEach(() => wake.offer(undefined)),
