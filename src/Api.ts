@@ -1,6 +1,7 @@
 import { HttpApi, OpenApi } from "@effect/platform"
 import { AdminApi } from "./accounts/Api.ts"
 import { ModelsApi } from "./catalog/Api.ts"
+import { ImagesApi } from "./images/Api.ts"
 import { OpsApi } from "./ops/Api.ts"
 import { InternalError } from "./platform/Failure.ts"
 import { error } from "./platform/http/ErrorContract.ts"
@@ -8,7 +9,6 @@ import { StorageApi } from "./storage/Api.ts"
 import { AdminTaskApi } from "./tasks/AdminTaskApi.ts"
 import { TaskCreateApi, TaskReadApi } from "./tasks/Api.ts"
 import { AssetsApi } from "./tasks/AssetsApi.ts"
-import { ImagesApi } from "./tasks/ImagesApi.ts"
 import { UploadsApi } from "./uploads/Api.ts"
 
 /** The whole HTTP contract, from each feature's `Api.ts`; handlers live in each feature's `Http.ts`, so clients can import this alone. */

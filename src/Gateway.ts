@@ -12,6 +12,7 @@ import { CallbackTokens } from "./channel/CallbackTokens.ts"
 import { Channels } from "./channel/Channels.ts"
 import { ConsoleLive } from "./console/Console.ts"
 import { Outbox } from "./events/Outbox.ts"
+import { ImagesLive } from "./images/Http.ts"
 import { MediaInspector } from "./media/MediaInspector.ts"
 import { RemoteMedia } from "./media/RemoteMedia.ts"
 import { OpsLive } from "./ops/Http.ts"
@@ -35,8 +36,8 @@ import { TaskQueue } from "./tasks/engine/TaskQueue.ts"
 import { upstreamPoller } from "./tasks/engine/UpstreamPoller.ts"
 import { fastTaskRead } from "./tasks/FastTaskRead.ts"
 import { TaskCreateLive, TaskReadLive } from "./tasks/Http.ts"
-import { ImagesLive } from "./tasks/ImagesHttp.ts"
 import { ReferenceMedia } from "./tasks/ReferenceMedia.ts"
+import { Tasks } from "./tasks/Tasks.ts"
 import { TaskStore } from "./tasks/TaskStore.ts"
 import { UploadsLive } from "./uploads/Http.ts"
 import { Uploads } from "./uploads/Uploads.ts"
@@ -75,6 +76,8 @@ export const ServicesLive = Layer.mergeAll(
   // The same ObjectStorage instance as below (layers are memoised by reference).
   Assets.layer.pipe(Layer.provide(ObjectStorage.layer)),
   TaskStore.layer,
+  // Creating tasks (no HTTP): the same TaskStore, catalog and reference checks (layers are memoised by reference).
+  Tasks.layer.pipe(Layer.provide(Layer.mergeAll(TaskStore.layer, CatalogLive, MediaServicesLive))),
   TaskOutcomes.layer,
   // The engine's per-process circuit breakers (tasks/engine/Breakers.ts), beside the queue they steer.
   Breakers.layer,
@@ -153,7 +156,6 @@ export const WorkersLive = Layer.scopedDiscard(
   })
   // The spool where results wait while object storage is away: only workers make or store results.
 ).pipe(Layer.provide(ResultSpool.layer))
-
 
 /**
  * The whole gateway given an HTTP server layer: the API (ROLE=api), the task

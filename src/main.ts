@@ -5,15 +5,10 @@ import { gateway } from "./Gateway.ts"
 import { environmentConfig } from "./platform/AppConfig.ts"
 import { Sha256Live } from "./runtime/node/Digest.ts"
 import { JsonLogLive } from "./runtime/node/Logging.ts"
-import { MediaToolsLive } from "./runtime/node/MediaTools.ts"
 import * as NodeServer from "./runtime/node/NodeServer.ts"
-import { NotificationListenerLive } from "./runtime/node/PgListen.ts"
-import { PostgresClientLive } from "./runtime/node/PostgresClient.ts"
-import { S3RequestBodyLive } from "./runtime/node/S3RequestBody.ts"
+import { NodeServicesLive } from "./runtime/node/NodeServices.ts"
 import { SpawnHelperLive } from "./runtime/node/SpawnHelper.ts"
-import { TargetHttpClientLive } from "./runtime/node/TargetHttpClient.ts"
 import { TracingLive } from "./runtime/node/Tracing.ts"
-import { UpstreamHttpClientLive } from "./runtime/node/UpstreamHttpClient.ts"
 import { serviceArgs } from "./ServiceArgs.ts"
 
 /**
@@ -33,12 +28,7 @@ const Main = Layer.unwrapEffect(
 const args = serviceArgs(process.argv.slice(2), "node dist/src/main.js")
 if (args._tag === "Start") {
   Main.pipe(
-    Layer.provide(MediaToolsLive),
-    Layer.provide(TargetHttpClientLive),
-    Layer.provide(S3RequestBodyLive),
-    Layer.provide(UpstreamHttpClientLive),
-    Layer.provide(NotificationListenerLive),
-    Layer.provide(PostgresClientLive),
+    Layer.provide(NodeServicesLive),
     Layer.provide(TracingLive),
     // ffprobe and ffmpeg through a small helper process: a fork of the service costs its event loop (SpawnHelper.ts).
     Layer.provide(SpawnHelperLive),

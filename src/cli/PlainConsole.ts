@@ -1,4 +1,5 @@
-import { Console, type Effect } from "effect"
+import { Console, Effect } from "effect"
+import { terminal } from "./Terminal.ts"
 
 const ANSI = /\x1b\[[0-9;]*m/g
 
@@ -10,10 +11,11 @@ const plain = (args: ReadonlyArray<unknown>) => args.map((a) => (typeof a === "s
  * so piped help and errors read as plain text.
  */
 export const withPlainConsole = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Console.consoleWith((base) =>
-    Console.withConsole(effect, {
-      ...base,
-      log: (...args) => base.log(...(process.stdout.isTTY ? args : plain(args))),
-      error: (...args) => base.error(...(process.stderr.isTTY ? args : plain(args)))
-    })
-  )
+  Effect.flatMap(terminal, ({ stderr, stdout }) =>
+    Console.consoleWith((base) =>
+      Console.withConsole(effect, {
+        ...base,
+        log: (...args) => base.log(...(stdout.isTTY ? args : plain(args))),
+        error: (...args) => base.error(...(stderr.isTTY ? args : plain(args)))
+      })
+    ))

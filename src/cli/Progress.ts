@@ -1,3 +1,6 @@
+import { Effect } from "effect"
+import { terminal, type TerminalStream } from "./Terminal.ts"
+
 /**
  * Progress shown while files upload and while a task runs. On a terminal
  * (stdout is a TTY) one bar is redrawn in place on stdout; otherwise each
@@ -21,12 +24,12 @@ export const renderBar = (percent: number, label: string, columns = 80) => {
   return line.slice(0, Math.max(10, columns - 1))
 }
 
-const bar = (stream: NodeJS.WriteStream): Progress => {
+const bar = (stream: TerminalStream): Progress => {
   let last = ""
   let drawn = false
   return {
     update: (percent, label) => {
-      const line = renderBar(percent, label, stream.columns)
+      const line = renderBar(percent, label, stream.columns())
       if (line === last) return
       last = line
       drawn = true
@@ -42,7 +45,7 @@ const bar = (stream: NodeJS.WriteStream): Progress => {
 }
 
 /** Plain lines, one per whole step of `step` percent or change of label, so a big upload prints a bounded number. */
-const lines = (stream: NodeJS.WriteStream, step: number): Progress => {
+const lines = (stream: TerminalStream, step: number): Progress => {
   let last = ""
   return {
     update: (percent, label) => {
@@ -59,5 +62,8 @@ const lines = (stream: NodeJS.WriteStream, step: number): Progress => {
 }
 
 /** The display for this process: a bar when stdout is a terminal and output is not `--json`. */
-export const makeProgress = (options: { readonly json: boolean; readonly step?: number }): Progress =>
-  process.stdout.isTTY && !options.json ? bar(process.stdout) : lines(process.stderr, options.step ?? 1)
+export const makeProgress = (options: { readonly json: boolean; readonly step?: number }) =>
+  Effect.map(
+    terminal,
+    ({ stderr, stdout }): Progress => stdout.isTTY && !options.json ? bar(stdout) : lines(stderr, options.step ?? 1)
+  )

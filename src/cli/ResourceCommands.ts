@@ -102,7 +102,7 @@ const download = Command.make("download", {
   )
 }, (o) =>
   Effect.gen(function*() {
-    const progress = makeProgress({ json: o.json, step: 10 })
+    const progress = yield* makeProgress({ json: o.json, step: 10 })
     const file = yield* downloadAsset(o.assetId, o.out, {
       onProgress: (received, total) =>
         progress.update(total === undefined ? 0 : (received / total) * 100, `downloading ${o.assetId}`)

@@ -38,7 +38,7 @@ export const watchTask = (
   retryAfter?: number
 ) =>
   Effect.gen(function*() {
-    const progress = makeProgress({ json: options.json })
+    const progress = yield* makeProgress({ json: options.json })
     let last: AnyTask | undefined
     const task = yield* waitForTask(kind, id, {
       retryAfter,
@@ -52,7 +52,7 @@ export const watchTask = (
       Effect.tapErrorTag("TaskFailed", () => last === undefined ? Effect.void : printTask(options, last, []))
     )
     if (Option.isNone(finish.out)) return yield* printTask(options, task, [])
-    const download = makeProgress({ json: options.json, step: 10 })
+    const download = yield* makeProgress({ json: options.json, step: 10 })
     const files = yield* downloadTaskResults(task, finish.out.value, {
       onProgress: (received, total) =>
         download.update(total === undefined ? 0 : (received / total) * 100, `downloading ${task.id}`)

@@ -5,10 +5,10 @@ import { makeProgress } from "./Progress.ts"
 
 /** The three-step upload of local files with a progress display over all their bytes. */
 export const uploadWithProgress = (options: Common, paths: ReadonlyArray<string>) =>
-  Effect.suspend(() => {
-    if (paths.length === 0) return Effect.succeed([])
-    const progress = makeProgress({ json: options.json, step: 10 })
-    return uploadFiles(paths, {
+  Effect.gen(function*() {
+    if (paths.length === 0) return []
+    const progress = yield* makeProgress({ json: options.json, step: 10 })
+    return yield* uploadFiles(paths, {
       onProgress: (p) => progress.update((p.sentAll / p.totalAll) * 100, `uploading ${p.file.filename}`)
     }).pipe(Effect.ensuring(Effect.sync(progress.done)))
   })

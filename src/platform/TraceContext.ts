@@ -1,3 +1,5 @@
+import { Effect } from "effect"
+
 /**
  * W3C `traceparent` (version 00), the form in which a task keeps the trace
  * context of its create request for the engine to continue.
@@ -18,3 +20,9 @@ export const parseTraceparent = (value: string): SpanContext | undefined => {
   if (match === null || /^0+$/.test(match[1]!) || /^0+$/.test(match[2]!)) return undefined
   return { traceId: match[1]!, spanId: match[2]!, sampled: (parseInt(match[3]!, 16) & 1) === 1 }
 }
+
+/** The current span's trace context, to store with work that continues the trace later (a task); null outside a span. */
+export const currentTraceparent = Effect.currentSpan.pipe(
+  Effect.map(formatTraceparent),
+  Effect.orElseSucceed(() => null)
+)

@@ -3,20 +3,15 @@ import { Effect, Layer, Option, Schema } from "effect"
 import { ModelKeyAuthLive, ResourceKeyAuthLive } from "../accounts/Auth.ts"
 import { CurrentPrincipal } from "../accounts/Security.ts"
 import { GatewayApi } from "../Api.ts"
-import { chargeMicros, groupMultiplier } from "../billing/Pricing.ts"
-import { routeTaking } from "../catalog/Narrower.ts"
-import { Registry } from "../catalog/Registry.ts"
-import { validateVideoRequest } from "../catalog/VideoRequest.ts"
 import { AppConfig } from "../platform/AppConfig.ts"
-import { canonicalJson, Sha256 } from "../platform/Digest.ts"
 import { readJson } from "../platform/http/Body.ts"
 import { BatchQuery } from "./Api.ts"
+import { accepted, createContext } from "./CreateHttp.ts"
 import { TaskNotFound } from "./Errors.ts"
-import { createImage } from "./ImageTasks.ts"
-import { ReferenceMedia } from "./ReferenceMedia.ts"
+import { imageSubmission } from "./ImageFormHttp.ts"
 import type { ImageTask, TaskKind, VideoTask } from "./Task.ts"
-import { accepted, currentTraceparent, idempotencyKey } from "./TaskCreation.ts"
 import { readListFilter } from "./TaskQuery.ts"
+import { Tasks } from "./Tasks.ts"
 import { TaskStore } from "./TaskStore.ts"
 
 /** A task of the caller's account (CurrentPrincipal), or the contract's 404. */
@@ -63,40 +58,17 @@ export const TaskReadLive = HttpApiBuilder.group(GatewayApi, "taskRead", (handle
   )
 
 const createVideo = Effect.gen(function*() {
-  const principal = yield* CurrentPrincipal
-  const registry = yield* Registry
-  const store = yield* TaskStore
-  const { groups, limits } = yield* AppConfig
+  const context = yield* createContext
   const body = yield* readJson(Schema.Unknown)
-  const request = yield* validateVideoRequest((id) => registry.video(id)?.capability, body)
-  // Confirmed uploads are checked against the model's media table before idempotency and charge.
-  yield* Effect.flatMap(ReferenceMedia, (r) => r.checkAtCreation(registry.video(request.model)!.capability, request))
-  const served = registry.video(request.model)!
-  // A channel may take less than the model's table (catalog/Narrower.ts): the task goes to the first that takes it.
-  const route = yield* routeTaking(served.routes, body)
-  const key = yield* idempotencyKey
-  const { task, replayed } = yield* store.create({
-    accountId: principal.accountId,
-    kind: "video",
-    model: request.model,
-    operation: request.operation,
-    request,
-    clientReferenceId: request.clientReferenceId,
-    metadata: request.metadata,
-    idempotencyKey: key,
-    digest: yield* Effect.flatMap(Sha256, (sha) => sha.hex(canonicalJson(body))),
-    chargeMicros: chargeMicros(
-      served.price,
-      request.duration,
-      groupMultiplier(groups, principal.group)
-    ),
-    subscriptionAllowed: served.settings.subscription,
-    // The first channel that takes it; failover to the next is the engine's business.
-    channel: route.channel,
-    traceparent: yield* currentTraceparent
-  })
-  yield* Effect.annotateCurrentSpan({ "task.id": task.id, "task.model": task.model, "task.replayed": replayed })
-  return accepted("video", task, replayed, limits.poll_interval_s)
+  const { replayed, task } = yield* Effect.flatMap(Tasks, (tasks) => tasks.createVideo(context, body))
+  return accepted("video", task, replayed, (yield* AppConfig).limits.poll_interval_s)
+})
+
+const createImage = Effect.gen(function*() {
+  const context = yield* createContext
+  const submission = yield* imageSubmission(context.principal.accountId)
+  const { replayed, task } = yield* Effect.flatMap(Tasks, (tasks) => tasks.createImage(context, submission))
+  return accepted("image", task, replayed, (yield* AppConfig).limits.poll_interval_s)
 })
 
 export const TaskCreateLive = HttpApiBuilder.group(GatewayApi, "taskCreate", (handlers) =>

@@ -7,13 +7,8 @@ import { type AddressInfo, createServer as createNetServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { gateway } from "../../src/Gateway.ts"
-import { MediaToolsLive } from "../../src/runtime/node/MediaTools.ts"
 import * as NodeServer from "../../src/runtime/node/NodeServer.ts"
-import { NotificationListenerLive } from "../../src/runtime/node/PgListen.ts"
-import { PostgresClientLive } from "../../src/runtime/node/PostgresClient.ts"
-import { S3RequestBodyLive } from "../../src/runtime/node/S3RequestBody.ts"
-import { TargetHttpClientLive } from "../../src/runtime/node/TargetHttpClient.ts"
-import { UpstreamHttpClientLive } from "../../src/runtime/node/UpstreamHttpClient.ts"
+import { NodeServicesLive } from "../../src/runtime/node/NodeServices.ts"
 import { type Backend, backend, createDatabase, dropDatabase, seedPglite } from "./database.ts"
 
 export const freePort = () =>
@@ -79,12 +74,7 @@ export const startGateway = async (
   // The service's own Node server (its fast routes included), with the test's server options.
   const http = NodeServer.layer({ host: "127.0.0.1", port, server })
   const layer = Layer.merge(gateway(http), http).pipe(
-    Layer.provide(MediaToolsLive),
-    Layer.provide(TargetHttpClientLive),
-    Layer.provide(S3RequestBodyLive),
-    Layer.provide(UpstreamHttpClientLive),
-    Layer.provide(NotificationListenerLive),
-    Layer.provide(PostgresClientLive),
+    Layer.provide(NodeServicesLive),
     Layer.provide(NodeContext.layer),
     Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(config))),
     Layer.provide(extra ?? Layer.empty),

@@ -1,9 +1,9 @@
 import { Effect, Schema } from "effect"
 import { formatParseError, readJson } from "../platform/http/Body.ts"
 import { readForm } from "../platform/http/Multipart.ts"
+import { InvalidTaskRequest } from "../tasks/Errors.ts"
+import { formSubmission, type ImageSubmission } from "../tasks/ImageTasks.ts"
 import { imageFormLimits } from "../uploads/ImageBytes.ts"
-import { InvalidTaskRequest } from "./Errors.ts"
-import { formSubmission, type ImageSubmission } from "./ImageTasks.ts"
 import { IMAGE_EDIT_FILES, ImagesEditFields, ImagesGenerationRequest, type ResponseFormat } from "./OpenAiImages.ts"
 
 /**

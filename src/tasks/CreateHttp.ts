@@ -1,14 +1,16 @@
 import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
-import { formatTraceparent } from "../platform/TraceContext.ts"
+import { CurrentPrincipal } from "../accounts/Security.ts"
+import { currentTraceparent } from "../platform/TraceContext.ts"
 import { InvalidTaskRequest } from "./Errors.ts"
 import type { ImageTask, TaskKind, VideoTask } from "./Task.ts"
+import type { CreateContext } from "./Tasks.ts"
 
-/** What every task create shares: the Idempotency-Key, the stored trace context and the 202 answer. */
+/** The HTTP side every task create shares: the caller and its headers in, the 202 answer out. */
 
 const MAX_IDEMPOTENCY_KEY = 128
 
-export const idempotencyKey = Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+const idempotencyKey = Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
   const key = request.headers["idempotency-key"]
   if (key === undefined) return Effect.succeed(null)
   if (key.length === 0 || key.length > MAX_IDEMPOTENCY_KEY) {
@@ -22,6 +24,16 @@ export const idempotencyKey = Effect.flatMap(HttpServerRequest.HttpServerRequest
   return Effect.succeed(key)
 })
 
+/** Who creates (the key's principal), its Idempotency-Key and the request's trace context. */
+export const createContext = Effect.gen(function*() {
+  const context: CreateContext = {
+    principal: yield* CurrentPrincipal,
+    idempotencyKey: yield* idempotencyKey,
+    traceparent: yield* currentTraceparent
+  }
+  return context
+})
+
 /** 202 with `Location` and `Retry-After`; a replay also says `Idempotent-Replayed: true`. */
 export const accepted = (kind: TaskKind, task: VideoTask | ImageTask, replayed: boolean, pollSeconds: number) =>
   HttpServerResponse.unsafeJson(task, {
@@ -32,9 +44,3 @@ export const accepted = (kind: TaskKind, task: VideoTask | ImageTask, replayed: 
       ...(replayed ? { "idempotent-replayed": "true" } : {})
     }
   })
-
-/** The create request's trace context, stored with the task so the engine continues its trace. */
-export const currentTraceparent = Effect.currentSpan.pipe(
-  Effect.map(formatTraceparent),
-  Effect.orElseSucceed(() => null)
-)

@@ -10,15 +10,15 @@ import { asHttpFailure } from "../platform/http/HttpFailure.ts"
 import { storageFailureForCaller } from "../storage/CallerFailure.ts"
 import type { StorageUnavailable } from "../storage/Errors.ts"
 import { ObjectStorage } from "../storage/ObjectStorage.ts"
-import { Assets } from "./Assets.ts"
-import { AssetNotFound, ImageServiceUnavailable, ImageTaskFailed } from "./Errors.ts"
-import { ImageKind } from "./ImageKind.ts"
-import { createImageTask, validateSubmission } from "./ImageTasks.ts"
-import { inOpenAiTerms, type OpenAiImageRequest, readEdit, readGeneration } from "./OpenAiImageRequest.ts"
+import { Assets } from "../tasks/Assets.ts"
+import { accepted, createContext } from "../tasks/CreateHttp.ts"
+import { AssetNotFound, ImageServiceUnavailable, ImageTaskFailed } from "../tasks/Errors.ts"
+import { ImageKind } from "../tasks/ImageKind.ts"
+import type { ImageTask } from "../tasks/Task.ts"
+import { Tasks } from "../tasks/Tasks.ts"
+import { awaitSettled } from "../tasks/TaskWait.ts"
 import type { ImagesResponse, ResponseFormat } from "./OpenAiImages.ts"
-import type { ImageTask } from "./Task.ts"
-import { accepted } from "./TaskCreation.ts"
-import { awaitSettled } from "./TaskWait.ts"
+import { inOpenAiTerms, type OpenAiImageRequest, readEdit, readGeneration } from "./RequestHttp.ts"
 
 /** The stored bytes of one result image, read back for `b64_json`. */
 const resultBytes = (accountId: string, assetId: string) =>
@@ -75,15 +75,17 @@ const answer = (accountId: string, task: ImageTask, replayed: boolean, format: R
 /** Creates the task on the path of `POST /v1/image/tasks`, then waits for it up to `limits.sync_wait_s`. */
 const createAndWait = <E, R>(read: Effect.Effect<OpenAiImageRequest, E, R>) =>
   Effect.gen(function*() {
-    const principal = yield* CurrentPrincipal
+    const context = yield* createContext
+    const tasks = yield* Tasks
     const { limits } = yield* AppConfig
     const { submission, responseFormat } = yield* read
-    const valid = yield* validateSubmission(submission).pipe(
+    // Refusals of the request itself speak the OpenAI parameters' names.
+    const valid = yield* tasks.validateImage(submission).pipe(
       Effect.mapError((e) => asHttpFailure(e, { message: inOpenAiTerms(e.message) }))
     )
-    const { task, replayed } = yield* createImageTask(submission, valid)
-    const settled = yield* awaitSettled(principal.accountId, task, limits.sync_wait_s)
-    return yield* answer(principal.accountId, settled, replayed, responseFormat)
+    const { task, replayed } = yield* tasks.createValidImage(context, submission, valid)
+    const settled = yield* awaitSettled(context.principal.accountId, task, limits.sync_wait_s)
+    return yield* answer(context.principal.accountId, settled, replayed, responseFormat)
   })
 
 export const ImagesLive = HttpApiBuilder.group(GatewayApi, "images", (handlers) =>

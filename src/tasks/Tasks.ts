@@ -1,0 +1,129 @@
+import { Context, Effect, Layer } from "effect"
+import type { Principal } from "../accounts/Account.ts"
+import { chargeMicros, groupMultiplier } from "../billing/Pricing.ts"
+import type { ValidImageRequest } from "../catalog/contract/Requests.ts"
+import { routeTaking } from "../catalog/Narrower.ts"
+import { Registry } from "../catalog/Registry.ts"
+import { validateVideoRequest } from "../catalog/VideoRequest.ts"
+import { AppConfig } from "../platform/AppConfig.ts"
+import { canonicalJson, Sha256 } from "../platform/Digest.ts"
+import { storageFailureForCaller } from "../storage/CallerFailure.ts"
+import { type ImageSubmission, validateSubmission } from "./ImageTasks.ts"
+import { ReferenceMedia } from "./ReferenceMedia.ts"
+import type { ImageTask, VideoTask } from "./Task.ts"
+import { TaskStore } from "./TaskStore.ts"
+
+/** Who creates a task, and what the create request carries besides its body. */
+export interface CreateContext {
+  readonly principal: Principal
+  /** The `Idempotency-Key`, already checked to be 1 to 128 characters; null when none was sent. */
+  readonly idempotencyKey: string | null
+  /** The create request's trace context, stored with the task so the engine continues its trace. */
+  readonly traceparent: string | null
+}
+
+/** A created task, or the original one when the Idempotency-Key was used before with the same content. */
+export interface Created<T> {
+  readonly task: T
+  readonly replayed: boolean
+}
+
+/**
+ * Creating tasks, with no HTTP in it: a caller and a body in, the queued
+ * task (or a feature's tagged error) out. The handlers (Http.ts, the
+ * synchronous image endpoints in src/images/) read the request and write the
+ * answer; everything between is here, in the order the spec implies: the
+ * plugin-derived validation, the checks of confirmed reference media, the
+ * channel that takes the request, then the pre-charge and the INSERT in one
+ * transaction (TaskStore.create). Nothing is charged before all checks pass.
+ */
+const make = Effect.gen(function*() {
+  const registry = yield* Registry
+  const store = yield* TaskStore
+  const references = yield* ReferenceMedia
+  const sha = yield* Sha256
+  const config = yield* AppConfig
+  const { groups } = config
+
+  const createVideo = (context: CreateContext, body: unknown) =>
+    Effect.gen(function*() {
+      const request = yield* validateVideoRequest((id) => registry.video(id)?.capability, body)
+      const served = registry.video(request.model)!
+      // Confirmed uploads are checked against the model's media table before idempotency and charge.
+      yield* references.checkAtCreation(served.capability, request)
+      // A channel may take less than the model's table (catalog/Narrower.ts): the task goes to the first that takes it.
+      const route = yield* routeTaking(served.routes, body)
+      const created = yield* store.create({
+        accountId: context.principal.accountId,
+        kind: "video",
+        model: request.model,
+        operation: request.operation,
+        request,
+        clientReferenceId: request.clientReferenceId,
+        metadata: request.metadata,
+        idempotencyKey: context.idempotencyKey,
+        digest: yield* sha.hex(canonicalJson(body)),
+        chargeMicros: chargeMicros(served.price, request.duration, groupMultiplier(groups, context.principal.group)),
+        subscriptionAllowed: served.settings.subscription,
+        // The first channel that takes it; failover to the next is the engine's business.
+        channel: route.channel,
+        traceparent: context.traceparent
+      })
+      return { task: created.task as VideoTask, replayed: created.replayed } satisfies Created<VideoTask>
+    }).pipe(annotated, Effect.withSpan("Tasks.createVideo"))
+
+  /** The image request checked against the model's table and its input URLs against the outbound rule. */
+  const validateImage = (submission: ImageSubmission) =>
+    validateSubmission(submission).pipe(
+      Effect.provideService(Registry, registry),
+      Effect.provideService(AppConfig, config)
+    )
+
+  /**
+   * Creates and pre-charges (price per image × count × group multiplier) a
+   * validated image task; the multipart files are stored first (after
+   * validation, so a refused request stores nothing).
+   */
+  const createValidImage = (context: CreateContext, submission: ImageSubmission, valid: ValidImageRequest) =>
+    Effect.gen(function*() {
+      const served = registry.image(valid.model)!
+      yield* submission.store.pipe(
+        Effect.catchTag("StorageError", storageFailureForCaller("storing image inputs failed"))
+      )
+      const created = yield* store.create({
+        accountId: context.principal.accountId,
+        kind: "image",
+        model: valid.model,
+        operation: valid.operation,
+        request: valid,
+        clientReferenceId: valid.clientReferenceId,
+        metadata: valid.metadata,
+        idempotencyKey: context.idempotencyKey,
+        digest: yield* sha.hex(canonicalJson(submission.content)),
+        chargeMicros: chargeMicros(served.price, valid.count, groupMultiplier(groups, context.principal.group)),
+        subscriptionAllowed: served.settings.subscription,
+        channel: served.routes[0]!.channel,
+        traceparent: context.traceparent
+      })
+      return { task: created.task as ImageTask, replayed: created.replayed } satisfies Created<ImageTask>
+    }).pipe(annotated, Effect.withSpan("Tasks.createImage"))
+
+  const createImage = (context: CreateContext, submission: ImageSubmission) =>
+    Effect.flatMap(validateImage(submission), (valid) => createValidImage(context, submission, valid))
+
+  return { createVideo, createImage, validateImage, createValidImage } as const
+})
+
+/** The created task on the request's span. */
+const annotated = <T extends { readonly id: string; readonly model: string }, E, R>(
+  effect: Effect.Effect<Created<T>, E, R>
+) =>
+  Effect.tap(
+    effect,
+    ({ replayed, task }) =>
+      Effect.annotateCurrentSpan({ "task.id": task.id, "task.model": task.model, "task.replayed": replayed })
+  )
+
+export class Tasks extends Context.Tag("Tasks")<Tasks, Effect.Effect.Success<typeof make>>() {
+  static readonly layer = Layer.effect(Tasks, make)
+}
