@@ -9,7 +9,14 @@ import effect from "@effect/eslint-plugin"
 import tseslint from "typescript-eslint"
 
 /** @effect/platform's server side: a request, an answer, a router. Services never see them. */
-const HTTP_SERVER = ["HttpServerRequest", "HttpServerResponse", "HttpApiBuilder", "HttpRouter", "HttpApp", "HttpMiddleware"]
+const HTTP_SERVER = [
+  "HttpServerRequest",
+  "HttpServerResponse",
+  "HttpApiBuilder",
+  "HttpRouter",
+  "HttpApp",
+  "HttpMiddleware"
+]
 
 /** Where the HTTP server is spoken: handlers, the HTTP platform, middleware implementations, the runtime and the composition. */
 const HTTP_PLACES = [
@@ -63,6 +70,11 @@ export default tseslint.config(
           name: "@effect/platform",
           importNames: HTTP_SERVER,
           message: "The HTTP server belongs to handlers (*Http.ts) and platform/http; services take and return values."
+        }],
+        patterns: [{
+          group: ["**/platform/http/*"],
+          importNames: ["readJson", "readForm", "readQuery", "readBody"],
+          message: "Reading the request belongs to handlers (*Http.ts); services take the values read."
         }]
       }]
     }
@@ -71,10 +83,14 @@ export default tseslint.config(
     files: ["src/**/*.ts", "channels/**/*.ts", "plugins/**/*.ts"],
     ignores: NODE_PLACES,
     rules: {
-      "no-restricted-globals": ["error", ...["process", "Buffer", "__dirname", "__filename", "require"].map((name) => ({
-        name,
-        message: "A Node global: the core runs on Deno too; the runtime layer (src/runtime/) provides what Node gives."
-      }))]
+      "no-restricted-globals": [
+        "error",
+        ...["process", "Buffer", "__dirname", "__filename", "require"].map((name) => ({
+          name,
+          message:
+            "A Node global: the core runs on Deno too; the runtime layer (src/runtime/) provides what Node gives."
+        }))
+      ]
     }
   }
 )

@@ -10,7 +10,7 @@ import { accepted, createContext } from "./CreateHttp.ts"
 import { TaskNotFound } from "./Errors.ts"
 import { imageSubmission } from "./ImageFormHttp.ts"
 import type { ImageTask, TaskKind, VideoTask } from "./Task.ts"
-import { readListFilter } from "./TaskQuery.ts"
+import { readListFilter } from "./TaskQueryHttp.ts"
 import { Tasks } from "./Tasks.ts"
 import { TaskStore } from "./TaskStore.ts"
 

@@ -4,7 +4,7 @@ import { ResourceKeyAuthLive } from "../accounts/Auth.ts"
 import { CurrentPrincipal } from "../accounts/Security.ts"
 import { GatewayApi } from "../Api.ts"
 import { readJson } from "../platform/http/Body.ts"
-import { imageUploadsFromBase64, imageUploadsFromForm } from "./ImageUploads.ts"
+import { imageUploadsFromBase64, imageUploadsFromForm } from "./ImageUploadsHttp.ts"
 import { CompleteUploadsRequest, MediaUploadRequest } from "./Upload.ts"
 import { Uploads } from "./Uploads.ts"
 
