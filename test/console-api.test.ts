@@ -175,6 +175,19 @@ describe("console errors and middleware", () => {
     expect(sameOrigin.status).toBe(200)
   })
 
+  it("marks every answer no-store and clears the cookie at sign-out", async () => {
+    const { cookie, csrf } = await signIn(acme.resource.key)
+    const session = await call(gw, "GET", "/console/api/session", { headers: { cookie } })
+    expect(session.headers.get("cache-control")).toBe("no-store")
+    const out = await call(gw, "DELETE", "/console/api/session", { headers: { cookie, "x-csrf-token": csrf } })
+    expect(out.body).toEqual({ object: "console.session", signed_out: true })
+    expect(out.headers.get("cache-control")).toBe("no-store")
+    const cleared = out.headers.get("set-cookie")!
+    expect(cleared).toMatch(/^mtg_console=;/)
+    expect(cleared).toMatch(/Max-Age=0/i)
+    expect(cleared).toMatch(/Path=\/console/)
+  })
+
   it("serves the console's endpoints with the contract, but leaves them out of /openapi.json", async () => {
     const wrongMethod = await call(gw, "PATCH", "/console/api/session")
     expectError(wrongMethod, 405, "method_not_allowed")

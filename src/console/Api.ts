@@ -118,6 +118,7 @@ export class ConsolePrivate extends HttpApiMiddleware.Tag<ConsolePrivate>()("Con
 // Requests: bodies and query parameters, read and checked by the handlers
 // (readJson, readQuery), so every refusal has the spec's error body.
 
+/** The admin API's request schemas, which the operator's and the webhook's handlers read too (the front end's types come from here). */
 export { CreateAccountRequest, CreateKeyRequest, CreditsRequest, WebhookRequest }
 
 export const SignInRequest = Schema.Struct({ key: Schema.String.pipe(Schema.maxLength(512)) })
@@ -163,8 +164,6 @@ export const PageParams = Schema.Struct({
 
 // ---------------------------------------------------------------------------
 // Answers
-
-export { Account, AccountDetail, Asset, AssetDeleted, IssuedKey, WebhookEventList, WebhookEventRecord }
 
 /** What the page knows of a signed-in session; the CSRF token lives only in the page's memory. */
 export const SignedIn = Schema.Struct({
@@ -296,7 +295,8 @@ export const DisabledKey = Schema.Struct({
 })
 
 // ---------------------------------------------------------------------------
-// Endpoints. Each lists its middleware in the order they run, last first:
+// Endpoints. An endpoint's middleware run from the last one listed to the
+// first (then the group's ConsolePrivate, then the handler), so
 // `.middleware(ConsoleCsrf).middleware(ConsoleViewer).middleware(ConsoleOrigin)`
 // checks the Origin, then the session, then the CSRF token.
 
