@@ -10,7 +10,9 @@ import { ModelsLive } from "./catalog/Http.ts"
 import { Registry } from "./catalog/Registry.ts"
 import { CallbackTokens } from "./channel/CallbackTokens.ts"
 import { Channels } from "./channel/Channels.ts"
-import { ConsoleLive } from "./console/Console.ts"
+import { ConsoleApi } from "./console/Api.ts"
+import { ConsoleLive } from "./console/Http.ts"
+import { ConsoleFilesLive } from "./console/StaticFiles.ts"
 import { Outbox } from "./events/Outbox.ts"
 import { ImagesLive } from "./images/Http.ts"
 import { MediaInspector } from "./media/MediaInspector.ts"
@@ -103,8 +105,14 @@ export const MigratedServicesLive = Layer.effectDiscard(
   )
 ).pipe(Layer.provideMerge(ServicesLive))
 
-/** The handlers of every group of the contract (src/Api.ts), each from its feature's `Http.ts`. */
-export const ApiLive = HttpApiBuilder.api(GatewayApi).pipe(
+/**
+ * What the server answers: the contract (src/Api.ts) plus the console's group, which is internal to the
+ * console's pages (left out of `/openapi.json`; the typed client is made from GatewayApi alone).
+ */
+export const ServedApi = GatewayApi.add(ConsoleApi)
+
+/** The handlers of every group the server answers, each from its feature's `Http.ts`. */
+export const ApiLive = HttpApiBuilder.api(ServedApi).pipe(
   Layer.provide([
     OpsLive,
     AdminLive,
@@ -115,15 +123,16 @@ export const ApiLive = HttpApiBuilder.api(GatewayApi).pipe(
     ImagesLive,
     StorageLive,
     AssetsLive,
-    UploadsLive
+    UploadsLive,
+    ConsoleLive
   ])
 )
 
 /**
- * The HTTP application: the contract's handlers, `/openapi.json`, `/docs`, the console and the upstream
+ * The HTTP application: the handlers, `/openapi.json`, `/docs`, the console's files and the upstream
  * callback route, wrapped by the gateway middleware.
  */
-export const HttpAppLive = httpApp(GatewayApi, Layer.mergeAll(ApiLive, ConsoleLive, UpstreamCallbacksLive))
+export const HttpAppLive = httpApp(ServedApi, Layer.mergeAll(ApiLive, ConsoleFilesLive, UpstreamCallbacksLive))
 
 /** The contract's endpoints that the server answers beside the router (platform/http/FastRoutes.ts). */
 export const FastRoutesLive = Layer.unwrapEffect(Effect.map(fastTaskRead, (route) => FastRoutes.layer([route])))

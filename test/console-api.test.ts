@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { ADMIN_TOKEN, startGateway, type TestGateway } from "./support/gateway.ts"
-import { call, createAccount } from "./support/http.ts"
+import { call, createAccount, expectError } from "./support/http.ts"
 import { videoRequest } from "./support/tasks.ts"
 
 /** The console's server side over plain HTTP: sessions, cookie, CSRF, and what each role may see. */
@@ -99,5 +99,105 @@ describe("console data", () => {
     expect(policy).toContain("script-src 'self'")
     expect(policy).toContain("frame-ancestors 'none'")
     expect(policy).not.toContain("unsafe")
+  })
+})
+
+describe("console errors and middleware", () => {
+  it("answers an endpoint's refusal with the spec's error body and the request id", async () => {
+    const { cookie } = await signIn(acme.resource.key)
+    const missing = await call(gw, "GET", "/console/api/tasks/task_unknown", {
+      headers: { cookie, "x-request-id": "console-test-1" }
+    })
+    expectError(missing, 404, "task_not_found", "not_found_error")
+    expect(missing.body.error.request_id).toBe("console-test-1")
+    expect(missing.headers.get("cache-control")).toBe("no-store")
+
+    const noCookie = await call(gw, "GET", "/console/api/tasks")
+    expectError(noCookie, 401, "not_signed_in", "authentication_error")
+    expect(noCookie.body.error.request_id).toMatch(/\S/)
+
+    const operator = await signIn(ADMIN_TOKEN)
+    expectError(
+      await call(gw, "GET", "/console/api/tasks", { headers: { cookie: operator.cookie } }),
+      409,
+      "no_account_selected",
+      "conflict_error"
+    )
+    expectError(
+      await call(gw, "GET", "/console/api/operator/accounts", { headers: { cookie } }),
+      403,
+      "operator_only",
+      "permission_error"
+    )
+    expectError(await signIn(acme.model.key).then((r) => r.reply), 403, "resource_key_needed", "permission_error")
+    expectError(await signIn("ak_" + "y".repeat(32)).then((r) => r.reply), 401, "invalid_key", "authentication_error")
+    expectError(
+      await call(gw, "POST", "/console/api/session", { json: { key: 1 } }),
+      400,
+      "invalid_request",
+      "invalid_request_error"
+    )
+  })
+
+  it("refuses a write without the CSRF proof in the middleware: the handler never runs", async () => {
+    const { cookie, csrf } = await signIn(acme.resource.key)
+    const first = "http://127.0.0.1:9/first"
+    const set = (url: string, headers: Record<string, string>) =>
+      call(gw, "PUT", "/console/api/webhook", { json: { url }, headers })
+    expect((await set(first, { cookie, "x-csrf-token": csrf })).status).toBe(200)
+
+    const withoutToken = await set("http://127.0.0.1:9/second", { cookie })
+    expectError(withoutToken, 403, "csrf_token_invalid", "permission_error")
+    // Another session's token does not fit this cookie.
+    const other = await signIn(acme.resource.key)
+    expectError(
+      await set("http://127.0.0.1:9/second", { cookie, "x-csrf-token": other.csrf }),
+      403,
+      "csrf_token_invalid"
+    )
+    expectError(
+      await set("http://127.0.0.1:9/second", { cookie, "x-csrf-token": csrf, origin: "https://evil.example" }),
+      403,
+      "cross_origin",
+      "permission_error"
+    )
+    // The Origin is checked first, then the session, then the token.
+    expectError(await set("http://127.0.0.1:9/second", { origin: "https://evil.example" }), 403, "cross_origin")
+    expectError(await set("http://127.0.0.1:9/second", { "x-csrf-token": csrf }), 401, "not_signed_in")
+    const foreignSignIn = await signIn(acme.resource.key, { origin: "https://evil.example" })
+    expectError(foreignSignIn.reply, 403, "cross_origin")
+    expect(foreignSignIn.reply.headers.get("set-cookie")).toBeNull()
+
+    const webhook = await call(gw, "GET", "/console/api/webhook", { headers: { cookie } })
+    expect(webhook.body).toMatchObject({ object: "webhook", url: first })
+    // Reads need no token; the page's own origin passes.
+    const sameOrigin = await set(first, { cookie, "x-csrf-token": csrf, origin: gw.url })
+    expect(sameOrigin.status).toBe(200)
+  })
+
+  it("marks every answer no-store and clears the cookie at sign-out", async () => {
+    const { cookie, csrf } = await signIn(acme.resource.key)
+    const session = await call(gw, "GET", "/console/api/session", { headers: { cookie } })
+    expect(session.headers.get("cache-control")).toBe("no-store")
+    const out = await call(gw, "DELETE", "/console/api/session", { headers: { cookie, "x-csrf-token": csrf } })
+    expect(out.body).toEqual({ object: "console.session", signed_out: true })
+    expect(out.headers.get("cache-control")).toBe("no-store")
+    const cleared = out.headers.get("set-cookie")!
+    expect(cleared).toMatch(/^mtg_console=;/)
+    expect(cleared).toMatch(/Max-Age=0/i)
+    expect(cleared).toMatch(/Path=\/console/)
+  })
+
+  it("serves the console's endpoints with the contract, but leaves them out of /openapi.json", async () => {
+    const wrongMethod = await call(gw, "PATCH", "/console/api/session")
+    expectError(wrongMethod, 405, "method_not_allowed")
+    expect(wrongMethod.headers.get("allow")).toBe("DELETE, GET, POST")
+    expectError(await call(gw, "GET", "/console/api/nothing"), 404, "not_found")
+    const openapi = await call(gw, "GET", "/openapi.json")
+    expect(openapi.status).toBe(200)
+    const paths = Object.keys(openapi.body.paths)
+    expect(paths).toContain("/v1/video/tasks")
+    expect(paths.filter((p) => p.startsWith("/console"))).toEqual([])
+    expect(JSON.stringify(openapi.body.components?.securitySchemes ?? {})).not.toContain("mtg_console")
   })
 })

@@ -6,7 +6,7 @@ import { configWith } from "./support/config.ts"
 import { backend, createDatabase } from "./support/database.ts"
 import { ADMIN_TOKEN, freePort } from "./support/gateway.ts"
 import { admin, createAccount, type Target } from "./support/http.ts"
-import { kill, type LogLine, type Service, start, stop, waitForHealth } from "./support/process.ts"
+import { kill, type LogLine, type Service, start, stop, waitForHealth, waitForLog } from "./support/process.ts"
 import { eventually, type Receiver, sleep, startReceiver, verifyStandardWebhook } from "./support/receiver.ts"
 
 /**
@@ -144,7 +144,12 @@ describe.concurrent(`webhook delivery across crashes and replicas (${backend})`,
         [2, "failed", 500],
         [3, "delivered", 200]
       ])
-      // Attempts 2 and 3 were the new process's.
+      // Attempts 2 and 3 were the new process's (its log line for attempt 3 may still be on its way through the pipe).
+      await waitForLog(
+        second,
+        (l) => l.message === "webhook attempt" && l.annotations.event_id === eventId && l.annotations.attempt === 3,
+        10_000
+      )
       expect(attemptLogs(second).filter((l) => l.annotations.event_id === eventId).map((l) => l.annotations.attempt))
         .toEqual([2, 3])
       await sleep(INTERVAL_S * 1000 + 500)

@@ -1,4 +1,33 @@
-/** The console's calls to its own server (src/console/); the session rides in an HttpOnly cookie. */
+/**
+ * The console's calls to its own server (src/console/); the session rides in
+ * an HttpOnly cookie. Every request and answer type comes from the server's
+ * contract (src/console/Api.ts), imported as types only: an answer is the
+ * success type of the endpoint a call names, a request body or query the
+ * wire form (`Encoded`) of the schema its handler decodes it with. Nothing of
+ * Effect reaches the bundle: the calls themselves are plain `fetch`.
+ */
+import type { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
+import type * as Api from "../../src/console/Api.ts"
+
+type Endpoints = HttpApiGroup.HttpApiGroup.Endpoints<typeof Api.ConsoleApi>
+type EndpointName = HttpApiEndpoint.HttpApiEndpoint.Name<Endpoints>
+type Endpoint<N extends EndpointName> = HttpApiEndpoint.HttpApiEndpoint.WithName<Endpoints, N>
+type MethodOf<N extends EndpointName> = Endpoint<N>["method"]
+
+/** What an endpoint answers with on success, as its contract declares it. */
+export type Answer<N extends EndpointName> = HttpApiEndpoint.HttpApiEndpoint.Success<Endpoint<N>>
+
+/** The JSON form of a request schema: what the page sends. */
+type Wire<S extends { readonly Encoded: unknown }> = S["Encoded"]
+
+/** The types the pages name; the rest they take from the calls' answers. */
+export type SessionState = Answer<"getSession">
+export type SignedIn = Answer<"signIn">
+export type TaskObject = Answer<"getTask">["task"]
+export type Asset = Answer<"listAssets">["data"][number]
+export type WebhookEvent = Answer<"listWebhookEvents">["data"][number]
+export type WebhookAttempt = WebhookEvent["attempts"][number]
+export type TaskLogQuery = Wire<typeof Api.TaskLogParams>
 
 /** The session's CSRF token: kept only in this page's memory, sent on every write. */
 let csrfToken = ""
@@ -19,11 +48,18 @@ export const onSignedOut = (listener: () => void) => {
   return () => signedOutListeners.delete(listener)
 }
 
-export const api = async <T = any>(
-  method: "GET" | "POST" | "PUT" | "DELETE",
+/** The error body every refusal has: `{ error: { type, code, message, request_id } }`. */
+type ErrorBody = { readonly error?: { readonly code?: unknown; readonly message?: unknown } } | null
+
+/**
+ * One call of the endpoint `N` (a type argument only), whose method the
+ * contract fixes (a wrong one does not compile); `path` is under `/console/api`.
+ */
+const call = async <N extends EndpointName>(
+  method: MethodOf<N>,
   path: string,
   body?: unknown
-): Promise<T> => {
+): Promise<Answer<N>> => {
   const headers: Record<string, string> = { accept: "application/json" }
   if (body !== undefined) headers["content-type"] = "application/json"
   if (method !== "GET") headers["x-csrf-token"] = csrfToken
@@ -33,55 +69,64 @@ export const api = async <T = any>(
     credentials: "same-origin",
     ...(body === undefined ? {} : { body: JSON.stringify(body) })
   })
-  const data = await res.json().catch(() => null)
+  const data: unknown = await res.json().catch(() => null)
   if (!res.ok) {
     if (res.status === 401) signedOutListeners.forEach((l) => l())
+    const error = (data as ErrorBody)?.error
     throw new ApiError(
       res.status,
-      data?.error?.code ?? "error",
-      data?.error?.message ?? `The server answered ${res.status}.`
+      typeof error?.code === "string" ? error.code : "error",
+      typeof error?.message === "string" ? error.message : `The server answered ${res.status}.`
     )
   }
-  return data as T
+  return data as Answer<N>
 }
 
 /** A query string from the set values only. */
-export const query = (params: Record<string, string | number | undefined | null>) => {
+const query = (params: Readonly<Record<string, string | undefined>>) => {
   const search = new URLSearchParams()
-  for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null && v !== "") search.set(k, String(v))
+  for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== "") search.set(k, v)
   const text = search.toString()
   return text === "" ? "" : `?${text}`
 }
 
-/** A result file as the console's asset endpoints answer it (the API's asset object, less what pages do not show). */
-export interface Asset {
-  readonly id: string
-  readonly task_id: string
-  readonly kind: "video" | "image"
-  readonly mime_type: string
-  readonly filename: string
-  readonly size_bytes: number
-  readonly width?: number
-  readonly height?: number
-  readonly duration_ms?: number
-  readonly expires_at: number | null
-}
+const segment = encodeURIComponent
 
-export interface ListPage<T> {
-  readonly data: ReadonlyArray<T>
-  readonly has_more: boolean
-  readonly first_id: string | null
-  readonly last_id: string | null
-}
+/** Every call the pages make, by the endpoint it goes to. */
+export const api = {
+  session: () => call<"getSession">("GET", "/session"),
+  signIn: (body: Wire<typeof Api.SignInRequest>) => call<"signIn">("POST", "/session", body),
+  signOut: () => call<"signOut">("DELETE", "/session"),
+  switchAccount: (body: Wire<typeof Api.SwitchAccountRequest>) =>
+    call<"switchAccount">("PUT", "/session/account", body),
 
-export interface SessionInfo {
-  readonly signed_in: boolean
-  readonly role?: "account" | "operator"
-  readonly account?: { readonly id: string; readonly name: string } | null
-  readonly csrf_token?: string
-  readonly poll_interval_s?: number
+  tasks: (params: TaskLogQuery) => call<"listTasks">("GET", `/tasks${query(params)}`),
+  task: (id: string) => call<"getTask">("GET", `/tasks/${segment(id)}`),
+  assets: (params: Wire<typeof Api.AssetParams>) => call<"listAssets">("GET", `/assets${query(params)}`),
+  deleteAsset: (id: string) => call<"deleteAsset">("DELETE", `/assets/${segment(id)}`),
+  uploads: () => call<"listUploads">("GET", "/uploads"),
+
+  webhook: () => call<"getWebhook">("GET", "/webhook"),
+  setWebhook: (body: Wire<typeof Api.WebhookRequest>) => call<"setWebhook">("PUT", "/webhook", body),
+  rotateWebhookKey: () => call<"rotateWebhookKey">("POST", "/webhook/rotate"),
+  testWebhook: () => call<"testWebhook">("POST", "/webhook/test"),
+  webhookEvents: (params: Wire<typeof Api.EventParams>) =>
+    call<"listWebhookEvents">("GET", `/webhook/events${query(params)}`),
+  resendEvent: (id: string) => call<"resendWebhookEvent">("POST", `/webhook/events/${segment(id)}/resend`),
+
+  accounts: (params: Wire<typeof Api.PageParams>) => call<"listAccounts">("GET", `/operator/accounts${query(params)}`),
+  createAccount: (body: Wire<typeof Api.CreateAccountRequest>) =>
+    call<"createAccount">("POST", "/operator/accounts", body),
+  account: (id: string) => call<"getAccount">("GET", `/operator/accounts/${segment(id)}`),
+  accountLedger: (id: string, params: Wire<typeof Api.PageParams>) =>
+    call<"getAccountLedger">("GET", `/operator/accounts/${segment(id)}/ledger${query(params)}`),
+  addCredits: (id: string, body: Wire<typeof Api.CreditsRequest>) =>
+    call<"addCredits">("POST", `/operator/accounts/${segment(id)}/credits`, body),
+  createKey: (id: string, body: Wire<typeof Api.CreateKeyRequest>) =>
+    call<"createKey">("POST", `/operator/accounts/${segment(id)}/keys`, body),
+  disableKey: (id: string) => call<"disableKey">("POST", `/operator/keys/${segment(id)}/disable`)
 }
 
 /** The URL through which the page loads an asset's bytes (same origin, the session authorises it). */
 export const assetUrl = (assetId: string, download = false) =>
-  `/console/api/assets/${encodeURIComponent(assetId)}/content${download ? "?download=1" : ""}`
+  `/console/api/assets/${segment(assetId)}/content${download ? "?download=1" : ""}`

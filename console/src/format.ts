@@ -30,5 +30,5 @@ export const shape = (item: { width?: number | null; height?: number | null; dur
   return parts.length === 0 ? "—" : parts.join(", ")
 }
 
-/** A datetime-local input's value as Unix seconds (the list API's time filters), or undefined. */
-export const toUnix = (local: string) => (local === "" ? undefined : Math.floor(new Date(local).getTime() / 1000))
+/** A datetime-local input's value as Unix seconds in a query string (the list API's time filters), or undefined. */
+export const toUnix = (local: string) => local === "" ? undefined : String(Math.floor(new Date(local).getTime() / 1000))

@@ -1,6 +1,6 @@
 import { render } from "preact"
 import { useEffect, useState } from "preact/hooks"
-import { api, onSignedOut, type SessionInfo, setCsrfToken } from "./api.ts"
+import { api, onSignedOut, type SessionState, setCsrfToken, type SignedIn } from "./api.ts"
 import { ErrorNote, Loading } from "./components/ui.tsx"
 import { AccountDetail } from "./pages/AccountDetail.tsx"
 import { Accounts } from "./pages/Accounts.tsx"
@@ -18,7 +18,7 @@ const NAV = [
   ["webhook", "Webhook"]
 ] as const
 
-const Header = ({ session, route, onSignOut }: { session: SessionInfo; route: Route; onSignOut: () => void }) => {
+const Header = ({ session, route, onSignOut }: { session: SignedIn; route: Route; onSignOut: () => void }) => {
   const current = route.path[0] ?? "tasks"
   const links = session.role === "operator" ? [...NAV, ["accounts", "Accounts"] as const] : NAV
   return (
@@ -46,9 +46,9 @@ const Header = ({ session, route, onSignOut }: { session: SessionInfo; route: Ro
 }
 
 /** The page for the current fragment; an operator without a chosen account is sent to the accounts list. */
-const Page = ({ session, route, onSwitch }: { session: SessionInfo; route: Route; onSwitch: (id: string) => void }) => {
+const Page = ({ session, route, onSwitch }: { session: SignedIn; route: Route; onSwitch: (id: string) => void }) => {
   const [first, second] = route.path
-  const poll = session.poll_interval_s ?? 5
+  const poll = session.poll_interval_s
   if (session.role === "operator" && first === "accounts") {
     return second
       ? <AccountDetail id={second} />
@@ -74,18 +74,20 @@ const Page = ({ session, route, onSwitch }: { session: SessionInfo; route: Route
   return <TaskLog route={route} pollSeconds={poll} />
 }
 
+const SIGNED_OUT: SessionState = { object: "console.session", signed_in: false }
+
 const App = () => {
-  const [session, setSession] = useState<SessionInfo>()
+  const [session, setSession] = useState<SessionState>()
   const [error, setError] = useState<string>()
   const route = useRoute()
 
-  const accept = (s: SessionInfo) => {
-    setCsrfToken(s.csrf_token ?? "")
+  const accept = (s: SessionState) => {
+    setCsrfToken(s.signed_in ? s.csrf_token : "")
     setSession(s)
   }
   useEffect(() => {
-    api<SessionInfo>("GET", "/session").then(accept, (e: Error) => setError(e.message))
-    return onSignedOut(() => setSession({ signed_in: false }))
+    api.session().then(accept, (e: Error) => setError(e.message))
+    return onSignedOut(() => setSession(SIGNED_OUT))
   }, [])
   useEffect(() => {
     document.title = `${route.path[0] ?? "tasks"} · Gateway console`
@@ -102,13 +104,13 @@ const App = () => {
   if (!session.signed_in) return <SignIn onSignedIn={accept} />
 
   const signOut = async () => {
-    await api("DELETE", "/session").catch(() => undefined)
+    await api.signOut().catch(() => undefined)
     setCsrfToken("")
-    setSession({ signed_in: false })
+    setSession(SIGNED_OUT)
   }
   const switchAccount = async (id: string) => {
     try {
-      accept(await api<SessionInfo>("PUT", "/session/account", { account_id: id }))
+      accept(await api.switchAccount({ account_id: id }))
       navigate("tasks")
     } catch (e) {
       setError((e as Error).message)

@@ -1,15 +1,20 @@
 import { HttpServerRequest } from "@effect/platform"
-import { Effect, Option } from "effect"
+import { Effect, Layer, Option, Redacted } from "effect"
 import { AppConfig } from "../platform/AppConfig.ts"
-import { consoleError } from "./Respond.ts"
-import { ConsoleSessions, type Session } from "./Sessions.ts"
+import { constantTimeEqual } from "../platform/Keys.ts"
+import {
+  ConsoleCsrf,
+  ConsoleOperator,
+  ConsoleOrigin,
+  ConsoleSession,
+  ConsoleViewer,
+  COOKIE,
+  COOKIE_PATH
+} from "./Api.ts"
+import { CrossOrigin, CsrfTokenInvalid, NoAccountSelected, NotSignedIn, OperatorOnly } from "./Errors.ts"
+import { ConsoleSessions, csrfTokenOf } from "./Sessions.ts"
 
-/** The session cookie; scoped to the console's paths, so the API never sees it. */
-export const COOKIE = "mtg_console"
-export const COOKIE_PATH = "/console"
-export const CSRF_HEADER = "x-csrf-token"
-
-/** Secure whenever the public address is https, so the cookie never travels in clear. */
+/** The session cookie's attributes: Secure whenever the public address is https, so it never travels in clear. */
 export const cookieOptions = Effect.map(AppConfig, (config) => ({
   httpOnly: true,
   sameSite: "strict" as const,
@@ -17,24 +22,18 @@ export const cookieOptions = Effect.map(AppConfig, (config) => ({
   path: COOKIE_PATH
 }))
 
-const signInFirst = consoleError(401, "not_signed_in", "Sign in first.")
-
-/** The live session of this request's cookie, or 401. */
-export const currentSession = Effect.gen(function*() {
+/** The live session of this request's cookie, if any (the session endpoint answers "signed out" without one). */
+export const sessionOfRequest = Effect.gen(function*() {
   const request = yield* HttpServerRequest.HttpServerRequest
   const token = request.cookies[COOKIE]
-  if (token === undefined) return yield* signInFirst
-  const session = yield* (yield* ConsoleSessions).find(token)
-  return Option.isSome(session) ? session.value : yield* signInFirst
+  return token === undefined ? Option.none() : yield* (yield* ConsoleSessions).find(token)
 })
 
 /** The request's own origin as a browser names it, and the configured public one. */
-const allowedOrigins = Effect.gen(function*() {
-  const request = yield* HttpServerRequest.HttpServerRequest
-  const config = yield* AppConfig
+const allowedOrigins = (request: HttpServerRequest.HttpServerRequest, publicBaseUrl: string) => {
   const origins = new Set<string>()
   try {
-    origins.add(new URL(config.publicBaseUrl).origin)
+    origins.add(new URL(publicBaseUrl).origin)
   } catch {
     // An unparsable PUBLIC_BASE_URL adds nothing; the Host header still counts.
   }
@@ -44,46 +43,84 @@ const allowedOrigins = Effect.gen(function*() {
     origins.add(`https://${host}`)
   }
   return origins
-})
+}
+
+/** No `Origin` (not a browser, or one that sends none for this request) passes; a foreign one is refused. */
+const ConsoleOriginLive = Layer.effect(
+  ConsoleOrigin,
+  Effect.map(AppConfig, (config) =>
+    Effect.gen(function*() {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      const origin = request.headers.origin
+      if (origin !== undefined && !allowedOrigins(request, config.publicBaseUrl).has(origin)) {
+        return yield* new CrossOrigin()
+      }
+    }))
+)
 
 /**
- * A write must come from the console's own pages: a browser sends `Origin`
- * on every POST/PUT/DELETE, and it must be ours. The cookie is SameSite=Strict
- * already; the Origin check covers older browsers and same-site subdomains.
+ * The `X-CSRF-Token` header must be the token derived from the session
+ * cookie sent with it (compared in constant time). The session itself is
+ * checked by the session middleware, which runs first.
  */
-export const checkOrigin = Effect.gen(function*() {
-  const request = yield* HttpServerRequest.HttpServerRequest
-  const origin = request.headers.origin
-  if (origin === undefined) return
-  if (!(yield* allowedOrigins).has(origin)) {
-    return yield* consoleError(403, "cross_origin", "Writes are accepted from the console's own pages only.")
-  }
-})
+const ConsoleCsrfLive = Layer.succeed(
+  ConsoleCsrf,
+  ConsoleCsrf.of({
+    csrf: (sent) =>
+      Effect.gen(function*() {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        const token = request.cookies[COOKIE] ?? ""
+        const expected = yield* csrfTokenOf(token)
+        if (token === "" || !constantTimeEqual(expected, Redacted.value(sent))) {
+          return yield* new CsrfTokenInvalid()
+        }
+      })
+  })
+)
 
-/**
- * A signed-in write: the Origin check plus the session's CSRF token in a
- * header (double submit: the page reads it from `GET /console/api/session`,
- * which another site cannot read).
- */
-export const writableSession = Effect.gen(function*() {
-  yield* checkOrigin
-  const session = yield* currentSession
-  const request = yield* HttpServerRequest.HttpServerRequest
-  const sent = request.headers[CSRF_HEADER] ?? ""
-  if (!(yield* (yield* ConsoleSessions).checkCsrf(session, sent))) {
-    return yield* consoleError(403, "csrf_token_invalid", "Missing or wrong CSRF token; reload the page.")
-  }
-  return session
-})
+/** The cookie's live session, or 401 `not_signed_in`. */
+const liveSession = Effect.map(ConsoleSessions, (sessions) => (token: Redacted.Redacted<string>) =>
+  Effect.flatMap(
+    sessions.find(Redacted.value(token)),
+    Option.match({ onNone: () => Effect.fail(new NotSignedIn()), onSome: Effect.succeed })
+  ))
 
-/** The operator's session, or 403 for an account owner. */
-export const requireOperator = (session: Session) =>
-  session.role === "operator"
-    ? Effect.succeed(session)
-    : consoleError(403, "operator_only", "This page is for the operator (sign in with the admin token).")
+const ConsoleSessionLive = Layer.effect(
+  ConsoleSession,
+  Effect.map(liveSession, (session) => ConsoleSession.of({ cookie: session }))
+)
 
-/** The account a session shows; an operator must choose one first. */
-export const accountOf = (session: Session) =>
-  session.accountId !== null
-    ? Effect.succeed(session.accountId)
-    : consoleError(409, "no_account_selected", "Choose an account first.")
+/** The account a session shows; an operator must choose one first (409). */
+const ConsoleViewerLive = Layer.effect(
+  ConsoleViewer,
+  Effect.map(liveSession, (session) =>
+    ConsoleViewer.of({
+      cookie: (token) =>
+        Effect.flatMap(session(token), (s) =>
+          s.accountId === null
+            ? Effect.fail(new NoAccountSelected())
+            : Effect.succeed({ session: s, accountId: s.accountId }))
+    }))
+)
+
+/** The operator's session, or 403 for an account owner's. */
+const ConsoleOperatorLive = Layer.effect(
+  ConsoleOperator,
+  Effect.map(liveSession, (session) =>
+    ConsoleOperator.of({
+      cookie: (token) =>
+        Effect.flatMap(
+          session(token),
+          (s) => s.role === "operator" ? Effect.succeed(s) : Effect.fail(new OperatorOnly())
+        )
+    }))
+)
+
+/** Every middleware of the console's endpoints (Api.ts); needs the session store and the configuration. */
+export const ConsoleAuthLive = Layer.mergeAll(
+  ConsoleOriginLive,
+  ConsoleCsrfLive,
+  ConsoleSessionLive,
+  ConsoleViewerLive,
+  ConsoleOperatorLive
+)

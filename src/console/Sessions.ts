@@ -4,17 +4,7 @@ import { sha256Hex } from "../platform/Digest.ts"
 import { randomBase62 } from "../platform/Ids.ts"
 import { constantTimeEqual } from "../platform/Keys.ts"
 import { nowSeconds } from "../platform/Time.ts"
-
-/** Who a console session belongs to. */
-export interface Session {
-  /** The cookie's token, in memory only: the CSRF token is derived from it. */
-  readonly token: string
-  readonly tokenHash: string
-  readonly role: "account" | "operator"
-  /** The account shown: the owner's own, or the one an operator switched to (null until then). */
-  readonly accountId: string | null
-  readonly expiresAt: number
-}
+import type { Session } from "./Session.ts"
 
 /** Twelve hours: a working day, after which the console asks for the key again. */
 export const SESSION_TTL_S = 12 * 3600
@@ -41,9 +31,12 @@ const hash = (token: string) => Effect.promise(() => sha256Hex(token))
  * The CSRF token of a session, derived from its cookie token: a page of the
  * console's origin learns it from `GET /console/api/session`, another site
  * can neither read that answer nor the HttpOnly cookie. Derived rather than
- * stored, so every tab of one session holds the same token.
+ * stored, so every tab of one session holds the same token, and a write's
+ * token is checked against the cookie it came with, without a look-up.
  */
-export const csrfToken = (session: Session) => hash(`console-csrf:${session.token}`)
+export const csrfTokenOf = (cookieToken: string) => hash(`console-csrf:${cookieToken}`)
+
+export const csrfToken = (session: Session) => csrfTokenOf(session.token)
 
 /**
  * Console sessions, kept in the database so that any replica serves any
@@ -88,10 +81,6 @@ const make = Effect.gen(function*() {
       return Option.some(toSession(token, row))
     }).pipe(Effect.orDie, Effect.withSpan("ConsoleSessions.find"))
 
-  /** Whether `sent` is the session's CSRF token, compared in constant time. */
-  const checkCsrf = (session: Session, sent: string) =>
-    Effect.map(csrfToken(session), (expected) => constantTimeEqual(expected, sent))
-
   const close = (session: Session) =>
     sql`DELETE FROM console_sessions WHERE token_hash = ${session.tokenHash}`.pipe(Effect.asVoid, Effect.orDie)
 
@@ -101,7 +90,7 @@ const make = Effect.gen(function*() {
       Effect.orDie
     )
 
-  return { open, find, checkCsrf, close, switchAccount } as const
+  return { open, find, close, switchAccount } as const
 })
 
 export class ConsoleSessions extends Context.Tag("ConsoleSessions")<

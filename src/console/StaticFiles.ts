@@ -1,4 +1,4 @@
-import { FileSystem, HttpRouter, HttpServerResponse, Path } from "@effect/platform"
+import { FileSystem, HttpApiBuilder, HttpRouter, HttpServerResponse, Path } from "@effect/platform"
 import { Effect } from "effect"
 
 /**
@@ -70,7 +70,7 @@ const readFile = (relative: ReadonlyArray<string>, cache: string) =>
   })
 
 /** The page itself; the front end routes by the URL's fragment, so this one document serves every page. */
-export const indexPage = Effect.map(
+const indexPage = Effect.map(
   readFile(["index.html"], "no-cache"),
   (found) =>
     found ??
@@ -83,15 +83,30 @@ const missing = HttpServerResponse.text("Not found", {
 })
 
 /** Hashed bundle files never change under one name, so browsers may keep them. */
-export const bundleFile = Effect.gen(function*() {
+const bundleFile = Effect.gen(function*() {
   const { file } = yield* HttpRouter.params
   if (file === undefined || !SAFE_NAME.test(file)) return missing
   return (yield* readFile(["assets", file], "public, max-age=31536000, immutable")) ?? missing
 })
 
 /** Files the build copies to the root (the icon). */
-export const rootFile = Effect.gen(function*() {
+const rootFile = Effect.gen(function*() {
   const { file } = yield* HttpRouter.params
   if (file === undefined || !SAFE_NAME.test(file) || file === "index.html") return missing
   return (yield* readFile([file], "public, max-age=3600")) ?? missing
 })
+
+/**
+ * The built front end at `/console`, as plain routes on the gateway's router
+ * beside the contract: these answer files as they are on disk, with a type by
+ * extension, a cache policy by kind and the console's Content-Security-Policy,
+ * and the page's "not built" note. An HttpApi endpoint encodes an answer from
+ * a schema and would add nothing here (the files are not part of any contract).
+ */
+export const ConsoleFilesLive = HttpApiBuilder.Router.use((router) =>
+  Effect.gen(function*() {
+    yield* router.get("/console", indexPage)
+    yield* router.get("/console/assets/:file", bundleFile)
+    yield* router.get("/console/:file", rootFile)
+  })
+)

@@ -1,24 +1,6 @@
+import type { WebhookAttempt, WebhookEvent } from "../api.ts"
 import { dateTime } from "../format.ts"
 import { Status } from "./ui.tsx"
-
-export interface WebhookAttempt {
-  readonly attempt: number
-  readonly started_at: number
-  readonly outcome: string
-  readonly status_code: number | null
-  readonly error: string | null
-  readonly duration_ms: number | null
-}
-
-export interface WebhookEvent {
-  readonly id: string
-  readonly type: string
-  readonly task_id: string | null
-  readonly status: string
-  readonly created_at: number
-  readonly next_attempt_at: number | null
-  readonly attempts: ReadonlyArray<WebhookAttempt>
-}
 
 const attemptText = (a: WebhookAttempt) =>
   [

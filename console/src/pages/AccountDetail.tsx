@@ -1,40 +1,14 @@
 import { useState } from "preact/hooks"
-import { api, type ListPage } from "../api.ts"
+import { api } from "../api.ts"
 import { useLoad } from "../components/hooks.ts"
 import { ErrorNote, Fields, Loading, Pager, Section } from "../components/ui.tsx"
 import { credits, dateTime } from "../format.ts"
 import { href } from "../router.ts"
 
-interface Key {
-  readonly id: string
-  readonly kind: "model" | "resource"
-  readonly hint: string
-  readonly group: string | null
-  readonly disabled: boolean
-  readonly created_at: number
-}
-
-interface Detail {
-  readonly id: string
-  readonly name: string
-  readonly group: string
-  readonly wallet_credits: number
-  readonly subscription_credits: number
-  readonly keys: ReadonlyArray<Key>
-  readonly ledger: { credited: number; charged: number; refunded: number; entries: number }
-}
-
-interface Line {
-  readonly id: string
-  readonly kind: string
-  readonly task_id: string | null
-  readonly wallet_credits: number
-  readonly subscription_credits: number
-  readonly note: string | null
-  readonly created_at: number
-}
-
 const amount = (text: FormDataEntryValue | null) => (String(text ?? "").trim() === "" ? undefined : Number(text))
+
+/** The key kinds an operator can issue (the form's select offers exactly these). */
+const keyKind = (value: FormDataEntryValue | null) => (value === "model" ? "model" : "resource")
 
 /**
  * One account for the operator: balances and ledger totals, credits (a
@@ -42,11 +16,10 @@ const amount = (text: FormDataEntryValue | null) => (String(text ?? "").trim() =
  * once, here), and the ledger page by page.
  */
 export const AccountDetail = ({ id }: { id: string }) => {
-  const path = `/operator/accounts/${encodeURIComponent(id)}`
-  const detail = useLoad(() => api<Detail>("GET", path), [id])
+  const detail = useLoad(() => api.account(id), [id])
   const [after, setAfter] = useState<string>()
   const ledger = useLoad(
-    () => api<ListPage<Line>>("GET", `${path}/ledger?limit=20${after ? `&after=${encodeURIComponent(after)}` : ""}`),
+    () => api.accountLedger(id, { limit: "20", after }),
     [id, after]
   )
   const [error, setError] = useState<string>()
@@ -68,7 +41,7 @@ export const AccountDetail = ({ id }: { id: string }) => {
     const form = event.target as HTMLFormElement
     const data = new FormData(form)
     void act(async () => {
-      await api("POST", `${path}/credits`, {
+      await api.addCredits(id, {
         wallet: amount(data.get("wallet")),
         subscription: amount(data.get("subscription"))
       })
@@ -80,8 +53,8 @@ export const AccountDetail = ({ id }: { id: string }) => {
     const data = new FormData(event.target as HTMLFormElement)
     const group = String(data.get("group") ?? "").trim()
     void act(async () => {
-      const key = await api<{ key: string }>("POST", `${path}/keys`, {
-        kind: data.get("kind"),
+      const key = await api.createKey(id, {
+        kind: keyKind(data.get("kind")),
         ...(group ? { group } : {})
       })
       setIssued(key.key)
@@ -160,8 +133,7 @@ export const AccountDetail = ({ id }: { id: string }) => {
                             type="button"
                             class="danger"
                             aria-label={`Disable key ${k.hint}`}
-                            onClick={() =>
-                              void act(() => api("POST", `/operator/keys/${encodeURIComponent(k.id)}/disable`))}
+                            onClick={() => void act(() => api.disableKey(k.id))}
                           >
                             Disable
                           </button>

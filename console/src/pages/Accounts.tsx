@@ -1,18 +1,9 @@
 import { useState } from "preact/hooks"
-import { api, type ListPage } from "../api.ts"
+import { api } from "../api.ts"
 import { useLoad } from "../components/hooks.ts"
 import { ErrorNote, Loading, Pager, Section } from "../components/ui.tsx"
 import { dateTime } from "../format.ts"
 import { href } from "../router.ts"
-
-export interface AccountSummary {
-  readonly id: string
-  readonly name: string
-  readonly group: string
-  readonly wallet_credits: number
-  readonly subscription_credits: number
-  readonly created_at: number
-}
 
 const numberOrUndefined = (text: string) => (text.trim() === "" ? undefined : Number(text))
 
@@ -26,7 +17,7 @@ const CreateAccount = ({ onCreated }: { onCreated: () => void }) => {
     const data = new FormData(form)
     const group = String(data.get("group") ?? "").trim()
     try {
-      const account = await api<AccountSummary>("POST", "/operator/accounts", {
+      const account = await api.createAccount({
         name: String(data.get("name") ?? "").trim(),
         ...(group ? { group } : {}),
         wallet_credits: numberOrUndefined(String(data.get("wallet") ?? "")),
@@ -73,11 +64,7 @@ export const Accounts = (
 ) => {
   const [after, setAfter] = useState<string>()
   const list = useLoad(
-    () =>
-      api<ListPage<AccountSummary>>(
-        "GET",
-        `/operator/accounts?limit=50${after ? `&after=${encodeURIComponent(after)}` : ""}`
-      ),
+    () => api.accounts({ limit: "50", after }),
     [after]
   )
   return (

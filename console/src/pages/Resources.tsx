@@ -1,22 +1,9 @@
 import { useState } from "preact/hooks"
-import { api, type Asset, assetUrl, type ListPage } from "../api.ts"
+import { api, type Asset, assetUrl } from "../api.ts"
 import { useLoad } from "../components/hooks.ts"
 import { ErrorNote, Loading, Pager, Section } from "../components/ui.tsx"
 import { bytes, dateTime, shape } from "../format.ts"
 import { href } from "../router.ts"
-
-interface Upload {
-  readonly id: string
-  readonly kind: string
-  readonly filename: string
-  readonly mime_type: string
-  readonly size_bytes: number
-  readonly width: number | null
-  readonly height: number | null
-  readonly duration_ms: number | null
-  readonly url: string
-  readonly expires_at: number
-}
 
 /** Delete in two steps, without a browser dialog: the first press asks, the second deletes. */
 const DeleteButton = ({ asset, onDeleted }: { asset: Asset; onDeleted: () => void }) => {
@@ -41,7 +28,7 @@ const DeleteButton = ({ asset, onDeleted }: { asset: Asset; onDeleted: () => voi
         class="danger"
         onClick={async () => {
           try {
-            await api("DELETE", `/assets/${encodeURIComponent(asset.id)}`)
+            await api.deleteAsset(asset.id)
             onDeleted()
           } catch (e) {
             setError((e as Error).message)
@@ -61,10 +48,10 @@ export const Resources = () => {
   const [after, setAfter] = useState<string>()
   const [notice, setNotice] = useState<string>()
   const assets = useLoad(
-    () => api<ListPage<Asset>>("GET", `/assets?limit=20${after ? `&after=${encodeURIComponent(after)}` : ""}`),
+    () => api.assets({ limit: "20", after }),
     [after]
   )
-  const uploads = useLoad(() => api<{ data: ReadonlyArray<Upload> }>("GET", "/uploads"), [])
+  const uploads = useLoad(() => api.uploads(), [])
   return (
     <main id="main">
       <h1>Resources</h1>

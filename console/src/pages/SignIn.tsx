@@ -1,5 +1,5 @@
 import { useState } from "preact/hooks"
-import { api, type SessionInfo } from "../api.ts"
+import { api, type SignedIn } from "../api.ts"
 import { ErrorNote } from "../components/ui.tsx"
 
 /**
@@ -7,7 +7,7 @@ import { ErrorNote } from "../components/ui.tsx"
  * goes to the server once and is forgotten: the session lives in an HttpOnly
  * cookie, never in storage or in the URL.
  */
-export const SignIn = ({ onSignedIn }: { onSignedIn: (session: SessionInfo) => void }) => {
+export const SignIn = ({ onSignedIn }: { onSignedIn: (session: SignedIn) => void }) => {
   const [key, setKey] = useState("")
   const [error, setError] = useState<string>()
   const [busy, setBusy] = useState(false)
@@ -17,7 +17,7 @@ export const SignIn = ({ onSignedIn }: { onSignedIn: (session: SessionInfo) => v
     setBusy(true)
     setError(undefined)
     try {
-      const session = await api<SessionInfo>("POST", "/session", { key: key.trim() })
+      const session = await api.signIn({ key: key.trim() })
       setKey("")
       onSignedIn(session)
     } catch (e) {

@@ -1,29 +1,9 @@
-import { api, type Asset, assetUrl } from "../api.ts"
-import { Deliveries, type WebhookEvent } from "../components/Deliveries.tsx"
+import { api, type Asset, assetUrl, type TaskObject } from "../api.ts"
+import { Deliveries } from "../components/Deliveries.tsx"
 import { useLoad } from "../components/hooks.ts"
 import { ErrorNote, Fields, Json, Loading, Progress, Section, Status } from "../components/ui.tsx"
 import { bytes, credits, dateTime, shape } from "../format.ts"
 import { href } from "../router.ts"
-import type { TaskObject } from "./TaskLog.tsx"
-
-interface LedgerLine {
-  readonly id: string
-  readonly kind: string
-  readonly wallet_credits: number
-  readonly subscription_credits: number
-  readonly note: string | null
-  readonly created_at: number
-}
-
-interface TaskPage {
-  readonly kind: "video" | "image"
-  readonly task: TaskObject & { error: { code: string; message: string; retryable: boolean } | null }
-  readonly request: unknown
-  readonly ledger: ReadonlyArray<LedgerLine>
-  readonly assets: ReadonlyArray<Asset>
-  readonly webhook_events: ReadonlyArray<WebhookEvent>
-  readonly operator?: Record<string, unknown>
-}
 
 const terminal = (status: string) => status === "succeeded" || status === "failed"
 
@@ -74,7 +54,7 @@ const Result = ({ asset }: { asset: Asset }) => (
  * task is finished. The operator also sees where it ran.
  */
 export const TaskDetail = ({ id, pollSeconds }: { id: string; pollSeconds: number }) => {
-  const page = useLoad(() => api<TaskPage>("GET", `/tasks/${encodeURIComponent(id)}`), [id], {
+  const page = useLoad(() => api.task(id), [id], {
     everyMs: pollSeconds * 1000,
     keepPolling: (p) => !terminal(p.task.status) || p.webhook_events.some((e) => e.status === "pending")
   })

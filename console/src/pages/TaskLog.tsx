@@ -1,26 +1,23 @@
 import { useState } from "preact/hooks"
-import { api, type ListPage, query } from "../api.ts"
+import { api, type TaskLogQuery } from "../api.ts"
 import { useLoad } from "../components/hooks.ts"
 import { ErrorNote, Loading, Pager, Progress, Status } from "../components/ui.tsx"
 import { dateTime, toUnix } from "../format.ts"
 import { href, navigate, type Route } from "../router.ts"
 
-export interface TaskObject {
-  readonly id: string
-  readonly object: "video.task" | "image.task"
-  readonly model: string
-  readonly operation: string
-  readonly status: string
-  readonly progress: number
-  readonly client_reference_id?: string
-  readonly created_at: number
-  readonly [field: string]: unknown
-}
-
 /** The filters live in the URL fragment, so a filtered view can be bookmarked and survives a reload. */
 const FILTERS = ["kind", "status", "operation", "model", "client_reference_id", "from", "to"] as const
 
 type Values = Record<(typeof FILTERS)[number], string>
+
+type Choices<K extends keyof TaskLogQuery> = ReadonlyArray<NonNullable<TaskLogQuery[K]>>
+const KINDS: Choices<"kind"> = ["video", "image"]
+const STATUSES: Choices<"status"> = ["queued", "in_progress", "succeeded", "failed"]
+const OPERATIONS: Choices<"operation"> = ["generation", "edit"]
+
+/** A filter from the URL fragment, if it is one the log offers (a hand-edited link may hold anything). */
+const oneOf = <A extends string>(value: string | null, choices: ReadonlyArray<A>): A | undefined =>
+  choices.find((choice) => choice === value)
 
 type Setter = (name: keyof Values, value: string) => void
 
@@ -76,9 +73,9 @@ const Filters = ({ params, onApply }: { params: URLSearchParams; onApply: (value
         onApply(values)
       }}
     >
-      <Select id="kind" label="Kind" options={["video", "image"]} {...common} />
-      <Select id="status" label="Status" options={["queued", "in_progress", "succeeded", "failed"]} {...common} />
-      <Select id="operation" label="Operation" options={["generation", "edit"]} {...common} />
+      <Select id="kind" label="Kind" options={KINDS} {...common} />
+      <Select id="status" label="Status" options={STATUSES} {...common} />
+      <Select id="operation" label="Operation" options={OPERATIONS} {...common} />
       <Text id="model" label="Model" {...common} />
       <Text id="client_reference_id" label="Client reference id" {...common} />
       <Text id="from" label="Created from" type="datetime-local" {...common} />
@@ -102,22 +99,17 @@ export const TaskLog = ({ route, pollSeconds }: { route: Route; pollSeconds: num
   const filterKey = FILTERS.map((f) => p.get(f) ?? "").join("|")
   const tasks = useLoad(
     () =>
-      api<ListPage<TaskObject>>(
-        "GET",
-        `/tasks${
-          query({
-            kind: p.get("kind"),
-            status: p.get("status"),
-            operation: p.get("operation"),
-            model: p.get("model"),
-            client_reference_id: p.get("client_reference_id"),
-            created_after: toUnix(p.get("from") ?? ""),
-            created_before: toUnix(p.get("to") ?? ""),
-            after,
-            limit: 20
-          })
-        }`
-      ),
+      api.tasks({
+        kind: oneOf(p.get("kind"), KINDS),
+        status: oneOf(p.get("status"), STATUSES),
+        operation: oneOf(p.get("operation"), OPERATIONS),
+        model: p.get("model") ?? undefined,
+        client_reference_id: p.get("client_reference_id") ?? undefined,
+        created_after: toUnix(p.get("from") ?? ""),
+        created_before: toUnix(p.get("to") ?? ""),
+        after,
+        limit: "20"
+      }),
     [filterKey, after],
     { everyMs: pollSeconds * 1000 }
   )

@@ -1,14 +1,8 @@
 import { useEffect, useState } from "preact/hooks"
 import { api } from "../api.ts"
-import { Deliveries, type WebhookEvent } from "../components/Deliveries.tsx"
+import { Deliveries } from "../components/Deliveries.tsx"
 import { useLoad } from "../components/hooks.ts"
 import { ErrorNote, Loading, Pager, Section } from "../components/ui.tsx"
-
-interface Settings {
-  readonly url: string | null
-  readonly enabled: boolean
-  readonly key: string | null
-}
 
 /** Runs an action, showing its outcome in the page's status line. */
 const useAction = () => {
@@ -36,14 +30,10 @@ const useAction = () => {
  * event, and the delivery log with every attempt and "send again".
  */
 export const Webhook = () => {
-  const settings = useLoad(() => api<Settings>("GET", "/webhook"), [])
+  const settings = useLoad(() => api.webhook(), [])
   const [after, setAfter] = useState<string>()
   const log = useLoad(
-    () =>
-      api<{ data: ReadonlyArray<WebhookEvent>; has_more: boolean; last_id: string | null }>(
-        "GET",
-        `/webhook/events?limit=20${after ? `&after=${encodeURIComponent(after)}` : ""}`
-      ),
+    () => api.webhookEvents({ limit: "20", after }),
     [after],
     { everyMs: 3000, keepPolling: (l) => l.data.some((e) => e.status === "pending") }
   )
@@ -63,14 +53,14 @@ export const Webhook = () => {
   const save = (event: Event) => {
     event.preventDefault()
     void action.run("save", async () => {
-      await api("PUT", "/webhook", { url: url.trim(), enabled })
+      await api.setWebhook({ url: url.trim(), enabled })
       await settings.reload()
       return "Webhook settings saved."
     })
   }
   const rotate = () =>
     action.run("rotate", async () => {
-      await api("POST", "/webhook/rotate")
+      await api.rotateWebhookKey()
       setConfirmRotate(false)
       setShowKey(true)
       await settings.reload()
@@ -78,14 +68,14 @@ export const Webhook = () => {
     })
   const test = () =>
     action.run("test", async () => {
-      const queued = await api<{ event_id: string }>("POST", "/webhook/test")
+      const queued = await api.testWebhook()
       setAfter(undefined)
       await log.reload()
       return `Test event ${queued.event_id} queued.`
     })
   const resend = (id: string) =>
     action.run(id, async () => {
-      await api("POST", `/webhook/events/${encodeURIComponent(id)}/resend`)
+      await api.resendEvent(id)
       await log.reload()
       return `Event ${id} will be sent again.`
     })

@@ -1,0 +1,440 @@
+import {
+  HttpApiEndpoint,
+  HttpApiGroup,
+  HttpApiMiddleware,
+  HttpApiSchema,
+  HttpApiSecurity,
+  OpenApi
+} from "@effect/platform"
+import { Context, Schema } from "effect"
+import {
+  Account,
+  AccountDetail,
+  Balances,
+  CreateAccountRequest,
+  CreateKeyRequest,
+  CreditsRequest,
+  IssuedKey,
+  WebhookRequest
+} from "../accounts/Account.ts"
+import { AccountNotFound, InvalidAccountRequest, KeyNotFound } from "../accounts/Errors.ts"
+import { BodyErrors, errors, httpFailures, ResourceId } from "../platform/http/ErrorContract.ts"
+import { ListEnvelope } from "../platform/http/ListEnvelope.ts"
+import { PageLimit, UnixSeconds } from "../platform/http/ListQuery.ts"
+import { InvalidTargetUrl } from "../platform/TargetUrl.ts"
+import { StorageUnavailable } from "../storage/Errors.ts"
+import { Asset, AssetDeleted } from "../tasks/Asset.ts"
+import { AssetNotFound, InvalidTaskRequest, TaskNotFound } from "../tasks/Errors.ts"
+import { ImageTask, TaskKind, TaskStatus, VideoTask } from "../tasks/Task.ts"
+import { UnknownEventCursor } from "../webhooks/Errors.ts"
+import { WebhookEventList, WebhookEventRecord, WebhookEventStatus } from "../webhooks/EventRecord.ts"
+import {
+  CrossOrigin,
+  CsrfTokenInvalid,
+  EventNotResendable,
+  InvalidSignInKey,
+  NoAccountSelected,
+  NotSignedIn,
+  OperatorOnly,
+  ResourceKeyNeeded
+} from "./Errors.ts"
+import type { Session, Viewer } from "./Session.ts"
+
+/**
+ * The console's JSON endpoints under `/console/api/`: the contract its pages
+ * call, schemas only. Served with the gateway's contract (src/Gateway.ts)
+ * but left out of `/openapi.json` and the typed client: the console signs in
+ * by cookie, not by key, and these endpoints change with its pages. The
+ * front end (console/src/api.ts) takes its request and answer types from the
+ * schemas below, as types only, so no schema code reaches the browser.
+ */
+
+// ---------------------------------------------------------------------------
+// Sessions and the checks of writes, as HttpApi middleware (ConsoleAuth.ts)
+
+/** The session cookie; scoped to the console's paths, so the API never sees it. */
+export const COOKIE = "mtg_console"
+export const COOKIE_PATH = "/console"
+/** The header every write carries the session's CSRF token in. */
+export const CSRF_HEADER = "x-csrf-token"
+
+/** The signed-in session of the request. */
+export class CurrentSession extends Context.Tag("console/CurrentSession")<CurrentSession, Session>() {}
+
+/** The signed-in session of the request and the account it shows. */
+export class CurrentViewer extends Context.Tag("console/CurrentViewer")<CurrentViewer, Viewer>() {}
+
+const cookie = { cookie: HttpApiSecurity.apiKey({ in: "cookie", key: COOKIE }) }
+
+/** A live session from the cookie: not expired, not closed, its key (for an owner) still enabled. */
+export class ConsoleSession extends HttpApiMiddleware.Tag<ConsoleSession>()("ConsoleSession", {
+  provides: CurrentSession,
+  failure: errors(NotSignedIn),
+  security: cookie
+}) {}
+
+/** A live session that shows an account: an operator must have chosen one. */
+export class ConsoleViewer extends HttpApiMiddleware.Tag<ConsoleViewer>()("ConsoleViewer", {
+  provides: CurrentViewer,
+  failure: errors(NotSignedIn, NoAccountSelected),
+  security: cookie
+}) {}
+
+/** A live operator's session (signed in with the admin token). */
+export class ConsoleOperator extends HttpApiMiddleware.Tag<ConsoleOperator>()("ConsoleOperator", {
+  provides: CurrentSession,
+  failure: errors(NotSignedIn, OperatorOnly),
+  security: cookie
+}) {}
+
+/**
+ * A sign-in or a write must come from the console's own pages: a browser
+ * sends `Origin` on every POST, PUT and DELETE, and it must be ours. The
+ * cookie is SameSite=Strict already; this covers older browsers and
+ * same-site subdomains.
+ */
+export class ConsoleOrigin extends HttpApiMiddleware.Tag<ConsoleOrigin>()("ConsoleOrigin", {
+  failure: errors(CrossOrigin)
+}) {}
+
+/**
+ * A write carries the session's CSRF token in `X-CSRF-Token` (double
+ * submit: the page reads it from `GET /console/api/session`, which another
+ * site cannot read, and it is derived from the cookie it must match).
+ */
+export class ConsoleCsrf extends HttpApiMiddleware.Tag<ConsoleCsrf>()("ConsoleCsrf", {
+  failure: errors(CsrfTokenInvalid),
+  security: { csrf: HttpApiSecurity.apiKey({ in: "header", key: CSRF_HEADER }) }
+}) {}
+
+/**
+ * Every answer of the console is private to the signed-in browser: it gets
+ * `Cache-Control: no-store` (unless the handler named its own), so no cache
+ * keeps it. On the whole group; it runs after the endpoint's own middleware.
+ */
+export class ConsolePrivate extends HttpApiMiddleware.Tag<ConsolePrivate>()("ConsolePrivate") {}
+
+// ---------------------------------------------------------------------------
+// Requests: bodies and query parameters, read and checked by the handlers
+// (readJson, readQuery), so every refusal has the spec's error body.
+
+/** The admin API's request schemas, which the operator's and the webhook's handlers read too (the front end's types come from here). */
+export { CreateAccountRequest, CreateKeyRequest, CreditsRequest, WebhookRequest }
+
+export const SignInRequest = Schema.Struct({ key: Schema.String.pipe(Schema.maxLength(512)) })
+export const SwitchAccountRequest = Schema.Struct({
+  account_id: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200))
+})
+
+const Filter = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200))
+
+/** The list API's filters, plus `kind` (the log shows both kinds in one order) and `model`; `limit` 20 by default. */
+export const TaskLogParams = Schema.Struct({
+  kind: Schema.optional(TaskKind),
+  status: Schema.optional(TaskStatus),
+  operation: Schema.optional(Schema.Literal("generation", "edit")),
+  model: Schema.optional(Filter),
+  client_reference_id: Schema.optional(Filter),
+  created_after: Schema.optional(UnixSeconds),
+  created_before: Schema.optional(UnixSeconds),
+  after: Schema.optional(Filter),
+  limit: Schema.optional(PageLimit)
+})
+
+/** Result files; `limit` 20 by default. */
+export const AssetParams = Schema.Struct({
+  kind: Schema.optional(TaskKind),
+  task_id: Schema.optional(Filter),
+  after: Schema.optional(Filter),
+  limit: Schema.optional(PageLimit)
+})
+
+/** The webhook's delivery log; `limit` 20 by default. */
+export const EventParams = Schema.Struct({
+  status: Schema.optional(WebhookEventStatus),
+  after: Schema.optional(Filter),
+  limit: Schema.optional(PageLimit)
+})
+
+/** The operator's lists (accounts, an account's ledger); `limit` 50 by default. */
+export const PageParams = Schema.Struct({
+  after: Schema.optional(Filter),
+  limit: Schema.optional(PageLimit)
+})
+
+// ---------------------------------------------------------------------------
+// Answers
+
+/** What the page knows of a signed-in session; the CSRF token lives only in the page's memory. */
+export const SignedIn = Schema.Struct({
+  object: Schema.Literal("console.session"),
+  signed_in: Schema.Literal(true),
+  role: Schema.Literal("account", "operator"),
+  account: Schema.NullOr(Schema.Struct({ id: Schema.String, name: Schema.String })),
+  csrf_token: Schema.String,
+  expires_at: Schema.Number,
+  /** The interval the API's Retry-After names; the task pages poll at it. */
+  poll_interval_s: Schema.Number
+})
+
+/** Not signed in is an answer, not an error: the page then shows the sign-in form. */
+export const SignedOut = Schema.Struct({
+  object: Schema.Literal("console.session"),
+  signed_in: Schema.Literal(false)
+})
+
+export const SessionState = Schema.Union(SignedIn, SignedOut)
+
+export const SessionClosed = Schema.Struct({
+  object: Schema.Literal("console.session"),
+  signed_out: Schema.Literal(true)
+})
+
+/** A task object of either kind, as the API answers it. */
+export const TaskObject = Schema.Union(VideoTask, ImageTask)
+export const TaskLog = ListEnvelope(TaskObject)
+
+/** A ledger line as the console shows it: amounts in credits, signed (a charge is negative). */
+export const LedgerLine = Schema.Struct({
+  id: Schema.String,
+  object: Schema.Literal("ledger.entry"),
+  kind: Schema.Literal("credit", "charge", "refund"),
+  task_id: Schema.NullOr(Schema.String),
+  wallet_credits: Schema.Number,
+  subscription_credits: Schema.Number,
+  note: Schema.NullOr(Schema.String),
+  created_at: Schema.Number
+})
+
+/** What only the operator sees of a task: where it ran, and the upstream columns the engine recorded. */
+export const OperatorTaskView = Schema.Struct({
+  channel: Schema.String,
+  attempt: Schema.Number,
+  charged_wallet_credits: Schema.Number,
+  charged_subscription_credits: Schema.Number,
+  refunded_at: Schema.NullOr(Schema.Number),
+  upstream: Schema.Record({ key: Schema.String, value: Schema.Unknown })
+})
+
+/** Everything about one task: the task object, the request as stored, its ledger lines, files and webhook events. */
+export const TaskPage = Schema.Struct({
+  object: Schema.Literal("console.task"),
+  kind: TaskKind,
+  task: TaskObject,
+  request: Schema.Unknown,
+  ledger: Schema.Array(LedgerLine),
+  assets: Schema.Array(Asset),
+  webhook_events: Schema.Array(WebhookEventRecord),
+  operator: Schema.optional(OperatorTaskView)
+})
+
+export const AssetList = ListEnvelope(Asset)
+
+/** A confirmed upload whose URL still works: what inspection found, and until when the URL works. */
+export const ConfirmedUpload = Schema.Struct({
+  id: Schema.String,
+  object: Schema.Literal("media_upload"),
+  kind: Schema.Literal("image", "video", "audio"),
+  filename: Schema.String,
+  mime_type: Schema.String,
+  size_bytes: Schema.Number,
+  duration_ms: Schema.NullOr(Schema.Number),
+  width: Schema.NullOr(Schema.Number),
+  height: Schema.NullOr(Schema.Number),
+  url: Schema.String,
+  expires_at: Schema.Number,
+  confirmed_at: Schema.Number
+})
+
+export const UploadList = Schema.Struct({ object: Schema.Literal("list"), data: Schema.Array(ConfirmedUpload) })
+
+/** The account's webhook: URL, enabled, and the `wk-` key the owner configures the receiver with (null until set). */
+export const WebhookState = Schema.Struct({
+  object: Schema.Literal("webhook"),
+  url: Schema.NullOr(Schema.String),
+  enabled: Schema.Boolean,
+  key: Schema.NullOr(Schema.String)
+})
+
+export const WebhookKey = Schema.Struct({ key: Schema.String })
+export const WebhookTestQueued = Schema.Struct({
+  object: Schema.Literal("webhook.test.queued"),
+  event_id: Schema.String
+})
+export const EventResent = Schema.Struct({
+  id: Schema.String,
+  object: Schema.Literal("webhook.event.resent"),
+  status: Schema.Literal("pending")
+})
+
+/** One account in the operator's list: who, which group, and the balances. */
+export const AccountSummary = Schema.Struct({
+  id: Schema.String,
+  object: Schema.Literal("account"),
+  name: Schema.String,
+  group: Schema.String,
+  wallet_credits: Schema.Number,
+  subscription_credits: Schema.Number,
+  created_at: Schema.Number
+})
+export const AccountList = ListEnvelope(AccountSummary)
+export const LedgerPage = ListEnvelope(LedgerLine)
+
+export const AccountBalances = Schema.Struct({
+  object: Schema.Literal("balances"),
+  account_id: Schema.String,
+  ...Balances.fields
+})
+
+export const DisabledKey = Schema.Struct({
+  id: Schema.String,
+  object: Schema.Literal("api_key"),
+  kind: Schema.Literal("model", "resource"),
+  disabled: Schema.Boolean,
+  disabled_at: Schema.Number
+})
+
+// ---------------------------------------------------------------------------
+// Endpoints. An endpoint's middleware run from the last one listed to the
+// first (then the group's ConsolePrivate, then the handler), so
+// `.middleware(ConsoleCsrf).middleware(ConsoleViewer).middleware(ConsoleOrigin)`
+// checks the Origin, then the session, then the CSRF token.
+
+const taskPath = Schema.Struct({
+  id: ResourceId(() => new TaskNotFound({ message: "No such task under this account." }))
+})
+const assetPath = Schema.Struct({
+  id: ResourceId(() => new AssetNotFound({ message: "No such asset under this account." }))
+})
+const eventPath = Schema.Struct({ id: ResourceId(() => new EventNotResendable()) })
+const accountPath = Schema.Struct({ id: ResourceId(() => new AccountNotFound({ message: "No such account." })) })
+const keyPath = Schema.Struct({ id: ResourceId(() => new KeyNotFound({ message: "No such key." })) })
+
+/** A malformed or unknown query parameter (the query reader's 400). */
+const QueryErrors = httpFailures(400)
+/** Changing an account: it must exist, and the change must be possible. */
+const AccountChange = errors(AccountNotFound, InvalidAccountRequest)
+
+const API = "/console/api"
+
+export class ConsoleApi extends HttpApiGroup.make("console")
+  // Sessions
+  .add(HttpApiEndpoint.get("getSession", `${API}/session`).addSuccess(SessionState))
+  .add(
+    HttpApiEndpoint.post("signIn", `${API}/session`).addSuccess(SignedIn, { status: 201 })
+      .addError(BodyErrors).addError(errors(InvalidSignInKey, ResourceKeyNeeded))
+      .middleware(ConsoleOrigin)
+  )
+  .add(
+    HttpApiEndpoint.del("signOut", `${API}/session`).addSuccess(SessionClosed)
+      .middleware(ConsoleCsrf).middleware(ConsoleSession).middleware(ConsoleOrigin)
+  )
+  .add(
+    HttpApiEndpoint.put("switchAccount", `${API}/session/account`).addSuccess(SignedIn)
+      .addError(BodyErrors).addError(errors(AccountNotFound))
+      .middleware(ConsoleCsrf).middleware(ConsoleOperator).middleware(ConsoleOrigin)
+  )
+  // The account's tasks and files
+  .add(
+    HttpApiEndpoint.get("listTasks", `${API}/tasks`).addSuccess(TaskLog)
+      .addError(QueryErrors).addError(errors(InvalidTaskRequest))
+      .middleware(ConsoleViewer)
+  )
+  .add(
+    HttpApiEndpoint.get("getTask", `${API}/tasks/:id`).setPath(taskPath).addSuccess(TaskPage)
+      .addError(errors(TaskNotFound, AccountNotFound))
+      .middleware(ConsoleViewer)
+  )
+  .add(
+    HttpApiEndpoint.get("listAssets", `${API}/assets`).addSuccess(AssetList)
+      .addError(QueryErrors).addError(errors(InvalidTaskRequest))
+      .middleware(ConsoleViewer)
+  )
+  .add(
+    HttpApiEndpoint.get("getAssetContent", `${API}/assets/:id/content`).setPath(assetPath)
+      .addSuccess(HttpApiSchema.Uint8Array())
+      // 416 for a range outside the object, with its Content-Range.
+      .addError(errors(AssetNotFound, StorageUnavailable)).addError(httpFailures(416))
+      .middleware(ConsoleViewer)
+  )
+  .add(
+    HttpApiEndpoint.del("deleteAsset", `${API}/assets/:id`).setPath(assetPath).addSuccess(AssetDeleted)
+      .addError(errors(AssetNotFound, StorageUnavailable))
+      .middleware(ConsoleCsrf).middleware(ConsoleViewer).middleware(ConsoleOrigin)
+  )
+  .add(HttpApiEndpoint.get("listUploads", `${API}/uploads`).addSuccess(UploadList).middleware(ConsoleViewer))
+  // The account's webhook
+  .add(
+    HttpApiEndpoint.get("getWebhook", `${API}/webhook`).addSuccess(WebhookState)
+      .addError(errors(AccountNotFound))
+      .middleware(ConsoleViewer)
+  )
+  .add(
+    HttpApiEndpoint.put("setWebhook", `${API}/webhook`).addSuccess(WebhookState)
+      .addError(BodyErrors).addError(errors(AccountNotFound, InvalidAccountRequest, InvalidTargetUrl))
+      .middleware(ConsoleCsrf).middleware(ConsoleViewer).middleware(ConsoleOrigin)
+  )
+  .add(
+    HttpApiEndpoint.post("rotateWebhookKey", `${API}/webhook/rotate`).addSuccess(WebhookKey)
+      .addError(AccountChange)
+      .middleware(ConsoleCsrf).middleware(ConsoleViewer).middleware(ConsoleOrigin)
+  )
+  .add(
+    HttpApiEndpoint.post("testWebhook", `${API}/webhook/test`).addSuccess(WebhookTestQueued, { status: 202 })
+      .addError(AccountChange)
+      .middleware(ConsoleCsrf).middleware(ConsoleViewer).middleware(ConsoleOrigin)
+  )
+  .add(
+    HttpApiEndpoint.get("listWebhookEvents", `${API}/webhook/events`).addSuccess(WebhookEventList)
+      .addError(QueryErrors).addError(errors(UnknownEventCursor, AccountNotFound))
+      .middleware(ConsoleViewer)
+  )
+  .add(
+    HttpApiEndpoint.post("resendWebhookEvent", `${API}/webhook/events/:id/resend`).setPath(eventPath)
+      .addSuccess(EventResent, { status: 202 })
+      .addError(errors(EventNotResendable))
+      .middleware(ConsoleCsrf).middleware(ConsoleViewer).middleware(ConsoleOrigin)
+  )
+  // The operator's pages
+  .add(
+    HttpApiEndpoint.get("listAccounts", `${API}/operator/accounts`).addSuccess(AccountList)
+      .addError(QueryErrors)
+      .middleware(ConsoleOperator)
+  )
+  .add(
+    HttpApiEndpoint.post("createAccount", `${API}/operator/accounts`).addSuccess(Account, { status: 201 })
+      .addError(BodyErrors).addError(errors(InvalidAccountRequest))
+      .middleware(ConsoleCsrf).middleware(ConsoleOperator).middleware(ConsoleOrigin)
+  )
+  .add(
+    HttpApiEndpoint.get("getAccount", `${API}/operator/accounts/:id`).setPath(accountPath).addSuccess(AccountDetail)
+      .addError(errors(AccountNotFound))
+      .middleware(ConsoleOperator)
+  )
+  .add(
+    HttpApiEndpoint.get("getAccountLedger", `${API}/operator/accounts/:id/ledger`).setPath(accountPath)
+      .addSuccess(LedgerPage)
+      .addError(QueryErrors).addError(errors(AccountNotFound))
+      .middleware(ConsoleOperator)
+  )
+  .add(
+    HttpApiEndpoint.post("addCredits", `${API}/operator/accounts/:id/credits`).setPath(accountPath)
+      .addSuccess(AccountBalances)
+      .addError(BodyErrors).addError(AccountChange)
+      .middleware(ConsoleCsrf).middleware(ConsoleOperator).middleware(ConsoleOrigin)
+  )
+  .add(
+    HttpApiEndpoint.post("createKey", `${API}/operator/accounts/:id/keys`).setPath(accountPath)
+      .addSuccess(IssuedKey, { status: 201 })
+      .addError(BodyErrors).addError(AccountChange)
+      .middleware(ConsoleCsrf).middleware(ConsoleOperator).middleware(ConsoleOrigin)
+  )
+  .add(
+    HttpApiEndpoint.post("disableKey", `${API}/operator/keys/:id/disable`).setPath(keyPath).addSuccess(DisabledKey)
+      .addError(errors(KeyNotFound))
+      .middleware(ConsoleCsrf).middleware(ConsoleOperator).middleware(ConsoleOrigin)
+  )
+  .middleware(ConsolePrivate)
+  // Internal to the console's pages: not in /openapi.json (nor in the typed client, src/ClientApi.ts).
+  .annotate(OpenApi.Exclude, true)
+{}
