@@ -184,7 +184,7 @@ module.exports = {
     ),
     {
       comment: "handlers import the composed contract",
-      from: { path: "Http\\.ts$|^src/(accounts/Auth|console/.+)\\.ts$" },
+      from: { path: "Http\\.ts$|^src/(accounts/Auth|console/ConsoleAuth)\\.ts$" },
       to: { path: CONTRACT },
     },
     {

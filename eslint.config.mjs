@@ -25,7 +25,8 @@ const HTTP_PLACES = [
   "src/accounts/Auth.ts",
   "src/runtime/**",
   "src/Gateway.ts",
-  "src/console/**"
+  "src/console/ConsoleAuth.ts",
+  "src/console/StaticFiles.ts"
 ]
 
 /** Node-only code: the runtime layer and the Node entry points. */
