@@ -14,7 +14,7 @@
  */
 
 /** A folder of src/ (a feature, or a sub-folder named on its own below), as a path pattern. */
-const f = (folder) => `^src/${folder}/`;
+const f = (folder) => `^src/${folder}/`
 
 /** The folders of src/ each folder may import besides itself. */
 const LAYERS = {
@@ -28,9 +28,8 @@ const LAYERS = {
   "channel/contract": ["catalog/contract", "media", "platform"],
   channel: ["channel/contract", "catalog/contract", "platform"],
   catalog: ["catalog/contract", "channel", "channel/contract", "accounts", "billing", "platform", "platform/http"],
-  accounts: ["billing", "events", "webhooks", "platform", "platform/http"],
-  events: ["platform"],
-  webhooks: ["accounts", "events", "platform", "platform/http"],
+  accounts: ["billing", "platform", "platform/http"],
+  webhooks: ["accounts", "platform", "platform/http"],
   uploads: ["accounts", "catalog", "catalog/contract", "media", "storage", "platform", "platform/http"],
   tasks: [
     "accounts",
@@ -39,12 +38,11 @@ const LAYERS = {
     "catalog/contract",
     "channel",
     "channel/contract",
-    "events",
     "media",
     "storage",
     "uploads",
     "platform",
-    "platform/http",
+    "platform/http"
   ],
   "tasks/engine": [
     "tasks",
@@ -53,10 +51,10 @@ const LAYERS = {
     "catalog/contract",
     "channel",
     "channel/contract",
-    "events",
+    "webhooks",
     "media",
     "storage",
-    "platform",
+    "platform"
   ],
   images: ["accounts", "catalog", "storage", "tasks", "uploads", "platform", "platform/http"],
   callbacks: ["channel", "channel/contract", "tasks", "tasks/engine", "platform", "platform/http"],
@@ -68,17 +66,16 @@ const LAYERS = {
     "tasks",
     "uploads",
     "webhooks",
-    "events",
     "platform",
-    "platform/http",
+    "platform/http"
   ],
   ops: ["storage", "platform", "platform/http"],
   client: ["catalog", "catalog/contract", "media", "tasks", "uploads", "platform", "platform/http", "runtime/node"],
-  cli: ["client", "media", "tasks", "runtime/node"],
-};
+  cli: ["client", "media", "tasks", "runtime/node"]
+}
 
 /** The composed contract and the composition: the handlers import the former, nothing but entries the latter. */
-const CONTRACT = "^src/(Api|ClientApi)\\.ts$";
+const CONTRACT = "^src/(Api|ClientApi)\\.ts$"
 
 module.exports = {
   forbidden: [
@@ -87,7 +84,7 @@ module.exports = {
       comment: "No file takes part in an import cycle (type-only imports count: they tie the modules' meaning).",
       severity: "error",
       from: {},
-      to: { circular: true },
+      to: { circular: true }
     },
     {
       name: "adapters-see-their-contract",
@@ -97,22 +94,22 @@ module.exports = {
       from: { path: "^channels/([^/]+)/" },
       to: {
         path: "^(src/|channels/|plugins/)",
-        pathNot: ["^channels/$1/", "^src/channel/contract/", "^src/platform/"],
-      },
+        pathNot: ["^channels/$1/", "^src/channel/contract/", "^src/platform/"]
+      }
     },
     {
       name: "plugins-see-their-contract",
       comment: "A family plugin imports its own folder and the plugin contract (src/catalog/contract/) only.",
       severity: "error",
       from: { path: "^plugins/([^/]+)/" },
-      to: { path: "^(src/|channels/|plugins/)", pathNot: ["^plugins/$1/", "^src/catalog/contract/"] },
+      to: { path: "^(src/|channels/|plugins/)", pathNot: ["^plugins/$1/", "^src/catalog/contract/"] }
     },
     {
       name: "core-names-no-extension",
       comment: "src/ never imports a plugin or an adapter: both are loaded by name from config.",
       severity: "error",
       from: { path: "^src/" },
-      to: { path: "^(channels|plugins)/" },
+      to: { path: "^(channels|plugins)/" }
     },
     {
       name: "node-only-in-runtime",
@@ -120,14 +117,14 @@ module.exports = {
         "Node's modules and pg only in the runtime layer and the Node entry points, so the core runs on Deno too.",
       severity: "error",
       from: { path: "^(src|channels|plugins)/", pathNot: ["^src/runtime/", "^src/main\\.ts$", "^src/cli/main\\.ts$"] },
-      to: { dependencyTypes: ["core"] },
+      to: { dependencyTypes: ["core"] }
     },
     {
       name: "node-only-in-runtime",
       comment: "pg is Node's PostgreSQL driver: only the runtime layer uses it (the core speaks @effect/sql).",
       severity: "error",
       from: { path: "^(src|channels|plugins)/", pathNot: ["^src/runtime/", "^src/main\\.ts$"] },
-      to: { path: "(^|/)node_modules/pg/" },
+      to: { path: "(^|/)node_modules/pg/" }
     },
     {
       name: "tasks-not-into-engine",
@@ -135,7 +132,7 @@ module.exports = {
         "The engine runs what the tasks feature stored; the tasks feature (create, query, store) does not reach into the engine.",
       severity: "error",
       from: { path: "^src/tasks/", pathNot: "^src/tasks/engine/" },
-      to: { path: "^src/tasks/engine/" },
+      to: { path: "^src/tasks/engine/" }
     },
     {
       name: "http-errors-in-handlers",
@@ -143,7 +140,7 @@ module.exports = {
         "Only platform/http and the handlers (*Http.ts) turn errors into answers; services raise their features' errors.",
       severity: "error",
       from: { path: "^src/", pathNot: ["^src/platform/http/", "Http\\.ts$", "^src/runtime/"] },
-      to: { path: "^src/platform/http/(Errors|HttpFailure)\\.ts$" },
+      to: { path: "^src/platform/http/(Errors|HttpFailure)\\.ts$" }
     },
     {
       name: "error-contract-in-contracts",
@@ -152,57 +149,57 @@ module.exports = {
       severity: "error",
       from: {
         path: "^src/",
-        pathNot: ["^src/platform/http/", "Api\\.ts$", "^src/accounts/Security\\.ts$", "^src/runtime/", "^src/client/"],
+        pathNot: ["^src/platform/http/", "Api\\.ts$", "^src/accounts/Security\\.ts$", "^src/runtime/", "^src/client/"]
       },
-      to: { path: "^src/platform/http/ErrorContract\\.ts$" },
-    },
+      to: { path: "^src/platform/http/ErrorContract\\.ts$" }
+    }
   ],
   allowed: [
     {
       comment: "packages",
       from: {},
-      to: { dependencyTypes: ["npm", "npm-dev", "npm-optional", "npm-peer", "npm-no-pkg", "npm-unknown", "core"] },
+      to: { dependencyTypes: ["npm", "npm-dev", "npm-optional", "npm-peer", "npm-no-pkg", "npm-unknown", "core"] }
     },
     {
       comment: "within a folder",
       from: { path: "^(src/[^/]+(/contract|/engine|/http|/node|/deno)?)/" },
-      to: { path: "^$1/" },
+      to: { path: "^$1/" }
     },
     { comment: "within an adapter or a plugin", from: { path: "^((channels|plugins)/[^/]+)/" }, to: { path: "^$1/" } },
     {
       comment: "adapters: their contract and platform",
       from: { path: "^channels/" },
-      to: { path: "^src/(channel/contract|platform)/" },
+      to: { path: "^src/(channel/contract|platform)/" }
     },
     { comment: "plugins: their contract", from: { path: "^plugins/" }, to: { path: "^src/catalog/contract/" } },
     ...Object.entries(LAYERS).flatMap(([folder, allowed]) =>
       allowed.map((to) => ({
         comment: `${folder} -> ${to}`,
         from: { path: f(folder), pathNot: Object.keys(LAYERS).filter((o) => o.startsWith(`${folder}/`)).map(f) },
-        to: { path: f(to), pathNot: Object.keys(LAYERS).filter((o) => o.startsWith(`${to}/`)).map(f) },
+        to: { path: f(to), pathNot: Object.keys(LAYERS).filter((o) => o.startsWith(`${to}/`)).map(f) }
       }))
     ),
     {
       comment: "handlers import the composed contract",
       from: { path: "Http\\.ts$|^src/(accounts/Auth|console/ConsoleAuth)\\.ts$" },
-      to: { path: CONTRACT },
+      to: { path: CONTRACT }
     },
     {
       comment: "the composed contract imports each feature's contract",
       from: { path: CONTRACT },
-      to: { path: "^src/" },
+      to: { path: "^src/" }
     },
     {
       comment: "the composition and the runtime entries import anything of src/",
       from: { path: "^src/(Gateway|main|ServiceArgs)\\.ts$|^src/runtime/|^src/cli/main\\.ts$" },
-      to: { path: "^src/" },
+      to: { path: "^src/" }
     },
     {
       comment: "the client speaks the composed contract",
       from: { path: "^src/(client|cli)/" },
-      to: { path: CONTRACT },
+      to: { path: CONTRACT }
     },
-    { comment: "the package's version", from: { path: "^src/" }, to: { path: "^package\\.json$" } },
+    { comment: "the package's version", from: { path: "^src/" }, to: { path: "^package\\.json$" } }
   ],
   allowedSeverity: "error",
   options: {
@@ -210,6 +207,6 @@ module.exports = {
     exclude: { path: "^(dist|node_modules|test|bench|console)/" },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: "tsconfig.json" },
-    enhancedResolveOptions: { extensions: [".ts", ".js", ".mjs"] },
-  },
-};
+    enhancedResolveOptions: { extensions: [".ts", ".js", ".mjs"] }
+  }
+}

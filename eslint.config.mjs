@@ -37,7 +37,7 @@ export default tseslint.config(
   ...tseslint.configs.recommended,
   ...effect.configs.dprint,
   {
-    files: ["**/*.ts", "**/*.mjs", "**/*.tsx"],
+    files: ["**/*.ts", "**/*.mjs", "**/*.cjs", "**/*.tsx"],
     rules: {
       "@effect/dprint": ["error", {
         config: {

@@ -10,6 +10,7 @@ import { AdminTaskApi } from "./tasks/AdminTaskApi.ts"
 import { TaskCreateApi, TaskReadApi } from "./tasks/Api.ts"
 import { AssetsApi } from "./tasks/AssetsApi.ts"
 import { UploadsApi } from "./uploads/Api.ts"
+import { AdminWebhooksApi } from "./webhooks/Api.ts"
 
 /** The whole HTTP contract, from each feature's `Api.ts`; handlers live in each feature's `Http.ts`, so clients can import this alone. */
 export class GatewayApi extends HttpApi.make("gateway")
@@ -20,6 +21,7 @@ export class GatewayApi extends HttpApi.make("gateway")
   .add(ImagesApi)
   .add(AssetsApi)
   .add(AdminApi)
+  .add(AdminWebhooksApi)
   .add(AdminTaskApi)
   .add(StorageApi)
   .add(UploadsApi)

@@ -13,7 +13,6 @@ import { Channels } from "./channel/Channels.ts"
 import { ConsoleApi } from "./console/Api.ts"
 import { ConsoleLive } from "./console/Http.ts"
 import { ConsoleFilesLive } from "./console/StaticFiles.ts"
-import { Outbox } from "./events/Outbox.ts"
 import { ImagesLive } from "./images/Http.ts"
 import { MediaInspector } from "./media/MediaInspector.ts"
 import { RemoteMedia } from "./media/RemoteMedia.ts"
@@ -46,7 +45,10 @@ import { Uploads } from "./uploads/Uploads.ts"
 import { UploadSweep } from "./uploads/UploadSweep.ts"
 import { uploadSweeper } from "./uploads/UploadSweeper.ts"
 import { webhookWorker } from "./webhooks/DeliveryWorker.ts"
+import { AdminWebhooksLive } from "./webhooks/Http.ts"
+import { Outbox } from "./webhooks/Outbox.ts"
 import { WebhookDeliveries } from "./webhooks/WebhookDeliveries.ts"
+import { Webhooks } from "./webhooks/Webhooks.ts"
 
 /** The database for the configured backend, on top of the checked configuration. */
 export const DatabaseLive = SqlLive.pipe(Layer.provideMerge(AppConfig.layer))
@@ -89,6 +91,7 @@ export const ServicesLive = Layer.mergeAll(
   // Upstream callback URLs per channel: the engine puts them in submits, the API receives them.
   CallbackTokens.layer.pipe(Layer.provide(CatalogLive)),
   WebhookDeliveries.layer,
+  Webhooks.layer,
   UploadSweep.layer.pipe(Layer.provide(ObjectStorage.layer)),
   MediaServicesLive
 ).pipe(
@@ -116,6 +119,7 @@ export const ApiLive = HttpApiBuilder.api(ServedApi).pipe(
   Layer.provide([
     OpsLive,
     AdminLive,
+    AdminWebhooksLive,
     AdminTasksLive,
     ModelsLive,
     TaskReadLive,

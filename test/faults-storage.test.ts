@@ -1,4 +1,5 @@
-import { readdirSync } from "node:fs"
+import { mkdtempSync, readdirSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { type FakeArk, startFakeArk } from "./fakes/ark.ts"
@@ -56,8 +57,11 @@ beforeAll(async () => {
 afterEach(async (context) => {
   if (context.task.result?.state === "fail") {
     for (const service of allServices) {
-      const notable = service.output().split("\n").filter((l) => !l.includes("\"message\":\"request\"")).slice(-60)
-      console.error(`--- pid ${service.child.pid} ---\n${notable.join("\n")}`)
+      const notable = service.output().split("\n").filter((l) => !l.includes("\"message\":\"request\""))
+      // The whole log is kept in a file (CI shows the path), the end of it shown here.
+      const file = join(mkdtempSync(join(tmpdir(), "gw-faults-log-")), `service-${service.child.pid}.log`)
+      writeFileSync(file, notable.join("\n"))
+      console.error(`--- pid ${service.child.pid} (whole log: ${file}) ---\n${notable.slice(-80).join("\n")}`)
     }
   }
   allServices.splice(0)

@@ -25,12 +25,6 @@ export const CreditsRequest = Schema.Struct({
 })
 export type CreditsRequest = typeof CreditsRequest.Type
 
-export const WebhookRequest = Schema.Struct({
-  url: Schema.String.pipe(Schema.maxLength(2048)),
-  enabled: Schema.optional(Schema.Boolean)
-})
-export type WebhookRequest = typeof WebhookRequest.Type
-
 export const Balances = Schema.Struct({
   wallet_credits: Schema.Number,
   subscription_credits: Schema.Number
@@ -76,12 +70,6 @@ export const IssuedKey = Schema.Struct({
   group: Schema.NullOr(Schema.String),
   key: Schema.String,
   created_at: Schema.Number
-})
-
-export const WebhookSettings = Schema.Struct({
-  url: Schema.String,
-  enabled: Schema.Boolean,
-  key: Schema.String
 })
 
 /** What a bearer key turned out to be; webhook keys are recognised only to be refused with 403. */

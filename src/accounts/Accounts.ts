@@ -1,18 +1,15 @@
 import { SqlClient } from "@effect/sql"
 import { Context, Effect, Layer, Option } from "effect"
 import { toCredits, toMicros } from "../billing/Money.ts"
-import { Outbox } from "../events/Outbox.ts"
 import { AppConfig } from "../platform/AppConfig.ts"
 import { Sha256 } from "../platform/Digest.ts"
 import { IdPrefix, newId } from "../platform/Ids.ts"
 import { generateKey, hashKey, keyHint } from "../platform/Keys.ts"
-import { Secrets } from "../platform/Secrets.ts"
 import { nowSeconds } from "../platform/Time.ts"
 import type { Account, AccountDetail, CreateAccountRequest, CreateKeyRequest, CreditsRequest } from "./Account.ts"
 import { makeAuthenticate } from "./Authenticate.ts"
 import { AccountNotFound, InvalidAccountRequest, KeyNotFound } from "./Errors.ts"
 import { KEY_DISABLED_CHANNEL, KeyCache } from "./KeyCache.ts"
-import { makeWebhookSettings } from "./WebhookSettings.ts"
 
 interface AccountRow {
   readonly id: string
@@ -53,8 +50,6 @@ const accountNotFound = AccountNotFound.of
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const config = yield* AppConfig
-  const secrets = yield* Secrets
-  const outbox = yield* Outbox
   const sha256 = yield* Sha256
   const cache = yield* KeyCache
 
@@ -210,22 +205,13 @@ const make = Effect.gen(function*() {
       Effect.withSpan("Accounts.addCredits")
     )
 
-  const webhooks = makeWebhookSettings({
-    sql,
-    secrets,
-    outbox,
-    getRow,
-    allowPrivateTargets: config.allowPrivateTargets
-  })
-
   return {
     create,
     detail,
     issueKey,
     disableKey,
     authenticate,
-    addCredits,
-    ...webhooks
+    addCredits
   } as const
 })
 

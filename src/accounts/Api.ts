@@ -1,10 +1,7 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { BodyErrors, errors, httpFailures, ResourceId } from "../platform/http/ErrorContract.ts"
+import { BodyErrors, errors, ResourceId } from "../platform/http/ErrorContract.ts"
 import { jsonBody } from "../platform/http/OpenApiBody.ts"
-import { InvalidTargetUrl } from "../platform/TargetUrl.ts"
-import { UnknownEventCursor } from "../webhooks/Errors.ts"
-import { WebhookEventList } from "../webhooks/EventRecord.ts"
 import {
   Account,
   AccountDetail,
@@ -12,9 +9,7 @@ import {
   CreateAccountRequest,
   CreateKeyRequest,
   CreditsRequest,
-  IssuedKey,
-  WebhookRequest,
-  WebhookSettings
+  IssuedKey
 } from "./Account.ts"
 import { AccountNotFound, InvalidAccountRequest, KeyNotFound } from "./Errors.ts"
 import { AdminAuth } from "./Security.ts"
@@ -66,31 +61,7 @@ export class AdminApi extends HttpApiGroup.make("admin")
       .addError(BodyErrors).addError(AccountChange)
       .annotate(OpenApi.Override, jsonBody(CreditsRequest))
   )
-  .add(
-    HttpApiEndpoint.put("setWebhook", "/admin/v1/accounts/:id/webhook").setPath(accountPath)
-      .addSuccess(WebhookSettings)
-      .addError(BodyErrors).addError(errors(AccountNotFound, InvalidTargetUrl))
-      .annotate(OpenApi.Override, jsonBody(WebhookRequest))
-  )
-  .add(
-    HttpApiEndpoint.post("rotateWebhookKey", "/admin/v1/accounts/:id/webhook/rotate").setPath(accountPath)
-      .addSuccess(Schema.Struct({ key: Schema.String }))
-      .addError(AccountChange)
-  )
-  .add(
-    HttpApiEndpoint.post("testWebhook", "/admin/v1/accounts/:id/webhook/test").setPath(accountPath)
-      .addSuccess(Schema.Struct({ object: Schema.Literal("webhook.test.queued"), event_id: Schema.String }), {
-        status: 202
-      })
-      .addError(AccountChange)
-  )
-  .add(
-    HttpApiEndpoint.get("listWebhookEvents", "/admin/v1/accounts/:id/webhook/events").setPath(accountPath)
-      .addSuccess(WebhookEventList)
-      .addError(httpFailures(400)).addError(errors(AccountNotFound, UnknownEventCursor))
-      .annotate(OpenApi.Description, "Recent events, newest first, with every delivery attempt; ?status=&limit=&after=")
-  )
   .middleware(AdminAuth)
   .annotate(OpenApi.Title, "Admin")
-  .annotate(OpenApi.Description, "Accounts, keys, credits and webhook settings; bearer ADMIN_TOKEN")
+  .annotate(OpenApi.Description, "Accounts, keys and credits; bearer ADMIN_TOKEN")
 {}

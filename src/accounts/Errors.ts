@@ -46,6 +46,6 @@ export class KeyNotFound extends Schema.TaggedError<KeyNotFound>()("KeyNotFound"
 /** An operator's request that cannot be carried out as sent. */
 export class InvalidAccountRequest extends Schema.TaggedError<InvalidAccountRequest>()("InvalidAccountRequest", {
   ...failure(400),
-  code: Schema.Literal("invalid_request", "webhook_not_configured"),
+  code: Schema.Literal("invalid_request"),
   message: Schema.String
 }) {}

@@ -14,8 +14,7 @@ import {
   CreateAccountRequest,
   CreateKeyRequest,
   CreditsRequest,
-  IssuedKey,
-  WebhookRequest
+  IssuedKey
 } from "../accounts/Account.ts"
 import { AccountNotFound, InvalidAccountRequest, KeyNotFound } from "../accounts/Errors.ts"
 import { BodyErrors, errors, httpFailures, ResourceId } from "../platform/http/ErrorContract.ts"
@@ -26,8 +25,9 @@ import { StorageUnavailable } from "../storage/Errors.ts"
 import { Asset, AssetDeleted } from "../tasks/Asset.ts"
 import { AssetNotFound, InvalidTaskRequest, TaskNotFound } from "../tasks/Errors.ts"
 import { ImageTask, TaskKind, TaskStatus, VideoTask } from "../tasks/Task.ts"
-import { UnknownEventCursor } from "../webhooks/Errors.ts"
+import { UnknownEventCursor, WebhookNotConfigured } from "../webhooks/Errors.ts"
 import { WebhookEventList, WebhookEventRecord, WebhookEventStatus } from "../webhooks/EventRecord.ts"
+import { WebhookRequest } from "../webhooks/Webhook.ts"
 import {
   CrossOrigin,
   CsrfTokenInvalid,
@@ -314,6 +314,7 @@ const keyPath = Schema.Struct({ id: ResourceId(() => new KeyNotFound({ message: 
 const QueryErrors = httpFailures(400)
 /** Changing an account: it must exist, and the change must be possible. */
 const AccountChange = errors(AccountNotFound, InvalidAccountRequest)
+const WebhookChange = errors(AccountNotFound, WebhookNotConfigured)
 
 const API = "/console/api"
 
@@ -371,17 +372,17 @@ export class ConsoleApi extends HttpApiGroup.make("console")
   )
   .add(
     HttpApiEndpoint.put("setWebhook", `${API}/webhook`).addSuccess(WebhookState)
-      .addError(BodyErrors).addError(errors(AccountNotFound, InvalidAccountRequest, InvalidTargetUrl))
+      .addError(BodyErrors).addError(errors(AccountNotFound, InvalidTargetUrl))
       .middleware(ConsoleCsrf).middleware(ConsoleViewer).middleware(ConsoleOrigin)
   )
   .add(
     HttpApiEndpoint.post("rotateWebhookKey", `${API}/webhook/rotate`).addSuccess(WebhookKey)
-      .addError(AccountChange)
+      .addError(WebhookChange)
       .middleware(ConsoleCsrf).middleware(ConsoleViewer).middleware(ConsoleOrigin)
   )
   .add(
     HttpApiEndpoint.post("testWebhook", `${API}/webhook/test`).addSuccess(WebhookTestQueued, { status: 202 })
-      .addError(AccountChange)
+      .addError(WebhookChange)
       .middleware(ConsoleCsrf).middleware(ConsoleViewer).middleware(ConsoleOrigin)
   )
   .add(

@@ -1,13 +1,11 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { WebhookRequest } from "../accounts/Account.ts"
-import { Accounts } from "../accounts/Accounts.ts"
-import { AccountNotFound } from "../accounts/Errors.ts"
 import { readJson } from "../platform/http/Body.ts"
 import { readQuery } from "../platform/http/ListQuery.ts"
-import { Secrets } from "../platform/Secrets.ts"
 import { resendEvent } from "../webhooks/EventResend.ts"
+import { WebhookRequest } from "../webhooks/Webhook.ts"
 import { WebhookDeliveries } from "../webhooks/WebhookDeliveries.ts"
+import { Webhooks } from "../webhooks/Webhooks.ts"
 import { CurrentViewer, EventParams } from "./Api.ts"
 import { EventNotResendable } from "./Errors.ts"
 
@@ -15,25 +13,19 @@ const accountId = Effect.map(CurrentViewer, (viewer) => viewer.accountId)
 
 /** The account's webhook: URL, enabled, and the `wk-` key (the owner configures the receiver with it). */
 export const getWebhook = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  const [row] = yield* sql<{ webhook_url: string | null; webhook_enabled: boolean; webhook_key_enc: string | null }>`
-    SELECT webhook_url, webhook_enabled, webhook_key_enc FROM accounts WHERE id = ${yield* accountId}`.pipe(
-    Effect.orDie
-  )
-  if (row === undefined) return yield* new AccountNotFound({ message: "The account no longer exists." })
-  const key = row.webhook_key_enc === null ? null : yield* (yield* Secrets).decrypt(row.webhook_key_enc)
-  return { object: "webhook", url: row.webhook_url, enabled: row.webhook_enabled, key } as const
+  const webhook = yield* Effect.flatMap(Webhooks, (w) => Effect.flatMap(accountId, w.get))
+  return { object: "webhook", ...webhook } as const
 })
 
 export const setWebhook = Effect.gen(function*() {
   const request = yield* readJson(WebhookRequest)
-  return { object: "webhook", ...(yield* (yield* Accounts).setWebhook(yield* accountId, request)) } as const
+  return { object: "webhook", ...(yield* (yield* Webhooks).setWebhook(yield* accountId, request)) } as const
 })
 
 /** A new `wk-` key; the old one stops at once (deliveries read the key when they send). */
-export const rotateKey = Effect.flatMap(accountId, (id) => Effect.flatMap(Accounts, (a) => a.rotateWebhookKey(id)))
+export const rotateKey = Effect.flatMap(accountId, (id) => Effect.flatMap(Webhooks, (w) => w.rotateWebhookKey(id)))
 
-export const sendTest = Effect.flatMap(accountId, (id) => Effect.flatMap(Accounts, (a) => a.queueWebhookTest(id)))
+export const sendTest = Effect.flatMap(accountId, (id) => Effect.flatMap(Webhooks, (w) => w.queueWebhookTest(id)))
 
 /** The delivery log, newest first, each event with every attempt. */
 export const listEvents = Effect.gen(function*() {

@@ -1,6 +1,6 @@
 import type { SqlClient } from "@effect/sql"
 import { Clock, Effect } from "effect"
-import { EVENTS_CHANNEL } from "../events/Outbox.ts"
+import { EVENTS_CHANNEL } from "./Outbox.ts"
 
 /**
  * Sends a failed (or skipped) event again, by hand: the same event id and

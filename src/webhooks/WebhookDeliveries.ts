@@ -1,11 +1,11 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Config, Context, Effect, Layer, Option } from "effect"
-import { EVENTS_CHANNEL } from "../events/Outbox.ts"
 import { AppConfig } from "../platform/AppConfig.ts"
 import { makeListen } from "../platform/Notifications.ts"
 import { Secrets } from "../platform/Secrets.ts"
 import { nextAttemptAt, retryPolicy } from "./DeliveryRules.ts"
 import { type EventFilter, listEventHistory } from "./EventHistory.ts"
+import { EVENTS_CHANNEL } from "./Outbox.ts"
 
 /**
  * The delivery side of the outbox (docs/webhooks.md, Delivery). An event row in

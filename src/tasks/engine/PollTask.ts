@@ -144,6 +144,12 @@ export const pollTask = (row: WaitingRow, state: UpstreamState, context: PollCon
                 )
               )
             ),
+            // Its hold is renewed while it runs, so the whole of it is bounded too: a step that hangs
+            // (a download past its own time-out, a store that never answers) ends as a try to repeat later.
+            Effect.timeoutFail({
+              duration: Duration.seconds((plan.channel.timeouts.download_s + plan.channel.timeouts.poll_s) * 2),
+              onTimeout: () => new GenerationError({ ...plan.internalFailure, transient: true })
+            }),
             // The downloaded files go with this scope, however the fetch ends; a retry downloads again.
             Effect.scoped,
             Effect.either

@@ -1,8 +1,8 @@
-import { Effect, Schedule } from "effect"
+import { Duration, Effect, Schedule } from "effect"
 import { AppConfig } from "../../platform/AppConfig.ts"
 import { IdPrefix, newId } from "../../platform/Ids.ts"
 import { ObjectStorage } from "../../storage/ObjectStorage.ts"
-import { isPassing } from "../../storage/StorageError.ts"
+import { isPassing, StorageError } from "../../storage/StorageError.ts"
 import type { Claim } from "./Claim.ts"
 import { type Output, type Plan, sizeOf } from "./Plans.ts"
 import type { NewAsset } from "./sql/insertAsset.ts"
@@ -33,9 +33,18 @@ export const storeOutputs = (
         const filename = `${id}.${output.extension}`
         const storageKey = `results/${claim.id}/${filename}`
         // A downloaded result is stored from its file (a retry starts it again), never whole in memory.
-        yield* output._tag === "Downloaded"
+        // However the store misbehaves, one put ends: within a few call time-outs plus a second per MiB
+        // (a store that takes bytes and never answers counts as away, as a refused connection does).
+        const boundMs = config.limits.storage.request_timeout_s * 3000 + Math.ceil(sizeOf(output) / 1024)
+        yield* (output._tag === "Downloaded"
           ? storage.putFile(storageKey, output.path, output.sizeBytes, output.mimeType)
-          : storage.put(storageKey, output.bytes, output.mimeType)
+          : storage.put(storageKey, output.bytes, output.mimeType)).pipe(
+            Effect.timeoutFail({
+              duration: Duration.millis(boundMs),
+              onTimeout: () =>
+                new StorageError({ message: `Storing ${storageKey} took over ${boundMs} ms.`, fault: "unavailable" })
+            })
+          )
         const signed = plan.channel.url_auth === "none"
           ? yield* storage.presignGet(storageKey, { expiresInS: plan.channel.result_url_ttl_s })
           : undefined
