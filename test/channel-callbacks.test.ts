@@ -291,7 +291,7 @@ describe(`upstream callbacks with polling slowed to ${SLOW_POLL_MS / 1000} s (${
       const { upstream_id } = await waiting(s.gw, task.id)
       // As a poller holds it: moving its run_at would let another poller take it mid-poll.
       const held = Date.now() + 60_000
-      await query(s.gw, (sql) => sql`UPDATE tasks SET polling = true, run_at = ${held} WHERE id = ${task.id}`)
+      await query(s.gw, (sql) => sql`UPDATE tasks SET run_state = 'polling', run_at = ${held} WHERE id = ${task.id}`)
       const url = s.ark.requests.filter((r) => r.method === "POST").at(-1)!.body.callback_url as string
       const reply = await fetch(url, { method: "POST", body: JSON.stringify({ id: upstream_id, status: "running" }) })
       expect(reply.status).toBe(204)

@@ -66,7 +66,7 @@ WHERE id IN (
   SELECT id FROM tasks WHERE status = 'queued' AND channel = ':channel'
   ORDER BY seq
   LIMIT GREATEST(0, LEAST(1::int, 10000::int - (
-    SELECT count(*)::int FROM tasks WHERE channel = ':channel' AND run_state IN ('running', 'waiting'))))
+    SELECT count(*)::int FROM tasks WHERE channel = ':channel' AND run_state IN ('running', 'waiting', 'polling'))))
   FOR UPDATE SKIP LOCKED)
 RETURNING id, account_id, kind, model, channel, request, request_version, attempt, trace_context, created_at
 \gset c_
@@ -96,9 +96,9 @@ WHERE id = ':c_id' AND attempt = 1 AND status = 'in_progress' AND run_state = 'r
 --    they are polled; the upstream says succeeded; the task held for its download (holdPoll) and
 --    the answer recorded on the attempt.
 WITH pass AS (
-UPDATE tasks SET run_at = :nowms + 60000, polling = true, nudged = false
+UPDATE tasks SET run_at = :nowms + 60000, run_state = 'polling', nudged = false
 WHERE id IN (
-  SELECT id FROM tasks WHERE run_state = 'waiting' AND channel = ':channel' AND run_at <= :nowms
+  SELECT id FROM tasks WHERE run_state IN ('waiting', 'polling') AND channel = ':channel' AND run_at <= :nowms
   ORDER BY run_at LIMIT 1
   FOR UPDATE SKIP LOCKED)
 RETURNING id, account_id, kind, model, channel, request, request_version, attempt,
@@ -109,7 +109,7 @@ SELECT coalesce((SELECT id FROM pass), '') AS id, coalesce((SELECT account_id FR
   (SELECT count(*) FROM pass) AS found
 \gset p_
 \if :p_found
-UPDATE tasks SET run_at = :nowms + 630000 WHERE id = ':p_id' AND attempt = 1 AND status = 'in_progress' AND run_state = 'waiting';
+UPDATE tasks SET run_at = :nowms + 630000 WHERE id = ':p_id' AND attempt = 1 AND status = 'in_progress' AND run_state = 'polling';
 INSERT INTO task_attempts (task_id, attempt, channel, upstream_id, outcome, last_answer, created_at, updated_at)
 VALUES (':p_id', 1, ':channel', 'up_' || ':p_id', 'succeeded',
   ('{"id": "up_' || ':p_id' || '", "error": null, "model": "bench-upstream-video", "object": "video.task", "result": {"videos": [{"url": "http://127.0.0.1:38161/v1/assets/asset_7ecy0foncjp0/content", "index": 0, "asset_id": "asset_7ecy0foncjp0", "url_auth": "resource_api_key", "mime_type": "video/mp4"}]}, "status": "succeeded", "metadata": {}, "progress": 100, "operation": "generation", "created_at": 1795468361, "started_at": 1795468361, "updated_at": 1795468361, "completed_at": 1795468361, "client_reference_id": "' || ':p_id' || '"}')::jsonb,

@@ -13,6 +13,7 @@ import waiting from "./0012_waiting.ts"
 import inFlight from "./0013_in_flight.ts"
 import pollNudges from "./0014_poll_nudges.ts"
 import storageWaits from "./0015_storage_waits.ts"
+import pollingState from "./0016_polling_state.ts"
 
 /**
  * Forward-only migrations, in order. Each is a list of PostgreSQL statements
@@ -33,5 +34,6 @@ export const migrations: ReadonlyArray<readonly [id: number, name: string, state
   [12, "waiting", waiting],
   [13, "in_flight", inFlight],
   [14, "poll_nudges", pollNudges],
-  [15, "storage_waits", storageWaits]
+  [15, "storage_waits", storageWaits],
+  [16, "polling_state", pollingState]
 ]

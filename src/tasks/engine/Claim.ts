@@ -1,8 +1,8 @@
 import type { SqlClient } from "@effect/sql"
-import { Tracer } from "effect"
+import { Schema, Tracer } from "effect"
 import { parseTraceparent } from "../../platform/TraceContext.ts"
 import type { StoredRequest } from "../StoredRequest.ts"
-import type { TaskKind } from "../Task.ts"
+import { TaskKind } from "../Task.ts"
 
 /**
  * What a worker holds after a claim: the task and the attempt its writes are
@@ -22,18 +22,46 @@ export interface Claim {
   readonly createdAt: number
 }
 
-export interface ClaimRow {
-  readonly id: string
-  readonly account_id: string
-  readonly kind: TaskKind
-  readonly model: string
-  readonly channel: string
-  readonly request: unknown
-  readonly request_version: number
-  readonly attempt: number
-  readonly trace_context: Claim["traceContext"]
-  readonly created_at: number
-}
+/**
+ * A claimed row as the queue's statements return it, decoded at the queue's
+ * boundary (TaskQueue.ts), so what the engine runs on is what the schema
+ * says, not what a cast assumed. Times are numbers (bigint columns are read
+ * as numbers by both backends).
+ */
+export const ClaimRow = Schema.Struct({
+  id: Schema.String,
+  account_id: Schema.String,
+  kind: TaskKind,
+  model: Schema.String,
+  channel: Schema.String,
+  request: Schema.Unknown,
+  request_version: Schema.Number,
+  attempt: Schema.Number,
+  trace_context: Schema.NullOr(Schema.Struct({ traceparent: Schema.optional(Schema.String) })),
+  created_at: Schema.Number
+})
+export type ClaimRow = typeof ClaimRow.Type
+
+/** A waiting (or polled) task taken by a poller: the claim and what polling it needs. */
+export const WaitingRow = Schema.Struct({
+  ...ClaimRow.fields,
+  upstream_id: Schema.String,
+  upstream_model: Schema.NullOr(Schema.String),
+  submitted_at: Schema.Number,
+  polls: Schema.Number,
+  /** When storing its finished result first failed (ms); null while no store has failed. */
+  store_since: Schema.NullOr(Schema.Number)
+})
+export type WaitingRow = typeof WaitingRow.Type
+
+/** A `storing` task taken by the store retrier: the claim, its spool and since when it waits. */
+export const StoringRow = Schema.Struct({
+  ...ClaimRow.fields,
+  spool_id: Schema.String,
+  spool: Schema.Unknown,
+  store_since: Schema.Number
+})
+export type StoringRow = typeof StoringRow.Type
 
 export const toClaim = (row: ClaimRow): Claim => ({
   id: row.id,

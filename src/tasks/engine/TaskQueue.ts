@@ -1,10 +1,10 @@
 import { SqlClient } from "@effect/sql"
-import { Clock, Context, Effect, Layer, Stream } from "effect"
+import { Clock, Context, Effect, Layer, Schema, Stream } from "effect"
 import type { CallbackHint } from "../../channel/contract/Callbacks.ts"
 import { AppConfig } from "../../platform/AppConfig.ts"
 import { makeListen } from "../../platform/Notifications.ts"
 import { notifyQueued, QUEUED_CHANNEL } from "../sql/notifyQueued.ts"
-import { type Claim, toClaim } from "./Claim.ts"
+import { type Claim, ClaimRow, StoringRow, toClaim, WaitingRow } from "./Claim.ts"
 import type { SpoolRecord } from "./ResultSpool.ts"
 import { claimStoring } from "./sql/claimStoring.ts"
 import { claimTasks } from "./sql/claimTasks.ts"
@@ -31,6 +31,14 @@ import { waitUpstream } from "./sql/waitUpstream.ts"
 export const NUDGED_CHANNEL = "tasks_nudged"
 
 /**
+ * The rows a claim returns, checked against their schema: a row that does
+ * not decode is a defect of ours (a statement and its schema out of step),
+ * never a task to run on guesses.
+ */
+const decoded = <A, I>(schema: Schema.Schema<A, I>) => (rows: ReadonlyArray<unknown>) =>
+  Schema.decodeUnknown(Schema.Array(schema))(rows).pipe(Effect.orDie)
+
+/**
  * The durable queue on the task table (docs/engine.md, Claims, leases and the
  * reaper). A queued row is claimed with `FOR UPDATE SKIP LOCKED`, so concurrent
  * workers never take the same task; the claim starts a lease that heartbeats
@@ -46,7 +54,9 @@ const make = Effect.gen(function*() {
   const claim = (channel: string, workerId: string, limit: number, concurrency: number) =>
     Effect.gen(function*() {
       const now = yield* Clock.currentTimeMillis
-      const rows = yield* claimTasks(sql, { channel, concurrency, workerId, limit, now, leaseMs })
+      const rows = yield* claimTasks(sql, { channel, concurrency, workerId, limit, now, leaseMs }).pipe(
+        Effect.flatMap(decoded(ClaimRow))
+      )
       return rows.map(toClaim)
     }).pipe(Effect.orDie)
 
@@ -80,7 +90,7 @@ const make = Effect.gen(function*() {
   const reapExpired = Effect.gen(function*() {
     const now = yield* Clock.currentTimeMillis
     const requeued = yield* requeueExpired(sql, now, limits.engine.max_attempts)
-    const exhausted = yield* findExhausted(sql, now, limits.engine.max_attempts)
+    const exhausted = yield* findExhausted(sql, now, limits.engine.max_attempts).pipe(Effect.flatMap(decoded(ClaimRow)))
     return { requeued, exhausted: exhausted.map(toClaim) }
   }).pipe(Effect.orDie)
 
@@ -105,7 +115,7 @@ const make = Effect.gen(function*() {
   const claimDue = (channel: string, limit: number, holdMs: number) =>
     Effect.gen(function*() {
       const now = yield* Clock.currentTimeMillis
-      return yield* claimWaiting(sql, { channel, limit, now, holdMs })
+      return yield* claimWaiting(sql, { channel, limit, now, holdMs }).pipe(Effect.flatMap(decoded(WaitingRow)))
     }).pipe(Effect.orDie)
 
   /** The next poll at `runAt`; at `earliest` instead if a callback named the task while it was polled. */
@@ -183,7 +193,9 @@ const make = Effect.gen(function*() {
     Effect.gen(function*() {
       const now = yield* Clock.currentTimeMillis
       const graceMs = limits.storage.outage_grace_s * 1000
-      return yield* claimStoring(sql, { spoolId, limit, now, holdMs, graceMs })
+      return yield* claimStoring(sql, { spoolId, limit, now, holdMs, graceMs }).pipe(
+        Effect.flatMap(decoded(StoringRow))
+      )
     }).pipe(Effect.orDie)
 
   /** A `storing` task's next try. */

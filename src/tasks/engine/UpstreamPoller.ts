@@ -5,8 +5,8 @@ import { GenerationError } from "../../channel/contract/Generation.ts"
 import { type AsyncRunner, isAsyncRunner, UpstreamState } from "../../channel/contract/Upstream.ts"
 import { AppConfig } from "../../platform/AppConfig.ts"
 import { internalFailureOf } from "../Kinds.ts"
+import type { WaitingRow } from "./Claim.ts"
 import { deadlineOf, MAX_POLL_GAP_MS, nextPollDelay, pollTask } from "./PollTask.ts"
-import type { WaitingRow } from "./sql/claimWaiting.ts"
 import { TaskQueue } from "./TaskQueue.ts"
 
 /** Waiting tasks taken per pass, and ids per poll call (the spec's batch query takes up to 100). */

@@ -1,11 +1,5 @@
 import type { SqlClient } from "@effect/sql"
-import type { ClaimRow } from "../Claim.ts"
-
-export interface StoringRow extends ClaimRow {
-  readonly spool_id: string
-  readonly spool: unknown
-  readonly store_since: number
-}
+import type { StoringRow } from "../Claim.ts"
 
 /**
  * Takes up to `limit` due `storing` tasks, held for `holdMs` while they are

@@ -39,7 +39,7 @@ export const claimTasks = (
         SELECT id FROM tasks WHERE status = 'queued' AND channel = ${channel}
         ORDER BY seq
         LIMIT GREATEST(0, LEAST(${limit}::int, ${concurrency}::int - (
-          SELECT count(*)::int FROM tasks WHERE channel = ${channel} AND run_state IN ('running', 'waiting'))))
+          SELECT count(*)::int FROM tasks WHERE channel = ${channel} AND run_state IN ('running', 'waiting', 'polling'))))
         FOR UPDATE SKIP LOCKED)
       RETURNING id, account_id, kind, model, channel, request, request_version, attempt, trace_context, created_at`
   ).pipe(sql.withTransaction)

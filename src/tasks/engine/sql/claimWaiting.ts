@@ -1,20 +1,11 @@
 import type { SqlClient } from "@effect/sql"
-import type { ClaimRow } from "../Claim.ts"
-
-export interface WaitingRow extends ClaimRow {
-  readonly upstream_id: string
-  readonly upstream_model: string | null
-  readonly submitted_at: number
-  readonly polls: number
-  /** When storing its finished result first failed (ms); null while no store has failed. */
-  readonly store_since: number | null
-}
+import type { WaitingRow } from "../Claim.ts"
 
 /**
  * Takes up to `limit` waiting tasks of a channel whose poll is due, with
  * `FOR UPDATE SKIP LOCKED` so replicas split them. Moving `run_at` to
  * `now + holdMs` is the poller's lease: if it dies mid-poll the tasks are
- * simply due again later (a poll has no side effect upstream). `polling`
+ * simply due again later (a poll has no side effect upstream). The state `polling`
  * tells a callback that `run_at` is a hold now (nudgeWaiting.ts).
  */
 export const claimWaiting = (
@@ -27,9 +18,9 @@ export const claimWaiting = (
   }
 ) =>
   sql<WaitingRow>`
-    UPDATE tasks SET run_at = ${now + holdMs}, polling = true, nudged = false
+    UPDATE tasks SET run_at = ${now + holdMs}, run_state = 'polling', nudged = false
     WHERE id IN (
-      SELECT id FROM tasks WHERE run_state = 'waiting' AND channel = ${channel} AND run_at <= ${now}
+      SELECT id FROM tasks WHERE run_state IN ('waiting', 'polling') AND channel = ${channel} AND run_at <= ${now}
       ORDER BY run_at LIMIT ${limit}
       FOR UPDATE SKIP LOCKED)
     RETURNING id, account_id, kind, model, channel, request, request_version, attempt, trace_context, created_at,

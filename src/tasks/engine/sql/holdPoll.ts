@@ -7,4 +7,4 @@ import { type Claim, ownedBy } from "../Claim.ts"
  * extended just after the poll's outcome was written must not undo it.
  */
 export const holdPoll = (sql: SqlClient.SqlClient, claim: Pick<Claim, "id" | "attempt">, until: number) =>
-  sql`UPDATE tasks SET run_at = ${until} WHERE ${ownedBy(sql, claim)} AND run_state = 'waiting' AND polling`
+  sql`UPDATE tasks SET run_at = ${until} WHERE ${ownedBy(sql, claim)} AND run_state = 'polling'`

@@ -9,4 +9,4 @@ import { type Claim, ownedBy } from "../Claim.ts"
 export const markStoreWait = (sql: SqlClient.SqlClient, claim: Pick<Claim, "id" | "attempt">, now: number) =>
   sql<{ store_since: number }>`
     UPDATE tasks SET store_since = COALESCE(store_since, ${now})
-    WHERE ${ownedBy(sql, claim)} AND run_state = 'waiting' RETURNING store_since`
+    WHERE ${ownedBy(sql, claim)} AND run_state IN ('waiting', 'polling') RETURNING store_since`

@@ -19,8 +19,9 @@ export const nudgeWaiting = (
 ) =>
   sql.withTransaction(Effect.gen(function*() {
     const rows = yield* sql<{ id: string }>`
-      UPDATE tasks SET run_at = CASE WHEN polling THEN run_at ELSE LEAST(run_at, ${now}::bigint) END, nudged = polling
-      WHERE run_state = 'waiting' AND channel = ${channel}
+      UPDATE tasks SET run_at = CASE WHEN run_state = 'polling' THEN run_at ELSE LEAST(run_at, ${now}::bigint) END,
+        nudged = run_state = 'polling'
+      WHERE run_state IN ('waiting', 'polling') AND channel = ${channel}
         AND (${sql.in("upstream_id", [...hint.upstreamIds])} OR ${sql.in("id", [...hint.taskIds])})
       RETURNING id`
     if (rows.length > 0) yield* sql`SELECT pg_notify(${notifyChannel}, ${channel})`

@@ -15,5 +15,5 @@ export const reschedulePoll = (
 ) =>
   sql`
     UPDATE tasks SET run_at = CASE WHEN nudged THEN LEAST(${runAt}::bigint, ${earliest}::bigint) ELSE ${runAt} END,
-      polls = polls + 1, polling = false, nudged = false
-    WHERE ${ownedBy(sql, claim)} AND run_state = 'waiting'`
+      polls = polls + 1, run_state = 'waiting', nudged = false
+    WHERE ${ownedBy(sql, claim)} AND run_state IN ('waiting', 'polling')`

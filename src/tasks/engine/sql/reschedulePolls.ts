@@ -16,5 +16,6 @@ export const reschedulePolls = (
 ) =>
   sql`
     UPDATE tasks SET run_at = CASE WHEN nudged THEN LEAST(${runAt}::bigint, ${earliest}::bigint) ELSE ${runAt} END,
-      polls = polls + 1, polling = false, nudged = false
-    WHERE ${sql.in("id", ids)} AND attempt = ${attempt} AND status = 'in_progress' AND run_state = 'waiting'`
+      polls = polls + 1, run_state = 'waiting', nudged = false
+    WHERE ${sql.in("id", ids)} AND attempt = ${attempt} AND status = 'in_progress'
+      AND run_state IN ('waiting', 'polling')`
