@@ -45,6 +45,7 @@ const LAYERS = {
     "platform/http"
   ],
   "tasks/engine": [
+    "assets",
     "tasks",
     "billing",
     "catalog",
@@ -56,9 +57,11 @@ const LAYERS = {
     "storage",
     "platform"
   ],
-  images: ["accounts", "catalog", "storage", "tasks", "uploads", "platform", "platform/http"],
+  assets: ["accounts", "storage", "tasks", "platform", "platform/http"],
+  images: ["assets", "accounts", "catalog", "storage", "tasks", "uploads", "platform", "platform/http"],
   callbacks: ["channel", "channel/contract", "tasks", "tasks/engine", "platform", "platform/http"],
   console: [
+    "assets",
     "accounts",
     "billing",
     "catalog",
@@ -70,7 +73,17 @@ const LAYERS = {
     "platform/http"
   ],
   ops: ["storage", "platform", "platform/http"],
-  client: ["catalog", "catalog/contract", "media", "tasks", "uploads", "platform", "platform/http", "runtime/node"],
+  client: [
+    "assets",
+    "catalog",
+    "catalog/contract",
+    "media",
+    "tasks",
+    "uploads",
+    "platform",
+    "platform/http",
+    "runtime/node"
+  ],
   cli: ["client", "media", "tasks", "runtime/node"]
 }
 

@@ -5,7 +5,7 @@ import type { AppConfig } from "../platform/AppConfig.ts"
 import { readBytes } from "../platform/http/Body.ts"
 import { notFound } from "../platform/http/HttpFailure.ts"
 import { TaskQueue } from "../tasks/engine/TaskQueue.ts"
-import { CallbackNotTaken, InvalidCallback } from "../tasks/Errors.ts"
+import { CallbackNotTaken, InvalidCallback } from "./Errors.ts"
 
 /** A callback is a task object or a status note: far below this. */
 const MAX_CALLBACK_BYTES = 256 * 1024

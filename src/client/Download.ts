@@ -1,6 +1,6 @@
 import { FileSystem, HttpClientRequest, Path } from "@effect/platform"
 import { Effect, Stream } from "effect"
-import type { UrlAuth } from "../tasks/Asset.ts"
+import type { UrlAuth } from "../assets/Asset.ts"
 import { GatewayClient } from "./Client.ts"
 import { LocalFileError, NetworkError } from "./Errors.ts"
 import type { AnyTask } from "./Tasks.ts"

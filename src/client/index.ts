@@ -8,9 +8,9 @@
  * Promises: `createClient({ ... })`.
  */
 export { GatewayApi } from "../Api.ts"
+export type { Asset } from "../assets/Asset.ts"
 export { GatewayClientApi } from "../ClientApi.ts"
 export { NodeClientLive } from "../runtime/node/NodeClient.ts"
-export type { Asset } from "../tasks/Asset.ts"
 export type { ImageCreateRequest } from "../tasks/Requests.ts"
 export type { ImageTask, TaskKind, TaskStatus, VideoTask } from "../tasks/Task.ts"
 export type { ConfirmedUpload, ImageUploadList } from "../uploads/Upload.ts"

@@ -1,11 +1,12 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { ModelKeyAuth } from "../accounts/Security.ts"
+import { AssetNotFound } from "../assets/Errors.ts"
 import { BodyErrors, errors } from "../platform/http/ErrorContract.ts"
 import { jsonBody, multipartBody } from "../platform/http/OpenApiBody.ts"
 import { StorageUnavailable } from "../storage/Errors.ts"
 import { CreateErrors, ImageInputErrors } from "../tasks/Api.ts"
-import { AssetNotFound, ImageServiceUnavailable, ImageTaskFailed } from "../tasks/Errors.ts"
 import { ImageTask } from "../tasks/Task.ts"
+import { ImageServiceUnavailable, ImageTaskFailed } from "./Errors.ts"
 import { IMAGE_EDIT_FILES, ImagesEditFields, ImagesGenerationRequest, ImagesResponse } from "./OpenAiImages.ts"
 
 /** Besides creating the task: its failure (502, or 503 for `524`), and a result image deleted before it was read back. */

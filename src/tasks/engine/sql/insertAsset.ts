@@ -1,5 +1,5 @@
 import type { SqlClient } from "@effect/sql"
-import type { UrlAuth } from "../../Asset.ts"
+import type { UrlAuth } from "../../../assets/Asset.ts"
 import type { Claim } from "../Claim.ts"
 
 /** A stored output, as the success of its task records it. */

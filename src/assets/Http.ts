@@ -7,9 +7,10 @@ import { listPage } from "../platform/http/ListEnvelope.ts"
 import { readQuery } from "../platform/http/ListQuery.ts"
 import { storageFailureForCaller } from "../storage/CallerFailure.ts"
 import { serveObject } from "../storage/ServeObjectHttp.ts"
+import { InvalidTaskRequest } from "../tasks/Errors.ts"
+import { AssetListParams, DEFAULT_PAGE_LIMIT } from "../tasks/Requests.ts"
 import { Assets } from "./Assets.ts"
-import { AssetNotFound, InvalidTaskRequest } from "./Errors.ts"
-import { AssetListParams, DEFAULT_PAGE_LIMIT } from "./Requests.ts"
+import { AssetNotFound } from "./Errors.ts"
 
 /** The message names the id, cut short: a path may carry an id of any length. */
 const assetNotFound = (id: string) => () =>

@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { TaskKind } from "./Task.ts"
+import { TaskKind } from "../tasks/Task.ts"
 
 export const UrlAuth = Schema.Literal("none", "resource_api_key")
 export type UrlAuth = typeof UrlAuth.Type

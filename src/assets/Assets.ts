@@ -2,8 +2,8 @@ import { SqlClient } from "@effect/sql"
 import { Context, Data, Effect, Layer, Option } from "effect"
 import { nowSeconds } from "../platform/Time.ts"
 import { ObjectStorage, type StorageError } from "../storage/ObjectStorage.ts"
+import type { TaskKind } from "../tasks/Task.ts"
 import { type Asset as AssetObject, isAssetId, type UrlAuth } from "./Asset.ts"
-import type { TaskKind } from "./Task.ts"
 
 export interface Asset {
   readonly id: string

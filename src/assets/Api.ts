@@ -4,7 +4,7 @@ import { ResourceKeyAuth } from "../accounts/Security.ts"
 import { errors, httpFailures, ResourceId } from "../platform/http/ErrorContract.ts"
 import { ListEnvelope } from "../platform/http/ListEnvelope.ts"
 import { StorageUnavailable } from "../storage/Errors.ts"
-import { ListErrors } from "./Api.ts"
+import { ListErrors } from "../tasks/Api.ts"
 import { Asset, AssetDeleted } from "./Asset.ts"
 import { AssetNotFound } from "./Errors.ts"
 
