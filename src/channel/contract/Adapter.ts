@@ -5,7 +5,7 @@ import { OptionField } from "../../catalog/contract/Capabilities.ts"
 import type { MediaTools } from "../../platform/MediaTools.ts"
 import type { UpstreamCallbacks } from "./Callbacks.ts"
 import type { ChannelSettings } from "./ChannelSettings.ts"
-import type { ImageGenerator, VideoGenerator } from "./Generation.ts"
+import type { ImageGenerator, UpstreamAnswerDetail, VideoGenerator } from "./Generation.ts"
 import type { ImageUpstream, VideoUpstream } from "./Upstream.ts"
 
 /**
@@ -90,6 +90,21 @@ export interface ChannelAdapter<K extends TaskKind = TaskKind, S = unknown> {
    * `callbacks: true`; its jobs then carry `callbackUrl`.
    */
   readonly callbacks?: ((channel: Channel<S>) => UpstreamCallbacks) | undefined
+  /**
+   * One free, harmless upstream call (a list or get-model style request)
+   * that proves the upstream is reachable and takes the channel's
+   * credentials. Never fails: what went wrong is the result.
+   */
+  readonly check?: ((channel: Channel<S>) => Effect.Effect<ChannelCheck, never, ChannelPorts>) | undefined
+}
+
+/** What a channel check found (an adapter's `check`). */
+export interface ChannelCheck {
+  readonly result: "ok" | "credentials_refused" | "unreachable" | "unexpected_answer"
+  /** Words for the operator: what was asked and what came back (never a secret). */
+  readonly detail: string
+  /** The upstream's own answer, when there was one. */
+  readonly upstream?: UpstreamAnswerDetail | undefined
 }
 
 /** An adapter of any kinds and settings, as the loader holds them. */
@@ -108,4 +123,5 @@ export const isAdapter = (value: unknown): value is AnyAdapter =>
   Array.isArray((value as AnyAdapter).kinds) &&
   Schema.isSchema((value as AnyAdapter).settings) &&
   typeof (value as AnyAdapter).make === "function" &&
-  ((value as AnyAdapter).callbacks === undefined || typeof (value as AnyAdapter).callbacks === "function")
+  ((value as AnyAdapter).callbacks === undefined || typeof (value as AnyAdapter).callbacks === "function") &&
+  ((value as AnyAdapter).check === undefined || typeof (value as AnyAdapter).check === "function")

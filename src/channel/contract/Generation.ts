@@ -82,7 +82,19 @@ export class GenerationError extends Data.TaggedError("GenerationError")<{
    * model's next channel, if it has one, instead of failing it.
    */
   readonly notAccepted?: boolean | undefined
+  /**
+   * What the upstream itself said, for operators only (the operator's view of
+   * a task, the channel view, the log): never part of the task's error.
+   */
+  readonly upstream?: UpstreamAnswerDetail | undefined
 }> {}
+
+/** The upstream's own answer to a failed exchange: its HTTP status and its own code and message, as it sent them. */
+export interface UpstreamAnswerDetail {
+  readonly status?: number | undefined
+  readonly code?: string | undefined
+  readonly message?: string | undefined
+}
 
 /** A channel's video runner: generation in this process (the sandbox, a fixture). */
 export interface VideoGenerator {

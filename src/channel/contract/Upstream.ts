@@ -74,7 +74,17 @@ export interface AsyncRunner<J> {
    * is safe. Without `find`, an ambiguous submit fails the task with its refund.
    */
   readonly find?: ((job: J) => Effect.Effect<string | undefined, GenerationError>) | undefined
+  /**
+   * Cancels an upstream task, where the protocol has a cancel: `cancelled`
+   * when the upstream confirms it stopped (or will not start) the task,
+   * `not_cancellable` when it refuses (already running, already done).
+   * Without `cancel`, a task waiting upstream cannot be cancelled and goes on.
+   */
+  readonly cancel?: ((upstreamId: string) => Effect.Effect<CancelOutcome, GenerationError>) | undefined
 }
+
+/** What an upstream answered to a cancel. */
+export type CancelOutcome = "cancelled" | "not_cancellable"
 
 export type VideoUpstream = AsyncRunner<VideoJob>
 export type ImageUpstream = AsyncRunner<ImageJob>
