@@ -2,7 +2,7 @@
  * Who may import whom (docs/architecture.md, "Arrows"), checked by
  * dependency-cruiser in `npm run lint` over `src/`, `channels/` and
  * `plugins/`, on the resolved paths of every import (type-only ones
- * included). test/lint-rules.test.ts plants a violation of each rule and
+ * included). test/service/lint-rules.test.ts plants a violation of each rule and
  * checks it is caught.
  *
  * The feature folders form a layered graph, written out below as the

@@ -4,7 +4,7 @@
 // .dependency-cruiser.cjs); `npm run format` rewrites. Two of the
 // architecture's rules are ESLint's, because they are about names rather than
 // files: the HTTP server's modules only in handlers, and no Node global in
-// the runtime-neutral core (test/lint-rules.test.ts plants a violation of each).
+// the runtime-neutral core (test/service/lint-rules.test.ts plants a violation of each).
 import effect from "@effect/eslint-plugin"
 import tseslint from "typescript-eslint"
 

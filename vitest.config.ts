@@ -10,9 +10,9 @@ import { configDefaults, defineConfig } from "vitest/config"
  * file without such a line is never left out by mistake.
  */
 const firstLineIs = (line: string) =>
-  readdirSync("test")
-    .filter((name) => name.endsWith(".test.ts") && readFileSync(`test/${name}`, "utf8").startsWith(line))
+  readdirSync("test", { recursive: true, encoding: "utf8" })
     .map((name) => `test/${name}`)
+    .filter((path) => path.endsWith(".test.ts") && readFileSync(path, "utf8").startsWith(line))
 const databaseFree = firstLineIs("// Runs once: no database")
 const postgresOnly = firstLineIs("// Runs on PostgreSQL only")
 

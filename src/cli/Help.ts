@@ -15,7 +15,7 @@ import { Option } from "effect"
  * The definitions are read through the instruction trees @effect/cli 0.77
  * builds (`_tag` Standard / Subcommands / Map for commands; Single, Both,
  * WithDefault, Variadic, … for options and arguments). Those trees are
- * internal to @effect/cli, so test/cli.test.ts renders every command's help
+ * internal to @effect/cli, so test/client/cli.test.ts renders every command's help
  * and checks each flag has a description and each line fits: a change of
  * the trees' shape in a later @effect/cli fails there, not silently.
  */

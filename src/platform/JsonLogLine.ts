@@ -13,7 +13,7 @@ const isPlain = (value: unknown) =>
  * about a quarter of the cost of an authenticated read's access line
  * (docs/performance.md, Authenticated reads); a plain line has nothing to guard
  * or redact. Anything else (a cause, an object or error, several message parts)
- * goes through `Logger.jsonLogger` itself. test/json-log-line.test.ts compares
+ * goes through `Logger.jsonLogger` itself. test/http/json-log-line.test.ts compares
  * the two.
  */
 export const jsonLineLogger: Logger.Logger<unknown, string> = Logger.make((options) => {

@@ -76,7 +76,7 @@ const make = Effect.gen(function*() {
   const { maxAttempts, timeoutS } = config.webhook
   const policy = retryPolicy(config.webhook)
   /**
-   * Test hook, for the crash tests only (test/webhooks-process.test.ts): a
+   * Test hook, for the crash tests only (test/webhooks/webhooks-process.test.ts): a
    * pause between the receiver's answer and recording it, so a test can kill
    * the process in exactly that gap. The lease covers it, as it would cover a
    * slow database. Unset (0) in every real deployment.

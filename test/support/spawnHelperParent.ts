@@ -4,7 +4,7 @@ import { Effect, Layer, Stream } from "effect"
 import { SpawnHelperLive } from "../../src/runtime/node/SpawnHelper.ts"
 
 /**
- * A stand-in for the service in test/spawn-helper.test.ts: starts a
+ * A stand-in for the service in test/http/spawn-helper.test.ts: starts a
  * long-running child through the spawn helper, prints
  * `{"helper": pid, "child": pid}` and waits to be killed.
  */

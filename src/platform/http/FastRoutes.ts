@@ -44,7 +44,7 @@ export interface FastRoute<R> {
  * that stack (docs/architecture.md, Fast routes); the fast route does the same
  * checks with the same functions (key check, rate limit, the store's query, the
  * success schema's encoding) and answers byte for byte what the full path
- * answers, which test/fast-routes.test.ts checks against the full path.
+ * answers, which test/http/fast-routes.test.ts checks against the full path.
  *
  * What the gateway middleware adds to every answer is added here too: the
  * request id (kept from `x-request-id` or made), the spec's error body for

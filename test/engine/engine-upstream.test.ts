@@ -1,0 +1,162 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { reapOnce } from "../../src/tasks/engine/Reaper.ts"
+import type { ScriptedRecord } from "../fixtures/channels/scripted/index.ts"
+import { alsoWith, configWith } from "../support/config.ts"
+import { backend } from "../support/database.ts"
+import { fixtureRef } from "../support/fixtures.ts"
+import { startGateway, type TestGateway } from "../support/gateway.ts"
+import { admin, call, createAccount } from "../support/http.ts"
+import { probeBytes } from "../support/media.ts"
+import { ledgerOf, pollTask, query, videoRequest } from "../support/tasks.ts"
+
+/**
+ * The engine against an asynchronous upstream (test/fixtures/channels/scripted):
+ * submit, wait with no lease, batched polls with backoff and retry hints,
+ * ambiguous submits reconciled by `find` (or refunded without it), unknown
+ * statuses until the deadline, "done but no output".
+ */
+
+const WITH_FIND = "provy-famS-2.0-480p"
+const NO_FIND = "provy-famS-2.0-720p"
+const SHORT = "provy-famS-2.0-fast-480p"
+
+let gw: TestGateway
+let env: Record<string, string>
+const rec = () => (globalThis as { scripted?: ScriptedRecord }).scripted!
+
+beforeAll(async () => {
+  const adapter = fixtureRef("channels/scripted")
+  const config = configWith("models.json", (models) => {
+    models.channels.scripted = { adapter, with_find: true, concurrency: 5 }
+    models.channels["scripted-nofind"] = { adapter, with_find: false }
+    models.channels["scripted-short"] = { adapter, with_find: true, timeouts: { deadline_s: 2 } }
+    models.models[WITH_FIND].channels = ["scripted"]
+    models.models[NO_FIND].channels = ["scripted-nofind"]
+    models.models[SHORT].channels = ["scripted-short"]
+  })
+  alsoWith(config, "limits.json", (limits) => {
+    limits.engine = { poll_interval_ms: 200, heartbeat_s: 1, lease_s: 10, retry_base_ms: 50, generate_retries: 2 }
+    for (const rate of Object.values(limits.rate_limits) as Array<any>) rate.burst = rate.per_second = 10_000
+  })
+  env = { ROLE: "all", CONFIG_DIR: config }
+  gw = await startGateway(env)
+}, 60_000)
+afterAll(async () => {
+  await gw?.close()
+})
+
+const run = async (model: string, prompt: string) => {
+  const acct = await createAccount(gw, { name: prompt, wallet_credits: 100 })
+  const created = await call(gw, "POST", "/v1/video/tasks", {
+    key: acct.model.key,
+    json: videoRequest({ model, input: { prompt } })
+  })
+  expect(created.status).toBe(202)
+  const seen = await pollTask(gw, acct.resource.key, created.body.id)
+  return { task: seen.at(-1), seen }
+}
+
+const expectRefunded = async (taskId: string) =>
+  expect((await ledgerOf(gw, taskId)).map((l) => l.kind)).toEqual(["charge", "refund"])
+
+describe(`the engine on an asynchronous upstream (${backend})`, () => {
+  it("submits once, waits without a lease, reports progress, re-hosts the result", async () => {
+    const { task, seen } = await run(WITH_FIND, "a fox")
+    expect(task.status).toBe("succeeded")
+    expect(seen.some((t) => t.status === "in_progress" && t.progress > 0 && t.progress < 100)).toBe(true)
+    expect(rec().submits.get(task.id)).toBe(1)
+    const bytes = new Uint8Array(await (await fetch(task.result.videos[0].url)).arrayBuffer())
+    expect((await probeBytes(bytes)).video?.codec).toBe("h264")
+    expect(JSON.stringify(task)).not.toContain("up_")
+  })
+
+  it("an ambiguous submit is reconciled through find: adopted, never created twice", async () => {
+    const { task } = await run(WITH_FIND, "ambiguous")
+    expect(task.status).toBe("succeeded")
+    const created = [...rec().upstream.values()].filter((t) => t.taskId === task.id)
+    expect(created).toHaveLength(1)
+    expect(rec().submits.get(task.id)).toBe(1)
+  })
+
+  it("an ambiguous submit without find fails at once, retryable, refunded; never sent again", async () => {
+    const { task } = await run(NO_FIND, "ambiguous")
+    expect(task.status).toBe("failed")
+    expect(task.error.retryable).toBe(true)
+    expect(rec().submits.get(task.id)).toBe(1)
+    await expectRefunded(task.id)
+  })
+
+  it("unknown statuses keep polling until the deadline, then fail with the refund", async () => {
+    const { task } = await run(SHORT, "unknown")
+    expect(task.status).toBe("failed")
+    const polled = rec().polls.filter((p) => rec().upstream.get(p.id)?.taskId === task.id)
+    expect(polled.length).toBeGreaterThan(1)
+    await expectRefunded(task.id)
+    const view = await admin(gw, "GET", `/admin/v1/tasks/${task.id}`)
+    expect(view.body.attempts[0]).toMatchObject({ channel: "scripted-short", outcome: "deadline" })
+    expect(view.body.attempts[0].last_answer.status).toBe("mystery")
+  })
+
+  it("done with no output, or failed upstream, fails with the refund", async () => {
+    for (const prompt of ["empty", "fail"]) {
+      const { task } = await run(WITH_FIND, prompt)
+      expect(task.status).toBe("failed")
+      await expectRefunded(task.id)
+    }
+  })
+
+  it("a 429 on poll is honoured: the next poll waits as long as asked", async () => {
+    const { task } = await run(WITH_FIND, "throttled")
+    expect(task.status).toBe("succeeded")
+    const times = rec().polls.filter((p) => rec().upstream.get(p.id)?.taskId === task.id).map((p) => p.at)
+    expect(times[1]! - times[0]!).toBeGreaterThanOrEqual(1400)
+  })
+
+  it("a process stopped mid-submit: the next attempt finds the upstream task instead of submitting again", async () => {
+    const acct = await createAccount(gw, { name: "hang", wallet_credits: 100 })
+    const created = await call(gw, "POST", "/v1/video/tasks", {
+      key: acct.model.key,
+      json: videoRequest({ model: WITH_FIND, input: { prompt: "hang" } })
+    })
+    const id = created.body.id
+    const until = Date.now() + 10_000
+    while (rec().submits.get(id) !== 1) {
+      if (Date.now() > until) throw new Error("never submitted")
+      await new Promise((r) => setTimeout(r, 50))
+    }
+    await gw.stop()
+    gw = await startGateway(env, undefined, {}, backend, gw)
+    const task = (await pollTask(gw, acct.resource.key, id)).at(-1)
+    expect(task.status).toBe("succeeded")
+    expect(rec().submits.get(id)).toBe(1)
+    expect([...rec().upstream.values()].filter((t) => t.taskId === id)).toHaveLength(1)
+    const view = await admin(gw, "GET", `/admin/v1/tasks/${id}`)
+    expect(view.body.attempts.map((a: any) => a.outcome)).toEqual(["submitting", "succeeded"])
+  }, 120_000)
+
+  it("the reaper leaves waiting tasks alone", async () => {
+    const acct = await createAccount(gw, { name: "reaper", wallet_credits: 100 })
+    const created = await call(gw, "POST", "/v1/video/tasks", {
+      key: acct.model.key,
+      json: videoRequest({ model: SHORT, input: { prompt: "unknown" } })
+    })
+    await pollTask(gw, acct.resource.key, created.body.id, () => true)
+    const until = Date.now() + 10_000
+    while (
+      (await query<{ run_state: string }>(gw, (sql) => sql`SELECT run_state FROM tasks WHERE id = ${created.body.id}`))[
+        0
+      ]!.run_state !== "waiting"
+    ) {
+      if (Date.now() > until) throw new Error("the task never waited")
+      await new Promise((r) => setTimeout(r, 50))
+    }
+    // Even with a lease end long past (a waiting task has none), a sweep does not requeue it.
+    await query(gw, (sql) => sql`UPDATE tasks SET lease_expires_at = 0 WHERE id = ${created.body.id} RETURNING id`)
+    await gw.runtime.runPromise(reapOnce)
+    const [row] = await query<{ run_state: string; status: string; attempt: number }>(
+      gw,
+      (sql) => sql`SELECT run_state, status, attempt FROM tasks WHERE id = ${created.body.id}`
+    )
+    expect(row).toMatchObject({ run_state: "waiting", status: "in_progress", attempt: 1 })
+  })
+})
