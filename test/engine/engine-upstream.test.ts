@@ -7,6 +7,7 @@ import { fixtureRef } from "../support/fixtures.ts"
 import { startGateway, type TestGateway } from "../support/gateway.ts"
 import { admin, call, createAccount } from "../support/http.ts"
 import { probeBytes } from "../support/media.ts"
+import { eventually } from "../support/receiver.ts"
 import { ledgerOf, pollTask, query, videoRequest } from "../support/tasks.ts"
 
 /**
@@ -105,6 +106,7 @@ describe(`the engine on an asynchronous upstream (${backend})`, () => {
     }
   })
 
+  // The backoff itself is proven on the test clock (retry-schedules.test.ts); this is the poller obeying it end to end.
   it("a 429 on poll is honoured: the next poll waits as long as asked", async () => {
     const { task } = await run(WITH_FIND, "throttled")
     expect(task.status).toBe("succeeded")
@@ -119,11 +121,7 @@ describe(`the engine on an asynchronous upstream (${backend})`, () => {
       json: videoRequest({ model: WITH_FIND, input: { prompt: "hang" } })
     })
     const id = created.body.id
-    const until = Date.now() + 10_000
-    while (rec().submits.get(id) !== 1) {
-      if (Date.now() > until) throw new Error("never submitted")
-      await new Promise((r) => setTimeout(r, 50))
-    }
+    await eventually(async () => rec().submits.get(id) === 1 || undefined, "the submit reached the upstream")
     await gw.stop()
     gw = await startGateway(env, undefined, {}, backend, gw)
     const task = (await pollTask(gw, acct.resource.key, id)).at(-1)
@@ -141,15 +139,13 @@ describe(`the engine on an asynchronous upstream (${backend})`, () => {
       json: videoRequest({ model: SHORT, input: { prompt: "unknown" } })
     })
     await pollTask(gw, acct.resource.key, created.body.id, () => true)
-    const until = Date.now() + 10_000
-    while (
-      (await query<{ run_state: string }>(gw, (sql) => sql`SELECT run_state FROM tasks WHERE id = ${created.body.id}`))[
-        0
-      ]!.run_state !== "waiting"
-    ) {
-      if (Date.now() > until) throw new Error("the task never waited")
-      await new Promise((r) => setTimeout(r, 50))
-    }
+    await eventually(async () => {
+      const [row] = await query<{ run_state: string }>(
+        gw,
+        (sql) => sql`SELECT run_state FROM tasks WHERE id = ${created.body.id}`
+      )
+      return row!.run_state === "waiting" || undefined
+    }, "the task waits upstream")
     // Even with a lease end long past (a waiting task has none), a sweep does not requeue it.
     await query(gw, (sql) => sql`UPDATE tasks SET lease_expires_at = 0 WHERE id = ${created.body.id} RETURNING id`)
     await gw.runtime.runPromise(reapOnce)
