@@ -46,7 +46,7 @@ export interface Scenario {
   readonly queued?: number
   readonly running?: number
   /** How the run ends: a result, a runner failure (500 at the result fetch), a result without files. */
-  readonly end?: "ok" | "runner_error" | "no_output" | "content_policy"
+  readonly end?: "ok" | "runner_error" | "no_output" | "content_policy" | "bad_reference"
   /** The CDN link's lifetime (an hour by default). */
   readonly resultTtlMs?: number
   /** The timeline moves with time, one observation per `stepMs` from the submit, whatever is polled. */
@@ -151,8 +151,9 @@ export const startFakeFal = async (key: string): Promise<FakeFal> => {
   const statusAt = (q: FakeQueued, n: number) => {
     if (q.cancelled) return "COMPLETED"
     const { queued: inQueue = 1, running = 1 } = q.scenario
-    if (n <= inQueue) return "IN_QUEUE"
-    if (n <= inQueue + running) return "IN_PROGRESS"
+    // Zero observations in a phase skip it, even before the first query.
+    if (inQueue > 0 && n <= inQueue) return "IN_QUEUE"
+    if (running > 0 && n <= inQueue + running) return "IN_PROGRESS"
     return "COMPLETED"
   }
   const schemaOf = (q: FakeQueued): EndpointSchema => SCHEMAS[q.endpoint]!
@@ -174,6 +175,14 @@ export const startFakeFal = async (key: string): Promise<FakeFal> => {
               msg: "The content could not be processed",
               type: "content_policy_violation"
             }]
+          }
+        }
+      // The runner could not download a reference: fal's FastAPI 422, visible only here.
+      case "bad_reference":
+        return {
+          status: 422,
+          body: {
+            detail: [{ loc: ["body", "image_url"], msg: "Failed to download the file", type: "file_download_error" }]
           }
         }
       case "no_output":
