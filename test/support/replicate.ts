@@ -1,5 +1,5 @@
 import { type FakeReplicate, startFakeReplicate } from "../fakes/replicate.ts"
-import { configWith } from "./config.ts"
+import { alsoWith, configWith } from "./config.ts"
 import { startGateway, type TestGateway } from "./gateway.ts"
 import { besideFake, expectNoneOf, quickEngine, runBesideFake } from "./upstream.ts"
 
@@ -21,7 +21,8 @@ export interface ReplicateSetup {
 export const startReplicateGateway = async (
   routes: Record<string, Array<unknown>>,
   channel: Record<string, unknown> = {},
-  env: Record<string, string> = {}
+  env: Record<string, string> = {},
+  engine: Record<string, unknown> = {}
 ): Promise<ReplicateSetup> => {
   const fake = await startFakeReplicate([REPLICATE_TOKEN])
   const config = configWith("models.json", (models) => {
@@ -36,6 +37,7 @@ export const startReplicateGateway = async (
     for (const [model, list] of Object.entries(routes)) models.models[model].channels = list
   })
   quickEngine(config)
+  alsoWith(config, "limits.json", (limits) => Object.assign(limits.engine, engine))
   const gw = await startGateway({ ROLE: "all", CONFIG_DIR: config, REPLICATE_TOKEN, ...env })
   return besideFake(gw, fake)
 }
