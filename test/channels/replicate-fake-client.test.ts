@@ -84,7 +84,15 @@ describe("the fake Replicate, as the official client sees it", () => {
       const [delivered] = await receiver.waitFor(1)
       expect(delivered!.json).toMatchObject({ id: created.id, status: "succeeded" })
       const headers = delivered!.headers as Record<string, string>
-      expect(await validateWebhook({ headers, body: delivered!.body }, key)).toBe(true)
+      const signed = {
+        id: headers["webhook-id"]!,
+        timestamp: headers["webhook-timestamp"]!,
+        signature: headers["webhook-signature"]!,
+        body: delivered!.body,
+        secret: key
+      }
+      expect(await validateWebhook(signed)).toBe(true)
+      expect(await validateWebhook({ ...signed, body: delivered!.body.replace("succeeded", "failed") })).toBe(false)
       expect(fake.webhooks.delivered.filter((d) => d.body.id === created.id)).toHaveLength(1)
     } finally {
       await receiver.close()
