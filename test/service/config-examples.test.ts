@@ -35,6 +35,7 @@ const REQUIRED = [
   "kling-legacy",
   "openai-images",
   "openai-videos",
+  "replicate",
   "veo-gemini",
   "veo-vertex"
 ]
