@@ -36,6 +36,7 @@ const REQUIRED = [
   "kling-legacy",
   "openai-images",
   "openai-videos",
+  "replicate",
   "veo-gemini",
   "veo-vertex"
 ]
