@@ -86,7 +86,8 @@ export interface FakeFal {
   readonly url: string
   readonly key: string
   readonly requests: Array<FalRequest>
-  readonly faults: { readonly submit: Array<Fault>; readonly poll: Array<Fault> }
+  /** `poll` breaks the next status, result or cancel queries; `result` only the next result fetches. */
+  readonly faults: { readonly submit: Array<Fault>; readonly poll: Array<Fault>; readonly result: Array<Fault> }
   readonly scenarios: Array<Scenario>
   readonly queued: Map<string, FakeQueued>
   readonly deliveries: Array<Delivery>
@@ -128,7 +129,7 @@ const RATIO_SIZES: Record<string, string> = { "1:1": "1024x1024", "3:2": "1536x1
 
 export const startFakeFal = async (key: string): Promise<FakeFal> => {
   const requests: Array<FalRequest> = []
-  const faults = { submit: [] as Array<Fault>, poll: [] as Array<Fault> }
+  const faults = { submit: [] as Array<Fault>, poll: [] as Array<Fault>, result: [] as Array<Fault> }
   const scenarios: Array<Scenario> = []
   const queued = new Map<string, FakeQueued>()
   const deliveries: Array<Delivery> = []
@@ -332,6 +333,10 @@ export const startFakeFal = async (key: string): Promise<FakeFal> => {
       return json(res, body.status === "COMPLETED" ? 200 : 202, body)
     }
     if (statusAt(q, observation(q)) !== "COMPLETED") return json(res, 400, { detail: "Request is still in progress" })
+    const broken = faults.result.shift()
+    if (broken?.kind === "hang" || broken?.kind === "lost") return
+    if (broken?.kind === "reset") return socket.destroy()
+    if (broken !== undefined) return answerFault(res, broken)
     const result = outcome(q)
     json(res, result.status, result.body, { "x-fal-request-id": q.id })
   }
