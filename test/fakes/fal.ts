@@ -91,6 +91,8 @@ export interface FakeFal {
   readonly scenarios: Array<Scenario>
   readonly queued: Map<string, FakeQueued>
   readonly deliveries: Array<Delivery>
+  /** How often the JWKS was read; `down` answers it 503. */
+  readonly jwksReads: { count: number; down: boolean }
   readonly close: () => Promise<void>
 }
 
@@ -133,6 +135,7 @@ export const startFakeFal = async (key: string): Promise<FakeFal> => {
   const scenarios: Array<Scenario> = []
   const queued = new Map<string, FakeQueued>()
   const deliveries: Array<Delivery> = []
+  const jwksReads = { count: 0, down: false }
   const timers = new Set<ReturnType<typeof setTimeout>>()
   let origin = ""
 
@@ -369,7 +372,10 @@ export const startFakeFal = async (key: string): Promise<FakeFal> => {
     req.on("end", () => {
       const url = new URL(req.url ?? "/", "http://fake")
       if (url.pathname.startsWith("/files/")) return void file(res, url).catch(() => res.destroy())
-      if (url.pathname === "/.well-known/jwks.json") return json(res, 200, JWKS)
+      if (url.pathname === "/.well-known/jwks.json") {
+        jwksReads.count++
+        return jwksReads.down ? json(res, 503, { detail: "Service Unavailable" }) : json(res, 200, JWKS)
+      }
       const text = Buffer.concat(chunks).toString("utf8")
       let body: unknown = null
       try {
@@ -404,6 +410,7 @@ export const startFakeFal = async (key: string): Promise<FakeFal> => {
     scenarios,
     queued,
     deliveries,
+    jwksReads,
     close: () => {
       for (const timer of timers) clearTimeout(timer)
       return listening.close()
