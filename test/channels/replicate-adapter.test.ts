@@ -11,6 +11,7 @@ import { ChannelSettings } from "../../src/channel/contract/ChannelSettings.ts"
 import { MediaToolsLive } from "../../src/runtime/node/MediaTools.ts"
 import { UpstreamHttpClientLive } from "../../src/runtime/node/UpstreamHttpClient.ts"
 import { type FakeReplicate, startFakeReplicate } from "../fakes/replicate.ts"
+import { eventually } from "../support/receiver.ts"
 
 /**
  * The `replicate` adapter's parts the engine does not drive yet or that need
@@ -40,9 +41,9 @@ const channel = (base: string, more: Record<string, unknown> = {}) => ({
   } as any
 })
 
-const videoRunner = () =>
+const videoRunner = (more: Record<string, unknown> = {}) =>
   Effect.runPromise(
-    Effect.scoped(Effect.map(replicate.make(channel(fake.url)), (r) => r.video as AsyncRunner<VideoJob>)).pipe(
+    Effect.scoped(Effect.map(replicate.make(channel(fake.url, more)), (r) => r.video as AsyncRunner<VideoJob>)).pipe(
       Effect.provide(
         Layer.mergeAll(UpstreamHttpClientLive, MediaToolsLive, NodeContext.layer).pipe(
           Layer.provideMerge(NodeContext.layer)
@@ -97,6 +98,25 @@ describe("the replicate adapter", () => {
       transient: true,
       retryAfterMs: 2000
     })
+  })
+
+  it("Cancel-After: a prediction abandoned past the channel's deadline stops upstream (aborted, or canceled once started)", async () => {
+    const runner = await videoRunner({
+      timeouts: { submit_s: 2, poll_s: 2, download_s: 10, deadline_s: 1 }
+    })
+    fake.scenarios.push({ starting: 1000, stepMs: 50 }, { starting: 1, processing: 1000, stepMs: 50 })
+    const ids = await Promise.all(
+      ["never started", "started"].map((prompt) =>
+        Effect.runPromise(runner.submit(job(prompt))).then((o) => (o as { upstreamId: string }).upstreamId)
+      )
+    )
+    for (const id of ids) expect(fake.predictions.get(id)!.cancelAfter).toBe("1s")
+    const states = await eventually(async () => {
+      const read = await Effect.runPromise(runner.poll(ids))
+      return [...read.values()].every((s) => s._tag === "Failed") ? read : undefined
+    }, "both predictions stopped upstream")
+    expect(states.get(ids[0]!)).toMatchObject({ answer: { status: "aborted" }, error: { retryable: true } })
+    expect(states.get(ids[1]!)).toMatchObject({ answer: { status: "canceled" } })
   })
 
   it("webhooks: the secret read once from Replicate, a valid signature accepted, a forged one refused", async () => {

@@ -40,6 +40,17 @@ describe("the fake Replicate, as the official client sees it", () => {
     expect(fake.requests.find((r) => r.method === "POST")!.path).toBe("/v1/models/google/veo-3.1-fast/predictions")
   })
 
+  it("`wait`: the client's Prefer header holds the answer until the prediction has ended", async () => {
+    fake.scenarios.push({ stepMs: 20 })
+    const done = await replicate.predictions.create({
+      model: "google/veo-3.1",
+      input: { prompt: "held", duration: 4 },
+      wait: 5
+    })
+    expect(done.status).toBe("succeeded")
+    expect(fake.requests.at(-1)!.headers.prefer).toBe("wait=5")
+  })
+
   it("version create: the client's `version` body reaches the model of that version", async () => {
     const version = versionOf("bytedance/seedance-1-pro")
     const created = await replicate.predictions.create({ version, input: { prompt: "waves", duration: 5 } })

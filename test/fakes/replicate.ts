@@ -9,9 +9,10 @@ import { invalidFields, modelOfVersion, MODELS } from "./replicateModels.ts"
 
 /**
  * A fake Replicate on loopback (docs/adapters/replicate.md, Tests): the
- * model-scoped and version creates (Bearer token, `Cancel-After` and
- * `Prefer: wait` read, the input checked against the model's schema with
- * Replicate's 422 body), `GET /predictions/{id}`, cancel, the default webhook
+ * model-scoped and version creates (Bearer token; the input checked against
+ * the model's schema with Replicate's 422 body; `Prefer: wait` holding the
+ * answer; `Cancel-After` stopping a prediction at its deadline: `aborted`
+ * before it started, `canceled` while running), `GET /predictions/{id}`, cancel, the default webhook
  * secret, `GET /account`, and outputs served from links that Replicate
  * deletes after an hour (`outputTtlMs`). Each prediction follows a scripted
  * timeline (`scenarios`, one per create) counted in reads, or in time with
@@ -63,6 +64,8 @@ export interface FakePrediction {
   readonly createdAt: number
   reads: number
   canceled: boolean
+  /** Stopped by its `Cancel-After` deadline: `aborted` or `canceled`. */
+  stopped: "aborted" | "canceled" | undefined
   completedAt: number | undefined
 }
 
@@ -88,14 +91,37 @@ const json = (res: ServerResponse, status: number, body: unknown, headers: Recor
 const problem = (res: ServerResponse, status: number, detail: string, title = "Error") =>
   json(res, status, { type: "https://replicate.com/docs/reference/http", title, status, detail })
 
-const statusOf = (p: FakePrediction) => {
+/** `Cancel-After`'s duration (`90s`, `5m`, `1h30m`) in ms; undefined when absent or not one. */
+export const durationMs = (text: string | undefined) => {
+  const parts = text === undefined ? null : /^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$/.exec(text.trim())
+  if (!parts || text!.trim() === "") return undefined
+  return ((Number(parts[1] ?? 0) * 60 + Number(parts[2] ?? 0)) * 60 + Number(parts[3] ?? 0)) * 1000
+}
+
+const timelineStatus = (p: FakePrediction) => {
   const { starting = 1, processing = 1, end = "succeeded", stepMs } = p.scenario
-  if (p.canceled) return "canceled"
   const n = stepMs === undefined ? p.reads : Math.floor((Date.now() - p.createdAt) / stepMs) + 1
   if (n <= starting) return end === "aborted" && n === starting ? "aborted" : "starting"
   if (end === "aborted") return "aborted"
   if (n <= starting + processing) return "processing"
   return end === "no_output" ? "succeeded" : end
+}
+
+/**
+ * The status now. Past its `Cancel-After` deadline a prediction that had not
+ * started is `aborted` (never billed), one still running `canceled`; the
+ * status it had when the deadline passed sticks.
+ */
+const statusOf = (p: FakePrediction) => {
+  if (p.canceled) return "canceled"
+  if (p.stopped !== undefined) return p.stopped
+  const status = timelineStatus(p)
+  const deadline = durationMs(p.cancelAfter)
+  if (deadline !== undefined && !ENDED.has(status) && Date.now() >= p.createdAt + deadline) {
+    p.stopped = status === "starting" ? "aborted" : "canceled"
+    return p.stopped
+  }
+  return status
 }
 
 const ENDED = new Set(["succeeded", "failed", "canceled", "aborted"])
@@ -188,6 +214,7 @@ export const startFakeReplicate = async (tokens: ReadonlyArray<string>): Promise
       createdAt: Date.now(),
       reads: 0,
       canceled: false,
+      stopped: undefined,
       completedAt: undefined
     }
     predictions.set(p.id, p)
@@ -197,7 +224,15 @@ export const startFakeReplicate = async (tokens: ReadonlyArray<string>): Promise
       webhooks.schedule(webhook, [(starting + processing) * stepMs + 5], () => objectOf(p))
     }
     if (fault?.kind === "reset") return socket.destroy()
-    json(res, 201, objectOf(p))
+    // `Prefer: wait[=n]` holds the answer until the prediction ends or n seconds (at most 60) pass.
+    const wait = /^wait(?:=(\d+))?$/.exec(String(req.headers.prefer ?? "").trim())
+    if (wait === null) return json(res, 201, objectOf(p))
+    const until = Date.now() + Math.min(Number(wait[1] ?? 60), 60) * 1000
+    const answer = () => {
+      if (ENDED.has(statusOf(p)) || Date.now() >= until) return json(res, 201, objectOf(p))
+      setTimeout(answer, 10)
+    }
+    answer()
   }
 
   const output = async (res: ServerResponse, path: string) => {
