@@ -30,6 +30,7 @@ const examples = readdirSync(EXAMPLES, { withFileTypes: true })
 const REQUIRED = [
   "ark",
   "failover",
+  "fal",
   "gateway",
   "kling-current",
   "kling-legacy",
