@@ -157,6 +157,25 @@ describe("the replicate adapter", () => {
     expect(Exit.isFailure(junk)).toBe(true)
   })
 
+  it("the channel check: GET /account proves the token, and says what went wrong otherwise", async () => {
+    const check = (base: string, token = TOKEN) =>
+      Effect.runPromise(
+        replicate.check!({
+          ...channel(base),
+          settings: {
+            ...channel(base).settings,
+            credentials: {
+              api_token: Redacted.make(token)
+            }
+          }
+        }).pipe(Effect.provide(Layer.mergeAll(UpstreamHttpClientLive, MediaToolsLive, NodeContext.layer)))
+      )
+    expect(await check(fake.url)).toMatchObject({ result: "ok" })
+    expect(fake.requests.at(-1)).toMatchObject({ method: "GET", path: "/v1/account" })
+    expect(await check(fake.url, "r8_revoked")).toMatchObject({ result: "credentials_refused" })
+    expect(await check("http://127.0.0.1:9/v1")).toMatchObject({ result: "unreachable" })
+  })
+
   it("Cancel-After in Replicate's duration syntax, and Replicate's refusals as the engine needs them", () => {
     expect([21_600, 5430, 90, 3600, 45].map(cancelAfter)).toEqual(["6h", "1h30m30s", "1m30s", "1h", "45s"])
     const f = failuresFor("video")
