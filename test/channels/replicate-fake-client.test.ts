@@ -1,5 +1,5 @@
 // Runs once: no database
-import Replicate, { validateWebhook } from "replicate"
+import Replicate, { parseProgressFromLogs, validateWebhook } from "replicate"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type FakeReplicate, startFakeReplicate } from "../fakes/replicate.ts"
 import { versionOf } from "../fakes/replicateModels.ts"
@@ -57,6 +57,10 @@ describe("the fake Replicate, as the official client sees it", () => {
     expect(created.version).toBe(version)
     expect(created.model).toBe("bytedance/seedance-1-pro")
     expect((await replicate.predictions.get(created.id)).status).toBe("starting")
+    // Processing: the logs carry a progress bar the client's own parser reads.
+    const processing = await replicate.predictions.get(created.id)
+    expect(processing.status).toBe("processing")
+    expect(parseProgressFromLogs(processing)).toMatchObject({ percentage: 0.5, total: 50 })
   })
 
   it("a 422 with invalid_fields, a 401, and a 429 the client retries", async () => {

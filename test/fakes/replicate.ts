@@ -124,6 +124,18 @@ const statusOf = (p: FakePrediction) => {
   return status
 }
 
+/** A model's logs: a tqdm progress bar that advances with each read while it processes. */
+const logsOf = (p: FakePrediction, status: string) => {
+  if (status === "starting" || status === "aborted") return ""
+  const { starting = 1, processing = 1 } = p.scenario
+  const steps = 50
+  const done = status === "processing" ? Math.min(Math.max(p.reads - starting, 1), processing) : processing
+  const current = Math.round((done / (processing + 1)) * steps)
+  const bar = (n: number) =>
+    `${Math.floor((n / steps) * 100)}%|${"█".repeat(Math.floor(n / 5))}| ${n}/${steps} [00:01<00:02]`
+  return `Using seed: 1234\n${Array.from({ length: current }, (_, i) => bar(i + 1)).join("\n")}\n`
+}
+
 const ENDED = new Set(["succeeded", "failed", "canceled", "aborted"])
 
 export const startFakeReplicate = async (tokens: ReadonlyArray<string>): Promise<FakeReplicate> => {
@@ -148,7 +160,7 @@ export const startFakeReplicate = async (tokens: ReadonlyArray<string>): Promise
       model: p.model,
       version: p.version,
       input: p.input,
-      logs: "",
+      logs: logsOf(p, status),
       output: MODELS[p.model]!.kind === "image" && output !== null ? [output] : output,
       data_removed: false,
       error: status === "failed" ? (p.scenario.error ?? "Prediction failed for an unknown reason") : null,
