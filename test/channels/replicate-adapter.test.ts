@@ -148,6 +148,41 @@ describe("the replicate adapter", () => {
     expect(Exit.isFailure(await Effect.runPromiseExit(reader.read(request({}))))).toBe(true)
   })
 
+  it("webhooks after the account's secret was rotated: read again (at most every 5 minutes) and accepted", async () => {
+    const reader = replicate.callbacks!(channel(fake.url))
+    const body = JSON.stringify({ id: "pred789" })
+    const at = (now: number, secret: string) => ({
+      headers: {
+        "webhook-id": "msg_9",
+        "webhook-timestamp": String(Math.floor(now / 1000)),
+        "webhook-signature": new Webhook(secret).sign("msg_9", new Date(now), body)
+      },
+      body: new TextEncoder().encode(body),
+      now
+    })
+    const reads = () => fake.requests.filter((r) => r.path === "/v1/webhooks/default/secret").length
+    const old = fake.secret
+    const t0 = Date.now()
+    const before = reads()
+    await Effect.runPromise(reader.read(at(t0, old)))
+    fake.secret = "whsec_" + Buffer.from("the rotated secret of the account").toString("base64")
+    try {
+      // A minute later the kept secret is not read again: the new signature is refused.
+      expect(Exit.isFailure(await Effect.runPromiseExit(reader.read(at(t0 + 60_000, fake.secret))))).toBe(true)
+      expect(reads() - before).toBe(1)
+      // Past five minutes the mismatch reads the secret again and the webhook is accepted.
+      const hint = await Effect.runPromise(reader.read(at(t0 + 6 * 60_000, fake.secret)))
+      expect(hint.upstreamIds).toEqual(["pred789"])
+      expect(reads() - before).toBe(2)
+      // A signature neither secret verifies is still refused, without another read.
+      const forged = at(t0 + 6 * 60_000, "whsec_" + Buffer.from("no one's secret at all").toString("base64"))
+      expect(Exit.isFailure(await Effect.runPromiseExit(reader.read(forged)))).toBe(true)
+      expect(reads() - before).toBe(2)
+    } finally {
+      fake.secret = old
+    }
+  })
+
   it("webhooks while the secret cannot be read: unverifiable, so only a hint to poll", async () => {
     const reader = replicate.callbacks!(channel("http://127.0.0.1:9/v1"))
     const body = new TextEncoder().encode(JSON.stringify({ id: "pred456" }))

@@ -78,8 +78,8 @@ export interface FakeReplicate {
   readonly predictions: Map<string, FakePrediction>
   /** Webhooks: how they are delivered and signed (with `secret`), and every one sent. */
   readonly webhooks: Emitter
-  /** The account's default webhook signing secret. */
-  readonly secret: string
+  /** The account's default webhook signing secret (a test may rotate it: webhooks are then signed with the new one). */
+  secret: string
   /** How long outputs are served after a prediction completes (Replicate: one hour). */
   outputTtlMs: number
   readonly close: () => Promise<void>
@@ -271,7 +271,7 @@ export const startFakeReplicate = async (tokens: ReadonlyArray<string>): Promise
     if (req.method === "GET" && req.path === "/v1/account") {
       return json(res, 200, { type: "organization", username: "operator", name: "Operator" })
     }
-    if (req.method === "GET" && req.path === "/v1/webhooks/default/secret") return json(res, 200, { key: secret })
+    if (req.method === "GET" && req.path === "/v1/webhooks/default/secret") return json(res, 200, { key: fake.secret })
     const fault = faults.read.shift()
     if (fault?.kind === "hang") return
     if (fault?.kind === "reset") return socket.destroy()
