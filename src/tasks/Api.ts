@@ -9,7 +9,7 @@ import { ListEnvelope } from "../platform/http/ListEnvelope.ts"
 import { jsonBody, multipartBody } from "../platform/http/OpenApiBody.ts"
 import { StorageUnavailable } from "../storage/Errors.ts"
 import { InspectionUnavailable, InvalidUpload } from "../uploads/Errors.ts"
-import { IdempotencyConflict, InvalidTaskRequest, TaskNotFound } from "./Errors.ts"
+import { IdempotencyConflict, InvalidTaskRequest, TaskNotCancellable, TaskNotFound } from "./Errors.ts"
 import { ImageCreateRequest, ImageEditFields } from "./Requests.ts"
 import { ImageTask, VideoTask } from "./Task.ts"
 
@@ -103,4 +103,22 @@ export class TaskReadApi extends HttpApiGroup.make("taskRead")
   )
   .middleware(ResourceKeyAuth)
   .annotate(OpenApi.Title, "Task queries")
+{}
+
+/**
+ * Controlling tasks: `ak_` resource keys, own account only. A cancel ends a
+ * task no provider has started at once (refunded in full); one waiting at a
+ * provider is cancelled there first, where the provider can (docs/api.md).
+ */
+export class TaskControlApi extends HttpApiGroup.make("taskControl")
+  .add(
+    HttpApiEndpoint.post("cancelVideoTask", "/v1/video/tasks/:task_id/cancel").setPath(taskPath)
+      .addSuccess(VideoTask).addError(errors(TaskNotFound, TaskNotCancellable))
+  )
+  .add(
+    HttpApiEndpoint.post("cancelImageTask", "/v1/image/tasks/:task_id/cancel").setPath(taskPath)
+      .addSuccess(ImageTask).addError(errors(TaskNotFound, TaskNotCancellable))
+  )
+  .middleware(ResourceKeyAuth)
+  .annotate(OpenApi.Title, "Task control")
 {}
