@@ -27,6 +27,7 @@ export { type CallOptions, createClient, type GatewayPromiseClient } from "./Pro
 export {
   createImageTask,
   createVideoTask,
+  cancelTask,
   getTask,
   listImageTasks,
   listModels,

@@ -44,6 +44,31 @@ export const BatchQuery = Schema.Struct({
 export const TaskBatch = <A, I>(item: Schema.Schema<A, I>) =>
   Schema.Struct({ object: Schema.Literal("list"), data: Schema.Array(item), missing: Schema.Array(Schema.String) })
 
+/**
+ * The create endpoints' optional headers, read by hand by the handlers (so a
+ * bad one answers the spec's error body), documented here.
+ */
+const createHeaders = {
+  parameters: [
+    {
+      name: "Idempotency-Key",
+      in: "header",
+      required: false,
+      description: "1 to 128 characters; the same key with the same request answers the original task.",
+      schema: { type: "string", minLength: 1, maxLength: 128 }
+    },
+    {
+      name: "Cancel-After",
+      in: "header",
+      required: false,
+      description:
+        "A deadline: the task is cancelled with task_deadline_exceeded (and refunded) if it has not ended by then. " +
+        "45s, 10m, 2h or plain seconds, from 10 seconds to 48 hours; anything else is 400 invalid_request.",
+      schema: { type: "string", pattern: "^[0-9]{1,9}[smh]?$" }
+    }
+  ]
+}
+
 /** Both forms of `POST /v1/image/tasks`: JSON, and multipart for an edit with files. */
 const imageTaskBody = {
   requestBody: {
@@ -68,12 +93,12 @@ export class TaskCreateApi extends HttpApiGroup.make("taskCreate")
   .add(
     HttpApiEndpoint.post("createVideoTask", "/v1/video/tasks").addSuccess(VideoTask, { status: 202 })
       .addError(BodyErrors).addError(CreateErrors)
-      .annotate(OpenApi.Override, jsonBody(VideoCreateRequest))
+      .annotate(OpenApi.Override, { ...jsonBody(VideoCreateRequest), ...createHeaders })
   )
   .add(
     HttpApiEndpoint.post("createImageTask", "/v1/image/tasks").addSuccess(ImageTask, { status: 202 })
       .addError(BodyErrors).addError(CreateErrors).addError(ImageInputErrors)
-      .annotate(OpenApi.Override, imageTaskBody)
+      .annotate(OpenApi.Override, { ...imageTaskBody, ...createHeaders })
   )
   .middleware(ModelKeyAuth)
   .annotate(OpenApi.Title, "Task creation")
