@@ -25,9 +25,9 @@ export type { ImageEditFields } from "./ImageFiles.ts"
 export { describeFile, isUrl, type LocalFile } from "./LocalFiles.ts"
 export { type CallOptions, createClient, type GatewayPromiseClient } from "./Promise.ts"
 export {
+  cancelTask,
   createImageTask,
   createVideoTask,
-  cancelTask,
   getTask,
   listImageTasks,
   listModels,
