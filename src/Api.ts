@@ -8,7 +8,7 @@ import { InternalError } from "./platform/Failure.ts"
 import { error } from "./platform/http/ErrorContract.ts"
 import { StorageApi } from "./storage/Api.ts"
 import { AdminTaskApi } from "./tasks/AdminTaskApi.ts"
-import { TaskCreateApi, TaskReadApi } from "./tasks/Api.ts"
+import { TaskControlApi, TaskCreateApi, TaskReadApi } from "./tasks/Api.ts"
 import { UploadsApi } from "./uploads/Api.ts"
 import { AdminWebhooksApi } from "./webhooks/Api.ts"
 
@@ -18,6 +18,7 @@ export class GatewayApi extends HttpApi.make("gateway")
   .add(ModelsApi)
   .add(TaskCreateApi)
   .add(TaskReadApi)
+  .add(TaskControlApi)
   .add(ImagesApi)
   .add(AssetsApi)
   .add(AdminApi)

@@ -27,7 +27,9 @@ import { Secrets } from "./platform/Secrets.ts"
 import { StorageLive } from "./storage/Http.ts"
 import { ObjectStorage } from "./storage/ObjectStorage.ts"
 import { AdminTasksLive } from "./tasks/AdminTaskHttp.ts"
+import { TaskControlLive } from "./tasks/ControlHttp.ts"
 import { Breakers } from "./tasks/engine/Breakers.ts"
+import { Cancellation, TaskCancelLive } from "./tasks/engine/Cancellation.ts"
 import { channelWorker } from "./tasks/engine/ChannelWorker.ts"
 import { reaper } from "./tasks/engine/Reaper.ts"
 import { ResultSpool } from "./tasks/engine/ResultSpool.ts"
@@ -83,6 +85,11 @@ export const ServicesLive = Layer.mergeAll(
   // Creating tasks (no HTTP): the same TaskStore, catalog and reference checks (layers are memoised by reference).
   Tasks.layer.pipe(Layer.provide(Layer.mergeAll(TaskStore.layer, CatalogLive, MediaServicesLive))),
   TaskOutcomes.layer,
+  // Cancels and deadlines (the engine's), with the port the handlers and the console cancel through.
+  TaskCancelLive.pipe(
+    Layer.provideMerge(Cancellation.layer),
+    Layer.provide(Layer.mergeAll(TaskOutcomes.layer, TaskStore.layer, CatalogLive))
+  ),
   // The engine's per-process circuit breakers (tasks/engine/Breakers.ts), beside the queue they steer.
   Breakers.layer,
   ObjectStorage.layer,
@@ -123,6 +130,7 @@ export const ApiLive = HttpApiBuilder.api(ServedApi).pipe(
     AdminTasksLive,
     ModelsLive,
     TaskReadLive,
+    TaskControlLive,
     TaskCreateLive,
     ImagesLive,
     StorageLive,

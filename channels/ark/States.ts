@@ -59,3 +59,11 @@ export const statesOf = (body: unknown): Map<string, UpstreamState> | undefined 
   }
   return states
 }
+
+/** Ark's own status word for one task of a list answer; undefined when the answer does not name the task. */
+export const statusIn = (body: unknown, id: string): string | undefined => {
+  const items = (body as { items?: unknown } | null)?.items
+  if (!Array.isArray(items)) return undefined
+  const task = (items as ReadonlyArray<ArkTask>).find((t) => str(t?.id) === id)
+  return task === undefined ? undefined : str(task.status)
+}

@@ -2,6 +2,7 @@ import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { Effect, Either, Redacted, Schema, Stream } from "effect"
 import {
   type AsyncRunner,
+  type CancelOutcome,
   defineAdapter,
   exchange as send,
   type GenerationError,
@@ -22,8 +23,8 @@ import {
   resultExpired,
   unsupported
 } from "./Failures.ts"
-import { createBody, createRequest, listBatches, listRequest, MAX_IDS_PER_LIST } from "./Requests.ts"
-import { statesOf } from "./States.ts"
+import { createBody, createRequest, deleteRequest, listBatches, listRequest, MAX_IDS_PER_LIST } from "./Requests.ts"
+import { statesOf, statusIn } from "./States.ts"
 
 /**
  * `ark`: famS (Seedance) video models on BytePlus ModelArk or Volcengine Ark
@@ -42,6 +43,9 @@ import { statesOf } from "./States.ts"
  *   without our key (a second signature would break it) and re-hosted.
  * - callbacks (`"callbacks": true`): `callback_url` is sent and Ark's
  *   unsigned task-object callbacks only hasten the poll (Callbacks.ts).
+ * - cancel: `DELETE` of the task, only while a list shows it `queued`: Ark
+ *   refuses a running one (not cancellable, it goes on), and a DELETE of a
+ *   finished one would delete its record, result and all.
  * - no find: Ark has no idempotency key and keeps no field of ours on a
  *   task (docs/adapters/ark.md, Failures), so a create whose answer is lost cannot be told apart
  *   from a neighbour's task of the same model; the engine fails it with its
@@ -143,8 +147,22 @@ export default defineAdapter({
           })
         )
 
+      const cancel = (id: string) =>
+        Effect.gen(function*() {
+          const listed = yield* exchange(listRequest(base, apiKey, [id]), timeouts.poll_s, "a list", pollFailed)
+          if (listed.status !== 200) return yield* fromPollStatus(listed.headers, listed.body)
+          if (statusIn(listed.body, id) !== "queued") return "not_cancellable" as CancelOutcome
+          const answer = yield* exchange(deleteRequest(base, apiKey, id), timeouts.poll_s, "a delete", pollFailed)
+          if (answer.status >= 200 && answer.status <= 299) return "cancelled" as CancelOutcome
+          // Started (or ended) since the list: Ark refuses, and the task goes on to its end.
+          if (answer.status === 400 || answer.status === 404 || answer.status === 409) {
+            return "not_cancellable" as CancelOutcome
+          }
+          return yield* fromPollStatus(answer.headers, answer.body)
+        })
+
       // One list call asks about a whole engine batch (fewer ids per call only when long ids fill its query string).
-      const video: AsyncRunner<VideoJob> = { submit, poll, pollBatch: MAX_IDS_PER_LIST, fetchResult }
+      const video: AsyncRunner<VideoJob> = { submit, poll, pollBatch: MAX_IDS_PER_LIST, fetchResult, cancel }
       return { video }
     })
 })

@@ -2,6 +2,7 @@ import { HttpBody, HttpClient, HttpClientRequest } from "@effect/platform"
 import { Effect, Redacted, Schema, Stream } from "effect"
 import {
   type AsyncRunner,
+  type CancelOutcome,
   defineAdapter,
   exchange as send,
   HttpUrl,
@@ -12,7 +13,7 @@ import {
   type VideoJob
 } from "../../src/channel/contract/Adapter.ts"
 import { ambiguous, FAILED_CODE, fromStatus, fromTransport, type Kind, transient } from "./Failures.ts"
-import { createRequest, imageBody, queryRequest, videoBody } from "./Requests.ts"
+import { cancelRequest, createRequest, imageBody, queryRequest, videoBody } from "./Requests.ts"
 import { statesOf } from "./States.ts"
 
 /**
@@ -36,6 +37,9 @@ import { statesOf } from "./States.ts"
  *   creating a second one, so after a time-out we learn the id of the task
  *   our lost request created (or create it, if the request never arrived) and
  *   the upstream never runs, nor charges, the task twice.
+ * - cancel: the upstream's own `POST {base}/v1/{kind}/tasks/{id}/cancel`
+ *   with the `ak_` key: 200 is cancelled there (refunded to us), 409
+ *   `task_not_cancellable` (or a task it does not know) is not cancellable.
  */
 
 const Created = Schema.Struct({ id: Schema.String })
@@ -115,6 +119,14 @@ export default defineAdapter({
           })
         )
 
+      const cancel = (kind: Kind) => (id: string) =>
+        Effect.gen(function*() {
+          const answer = yield* exchange(kind, cancelRequest(base, kind, resourceKey, id), timeouts.poll_s, "a cancel")
+          if (answer.status === 200) return "cancelled" as CancelOutcome
+          if (answer.status === 409 || answer.status === 404) return "not_cancellable" as CancelOutcome
+          return yield* fromStatus(kind, answer.status, answer.headers, answer.body)
+        })
+
       const runnerOf = <J extends VideoJob | ImageJob>(
         kind: Kind,
         encode: (job: J) => Parameters<typeof createRequest>[4]
@@ -125,6 +137,7 @@ export default defineAdapter({
           poll: poll(kind),
           pollBatch: QUERY_BATCH,
           fetchResult: fetchResult(kind),
+          cancel: cancel(kind),
           // The same create, same key: the upstream answers with the task it already holds (see above).
           find: (job) =>
             submit(job).pipe(Effect.map((outcome) => (outcome._tag === "Accepted" ? outcome.upstreamId : undefined)))

@@ -5,7 +5,7 @@ import { isUrl } from "../client/LocalFiles.ts"
 import { createImageTask, type ImageTaskRequest } from "../client/Tasks.ts"
 import { type Common, common, jsonObject, withGateway } from "./Common.ts"
 import { finishCreate } from "./TaskFlow.ts"
-import { createOptions } from "./VideoCommand.ts"
+import { createHeaders, createOptions } from "./VideoCommand.ts"
 
 /** The flags of both image commands but the shared ones (`common`, `createOptions`), which come around them. */
 const imageFlags = {
@@ -73,9 +73,7 @@ const follows = (o: { readonly wait: boolean; readonly out: Option.Option<string
 
 const create = Command.make("create", { ...common, ...imageFlags, ...createOptions }, (o) =>
   Effect.gen(function*() {
-    const reply = yield* createImageTask(yield* jsonRequest(o, "generation", {}), {
-      idempotencyKey: Option.getOrUndefined(o.idempotencyKey)
-    })
+    const reply = yield* createImageTask(yield* jsonRequest(o, "generation", {}), createHeaders(o))
     yield* finishCreate(o, "image", reply, o)
   }).pipe(withGateway(o, follows(o) ? ["model", "resource"] : ["model"]))).pipe(
     Command.withDescription("Create an image generation task.")
@@ -103,7 +101,7 @@ const edit = Command.make("edit", {
   const asForm = local.length === all.length && Option.isNone(o.count) && Option.isNone(o.clientReferenceId) &&
     Option.isNone(o.metadata) && Option.isNone(o.providerOptions)
   return Effect.gen(function*() {
-    const idempotencyKey = Option.getOrUndefined(o.idempotencyKey)
+    const headers = createHeaders(o)
     if (asForm) {
       const form = yield* imageEditForm(
         {
@@ -116,7 +114,7 @@ const edit = Command.make("edit", {
         o.image,
         mask
       )
-      return yield* finishCreate(o, "image", yield* createImageTask(form, { idempotencyKey }), o)
+      return yield* finishCreate(o, "image", yield* createImageTask(form, headers), o)
     }
     // Otherwise the local files go through the image pre-upload and the JSON form names their URLs.
     const stored = local.length === 0
@@ -129,7 +127,7 @@ const edit = Command.make("edit", {
       images,
       ...(maskUrl === undefined ? {} : { mask: { url: maskUrl } })
     })
-    yield* finishCreate(o, "image", yield* createImageTask(request, { idempotencyKey }), o)
+    yield* finishCreate(o, "image", yield* createImageTask(request, headers), o)
   }).pipe(withGateway(o, follows(o) || (local.length > 0 && !asForm) ? ["model", "resource"] : ["model"]))
 }).pipe(
   Command.withDescription(

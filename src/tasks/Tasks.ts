@@ -20,6 +20,8 @@ export interface CreateContext {
   readonly idempotencyKey: string | null
   /** The create request's trace context, stored with the task so the engine continues its trace. */
   readonly traceparent: string | null
+  /** The `Cancel-After` deadline in seconds from the create; none when absent. */
+  readonly cancelAfterSeconds?: number | null | undefined
 }
 
 /** A created task, or the original one when the Idempotency-Key was used before with the same content. */
@@ -67,7 +69,8 @@ const make = Effect.gen(function*() {
         subscriptionAllowed: served.settings.subscription,
         // The first channel that takes it; failover to the next is the engine's business.
         channel: route.channel,
-        traceparent: context.traceparent
+        traceparent: context.traceparent,
+        cancelAfterSeconds: context.cancelAfterSeconds ?? null
       })
       return { task: created.task as VideoTask, replayed: created.replayed } satisfies Created<VideoTask>
     }).pipe(annotated, Effect.withSpan("Tasks.createVideo"))
@@ -103,7 +106,8 @@ const make = Effect.gen(function*() {
         chargeMicros: chargeMicros(served.price, valid.count, groupMultiplier(groups, context.principal.group)),
         subscriptionAllowed: served.settings.subscription,
         channel: served.routes[0]!.channel,
-        traceparent: context.traceparent
+        traceparent: context.traceparent,
+        cancelAfterSeconds: context.cancelAfterSeconds ?? null
       })
       return { task: created.task as ImageTask, replayed: created.replayed } satisfies Created<ImageTask>
     }).pipe(annotated, Effect.withSpan("Tasks.createImage"))

@@ -9,6 +9,7 @@ import type { SpoolRecord } from "./ResultSpool.ts"
 import { claimStoring } from "./sql/claimStoring.ts"
 import { claimTasks } from "./sql/claimTasks.ts"
 import { claimWaiting } from "./sql/claimWaiting.ts"
+import { dropDeadline, dueDeadlines } from "./sql/dueDeadlines.ts"
 import { extendLease } from "./sql/extendLease.ts"
 import { findExhausted } from "./sql/findExhausted.ts"
 import { findUnresolvedSubmit } from "./sql/findUnresolvedSubmit.ts"
@@ -29,6 +30,9 @@ import { waitUpstream } from "./sql/waitUpstream.ts"
 
 /** The NOTIFY channel an upstream callback signals on, waking the pollers; the payload is the task's channel. */
 export const NUDGED_CHANNEL = "tasks_nudged"
+
+/** The NOTIFY channel a cancel of a task running in-process signals on; the payload is the task's id. */
+export const CANCELLED_CHANNEL = "tasks_cancelled"
 
 /**
  * The rows a claim returns, checked against their schema: a row that does
@@ -214,7 +218,29 @@ const make = Effect.gen(function*() {
   const spooled = (spoolId: string) =>
     spooledTasks(sql, spoolId).pipe(Effect.map((rows) => new Set(rows.map((r) => r.id))), Effect.orDie)
 
+  /** Tells the worker running a task in-process that a cancel ended it (a hint: its heartbeat finds out too). */
+  const announceCancelled = (id: string) =>
+    sql`SELECT pg_notify(${CANCELLED_CHANNEL}, ${id})`.pipe(Effect.asVoid, Effect.ignore)
+
+  /** The ids of tasks a cancel ended while they ran in-process, on any replica: a hint, like `wakeups`. */
+  const cancellations = listen(CANCELLED_CHANNEL)
+
+  /** Up to `limit` unfinished tasks past their `Cancel-After` deadline, earliest first. */
+  const deadlinesDue = (limit: number) =>
+    Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      const rows = yield* dueDeadlines(sql, now, limit)
+      return rows.map((r) => r.id)
+    }).pipe(Effect.orDie)
+
+  /** A deadline the engine cannot act on is dropped: the task runs on to its end. */
+  const forgetDeadline = (id: string) => dropDeadline(sql, id).pipe(Effect.asVoid, Effect.orDie)
+
   return {
+    announceCancelled,
+    cancellations,
+    deadlinesDue,
+    forgetDeadline,
     waitForStorage,
     claimStored,
     retryStoreAt,
