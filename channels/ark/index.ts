@@ -1,6 +1,7 @@
 import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { Effect, Either, Redacted, Schema, Stream } from "effect"
 import {
+  answerDetail,
   type AsyncRunner,
   defineAdapter,
   exchange as send,
@@ -10,7 +11,8 @@ import {
   SecretFromEnv,
   SubmitOutcome,
   type UpstreamState,
-  type VideoJob
+  type VideoJob,
+  withUpstream
 } from "../../src/channel/contract/Adapter.ts"
 import { arkCallbacks } from "./Callbacks.ts"
 import {
@@ -104,7 +106,10 @@ export default defineAdapter({
             ambiguous
           )
           if (answer.status < 200 || answer.status > 299) {
-            return yield* fromCreateStatus(answer.status, answer.headers, answer.body)
+            return yield* withUpstream(
+              fromCreateStatus(answer.status, answer.headers, answer.body),
+              answerDetail(answer)
+            )
           }
           const created = Schema.decodeUnknownOption(Created)(answer.body)
           // A 2xx without an id may still have created a task we cannot poll.
@@ -118,7 +123,9 @@ export default defineAdapter({
           const states = new Map<string, UpstreamState>()
           for (const batch of listBatches(ids)) {
             const answer = yield* exchange(listRequest(base, apiKey, batch), timeouts.poll_s, "a list", pollFailed)
-            if (answer.status !== 200) return yield* fromPollStatus(answer.headers, answer.body)
+            if (answer.status !== 200) {
+              return yield* withUpstream(fromPollStatus(answer.headers, answer.body), answerDetail(answer))
+            }
             const found = statesOf(answer.body)
             if (found === undefined) return yield* pollFailed()
             for (const [id, state] of found) states.set(id, state)

@@ -1,6 +1,7 @@
 import { HttpBody, HttpClient, HttpClientRequest } from "@effect/platform"
 import { Effect, Redacted, Schema, Stream } from "effect"
 import {
+  answerDetail,
   type AsyncRunner,
   defineAdapter,
   exchange as send,
@@ -9,7 +10,8 @@ import {
   type ResultRef,
   SecretFromEnv,
   SubmitOutcome,
-  type VideoJob
+  type VideoJob,
+  withUpstream
 } from "../../src/channel/contract/Adapter.ts"
 import { ambiguous, FAILED_CODE, fromStatus, fromTransport, type Kind, transient } from "./Failures.ts"
 import { createRequest, imageBody, queryRequest, videoBody } from "./Requests.ts"
@@ -83,7 +85,10 @@ export default defineAdapter({
                 upstream_status: answer.status,
                 upstream_body: answer.text.slice(0, 500)
               }))
-              return yield* fromStatus(kind, answer.status, answer.headers, answer.body)
+              return yield* withUpstream(
+                fromStatus(kind, answer.status, answer.headers, answer.body),
+                answerDetail(answer)
+              )
             }
             const created = Schema.decodeUnknownOption(Created)(answer.body)
             // A 2xx without an id cannot be polled; the create may have happened, so find decides.
@@ -99,7 +104,12 @@ export default defineAdapter({
             timeouts.poll_s,
             "a batch query"
           )
-          if (answer.status !== 200) return yield* fromStatus(kind, answer.status, answer.headers, answer.body)
+          if (answer.status !== 200) {
+            return yield* withUpstream(
+              fromStatus(kind, answer.status, answer.headers, answer.body),
+              answerDetail(answer)
+            )
+          }
           return statesOf(answer.body, kind, base, FAILED_CODE[kind])
         })
 

@@ -1,6 +1,7 @@
 import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { Effect, Either, Redacted, Schema, Stream } from "effect"
 import {
+  answerDetail,
   type AsyncRunner,
   defineAdapter,
   exchange as send,
@@ -10,7 +11,8 @@ import {
   SecretFromEnv,
   SubmitOutcome,
   type UpstreamState,
-  type VideoJob
+  type VideoJob,
+  withUpstream
 } from "../../src/channel/contract/Adapter.ts"
 import { klingCallbacks } from "./Callbacks.ts"
 import {
@@ -137,7 +139,7 @@ export default defineAdapter({
             // A token Kling found not yet valid or expired: the next request carries a new one.
             if (tokens && isTokenRefused(codeOf(answer.body))) yield* tokens.forget
           }
-          return { ok, status: answer.status, headers: answer.headers, body: answer.body }
+          return { ok, status: answer.status, headers: answer.headers, body: answer.body, text: answer.text }
         })
 
       const submit = (job: VideoJob) =>
@@ -151,7 +153,12 @@ export default defineAdapter({
             "a create",
             ambiguous
           )
-          if (!answer.ok) return yield* fromCreateStatus(answer.status, answer.headers, answer.body)
+          if (!answer.ok) {
+            return yield* withUpstream(
+              fromCreateStatus(answer.status, answer.headers, answer.body),
+              answerDetail(answer)
+            )
+          }
           const data = (answer.body as { data?: any }).data
           const id = settings.api === "legacy" ? str(data?.task_id) : str(data?.id)
           // A success without an id may still have created a task: find decides.
@@ -176,7 +183,9 @@ export default defineAdapter({
           const states = new Map<string, UpstreamState>()
           for (const batch of batches(ids)) {
             const got = yield* query("/tasks", { task_ids: batch.join(",") }, "a batch query")
-            if (!got.found) return yield* fromPollStatus(got.answer.headers, got.body)
+            if (!got.found) {
+              return yield* withUpstream(fromPollStatus(got.answer.headers, got.body), answerDetail(got.answer))
+            }
             const found = currentStatesOf({ data: got.data })
             if (found === undefined) return yield* pollFailed()
             for (const [id, state] of found) states.set(id, state)

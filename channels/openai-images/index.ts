@@ -1,12 +1,14 @@
 import { HttpClient, type HttpClientError } from "@effect/platform"
 import { Duration, Effect, Either, Redacted, Schema } from "effect"
 import {
+  answerDetail,
   certainlyNotSent,
   defineAdapter,
   eventStream,
   HttpUrl,
   type ImageJob,
-  SecretFromEnv
+  SecretFromEnv,
+  withUpstream
 } from "../../src/channel/contract/Adapter.ts"
 import { ambiguous, failureOf, readImages, transient } from "./Answers.ts"
 import { imagesRequest } from "./Requests.ts"
@@ -54,7 +56,7 @@ export default defineAdapter({
                 })
               )
             ),
-            Effect.mapError(fromTransport)
+            Effect.mapError((e) => withUpstream(fromTransport(e), { message: `an image request failed: ${e.message}` }))
           )
           // A body that breaks off was sent and maybe run upstream: ambiguous, like a time-out.
           const text = yield* Effect.mapError(response.text, () => ambiguous)
@@ -66,7 +68,9 @@ export default defineAdapter({
               upstream_request_id: response.headers["x-request-id"] ?? null,
               upstream_body: text.slice(0, 500)
             }))
-            return yield* Effect.fail(failure)
+            return yield* Effect.fail(
+              withUpstream(failure, answerDetail({ status: response.status, text }))
+            )
           }
           const images = readImages(text)
           return Either.isLeft(images) ? yield* Effect.fail(images.left) : images.right

@@ -1,6 +1,7 @@
 import { HttpClient, type HttpClientError, HttpClientRequest } from "@effect/platform"
 import { Duration, Effect, Redacted, Schema, Stream } from "effect"
 import {
+  answerDetail,
   defineAdapter,
   exchange as send,
   type GenerationError,
@@ -13,7 +14,8 @@ import {
   type UpstreamAnswer,
   UpstreamState,
   type VideoJob,
-  type VideoUpstream
+  type VideoUpstream,
+  withUpstream
 } from "../../src/channel/contract/Adapter.ts"
 import { ambiguous, busy, fromContentStatus, fromCreateStatus, fromTransport } from "./Failures.ts"
 import { endpoints } from "./Requests.ts"
@@ -100,7 +102,9 @@ export default defineAdapter({
           })
           if (answer.status < 200 || answer.status > 299) {
             yield* logRefusal("a create", answer, answer.text)
-            return yield* Effect.fail(fromCreateStatus(answer.status, answer.headers, answer.body))
+            return yield* Effect.fail(
+              withUpstream(fromCreateStatus(answer.status, answer.headers, answer.body), answerDetail(answer))
+            )
           }
           const id = idOf(answer.body)
           if (id === undefined) {

@@ -1,6 +1,7 @@
 import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { Duration, Effect, Either, Redacted, Schema, Stream } from "effect"
 import {
+  answerDetail,
   type AsyncRunner,
   defineAdapter,
   type GenerationError,
@@ -9,7 +10,8 @@ import {
   SecretFromEnv,
   SubmitOutcome,
   UpstreamState,
-  type VideoJob
+  type VideoJob,
+  withUpstream
 } from "../../src/channel/contract/Adapter.ts"
 import { makeTokens, parseServiceAccount } from "./Auth.ts"
 import {
@@ -122,7 +124,7 @@ export default defineAdapter({
         Effect.gen(function*() {
           const response = yield* client.execute(request).pipe(
             Effect.tapError((e) => log(`${what} to Veo failed`, { cause: e.message })),
-            Effect.mapError(fromTransport)
+            Effect.mapError((e) => withUpstream(fromTransport(e), { message: `${what} to Veo failed: ${e.message}` }))
           )
           // A body that breaks off after the request was sent leaves its fate unknown.
           const text = yield* Effect.mapError(sanitizedText(response.stream), onTimeout)
@@ -130,7 +132,7 @@ export default defineAdapter({
           if (response.status < 200 || response.status > 299) {
             yield* log(`Veo refused ${what}`, { upstream_status: response.status, upstream_body: text.slice(0, 500) })
           }
-          return { status: response.status, headers: response.headers, body }
+          return { status: response.status, headers: response.headers, body, text }
         }).pipe(Effect.timeoutFail({ duration: Duration.seconds(seconds), onTimeout }))
 
       const submit = (job: VideoJob) =>
@@ -144,7 +146,10 @@ export default defineAdapter({
             ambiguous
           )
           if (answer.status < 200 || answer.status > 299) {
-            return yield* fromCreateStatus(answer.status, answer.headers, answer.body)
+            return yield* withUpstream(
+              fromCreateStatus(answer.status, answer.headers, answer.body),
+              answerDetail(answer)
+            )
           }
           const created = Schema.decodeUnknownOption(Created)(answer.body)
           // A 2xx without a usable name may still have created an operation we cannot poll.
@@ -166,7 +171,9 @@ export default defineAdapter({
               states.set(name, UpstreamState.Failed({ error: resultExpired(), answer: answer.body }))
               continue
             }
-            if (answer.status !== 200) return yield* fromPollStatus(answer.headers, answer.body)
+            if (answer.status !== 200) {
+              return yield* withUpstream(fromPollStatus(answer.headers, answer.body), answerDetail(answer))
+            }
             states.set(name, stateOf(name, answer.body))
           }
           return states as ReadonlyMap<string, UpstreamState>

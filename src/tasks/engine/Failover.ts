@@ -1,7 +1,7 @@
 import { Effect } from "effect"
 import { Registry } from "../../catalog/Registry.ts"
 import { Channels } from "../../channel/Channels.ts"
-import type { GenerationError } from "../../channel/contract/Generation.ts"
+import type { GenerationError, UpstreamAnswerDetail } from "../../channel/contract/Generation.ts"
 import { Breakers } from "./Breakers.ts"
 import type { Claim } from "./Claim.ts"
 import { StaleClaim, TaskOutcomes } from "./TaskOutcomes.ts"
@@ -33,9 +33,19 @@ export const settleFailure = (claim: Claim, error: GenerationError) =>
       const channels = yield* Channels
       const cooldownS = channels.get(claim.channel)?.settings.breaker_cooldown_s ?? 60
       yield* Effect.flatMap(Breakers, (b) => b.trip(claim.channel, cooldownS * 1000))
-      const moved = yield* moveToNext(claim, { code: error.code, message: error.message })
+      const moved = yield* moveToNext(claim, { code: error.code, message: error.message }, error.upstream)
       if (moved !== undefined) return moved
     }
+    yield* Effect.flatMap(TaskQueue, (queue) =>
+      queue.attempt({
+        taskId: claim.id,
+        attempt: claim.attempt,
+        channel: claim.channel,
+        upstreamId: null,
+        outcome: error.notAccepted ? "refused" : error.ambiguous ? "ambiguous" : "failed",
+        lastAnswer: { code: error.code, message: error.message },
+        upstream: error.upstream
+      }))
     return yield* Effect.flatMap(TaskOutcomes, (outcomes) => outcomes.fail(claim, failure))
   })
 
@@ -51,7 +61,7 @@ export const skipOpenChannel = (claim: Claim) =>
   })
 
 /** The task queued again on the next channel, with the move recorded; undefined when there is none. */
-const moveToNext = (claim: Claim, why: Record<string, unknown>) =>
+const moveToNext = (claim: Claim, why: Record<string, unknown>, upstream?: UpstreamAnswerDetail) =>
   Effect.gen(function*() {
     const next = yield* nextChannel(claim)
     if (next === undefined) return undefined
@@ -63,7 +73,8 @@ const moveToNext = (claim: Claim, why: Record<string, unknown>) =>
       channel: claim.channel,
       upstreamId: null,
       outcome: "failover",
-      lastAnswer: { ...why, next_channel: next }
+      lastAnswer: { ...why, next_channel: next },
+      upstream
     })
     yield* Effect.logWarning("the task moves to the model's next channel").pipe(
       Effect.annotateLogs({ channel: claim.channel, next_channel: next, ...why })
