@@ -3,9 +3,11 @@ import { Effect, Either, Redacted, Schema, Stream } from "effect"
 import {
   answerDetail,
   type AsyncRunner,
+  checkExchange,
   defineAdapter,
   exchange as send,
   type GenerationError,
+  hasArray,
   HttpUrl,
   type ResultRef,
   SecretFromEnv,
@@ -64,6 +66,20 @@ export default defineAdapter({
   // The famS plugin declares `provider_options.famS` (seed, camera_fixed); Ark needs no namespace of its own.
   providerOptions: {},
   callbacks: () => arkCallbacks,
+  // The task list, one item: free, changes nothing, and needs the key.
+  check: (channel) =>
+    Effect.flatMap(HttpClient.HttpClient, (client) =>
+      checkExchange(
+        client,
+        HttpClientRequest.get(`${channel.settings.base_url.replace(/\/+$/, "")}/contents/generations/tasks`, {
+          urlParams: { page_num: "1", page_size: "1" }
+        }).pipe(HttpClientRequest.bearerToken(Redacted.value(channel.settings.credentials.api_key))),
+        {
+          what: "GET /contents/generations/tasks (one item)",
+          seconds: channel.settings.timeouts.poll_s,
+          looksRight: hasArray("items")
+        }
+      )),
   make: (channel) =>
     Effect.gen(function*() {
       const client = yield* HttpClient.HttpClient

@@ -3,8 +3,10 @@ import { Effect, Redacted, Schema, Stream } from "effect"
 import {
   answerDetail,
   type AsyncRunner,
+  checkExchange,
   defineAdapter,
   exchange as send,
+  hasArray,
   HttpUrl,
   type ImageJob,
   type ResultRef,
@@ -52,6 +54,16 @@ export default defineAdapter({
     credentials: Schema.Struct({ model_token: SecretFromEnv, resource_key: SecretFromEnv })
   }),
   providerOptions: {},
+  // The peer's model list with the model token: free, changes nothing, and needs the token.
+  check: (channel) =>
+    Effect.flatMap(HttpClient.HttpClient, (client) =>
+      checkExchange(
+        client,
+        HttpClientRequest.get(`${channel.settings.base_url.replace(/\/+$/, "")}/v1/models`).pipe(
+          HttpClientRequest.bearerToken(Redacted.value(channel.settings.credentials.model_token))
+        ),
+        { what: "GET /v1/models", seconds: channel.settings.timeouts.poll_s, looksRight: hasArray("data") }
+      )),
   make: (channel) =>
     Effect.gen(function*() {
       const client = yield* HttpClient.HttpClient

@@ -1,10 +1,12 @@
-import { HttpClient, type HttpClientError } from "@effect/platform"
+import { HttpClient, type HttpClientError, HttpClientRequest } from "@effect/platform"
 import { Duration, Effect, Either, Redacted, Schema } from "effect"
 import {
   answerDetail,
   certainlyNotSent,
+  checkExchange,
   defineAdapter,
   eventStream,
+  hasArray,
   HttpUrl,
   type ImageJob,
   SecretFromEnv,
@@ -38,6 +40,16 @@ export default defineAdapter({
     credentials: Schema.Struct({ api_key: SecretFromEnv })
   }),
   providerOptions: {},
+  // The model list: free, changes nothing, and needs the key.
+  check: (channel) =>
+    Effect.flatMap(HttpClient.HttpClient, (client) =>
+      checkExchange(
+        client,
+        HttpClientRequest.get(`${channel.settings.base_url.replace(/\/+$/, "")}/models`).pipe(
+          HttpClientRequest.bearerToken(Redacted.value(channel.settings.credentials.api_key))
+        ),
+        { what: "GET /models", seconds: channel.settings.timeouts.poll_s, looksRight: hasArray("data") }
+      )),
   make: (channel) =>
     Effect.gen(function*() {
       const client = yield* HttpClient.HttpClient

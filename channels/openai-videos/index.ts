@@ -2,9 +2,11 @@ import { HttpClient, type HttpClientError, HttpClientRequest } from "@effect/pla
 import { Duration, Effect, Redacted, Schema, Stream } from "effect"
 import {
   answerDetail,
+  checkExchange,
   defineAdapter,
   exchange as send,
   type GenerationError,
+  hasArray,
   HttpUrl,
   readAnswer,
   type ResultRef,
@@ -63,6 +65,16 @@ export default defineAdapter({
     credentials: Schema.Struct({ api_key: SecretFromEnv })
   }),
   providerOptions: {},
+  // The video list, one item: free, changes nothing, and needs the key (relays may have no model list).
+  check: (channel) =>
+    Effect.flatMap(HttpClient.HttpClient, (client) =>
+      checkExchange(
+        client,
+        HttpClientRequest.get(`${channel.settings.base_url.replace(/\/+$/, "")}/videos`, {
+          urlParams: { limit: "1" }
+        }).pipe(HttpClientRequest.bearerToken(Redacted.value(channel.settings.credentials.api_key))),
+        { what: "GET /videos (one item)", seconds: channel.settings.timeouts.poll_s, looksRight: hasArray("data") }
+      )),
   make: (channel) =>
     Effect.gen(function*() {
       const client = yield* HttpClient.HttpClient

@@ -3,8 +3,11 @@ import { Duration, Effect, Either, Redacted, Schema, Stream } from "effect"
 import {
   answerDetail,
   type AsyncRunner,
+  type ChannelCheck,
+  checkExchange,
   defineAdapter,
   type GenerationError,
+  hasArray,
   HttpUrl,
   type ResultRef,
   SecretFromEnv,
@@ -89,6 +92,51 @@ export default defineAdapter({
   settings: Settings,
   // The famV plugin declares `provider_options.famV` (seed, negative_prompt); Veo needs no namespace of its own.
   providerOptions: {},
+  // A model list of one with the channel's credentials (Vertex: after minting a token, which proves the
+  // service-account key): free, changes nothing.
+  check: (channel) =>
+    Effect.gen(function*() {
+      const client = yield* HttpClient.HttpClient
+      const settings = channel.settings
+      const seconds = settings.timeouts.poll_s
+      if (settings.api === "gemini") {
+        return yield* checkExchange(
+          client,
+          HttpClientRequest.get(`${settings.base_url.replace(/\/+$/, "")}/models`, {
+            urlParams: { pageSize: "1" }
+          }).pipe(HttpClientRequest.setHeader("x-goog-api-key", Redacted.value(settings.credentials.api_key))),
+          {
+            what: "GET /models (one item)",
+            seconds,
+            looksRight: hasArray("models"),
+            // Google answers a key it does not know with 400 INVALID_ARGUMENT, reason API_KEY_INVALID.
+            refused: (status, body) => status === 400 && JSON.stringify(body).includes("API_KEY_INVALID")
+          }
+        )
+      }
+      const account = Either.getOrThrow(
+        parseServiceAccount(Redacted.value(settings.credentials.service_account_json))
+      )
+      const minted = yield* Effect.either(Effect.flatten(makeTokens(client, account, seconds)))
+      if (Either.isLeft(minted)) {
+        const said = minted.left.upstream
+        return {
+          result: minted.left.notAccepted && !minted.left.transient ? "credentials_refused" : "unreachable",
+          detail: `POST token_uri (service-account key): ${
+            [said?.status, said?.code, said?.message].filter((s) => s !== undefined).join(" ") || minted.left.message
+          }`,
+          upstream: said
+        } satisfies ChannelCheck
+      }
+      const base = (settings.base_url ?? vertexBaseUrl(settings.location)).replace(/\/+$/, "")
+      return yield* checkExchange(
+        client,
+        HttpClientRequest.get(`${base}/publishers/google/models`, { urlParams: { pageSize: "1" } }).pipe(
+          HttpClientRequest.bearerToken(minted.right)
+        ),
+        { what: "GET /publishers/google/models (one item)", seconds, looksRight: hasArray("publisherModels") }
+      )
+    }),
   make: (channel) =>
     Effect.gen(function*() {
       const client = yield* HttpClient.HttpClient

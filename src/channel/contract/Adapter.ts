@@ -5,7 +5,8 @@ import { OptionField } from "../../catalog/contract/Capabilities.ts"
 import type { MediaTools } from "../../platform/MediaTools.ts"
 import type { UpstreamCallbacks } from "./Callbacks.ts"
 import type { ChannelSettings } from "./ChannelSettings.ts"
-import type { ImageGenerator, UpstreamAnswerDetail, VideoGenerator } from "./Generation.ts"
+import type { ChannelCheck } from "./Check.ts"
+import type { ImageGenerator, VideoGenerator } from "./Generation.ts"
 import type { ImageUpstream, VideoUpstream } from "./Upstream.ts"
 
 /**
@@ -18,6 +19,7 @@ import type { ImageUpstream, VideoUpstream } from "./Upstream.ts"
 
 export * from "./Callbacks.ts"
 export * from "./ChannelSettings.ts"
+export * from "./Check.ts"
 export { answerDetail, exchange, readAnswer, type UpstreamAnswer } from "./Exchange.ts"
 export { FailureCodes } from "./FailureCodes.ts"
 export * from "./Generation.ts"
@@ -96,15 +98,6 @@ export interface ChannelAdapter<K extends TaskKind = TaskKind, S = unknown> {
    * credentials. Never fails: what went wrong is the result.
    */
   readonly check?: ((channel: Channel<S>) => Effect.Effect<ChannelCheck, never, ChannelPorts>) | undefined
-}
-
-/** What a channel check found (an adapter's `check`). */
-export interface ChannelCheck {
-  readonly result: "ok" | "credentials_refused" | "unreachable" | "unexpected_answer"
-  /** Words for the operator: what was asked and what came back (never a secret). */
-  readonly detail: string
-  /** The upstream's own answer, when there was one. */
-  readonly upstream?: UpstreamAnswerDetail | undefined
 }
 
 /** An adapter of any kinds and settings, as the loader holds them. */
