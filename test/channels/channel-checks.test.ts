@@ -5,6 +5,7 @@ import { startFakeGateway } from "../fakes/gateway.ts"
 import { type KlingAccount, startFakeKling } from "../fakes/kling.ts"
 import { startFakeImages } from "../fakes/openai-images.ts"
 import { startFakeVideos } from "../fakes/openai-videos.ts"
+import { startFakeReplicate } from "../fakes/replicate.ts"
 import { startFakeVeo } from "../fakes/veo.ts"
 import { makeServiceAccount } from "../fakes/veoAuth.ts"
 import { configWith } from "../support/config.ts"
@@ -38,15 +39,16 @@ let nowhere: string
 let creates: () => number
 
 beforeAll(async () => {
-  const [ark, veo, kling, peer, images, videos] = await Promise.all([
+  const [ark, veo, kling, peer, images, videos, replicate] = await Promise.all([
     startFakeArk([ARK_KEY]),
     startFakeVeo([GEMINI_KEY]),
     startFakeKling(KLING),
     startFakeGateway(PEER),
     startFakeImages(OPENAI_KEY),
-    startFakeVideos(OPENAI_KEY)
+    startFakeVideos(OPENAI_KEY),
+    startFakeReplicate([OPENAI_KEY])
   ])
-  closed.push(ark.close, veo.close, kling.close, peer.close, images.close, videos.close)
+  closed.push(ark.close, veo.close, kling.close, peer.close, images.close, videos.close, replicate.close)
   // Creates upstream, of every fake (the Vertex token exchange is a POST too, and creates nothing).
   creates = () =>
     ark.requests.filter((r) => r.method === "POST").length +
@@ -148,6 +150,12 @@ beforeAll(async () => {
       "/v1"
     ),
     ...variants(
+      "replicate",
+      { adapter: "replicate", base_url: replicate.url, credentials: { api_token: { env: "OPENAI_KEY" } }, timeouts },
+      { credentials: { api_token: { env: "WRONG_KEY" } } },
+      "/v1"
+    ),
+    ...variants(
       "ovideos",
       { adapter: "openai-videos", base_url: videos.url, credentials: { api_key: { env: "OPENAI_KEY" } }, timeouts },
       { credentials: { api_key: { env: "WRONG_KEY" } } },
@@ -186,7 +194,7 @@ afterAll(async () => {
 const check = (name: string) => admin(gw, "POST", `/admin/v1/channels/${name}/check`)
 
 describe(`channel checks against the fakes (${backend})`, () => {
-  const adapters = ["ark", "gemini", "vertex", "kling", "klingjwt", "peer", "oimages", "ovideos"]
+  const adapters = ["ark", "gemini", "vertex", "kling", "klingjwt", "peer", "oimages", "ovideos", "replicate"]
   it.each(adapters)("%s: ok, credentials_refused, unreachable, unexpected_answer", async (name) => {
     const before = creates()
     const expected = {
