@@ -4,6 +4,7 @@ import { AssetsApi } from "./assets/Api.ts"
 import { ModelsApi } from "./catalog/Api.ts"
 import { ImagesApi } from "./images/Api.ts"
 import { OpsApi } from "./ops/Api.ts"
+import { AdminChannelsApi } from "./ops/ChannelsApi.ts"
 import { InternalError } from "./platform/Failure.ts"
 import { error } from "./platform/http/ErrorContract.ts"
 import { StorageApi } from "./storage/Api.ts"
@@ -24,6 +25,7 @@ export class GatewayApi extends HttpApi.make("gateway")
   .add(AdminApi)
   .add(AdminWebhooksApi)
   .add(AdminTaskApi)
+  .add(AdminChannelsApi)
   .add(StorageApi)
   .add(UploadsApi)
   // Any endpoint may fail inside; each endpoint declares the rest of what it answers with.

@@ -4,6 +4,7 @@ import { ModelKeyAuth, ResourceKeyAuth } from "../accounts/Security.ts"
 import { InsufficientBalance } from "../billing/Errors.ts"
 import { InvalidRequest, UnsupportedModel } from "../catalog/Errors.ts"
 import { VideoCreateRequest } from "../catalog/VideoCreateRequest.ts"
+import { ModelUnavailable } from "../channel/Errors.ts"
 import { BodyErrors, errors, httpFailures, ResourceId } from "../platform/http/ErrorContract.ts"
 import { ListEnvelope } from "../platform/http/ListEnvelope.ts"
 import { jsonBody, multipartBody } from "../platform/http/OpenApiBody.ts"
@@ -21,7 +22,8 @@ export const CreateErrors = errors(
   UnsupportedModel,
   InvalidTaskRequest,
   IdempotencyConflict,
-  InsufficientBalance
+  InsufficientBalance,
+  ModelUnavailable
 )
 
 /** Image inputs are inspected at creation (multipart files and pre-uploads) and stored (503 while the store is away). */

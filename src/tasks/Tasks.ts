@@ -5,6 +5,8 @@ import type { ValidImageRequest } from "../catalog/contract/Requests.ts"
 import { routeTaking } from "../catalog/Narrower.ts"
 import { Registry } from "../catalog/Registry.ts"
 import { validateVideoRequest } from "../catalog/VideoRequest.ts"
+import { ChannelStates } from "../channel/ChannelStates.ts"
+import { ModelUnavailable } from "../channel/Errors.ts"
 import { AppConfig } from "../platform/AppConfig.ts"
 import { canonicalJson, Sha256 } from "../platform/Digest.ts"
 import { storageFailureForCaller } from "../storage/CallerFailure.ts"
@@ -45,7 +47,19 @@ const make = Effect.gen(function*() {
   const references = yield* ReferenceMedia
   const sha = yield* Sha256
   const config = yield* AppConfig
+  const states = yield* ChannelStates
   const { groups } = config
+
+  /** The routes whose channels take new work now; none is a 503 before anything is charged. */
+  const openRoutes = <R extends { readonly channel: string }>(model: string, routes: ReadonlyArray<R>) =>
+    Effect.gen(function*() {
+      const open = yield* Effect.filter(routes, (r) => states.takesNew(r.channel))
+      if (open.length > 0) return open
+      return yield* new ModelUnavailable({
+        message: `The model "${model}" is temporarily unavailable. Try again later.`,
+        retryAfter: UNAVAILABLE_RETRY_S
+      })
+    })
 
   const createVideo = (context: CreateContext, body: unknown) =>
     Effect.gen(function*() {
@@ -54,7 +68,16 @@ const make = Effect.gen(function*() {
       // Confirmed uploads are checked against the model's media table before idempotency and charge.
       yield* references.checkAtCreation(served.capability, request)
       // A channel may take less than the model's table (catalog/Narrower.ts): the task goes to the first that takes it.
-      const route = yield* routeTaking(served.routes, body)
+      yield* routeTaking(served.routes, body)
+      // Among the channels that take new work (an operator may drain or disable one).
+      const route = yield* routeTaking(yield* openRoutes(request.model, served.routes), body).pipe(
+        Effect.mapError(() =>
+          new ModelUnavailable({
+            message: `The model "${request.model}" is temporarily unavailable for this request. Try again later.`,
+            retryAfter: UNAVAILABLE_RETRY_S
+          })
+        )
+      )
       const created = yield* store.create({
         accountId: context.principal.accountId,
         kind: "video",
@@ -90,6 +113,7 @@ const make = Effect.gen(function*() {
   const createValidImage = (context: CreateContext, submission: ImageSubmission, valid: ValidImageRequest) =>
     Effect.gen(function*() {
       const served = registry.image(valid.model)!
+      const [route] = yield* openRoutes(valid.model, served.routes)
       yield* submission.store.pipe(
         Effect.catchTag("StorageError", storageFailureForCaller("storing image inputs failed"))
       )
@@ -105,7 +129,7 @@ const make = Effect.gen(function*() {
         digest: yield* sha.hex(canonicalJson(submission.content)),
         chargeMicros: chargeMicros(served.price, valid.count, groupMultiplier(groups, context.principal.group)),
         subscriptionAllowed: served.settings.subscription,
-        channel: served.routes[0]!.channel,
+        channel: route!.channel,
         traceparent: context.traceparent,
         cancelAfterSeconds: context.cancelAfterSeconds ?? null
       })
@@ -117,6 +141,9 @@ const make = Effect.gen(function*() {
 
   return { createVideo, createImage, validateImage, createValidImage } as const
 })
+
+/** When a caller may try a model none of whose channels takes new work again: an operator's change is seconds away. */
+const UNAVAILABLE_RETRY_S = 30
 
 /** The created task on the request's span. */
 const annotated = <T extends { readonly id: string; readonly model: string }, E, R>(
