@@ -10,7 +10,7 @@ import { Billing } from "./billing/Billing.ts"
 import { UpstreamCallbacksLive } from "./callbacks/Http.ts"
 import { ModelsLive } from "./catalog/Http.ts"
 import { Registry } from "./catalog/Registry.ts"
-import { CallbackTokens } from "./channel/CallbackTokens.ts"
+import { CALLBACK_PATH, CallbackTokens } from "./channel/CallbackTokens.ts"
 import { Channels } from "./channel/Channels.ts"
 import { ConsoleApi } from "./console/Api.ts"
 import { ConsoleLive } from "./console/Http.ts"
@@ -18,11 +18,14 @@ import { ConsoleFilesLive } from "./console/StaticFiles.ts"
 import { ImagesLive } from "./images/Http.ts"
 import { MediaInspector } from "./media/MediaInspector.ts"
 import { RemoteMedia } from "./media/RemoteMedia.ts"
+import { GaugesLive } from "./ops/Gauges.ts"
 import { OpsLive } from "./ops/Http.ts"
+import { METRICS_PATH, MetricsRouteLive } from "./ops/MetricsHttp.ts"
 import { AppConfig, environmentConfig } from "./platform/AppConfig.ts"
 import { migrate, SqlLive } from "./platform/Database.ts"
 import { FastRoutes } from "./platform/http/FastRoutes.ts"
 import { httpApp } from "./platform/http/Server.ts"
+import { MetricsLive } from "./platform/metrics/MetricsLive.ts"
 import { Secrets } from "./platform/Secrets.ts"
 import { StorageLive } from "./storage/Http.ts"
 import { ObjectStorage } from "./storage/ObjectStorage.ts"
@@ -97,7 +100,9 @@ export const ServicesLive = Layer.mergeAll(
 ).pipe(
   Layer.provideMerge(Layer.mergeAll(TaskQueue.layer, Billing.layer, Outbox.layer)),
   Layer.provideMerge(Secrets.layer),
-  Layer.provideMerge(DatabaseLive)
+  Layer.provideMerge(DatabaseLive),
+  // One set of instruments for the whole service (platform/metrics): every feature records into it.
+  Layer.provideMerge(MetricsLive)
 )
 
 /** The services with every migration applied; nothing is served or run before this is built. */
@@ -106,7 +111,11 @@ export const MigratedServicesLive = Layer.effectDiscard(
     migrate,
     (applied) => Effect.logInfo("database ready").pipe(Effect.annotateLogs({ migrations_applied: applied }))
   )
-).pipe(Layer.provideMerge(ServicesLive))
+).pipe(
+  // The gauges read from the database at each collection, registered once the tables exist.
+  Layer.merge(GaugesLive),
+  Layer.provideMerge(ServicesLive)
+)
 
 /**
  * What the server answers: the contract (src/Api.ts) plus the console's group, which is internal to the
@@ -136,7 +145,19 @@ export const ApiLive = HttpApiBuilder.api(ServedApi).pipe(
  * The HTTP application: the handlers, `/openapi.json`, `/docs`, the console's files and the upstream
  * callback route, wrapped by the gateway middleware.
  */
-export const HttpAppLive = httpApp(ServedApi, Layer.mergeAll(ApiLive, ConsoleFilesLive, UpstreamCallbacksLive))
+export const HttpAppLive = httpApp(
+  ServedApi,
+  Layer.mergeAll(ApiLive, ConsoleFilesLive, UpstreamCallbacksLive, MetricsRouteLive),
+  // The routes served beside the contract, by their templates, for the HTTP metrics' `route` label.
+  [
+    `GET ${METRICS_PATH}`,
+    "GET /openapi.json",
+    "GET /docs",
+    "GET /console",
+    "GET /console/assets/:file",
+    `POST ${CALLBACK_PATH}/:token`
+  ]
+)
 
 /** The contract's endpoints that the server answers beside the router (platform/http/FastRoutes.ts). */
 export const FastRoutesLive = Layer.unwrapEffect(Effect.map(fastTaskRead, (route) => FastRoutes.layer([route])))
