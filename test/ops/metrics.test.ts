@@ -17,7 +17,11 @@ describe("GET /metrics", () => {
     // A caller's API key is not a metrics token.
     const acct = await createAccount(gw)
     expectError(await scrape(gw, acct.resource.key), 401, "invalid_api_key")
-    expectError(await call(gw, "GET", "/metrics", { headers: { authorization: `Basic ${METRICS_TOKEN}` } }), 401, "invalid_api_key")
+    expectError(
+      await call(gw, "GET", "/metrics", { headers: { authorization: `Basic ${METRICS_TOKEN}` } }),
+      401,
+      "invalid_api_key"
+    )
   })
 
   it("answers METRICS_TOKEN and ADMIN_TOKEN alike, in Prometheus text that promtool accepts", async () => {
@@ -71,7 +75,9 @@ describe("GET /metrics", () => {
     expect(valueOf(after, "mtg_breaker_open", { channel: "sandbox" })).toBe(0)
     expect(valueOf(after, "mtg_webhook_events_pending")).toBe(0)
     // The read went through the fast route, the create through the router: both by their route template.
-    expect(valueOf(after, "mtg_http_requests_total", { method: "GET", route: "/v1/video/tasks/:task_id", status: "200" }))
+    expect(
+      valueOf(after, "mtg_http_requests_total", { method: "GET", route: "/v1/video/tasks/:task_id", status: "200" })
+    )
       .toBe(1)
     expect(valueOf(after, "mtg_http_requests_total", { method: "POST", route: "/v1/video/tasks", status: "202" }))
       .toBe(1)
