@@ -72,7 +72,7 @@ const LAYERS = {
     "platform",
     "platform/http"
   ],
-  ops: ["accounts", "channel", "storage", "tasks/engine", "webhooks", "platform", "platform/http"],
+  ops: ["accounts", "catalog", "channel", "storage", "tasks/engine", "webhooks", "platform", "platform/http"],
   client: [
     "assets",
     "catalog",

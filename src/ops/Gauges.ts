@@ -1,11 +1,16 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Layer, Runtime } from "effect"
+import { Registry } from "../catalog/Registry.ts"
 import { Channels } from "../channel/Channels.ts"
 import type { GaugeReading } from "../platform/metrics/Metrics.ts"
 import { Metrics } from "../platform/metrics/Metrics.ts"
 import { Breakers } from "../tasks/engine/Breakers.ts"
 import { engineGauges } from "../tasks/engine/sql/engineGauges.ts"
 import { webhookBacklog } from "../webhooks/Backlog.ts"
+
+/** The engine's states of a task not done (docs/engine.md), and those in which a task can be due for work. */
+const STATES = ["available", "running", "waiting", "polling", "storing"]
+const DUE_STATES = ["available", "waiting"]
 
 const GAUGES = [
   { name: "mtg_tasks", help: "Tasks not done, by engine state and channel (from the database)" },
@@ -34,6 +39,7 @@ export const GaugesLive = Layer.effectDiscard(
     const channels = yield* Channels
     const breakers = yield* Breakers
     const metrics = yield* Metrics
+    const registry = yield* Registry
     const run = Runtime.runPromise(yield* Effect.runtime<never>())
 
     const read = Effect.gen(function*() {
@@ -44,18 +50,23 @@ export const GaugesLive = Layer.effectDiscard(
       )
       const readings: Array<GaugeReading> = []
       const inFlight = new Map(channels.all.map((c) => [c.name, 0]))
+      // Every channel and state has a series, zero when the database has no such task (a graph without gaps).
+      const counts = new Map(channels.all.flatMap((c) => STATES.map((state) => [`${c.name}\n${state}`, 0])))
+      const ages = new Map(channels.all.flatMap((c) => DUE_STATES.map((state) => [`${c.name}\n${state}`, 0])))
       for (const { channel, count, oldest, state } of states) {
-        readings.push({ name: "mtg_tasks", labels: { state, channel }, value: count })
-        if (oldest !== null) {
-          readings.push({
-            name: "mtg_tasks_oldest_due_age_seconds",
-            labels: { state, channel },
-            value: Math.max(0, (now - oldest) / 1000)
-          })
-        }
+        counts.set(`${channel}\n${state}`, count)
+        if (oldest !== null) ages.set(`${channel}\n${state}`, Math.max(0, (now - oldest) / 1000))
         if (state === "running" || state === "waiting" || state === "polling") {
           inFlight.set(channel, (inFlight.get(channel) ?? 0) + count)
         }
+      }
+      for (const [key, value] of counts) {
+        const [channel, state] = key.split("\n") as [string, string]
+        readings.push({ name: "mtg_tasks", labels: { state, channel }, value })
+      }
+      for (const [key, value] of ages) {
+        const [channel, state] = key.split("\n") as [string, string]
+        readings.push({ name: "mtg_tasks_oldest_due_age_seconds", labels: { state, channel }, value })
       }
       for (const [channel, count] of inFlight) {
         readings.push({ name: "mtg_channel_in_flight", labels: { channel }, value: count })
@@ -81,5 +92,9 @@ export const GaugesLive = Layer.effectDiscard(
       )
     )
     metrics.observe({ gauges: GAUGES, read: () => run(read) })
+    metrics.prepare([
+      ...registry.videoModels.map((m) => ({ kind: "video", model: m.capability.id })),
+      ...registry.imageModels.map((m) => ({ kind: "image", model: m.capability.id }))
+    ])
   })
 )

@@ -54,6 +54,12 @@ export interface MetricsService {
   readonly webhookDelivery: (outcome: string) => void
   /** One HTTP request; `route` is the route's template (`/v1/video/tasks/:task_id`), never the path. */
   readonly httpRequest: (method: string, route: string, status: number, seconds: number) => void
+  /**
+   * Starts at zero the counters whose labels the configuration knows (each served model's creates,
+   * successes, charges and refunds; the webhook outcomes), so a rate or a ratio has a series from the
+   * start rather than none until the first event.
+   */
+  readonly prepare: (models: ReadonlyArray<{ readonly kind: string; readonly model: string }>) => void
   /** Registers gauges read at every collection, for the life of the service. */
   readonly observe: (set: GaugeSet) => void
   /** Every instrument's current values: Prometheus text 0.0.4, or OpenMetrics 1.0.0 when asked. */
@@ -69,6 +75,7 @@ export const noMetrics: MetricsService = {
   upstreamRequest: ignore,
   webhookDelivery: ignore,
   httpRequest: ignore,
+  prepare: ignore,
   observe: ignore,
   expose: () => Effect.succeed({ contentType: "text/plain; version=0.0.4; charset=utf-8", body: "" })
 }

@@ -84,6 +84,15 @@ export const MetricsLive = Layer.scoped(
         http.add(1, { method, route, status: String(status) })
         httpSeconds.record(seconds, { method, route })
       },
+      prepare: (models) => {
+        for (const labels of models) {
+          tasksCreated.add(0, labels)
+          tasksFinished.add(0, { ...labels, status: "succeeded" })
+          charged.add(0, labels)
+          refunded.add(0, labels)
+        }
+        for (const outcome of ["delivered", "retry", "failed"]) webhooks.add(0, { outcome })
+      },
       observe: (set) => {
         const gauges = new Map<string, ObservableGauge>(
           set.gauges.map(({ help, name }) => [name, meter.createObservableGauge(name, { description: help })])
