@@ -149,20 +149,26 @@ export const logRequest = (method: string, path: string, status: number, duratio
  */
 export const gatewayMiddleware = (api: HttpApi.HttpApi.Any, plainRoutes: ReadonlyArray<string> = []) => {
   const routes = routesOf(api)
-  const templates = [
-    ...routes.map((r) => templateOf(r.method, `/${r.segments.join("/")}`)),
-    ...plainRoutes.map((r) => templateOf(r.slice(0, r.indexOf(" ")), r.slice(r.indexOf(" ") + 1)))
-  ]
+  const labelOf = routeLabeller(api, plainRoutes)
   return (app: HttpApp.Default): HttpApp.Default =>
     Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
       const requestId = requestIdOf(request.headers["x-request-id"])
-      return Effect.annotateLogs(handle(routes, templates, app, request, requestId), "request_id", requestId)
+      return Effect.annotateLogs(handle(routes, labelOf, app, request, requestId), "request_id", requestId)
     })
+}
+
+/** The HTTP metrics' `route` label of a request: its route's template among the contract's and `plainRoutes`. */
+export const routeLabeller = (api: HttpApi.HttpApi.Any, plainRoutes: ReadonlyArray<string>) => {
+  const templates = [
+    ...routesOf(api).map((r) => templateOf(r.method, `/${r.segments.join("/")}`)),
+    ...plainRoutes.map((r) => templateOf(r.slice(0, r.indexOf(" ")), r.slice(r.indexOf(" ") + 1)))
+  ]
+  return (method: string, path: string) => routeLabel(templates, method, path.split("/").filter(Boolean))
 }
 
 const handle = (
   routes: ReadonlyArray<Route>,
-  templates: ReadonlyArray<Template>,
+  labelOf: (method: string, path: string) => string,
   app: HttpApp.Default,
   request: HttpServerRequest.HttpServerRequest,
   requestId: string
@@ -188,7 +194,7 @@ const handle = (
     )
     const seconds = secondsBetween(started, yield* Clock.currentTimeNanos)
     const path = pathOf(request)
-    const route = routeLabel(templates, request.method, path.split("/").filter(Boolean))
+    const route = labelOf(request.method, path)
     ;(yield* Metrics).httpRequest(request.method, route, response.status, seconds)
     yield* logRequest(request.method, path, response.status, Math.round(seconds * 1000))
     return yield* withSecurityHeaders(
