@@ -96,6 +96,24 @@ export interface ChannelAdapter<K extends TaskKind = TaskKind, S = unknown> {
    * credentials. Never fails: what went wrong is the result.
    */
   readonly check?: ((channel: Channel<S>) => Effect.Effect<ChannelCheck, never, ChannelPorts>) | undefined
+  /**
+   * For an adapter that serves only the upstream models it knows (a
+   * marketplace's endpoints, each with its own input): whether it can serve a
+   * model routed to one of its channels. A message (naming what it knows)
+   * stops the boot, so a route to an unknown endpoint never reaches a task.
+   */
+  readonly checkRoute?: ((channel: Channel<S>, route: RouteToCheck) => string | undefined) | undefined
+}
+
+/** One route of a model to a channel, as an adapter's `checkRoute` sees it. */
+export interface RouteToCheck {
+  /** The public model id. */
+  readonly model: string
+  /** Its plugin's family (`famS`, `image`…). */
+  readonly family: string
+  readonly kind: TaskKind
+  /** The route's `upstream_model` (the public id by default). */
+  readonly upstreamModel: string
 }
 
 /** What a channel check found (an adapter's `check`). */
@@ -124,4 +142,5 @@ export const isAdapter = (value: unknown): value is AnyAdapter =>
   Schema.isSchema((value as AnyAdapter).settings) &&
   typeof (value as AnyAdapter).make === "function" &&
   ((value as AnyAdapter).callbacks === undefined || typeof (value as AnyAdapter).callbacks === "function") &&
-  ((value as AnyAdapter).check === undefined || typeof (value as AnyAdapter).check === "function")
+  ((value as AnyAdapter).check === undefined || typeof (value as AnyAdapter).check === "function") &&
+  ((value as AnyAdapter).checkRoute === undefined || typeof (value as AnyAdapter).checkRoute === "function")
