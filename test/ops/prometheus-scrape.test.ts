@@ -39,7 +39,7 @@ describe("a real Prometheus scraping the gateway", () => {
     }, "Prometheus answering mtg_tasks_created_total = 1")
     expect(created.value).toBe(1)
     const finished = await eventually(async () => {
-      const [series] = await prometheus.query(`mtg_tasks_finished_total{status="succeeded"}`)
+      const [series] = await prometheus.query(`mtg_tasks_finished_total{status="succeeded",model="${VIDEO}"}`)
       return series?.value === 1 ? series : undefined
     }, "Prometheus answering mtg_tasks_finished_total")
     expect(finished.metric).toMatchObject({ job: "gateway", kind: "video", model: VIDEO, status: "succeeded" })
