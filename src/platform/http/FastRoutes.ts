@@ -51,8 +51,9 @@ export interface FastRoute<R> {
  *
  * What the gateway middleware adds to every answer is added here too: the
  * request id (kept from `x-request-id` or made), the spec's error body for
- * any failure, the hardening headers, one access log line and a server span
- * (parented by an incoming `traceparent`). A request with a query string is
+ * any failure, the hardening headers, one access log line, the HTTP metrics
+ * (by the route's template) and a server span (parented by an incoming
+ * `traceparent`). A request with a query string is
  * left to the full path, which is the reference the tests compare with.
  */
 export class FastRoutes extends Context.Tag("FastRoutes")<FastRoutes, {

@@ -144,8 +144,9 @@ export const logRequest = (method: string, path: string, status: number, duratio
  * Outermost layer of every request: assigns the request id, turns every
  * failure that escaped the contract (unknown route, wrong method, errors that
  * carry headers, defects) into the spec's error body, sets `x-request-id`
- * and the hardening headers (SecurityHeaders.ts), and writes one structured
- * access log line.
+ * and the hardening headers (SecurityHeaders.ts), writes one structured
+ * access log line and records the request in the HTTP metrics, by its
+ * route's template (platform/metrics).
  */
 export const gatewayMiddleware = (api: HttpApi.HttpApi.Any, plainRoutes: ReadonlyArray<string> = []) => {
   const routes = routesOf(api)
