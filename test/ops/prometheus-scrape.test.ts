@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type FakeGatewayEnv, runTask, startFakeGatewayEnv, VIDEO, videoTask } from "../support/fakeGateway.ts"
+import { admin, createAccount } from "../support/http.ts"
 import { METRICS_TOKEN, samplesOf, scrape, valueOf } from "../support/metrics.ts"
 import { type Prometheus, startPrometheus } from "../support/prometheus.ts"
-import { eventually } from "../support/receiver.ts"
+import { eventually, startReceiver } from "../support/receiver.ts"
 
 describe("a real Prometheus scraping the gateway", () => {
   let env: FakeGatewayEnv
@@ -49,5 +50,37 @@ describe("a real Prometheus scraping the gateway", () => {
     // `mtg_tasks_created_total`): Prometheus read the OpenMetrics exposition.
     const metadata = await (await fetch(`${prometheus.url}/api/v1/targets/metadata?metric=mtg_tasks_created`)).json()
     expect(metadata.data).toEqual([expect.objectContaining({ type: "counter" })])
+  })
+
+  it("counts webhook attempts by outcome and reads the outbox's backlog", async () => {
+    const receiver = await startReceiver(() => 200)
+    const failing = await startReceiver(() => 500)
+    try {
+      const counts = async () => {
+        const samples = samplesOf((await scrape(env.gw, METRICS_TOKEN)).body)
+        return {
+          delivered: valueOf(samples, "mtg_webhook_deliveries_total", { outcome: "delivered" }) ?? 0,
+          retry: valueOf(samples, "mtg_webhook_deliveries_total", { outcome: "retry" }) ?? 0,
+          pending: valueOf(samples, "mtg_webhook_events_pending"),
+          due: valueOf(samples, "mtg_webhook_backlog")
+        }
+      }
+      const before = await counts()
+      for (const url of [receiver.url, failing.url]) {
+        const acct = await createAccount(env.gw, { name: "hooked" })
+        expect((await admin(env.gw, "PUT", `/admin/v1/accounts/${acct.id}/webhook`, { url })).status).toBe(200)
+        expect((await admin(env.gw, "POST", `/admin/v1/accounts/${acct.id}/webhook/test`)).status).toBe(202)
+      }
+      // One delivered; one refused with 500, to be tried again in WEBHOOK_RETRY_INTERVAL_S (30 s): pending, not due.
+      const after = await eventually(async () => {
+        const now = await counts()
+        return now.delivered === before.delivered + 1 && now.retry === before.retry + 1 ? now : undefined
+      }, "one webhook delivered and one to retry")
+      expect(after.pending).toBe((before.pending ?? 0) + 1)
+      expect(after.due).toBe(0)
+    } finally {
+      await receiver.close()
+      await failing.close()
+    }
   })
 })
