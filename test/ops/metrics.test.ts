@@ -58,6 +58,11 @@ describe("GET /metrics", () => {
     expect(created.status).toBe(202)
     const read = await call(gw, "GET", `/v1/video/tasks/${created.body.id}`, { key: acct.resource.key })
     expect(read.status).toBe(200)
+    // A path no route has, carrying something that must not become a label.
+    expect((await call(gw, "GET", `/nowhere/${created.body.id}-x`)).status).toBe(404)
+    // The full path (a query string) and the fast route count under the same template.
+    expect((await call(gw, "GET", `/v1/video/tasks/${created.body.id}?x=1`, { key: acct.resource.key })).status)
+      .toBe(200)
 
     const text = (await scrape(gw, METRICS_TOKEN)).body as string
     const after = samplesOf(text)
@@ -74,16 +79,16 @@ describe("GET /metrics", () => {
     expect(valueOf(after, "mtg_channel_concurrency", { channel: "sandbox" })).toBe(2)
     expect(valueOf(after, "mtg_breaker_open", { channel: "sandbox" })).toBe(0)
     expect(valueOf(after, "mtg_webhook_events_pending")).toBe(0)
-    // The read went through the fast route, the create through the router: both by their route template.
+    // The reads went through the fast route and the full path, the create through the router: all by their template.
     expect(
       valueOf(after, "mtg_http_requests_total", { method: "GET", route: "/v1/video/tasks/:task_id", status: "200" })
-    )
-      .toBe(1)
+    ).toBe(2)
+    expect(valueOf(after, "mtg_http_requests_total", { method: "GET", route: "unmatched", status: "404" })).toBe(1)
     expect(valueOf(after, "mtg_http_requests_total", { method: "POST", route: "/v1/video/tasks", status: "202" }))
       .toBe(1)
     expect(
       valueOf(after, "mtg_http_request_duration_seconds_count", { method: "GET", route: "/v1/video/tasks/:task_id" })
-    ).toBe(1)
+    ).toBe(2)
     // No id, key or prompt in any label.
     for (const secret of [created.body.id, acct.id, acct.model.key, acct.resource.key, "red fox"]) {
       expect(text).not.toContain(secret)
