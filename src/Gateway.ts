@@ -10,7 +10,7 @@ import { Billing } from "./billing/Billing.ts"
 import { UpstreamCallbacksLive } from "./callbacks/Http.ts"
 import { ModelsLive } from "./catalog/Http.ts"
 import { Registry } from "./catalog/Registry.ts"
-import { CallbackTokens } from "./channel/CallbackTokens.ts"
+import { CALLBACK_PATH, CallbackTokens } from "./channel/CallbackTokens.ts"
 import { Channels } from "./channel/Channels.ts"
 import { ChannelStates } from "./channel/ChannelStates.ts"
 import { ConsoleApi } from "./console/Api.ts"
@@ -21,11 +21,14 @@ import { MediaInspector } from "./media/MediaInspector.ts"
 import { RemoteMedia } from "./media/RemoteMedia.ts"
 import { AdminChannelsLive } from "./ops/ChannelsHttp.ts"
 import { channelStartup } from "./ops/ChannelStartup.ts"
+import { GaugesLive } from "./ops/Gauges.ts"
 import { OpsLive } from "./ops/Http.ts"
+import { METRICS_PATH, MetricsRouteLive } from "./ops/MetricsHttp.ts"
 import { AppConfig, environmentConfig } from "./platform/AppConfig.ts"
 import { migrate, SqlLive } from "./platform/Database.ts"
 import { FastRoutes } from "./platform/http/FastRoutes.ts"
 import { httpApp } from "./platform/http/Server.ts"
+import { MetricsLive } from "./platform/metrics/MetricsLive.ts"
 import { Secrets } from "./platform/Secrets.ts"
 import { StorageLive } from "./storage/Http.ts"
 import { ObjectStorage } from "./storage/ObjectStorage.ts"
@@ -109,7 +112,9 @@ export const ServicesLive = Layer.mergeAll(
   // Operators' channel states are read by the API (routing creates) and the engine (claims, failover).
   Layer.provideMerge(Layer.mergeAll(TaskQueue.layer, Billing.layer, Outbox.layer, ChannelStates.layer)),
   Layer.provideMerge(Secrets.layer),
-  Layer.provideMerge(DatabaseLive)
+  Layer.provideMerge(DatabaseLive),
+  // One set of instruments for the whole service (platform/metrics): every feature records into it.
+  Layer.provideMerge(MetricsLive)
 )
 
 /** The services with every migration applied; nothing is served or run before this is built. */
@@ -120,7 +125,11 @@ export const MigratedServicesLive = Layer.effectDiscard(
   ).pipe(
     Effect.zipRight(channelStartup.pipe(Effect.catchAllCause((c) => Effect.logWarning("channel report failed", c))))
   )
-).pipe(Layer.provideMerge(ServicesLive))
+).pipe(
+  // The gauges read from the database at each collection, registered once the tables exist.
+  Layer.merge(GaugesLive),
+  Layer.provideMerge(ServicesLive)
+)
 
 /**
  * What the server answers: the contract (src/Api.ts) plus the console's group, which is internal to the
@@ -152,7 +161,19 @@ export const ApiLive = HttpApiBuilder.api(ServedApi).pipe(
  * The HTTP application: the handlers, `/openapi.json`, `/docs`, the console's files and the upstream
  * callback route, wrapped by the gateway middleware.
  */
-export const HttpAppLive = httpApp(ServedApi, Layer.mergeAll(ApiLive, ConsoleFilesLive, UpstreamCallbacksLive))
+export const HttpAppLive = httpApp(
+  ServedApi,
+  Layer.mergeAll(ApiLive, ConsoleFilesLive, UpstreamCallbacksLive, MetricsRouteLive),
+  // The routes served beside the contract, by their templates, for the HTTP metrics' `route` label.
+  [
+    `GET ${METRICS_PATH}`,
+    "GET /openapi.json",
+    "GET /docs",
+    "GET /console",
+    "GET /console/assets/:file",
+    `POST ${CALLBACK_PATH}/:token`
+  ]
+)
 
 /** The contract's endpoints that the server answers beside the router (platform/http/FastRoutes.ts). */
 export const FastRoutesLive = Layer.unwrapEffect(Effect.map(fastTaskRead, (route) => FastRoutes.layer([route])))

@@ -1,6 +1,7 @@
 import { Clock, Context, Effect, Layer, ParseResult, Schema, Scope } from "effect"
 import { AppConfig, ConfigurationError } from "../platform/AppConfig.ts"
 import { loadExtension } from "../platform/Extensions.ts"
+import { Metrics } from "../platform/metrics/Metrics.ts"
 import { LEGACY_CHANNEL } from "../platform/Settings.ts"
 import {
   type AnyAdapter,
@@ -13,6 +14,7 @@ import {
 } from "./contract/Adapter.ts"
 import { ChannelSettings } from "./contract/ChannelSettings.ts"
 import { isAsyncRunner } from "./contract/Upstream.ts"
+import { meteredRunner } from "./MeteredRunner.ts"
 
 /** A configured channel: its adapter and its settings, checked and with secrets resolved. */
 export interface LoadedChannel {
@@ -132,6 +134,7 @@ export class Channels extends Context.Tag("Channels")<Channels, ChannelsService>
       // Runners are made later, in this layer's scope, with the ports it was built with.
       const ports = yield* Effect.context<ChannelPorts>()
       const scope = yield* Effect.scope
+      const metrics = yield* Metrics
 
       const make = (name: string) =>
         Effect.gen(function*() {
@@ -160,7 +163,7 @@ export class Channels extends Context.Tag("Channels")<Channels, ChannelsService>
           yield* Effect.logInfo("channel ready").pipe(
             Effect.annotateLogs({ channel: name, adapter: channel.adapter.name })
           )
-          return runner
+          return meteredRunner(name, runner, metrics)
         })
       // Once per channel, failures included: a second caller waits for the first make.
       const runner = yield* Effect.cachedFunction(make)
