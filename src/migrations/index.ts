@@ -14,6 +14,7 @@ import inFlight from "./0013_in_flight.ts"
 import pollNudges from "./0014_poll_nudges.ts"
 import storageWaits from "./0015_storage_waits.ts"
 import pollingState from "./0016_polling_state.ts"
+import taskChanges from "./0017_task_changes.ts"
 
 /**
  * Forward-only migrations, in order. Each is a list of PostgreSQL statements
@@ -35,5 +36,6 @@ export const migrations: ReadonlyArray<readonly [id: number, name: string, state
   [13, "in_flight", inFlight],
   [14, "poll_nudges", pollNudges],
   [15, "storage_waits", storageWaits],
-  [16, "polling_state", pollingState]
+  [16, "polling_state", pollingState],
+  [17, "task_changes", taskChanges]
 ]

@@ -13,7 +13,7 @@ import { IdempotencyConflict, InvalidTaskRequest, TaskNotFound } from "./Errors.
 import { ImageCreateRequest, ImageEditFields } from "./Requests.ts"
 import { ImageTask, VideoTask } from "./Task.ts"
 
-const taskPath = Schema.Struct({ task_id: ResourceId(() => new TaskNotFound({ message: "No such task." })) })
+export const taskPath = Schema.Struct({ task_id: ResourceId(() => new TaskNotFound({ message: "No such task." })) })
 
 /** What creating a task of either kind can answer with, besides reading its body. */
 export const CreateErrors = errors(
@@ -45,7 +45,7 @@ export const TaskBatch = <A, I>(item: Schema.Schema<A, I>) =>
   Schema.Struct({ object: Schema.Literal("list"), data: Schema.Array(item), missing: Schema.Array(Schema.String) })
 
 /** Both forms of `POST /v1/image/tasks`: JSON, and multipart for an edit with files. */
-const imageTaskBody = {
+export const imageTaskBody = {
   requestBody: {
     required: true,
     content: {
