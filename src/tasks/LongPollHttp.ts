@@ -15,7 +15,7 @@ export const MAX_WAIT_S = 60
 export const preferredWait = (header: string | undefined): number | undefined => {
   if (header === undefined) return undefined
   for (const preference of header.split(",")) {
-    const found = /^\s*wait\s*=\s*"?(\d{1,10})"?\s*(;.*)?$/i.exec(preference)
+    const found = /^\s*wait\s*=\s*"?(\d+)"?\s*(;.*)?$/i.exec(preference)
     if (found === null) continue
     const seconds = Number(found[1])
     return seconds >= 1 ? Math.min(seconds, MAX_WAIT_S) : undefined
