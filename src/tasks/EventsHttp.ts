@@ -30,24 +30,22 @@ const taskEvent = (kind: TaskKind) => (seen: Observed) =>
   )
 
 /**
- * `GET /v1/{kind}/tasks/{id}/events`: the caller's task is found (404 for
- * another account's or an unknown task) and a slot of the key's bound taken
- * (429) before the answer starts. Then the task's states (TaskWait.observe)
- * as events, with keep-alive comments between, until a terminal state, the
- * client leaving or the server draining. The stream is pulled as the socket
- * takes it, so a client that does not read holds one pending event, never a
- * growing buffer. The slot and the watch go with the request's scope.
+ * The live status answer of a task already found to be the caller's: a slot
+ * of `slotKey`'s bound is taken (429 past it) before the answer starts, then
+ * the task's states (TaskWait.observe) go out as events, with keep-alive
+ * comments between, until a terminal state, the client leaving or the
+ * server draining. The stream is pulled as the socket takes it, so a client
+ * that does not read holds one pending event, never a growing buffer. The
+ * slot and the watch go with the request's scope. Shared by the API's
+ * endpoints and the console's.
  */
-const events = (kind: TaskKind, id: string) =>
+export const eventStream = (slotKey: string, accountId: string, kind: TaskKind, id: string) =>
   Effect.gen(function*() {
-    const principal = yield* CurrentPrincipal
     const request = yield* HttpServerRequest.HttpServerRequest
-    const found = yield* (yield* TaskStore).find(principal.accountId, kind, id)
-    if (Option.isNone(found)) return yield* TaskNotFound.of(kind, id)
-    yield* (yield* StreamSlots).take(principal.keyId)
+    yield* (yield* StreamSlots).take(slotKey)
     const wait = yield* TaskWait
     const draining = yield* Draining
-    const states = wait.observe(principal.accountId, kind, id, lastEventId(request.headers["last-event-id"])).pipe(
+    const states = wait.observe(accountId, kind, id, lastEventId(request.headers["last-event-id"])).pipe(
       Stream.mapEffect(taskEvent(kind))
     )
     const keepAlive = Stream.fromSchedule(Schedule.spaced(KEEP_ALIVE)).pipe(Stream.as(": keep-alive\n\n"))
@@ -61,6 +59,15 @@ const events = (kind: TaskKind, id: string) =>
       contentType: "text/event-stream",
       headers: { "cache-control": "no-store", "x-accel-buffering": "no" }
     })
+  })
+
+/** `GET /v1/{kind}/tasks/{id}/events`: 404 for another account's or an unknown task, then the stream (key's bound). */
+const events = (kind: TaskKind, id: string) =>
+  Effect.gen(function*() {
+    const principal = yield* CurrentPrincipal
+    const found = yield* (yield* TaskStore).find(principal.accountId, kind, id)
+    if (Option.isNone(found)) return yield* TaskNotFound.of(kind, id)
+    return yield* eventStream(principal.keyId, principal.accountId, kind, id)
   }).pipe(Effect.withSpan("TaskEvents.open", { attributes: { "task.id": id, "task.kind": kind } }))
 
 export const TaskEventsLive = HttpApiBuilder.group(GatewayApi, "taskEvents", (handlers) =>
