@@ -72,7 +72,7 @@ const LAYERS = {
     "platform",
     "platform/http"
   ],
-  ops: ["storage", "platform", "platform/http"],
+  ops: ["accounts", "channel", "channel/contract", "storage", "platform", "platform/http"],
   client: [
     "assets",
     "catalog",

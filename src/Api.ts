@@ -4,11 +4,12 @@ import { AssetsApi } from "./assets/Api.ts"
 import { ModelsApi } from "./catalog/Api.ts"
 import { ImagesApi } from "./images/Api.ts"
 import { OpsApi } from "./ops/Api.ts"
+import { AdminChannelsApi } from "./ops/ChannelsApi.ts"
 import { InternalError } from "./platform/Failure.ts"
 import { error } from "./platform/http/ErrorContract.ts"
 import { StorageApi } from "./storage/Api.ts"
 import { AdminTaskApi } from "./tasks/AdminTaskApi.ts"
-import { TaskCreateApi, TaskReadApi } from "./tasks/Api.ts"
+import { TaskControlApi, TaskCreateApi, TaskReadApi } from "./tasks/Api.ts"
 import { TaskEventsApi } from "./tasks/EventsApi.ts"
 import { TaskQuoteApi } from "./tasks/QuoteApi.ts"
 import { UploadsApi } from "./uploads/Api.ts"
@@ -20,6 +21,7 @@ export class GatewayApi extends HttpApi.make("gateway")
   .add(ModelsApi)
   .add(TaskCreateApi)
   .add(TaskReadApi)
+  .add(TaskControlApi)
   .add(TaskQuoteApi)
   .add(TaskEventsApi)
   .add(ImagesApi)
@@ -27,6 +29,7 @@ export class GatewayApi extends HttpApi.make("gateway")
   .add(AdminApi)
   .add(AdminWebhooksApi)
   .add(AdminTaskApi)
+  .add(AdminChannelsApi)
   .add(StorageApi)
   .add(UploadsApi)
   // Any endpoint may fail inside; each endpoint declares the rest of what it answers with.

@@ -12,12 +12,15 @@ import { ModelsLive } from "./catalog/Http.ts"
 import { Registry } from "./catalog/Registry.ts"
 import { CallbackTokens } from "./channel/CallbackTokens.ts"
 import { Channels } from "./channel/Channels.ts"
+import { ChannelStates } from "./channel/ChannelStates.ts"
 import { ConsoleApi } from "./console/Api.ts"
 import { ConsoleLive } from "./console/Http.ts"
 import { ConsoleFilesLive } from "./console/StaticFiles.ts"
 import { ImagesLive } from "./images/Http.ts"
 import { MediaInspector } from "./media/MediaInspector.ts"
 import { RemoteMedia } from "./media/RemoteMedia.ts"
+import { AdminChannelsLive } from "./ops/ChannelsHttp.ts"
+import { channelStartup } from "./ops/ChannelStartup.ts"
 import { OpsLive } from "./ops/Http.ts"
 import { AppConfig, environmentConfig } from "./platform/AppConfig.ts"
 import { migrate, SqlLive } from "./platform/Database.ts"
@@ -28,7 +31,10 @@ import { Secrets } from "./platform/Secrets.ts"
 import { StorageLive } from "./storage/Http.ts"
 import { ObjectStorage } from "./storage/ObjectStorage.ts"
 import { AdminTasksLive } from "./tasks/AdminTaskHttp.ts"
+import { TaskControlLive } from "./tasks/ControlHttp.ts"
+import { breakerReport } from "./tasks/engine/BreakerReport.ts"
 import { Breakers } from "./tasks/engine/Breakers.ts"
+import { Cancellation, TaskCancelLive } from "./tasks/engine/Cancellation.ts"
 import { channelWorker } from "./tasks/engine/ChannelWorker.ts"
 import { reaper } from "./tasks/engine/Reaper.ts"
 import { ResultSpool } from "./tasks/engine/ResultSpool.ts"
@@ -98,6 +104,11 @@ export const ServicesLive = Layer.mergeAll(
   // The per-key bound of open live status streams on this replica.
   StreamSlots.layer,
   TaskOutcomes.layer,
+  // Cancels and deadlines (the engine's), with the port the handlers and the console cancel through.
+  TaskCancelLive.pipe(
+    Layer.provideMerge(Cancellation.layer),
+    Layer.provide(Layer.mergeAll(TaskOutcomes.layer, TaskStore.layer, CatalogLive))
+  ),
   // The engine's per-process circuit breakers (tasks/engine/Breakers.ts), beside the queue they steer.
   Breakers.layer,
   ObjectStorage.layer,
@@ -110,7 +121,8 @@ export const ServicesLive = Layer.mergeAll(
   UploadSweep.layer.pipe(Layer.provide(ObjectStorage.layer)),
   MediaServicesLive
 ).pipe(
-  Layer.provideMerge(Layer.mergeAll(TaskQueue.layer, Billing.layer, Outbox.layer)),
+  // Operators' channel states are read by the API (routing creates) and the engine (claims, failover).
+  Layer.provideMerge(Layer.mergeAll(TaskQueue.layer, Billing.layer, Outbox.layer, ChannelStates.layer)),
   Layer.provideMerge(Secrets.layer),
   Layer.provideMerge(DatabaseLive)
 )
@@ -120,6 +132,8 @@ export const MigratedServicesLive = Layer.effectDiscard(
   Effect.tap(
     migrate,
     (applied) => Effect.logInfo("database ready").pipe(Effect.annotateLogs({ migrations_applied: applied }))
+  ).pipe(
+    Effect.zipRight(channelStartup.pipe(Effect.catchAllCause((c) => Effect.logWarning("channel report failed", c))))
   )
 ).pipe(Layer.provideMerge(ServicesLive))
 
@@ -136,8 +150,10 @@ export const ApiLive = HttpApiBuilder.api(ServedApi).pipe(
     AdminLive,
     AdminWebhooksLive,
     AdminTasksLive,
+    AdminChannelsLive,
     ModelsLive,
     TaskReadLive,
+    TaskControlLive,
     TaskCreateLive,
     TaskQuoteLive,
     TaskEventsLive,
@@ -179,6 +195,7 @@ export const WorkersLive = Layer.scopedDiscard(
       yield* Effect.forkScoped(channelWorker(name, channels.get(name)!.settings))
       yield* Effect.forkScoped(upstreamPoller(name))
     }
+    yield* Effect.forkScoped(breakerReport([...used]))
     yield* Effect.forkScoped(reaper)
     yield* Effect.forkScoped(storeRetrier)
     yield* Effect.forkScoped(webhookWorker)

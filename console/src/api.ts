@@ -102,6 +102,7 @@ export const api = {
 
   tasks: (params: TaskLogQuery) => call<"listTasks">("GET", `/tasks${query(params)}`),
   task: (id: string) => call<"getTask">("GET", `/tasks/${segment(id)}`),
+  cancelTask: (id: string) => call<"cancelTask">("POST", `/tasks/${segment(id)}/cancel`),
   assets: (params: Wire<typeof Api.AssetParams>) => call<"listAssets">("GET", `/assets${query(params)}`),
   deleteAsset: (id: string) => call<"deleteAsset">("DELETE", `/assets/${segment(id)}`),
   uploads: () => call<"listUploads">("GET", "/uploads"),

@@ -1,9 +1,10 @@
-import { Context, Effect, Layer, ParseResult, Schema, Scope } from "effect"
+import { Clock, Context, Effect, Layer, ParseResult, Schema, Scope } from "effect"
 import { AppConfig, ConfigurationError } from "../platform/AppConfig.ts"
 import { loadExtension } from "../platform/Extensions.ts"
 import { LEGACY_CHANNEL } from "../platform/Settings.ts"
 import {
   type AnyAdapter,
+  type ChannelCheck,
   type ChannelPorts,
   type ChannelRunner,
   isAdapter,
@@ -29,7 +30,17 @@ export interface ChannelsService {
    * broken adapter stops the boot; the API role never makes one).
    */
   readonly runner: (name: string) => Effect.Effect<ChannelRunner, ConfigurationError>
+  /**
+   * The adapter's check of a configured channel (one free, harmless upstream
+   * call), timed; never fails. An adapter without one answers
+   * `unexpected_answer` saying so.
+   */
+  readonly check: (channel: LoadedChannel) => Effect.Effect<ChannelCheck & { readonly latencyMs: number }>
 }
+
+/** Where an adapter says which upstream a channel talks to: its `base_url` setting, when it has one. */
+export const baseUrlOf = (channel: LoadedChannel): string | null =>
+  typeof channel.settings.base_url === "string" ? channel.settings.base_url : null
 
 const BUILTIN_ADAPTERS = new URL("../../channels/", import.meta.url)
 
@@ -154,7 +165,24 @@ export class Channels extends Context.Tag("Channels")<Channels, ChannelsService>
       // Once per channel, failures included: a second caller waits for the first make.
       const runner = yield* Effect.cachedFunction(make)
 
-      return { get: (name) => byName.get(name), all: loaded, runner }
+      const check = (channel: LoadedChannel) =>
+        Effect.gen(function*() {
+          const started = yield* Clock.currentTimeMillis
+          const found: ChannelCheck = channel.adapter.check === undefined
+            ? { result: "unexpected_answer", detail: `adapter "${channel.adapter.name}" has no check` }
+            : yield* channel.adapter.check(channel).pipe(
+              Effect.provide(ports),
+              Effect.catchAllDefect((defect) =>
+                Effect.succeed<ChannelCheck>({
+                  result: "unexpected_answer",
+                  detail: `the check died: ${String(defect)}`
+                })
+              )
+            )
+          return { ...found, latencyMs: (yield* Clock.currentTimeMillis) - started }
+        })
+
+      return { get: (name) => byName.get(name), all: loaded, runner, check }
     })
   )
 }

@@ -6,7 +6,7 @@ import { createImageTask, type ImageTaskRequest, quoteImageTask } from "../clien
 import { type Common, common, jsonObject, withGateway } from "./Common.ts"
 import { printQuote } from "./QuoteFlow.ts"
 import { finishCreate, type FinishOptions } from "./TaskFlow.ts"
-import { createOptions } from "./VideoCommand.ts"
+import { createHeaders, createOptions } from "./VideoCommand.ts"
 
 /** The flags of both image commands but the shared ones (`common`, `createOptions`), which come around them. */
 const imageFlags = {
@@ -75,13 +75,13 @@ const follows = (o: { readonly wait: boolean; readonly out: Option.Option<string
 
 /** Creates the task and follows it as asked, or with `--quote` prints what it would cost instead. */
 const createOrQuote = (
-  o: Common & FinishOptions & { readonly quote: boolean; readonly idempotencyKey: Option.Option<string> },
+  o: Common & FinishOptions & Parameters<typeof createHeaders>[0] & { readonly quote: boolean },
   request: ImageTaskRequest | FormData
 ) =>
   o.quote
     ? Effect.flatMap(quoteImageTask(request), (quote) => printQuote(o, quote))
     : Effect.flatMap(
-      createImageTask(request, { idempotencyKey: Option.getOrUndefined(o.idempotencyKey) }),
+      createImageTask(request, createHeaders(o)),
       (reply) => finishCreate(o, "image", reply, o)
     )
 

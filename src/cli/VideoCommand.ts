@@ -7,6 +7,12 @@ import { printQuote } from "./QuoteFlow.ts"
 import { finishCreate } from "./TaskFlow.ts"
 import { placeReferences, uploadReferences } from "./VideoReferences.ts"
 
+/** The create's headers from the shared options: Idempotency-Key and Cancel-After. */
+export const createHeaders = (o: {
+  readonly idempotencyKey: Option.Option<string>
+  readonly cancelAfter: Option.Option<string>
+}) => ({ idempotencyKey: Option.getOrUndefined(o.idempotencyKey), cancelAfter: Option.getOrUndefined(o.cancelAfter) })
+
 /** A flag taking a local file or an http(s) URL, as often as wanted. */
 const reference = (name: string, description: string) =>
   Options.text(name).pipe(Options.withPseudoName("FILE|URL"), Options.repeated, Options.withDescription(description))
@@ -17,6 +23,13 @@ export const createOptions = {
     Options.withPseudoName("KEY"),
     Options.optional,
     Options.withDescription("Sent as Idempotency-Key: the same request again with the same key returns the same task.")
+  ),
+  cancelAfter: Options.text("cancel-after").pipe(
+    Options.withPseudoName("DURATION"),
+    Options.optional,
+    Options.withDescription(
+      "Sent as Cancel-After: cancel (and refund) the task if it has not ended by then; 45s, 10m, 2h or seconds, 10 s to 48 h."
+    )
   ),
   clientReferenceId: Options.text("client-reference-id").pipe(
     Options.withPseudoName("ID"),
@@ -125,7 +138,7 @@ const create = Command.make("create", {
       ...(providerOptions === undefined ? {} : { provider_options: providerOptions })
     }
     if (o.quote) return yield* printQuote(o, yield* quoteVideoTask(request))
-    const reply = yield* createVideoTask(request, { idempotencyKey: Option.getOrUndefined(o.idempotencyKey) })
+    const reply = yield* createVideoTask(request, createHeaders(o))
     yield* finishCreate(o, "video", reply, o)
   }).pipe(withGateway(o, follows ? ["model", "resource"] : ["model"]))
 }).pipe(

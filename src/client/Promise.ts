@@ -45,6 +45,8 @@ export const createClient = (config: GatewayClientConfig) => {
       run(Tasks.listVideoTasks(params), options),
     listImageTasks: (params?: Tasks.ImageListParams, options?: CallOptions) =>
       run(Tasks.listImageTasks(params), options),
+    cancelTask: <K extends TaskKind>(kind: K, id: string, options?: CallOptions) =>
+      run(Tasks.cancelTask(kind, id), options),
     queryTasks: (kind: TaskKind, ids: ReadonlyArray<string>, options?: CallOptions) =>
       run(Tasks.queryTasks(kind, ids), options),
     listModels: (options?: CallOptions) => run(Tasks.listModels, options),

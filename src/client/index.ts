@@ -25,6 +25,7 @@ export type { ImageEditFields } from "./ImageFiles.ts"
 export { describeFile, isUrl, type LocalFile } from "./LocalFiles.ts"
 export { type CallOptions, createClient, type GatewayPromiseClient } from "./Promise.ts"
 export {
+  cancelTask,
   createImageTask,
   createVideoTask,
   getTask,

@@ -6,7 +6,7 @@ import { GatewayApi } from "../Api.ts"
 import { AppConfig } from "../platform/AppConfig.ts"
 import { readJson } from "../platform/http/Body.ts"
 import { BatchQuery } from "./Api.ts"
-import { accepted, createContext } from "./CreateHttp.ts"
+import { accepted, taskCreateContext } from "./CreateHttp.ts"
 import { TaskNotFound } from "./Errors.ts"
 import { imageSubmission } from "./ImageFormHttp.ts"
 import { longPoll } from "./LongPollHttp.ts"
@@ -60,14 +60,14 @@ export const TaskReadLive = HttpApiBuilder.group(GatewayApi, "taskRead", (handle
   )
 
 const createVideo = Effect.gen(function*() {
-  const context = yield* createContext
+  const context = yield* taskCreateContext
   const body = yield* readJson(Schema.Unknown)
   const { replayed, task } = yield* Effect.flatMap(Tasks, (tasks) => tasks.createVideo(context, body))
   return accepted("video", task, replayed, (yield* AppConfig).limits.poll_interval_s)
 })
 
 const createImage = Effect.gen(function*() {
-  const context = yield* createContext
+  const context = yield* taskCreateContext
   const submission = yield* imageSubmission(context.principal.accountId)
   const { replayed, task } = yield* Effect.flatMap(Tasks, (tasks) => tasks.createImage(context, submission))
   return accepted("image", task, replayed, (yield* AppConfig).limits.poll_interval_s)

@@ -1,3 +1,4 @@
+import { useState } from "preact/hooks"
 import { api, type Asset, assetUrl, taskEventsUrl, type TaskObject } from "../api.ts"
 import { Deliveries } from "../components/Deliveries.tsx"
 import { useLoad, useTaskEvents } from "../components/hooks.ts"
@@ -27,6 +28,51 @@ const taskFields = (task: TaskObject) =>
           : String(value)
       ] as const
     )
+
+/**
+ * Cancel in two steps, without a browser dialog, on a task not yet ended.
+ * Whether it can really be cancelled is the server's call (a provider that
+ * has started it may refuse): its reason is shown, and the task goes on.
+ */
+const CancelButton = ({ task, onDone }: { task: TaskObject; onDone: () => void }) => {
+  const [asking, setAsking] = useState(false)
+  const [busy, setBusy] = useState(false)
+  const [error, setError] = useState<string>()
+  if (terminal(task.status)) return null
+  if (!asking) {
+    return (
+      <p>
+        <button type="button" class="danger" onClick={() => setAsking(true)}>Cancel task</button>
+      </p>
+    )
+  }
+  return (
+    <p class="confirm">
+      <button
+        type="button"
+        class="danger"
+        disabled={busy}
+        onClick={async () => {
+          setBusy(true)
+          try {
+            await api.cancelTask(task.id)
+            setError(undefined)
+            setAsking(false)
+            onDone()
+          } catch (e) {
+            setError((e as Error).message)
+          } finally {
+            setBusy(false)
+          }
+        }}
+      >
+        Confirm cancel (refunds what no provider has started)
+      </button>
+      <button type="button" onClick={() => setAsking(false)}>Keep it</button>
+      <ErrorNote message={error} />
+    </p>
+  )
+}
 
 /** A result file played or shown from the console's own origin. */
 const Result = ({ asset }: { asset: Asset }) => (
@@ -83,6 +129,7 @@ export const TaskDetail = ({ id, pollSeconds }: { id: string; pollSeconds: numbe
       <div class="grid">
         <Section title="Task" id="sec-task">
           <Fields rows={taskFields(task)} />
+          <CancelButton task={task} onDone={() => void page.reload()} />
         </Section>
         <Section title="Result" id="sec-result">
           {assets.length > 0
