@@ -10,6 +10,8 @@ import { error } from "./platform/http/ErrorContract.ts"
 import { StorageApi } from "./storage/Api.ts"
 import { AdminTaskApi } from "./tasks/AdminTaskApi.ts"
 import { TaskControlApi, TaskCreateApi, TaskReadApi } from "./tasks/Api.ts"
+import { TaskEventsApi } from "./tasks/EventsApi.ts"
+import { TaskQuoteApi } from "./tasks/QuoteApi.ts"
 import { UploadsApi } from "./uploads/Api.ts"
 import { AdminWebhooksApi } from "./webhooks/Api.ts"
 
@@ -20,6 +22,8 @@ export class GatewayApi extends HttpApi.make("gateway")
   .add(TaskCreateApi)
   .add(TaskReadApi)
   .add(TaskControlApi)
+  .add(TaskQuoteApi)
+  .add(TaskEventsApi)
   .add(ImagesApi)
   .add(AssetsApi)
   .add(AdminApi)

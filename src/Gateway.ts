@@ -26,6 +26,7 @@ import { OpsLive } from "./ops/Http.ts"
 import { METRICS_PATH, MetricsRouteLive } from "./ops/MetricsHttp.ts"
 import { AppConfig, environmentConfig } from "./platform/AppConfig.ts"
 import { migrate, SqlLive } from "./platform/Database.ts"
+import { Draining } from "./platform/http/Draining.ts"
 import { FastRoutes } from "./platform/http/FastRoutes.ts"
 import { httpApp } from "./platform/http/Server.ts"
 import { MetricsLive } from "./platform/metrics/MetricsLive.ts"
@@ -44,11 +45,16 @@ import { storeRetrier } from "./tasks/engine/StoreRetrier.ts"
 import { TaskOutcomes } from "./tasks/engine/TaskOutcomes.ts"
 import { TaskQueue } from "./tasks/engine/TaskQueue.ts"
 import { upstreamPoller } from "./tasks/engine/UpstreamPoller.ts"
+import { TaskEventsLive } from "./tasks/EventsHttp.ts"
 import { fastTaskRead } from "./tasks/FastTaskRead.ts"
 import { TaskCreateLive, TaskReadLive } from "./tasks/Http.ts"
+import { TaskQuoteLive } from "./tasks/QuoteHttp.ts"
+import { Quotes } from "./tasks/Quotes.ts"
 import { ReferenceMedia } from "./tasks/ReferenceMedia.ts"
+import { StreamSlots } from "./tasks/StreamSlots.ts"
 import { Tasks } from "./tasks/Tasks.ts"
 import { TaskStore } from "./tasks/TaskStore.ts"
+import { TaskWait } from "./tasks/TaskWait.ts"
 import { UploadsLive } from "./uploads/Http.ts"
 import { Uploads } from "./uploads/Uploads.ts"
 import { UploadSweep } from "./uploads/UploadSweep.ts"
@@ -89,8 +95,17 @@ export const ServicesLive = Layer.mergeAll(
   // The same ObjectStorage instance as below (layers are memoised by reference).
   Assets.layer.pipe(Layer.provide(ObjectStorage.layer)),
   TaskStore.layer,
+  // Waiting on tasks (streams, long polls, the synchronous image endpoints): one LISTEN per process.
+  TaskWait.layer,
   // Creating tasks (no HTTP): the same TaskStore, catalog and reference checks (layers are memoised by reference).
   Tasks.layer.pipe(Layer.provide(Layer.mergeAll(TaskStore.layer, CatalogLive, MediaServicesLive))),
+  // Quotes: the create's checks and price (the same Tasks), over the balances.
+  Quotes.layer.pipe(
+    Layer.provide(Tasks.layer.pipe(Layer.provide(Layer.mergeAll(TaskStore.layer, CatalogLive, MediaServicesLive)))),
+    Layer.provide(CatalogLive)
+  ),
+  // The per-key bound of open live status streams on this replica.
+  StreamSlots.layer,
   TaskOutcomes.layer,
   // Cancels and deadlines (the engine's), with the port the handlers and the console cancel through.
   TaskCancelLive.pipe(
@@ -149,6 +164,8 @@ export const ApiLive = HttpApiBuilder.api(ServedApi).pipe(
     TaskReadLive,
     TaskControlLive,
     TaskCreateLive,
+    TaskQuoteLive,
+    TaskEventsLive,
     ImagesLive,
     StorageLive,
     AssetsLive,
@@ -217,7 +234,8 @@ export const WorkersLive = Layer.scopedDiscard(
 export const gateway = <ROut, E, R>(server: Layer.Layer<ROut, E, R>) =>
   Layer.unwrapEffect(
     Effect.map(environmentConfig, (env) => {
-      const api = HttpAppLive.pipe(Layer.provide(server), Layer.provide(FastRoutesLive))
+      // Draining reaches both the server (which begins it) and the handlers (whose endless streams end on it).
+      const api = HttpAppLive.pipe(Layer.provide(server), Layer.provide(FastRoutesLive), Layer.provide(Draining.layer))
       switch (env.role) {
         case "api":
           return api

@@ -16,6 +16,7 @@ import storageWaits from "./0015_storage_waits.ts"
 import pollingState from "./0016_polling_state.ts"
 import deadlines from "./0017_deadlines.ts"
 import channelOperations from "./0018_channel_operations.ts"
+import taskChanges from "./0019_task_changes.ts"
 
 /**
  * Forward-only migrations, in order. Each is a list of PostgreSQL statements
@@ -39,5 +40,6 @@ export const migrations: ReadonlyArray<readonly [id: number, name: string, state
   [15, "storage_waits", storageWaits],
   [16, "polling_state", pollingState],
   [17, "deadlines", deadlines],
-  [18, "channel_operations", channelOperations]
+  [18, "channel_operations", channelOperations],
+  [19, "task_changes", taskChanges]
 ]

@@ -14,7 +14,7 @@ import { IdempotencyConflict, InvalidTaskRequest, TaskNotCancellable, TaskNotFou
 import { ImageCreateRequest, ImageEditFields } from "./Requests.ts"
 import { ImageTask, VideoTask } from "./Task.ts"
 
-const taskPath = Schema.Struct({ task_id: ResourceId(() => new TaskNotFound({ message: "No such task." })) })
+export const taskPath = Schema.Struct({ task_id: ResourceId(() => new TaskNotFound({ message: "No such task." })) })
 
 /** What creating a task of either kind can answer with, besides reading its body. */
 export const CreateErrors = errors(
@@ -72,7 +72,7 @@ const createHeaders = {
 }
 
 /** Both forms of `POST /v1/image/tasks`: JSON, and multipart for an edit with files. */
-const imageTaskBody = {
+export const imageTaskBody = {
   requestBody: {
     required: true,
     content: {

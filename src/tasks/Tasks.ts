@@ -1,7 +1,7 @@
 import { Context, Effect, Layer } from "effect"
 import type { Principal } from "../accounts/Account.ts"
-import { chargeMicros, groupMultiplier } from "../billing/Pricing.ts"
-import type { ValidImageRequest } from "../catalog/contract/Requests.ts"
+import { groupMultiplier, priceOf } from "../billing/Pricing.ts"
+import type { ValidImageRequest, ValidVideoRequest } from "../catalog/contract/Requests.ts"
 import { routeTaking } from "../catalog/Narrower.ts"
 import { Registry } from "../catalog/Registry.ts"
 import { validateVideoRequest } from "../catalog/VideoRequest.ts"
@@ -61,14 +61,39 @@ const make = Effect.gen(function*() {
       })
     })
 
-  const createVideo = (context: CreateContext, body: unknown) =>
+  /**
+   * What a task costs the caller: the create charges exactly this, the quote
+   * (Quotes.ts) shows it; price per unit × units × the group's multiplier.
+   */
+  const videoPrice = (principal: Principal, request: ValidVideoRequest) =>
+    priceOf(
+      "second",
+      registry.video(request.model)!.price,
+      request.duration,
+      groupMultiplier(groups, principal.group)
+    )
+  const imagePrice = (principal: Principal, valid: ValidImageRequest) =>
+    priceOf("image", registry.image(valid.model)!.price, valid.count, groupMultiplier(groups, principal.group))
+
+  /**
+   * Every check of a video create that refuses the request itself (400),
+   * before anything is stored or charged: the plugin-derived validation, the
+   * confirmed reference media against the model's media table, and some
+   * channel of the model taking the request (a channel may take less than
+   * the model's table, catalog/Narrower.ts). The quote runs exactly these.
+   */
+  const checkVideo = (body: unknown) =>
     Effect.gen(function*() {
       const request = yield* validateVideoRequest((id) => registry.video(id)?.capability, body)
       const served = registry.video(request.model)!
-      // Confirmed uploads are checked against the model's media table before idempotency and charge.
       yield* references.checkAtCreation(served.capability, request)
-      // A channel may take less than the model's table (catalog/Narrower.ts): the task goes to the first that takes it.
       yield* routeTaking(served.routes, body)
+      return { request, served }
+    })
+
+  const createVideo = (context: CreateContext, body: unknown) =>
+    Effect.gen(function*() {
+      const { request, served } = yield* checkVideo(body)
       // Among the channels that take new work (an operator may drain or disable one).
       const route = yield* routeTaking(yield* openRoutes(request.model, served.routes), body).pipe(
         Effect.mapError(() =>
@@ -88,7 +113,7 @@ const make = Effect.gen(function*() {
         metadata: request.metadata,
         idempotencyKey: context.idempotencyKey,
         digest: yield* sha.hex(canonicalJson(body)),
-        chargeMicros: chargeMicros(served.price, request.duration, groupMultiplier(groups, context.principal.group)),
+        chargeMicros: videoPrice(context.principal, request).micros,
         subscriptionAllowed: served.settings.subscription,
         // The first channel that takes it; failover to the next is the engine's business.
         channel: route.channel,
@@ -127,7 +152,7 @@ const make = Effect.gen(function*() {
         metadata: valid.metadata,
         idempotencyKey: context.idempotencyKey,
         digest: yield* sha.hex(canonicalJson(submission.content)),
-        chargeMicros: chargeMicros(served.price, valid.count, groupMultiplier(groups, context.principal.group)),
+        chargeMicros: imagePrice(context.principal, valid).micros,
         subscriptionAllowed: served.settings.subscription,
         channel: route!.channel,
         traceparent: context.traceparent,
@@ -139,7 +164,7 @@ const make = Effect.gen(function*() {
   const createImage = (context: CreateContext, submission: ImageSubmission) =>
     Effect.flatMap(validateImage(submission), (valid) => createValidImage(context, submission, valid))
 
-  return { createVideo, createImage, validateImage, createValidImage } as const
+  return { createVideo, createImage, validateImage, createValidImage, checkVideo, videoPrice, imagePrice } as const
 })
 
 /** When a caller may try a model none of whose channels takes new work again: an operator's change is seconds away. */

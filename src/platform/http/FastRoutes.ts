@@ -53,8 +53,8 @@ export interface FastRoute<R> {
  * request id (kept from `x-request-id` or made), the spec's error body for
  * any failure, the hardening headers, one access log line, the HTTP metrics
  * (by the route's template) and a server span (parented by an incoming
- * `traceparent`). A request with a query string is
- * left to the full path, which is the reference the tests compare with.
+ * `traceparent`). A request with a query string or a `Prefer` header is left
+ * to the full path, which is the reference the tests compare with.
  */
 export class FastRoutes extends Context.Tag("FastRoutes")<FastRoutes, {
   /** The answer, or undefined at once when no fast route takes the request. */
@@ -67,7 +67,8 @@ export class FastRoutes extends Context.Tag("FastRoutes")<FastRoutes, {
         const run = Runtime.runPromiseExit(runtime)
         return {
           handle: (request) => {
-            if (request.url.includes("?")) return undefined
+            // A request that states preferences (`Prefer`, such as a long poll's wait) is left to the full path, which honours them.
+            if (request.url.includes("?") || request.header("prefer") !== undefined) return undefined
             for (const route of routes) {
               const params = route.match(request.method, request.url)
               if (params === undefined) continue
