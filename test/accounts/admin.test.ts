@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { createAccount } from "../support/adminApi.ts"
 import { backend } from "../support/database.ts"
 import { startGateway, type TestGateway } from "../support/gateway.ts"
-import { admin, call, createAccount, expectError } from "../support/http.ts"
+import { admin, call, expectError } from "../support/http.ts"
 
 let gw: TestGateway
 beforeAll(async () => {

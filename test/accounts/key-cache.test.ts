@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { createAccount } from "../support/adminApi.ts"
 import { backend } from "../support/database.ts"
+import { eventually } from "../support/eventually.ts"
 import { startGateway, type TestGateway } from "../support/gateway.ts"
-import { admin, call, createAccount, expectError } from "../support/http.ts"
+import { admin, call, expectError } from "../support/http.ts"
 
 /**
  * Key look-ups are cached per replica (src/accounts/KeyCache.ts); a task
@@ -47,13 +49,12 @@ describe.skipIf(backend !== "postgresql")("cached key look-ups across replicas (
 })
 
 /** Milliseconds until `check` holds, asking every 10 ms; Infinity after 5 s (the cache's own bound). */
-const msUntil = async (check: () => Promise<boolean>) => {
+const msUntil = (check: () => Promise<boolean>) => {
   const started = Date.now()
-  while (Date.now() - started < 5_000) {
-    if (await check()) return Date.now() - started
-    await new Promise((resolve) => setTimeout(resolve, 10))
-  }
-  return Infinity
+  return eventually(check, "the check holds", { deadlineMs: 5_000, intervalMs: 10 }).then(
+    () => Date.now() - started,
+    () => Infinity
+  )
 }
 
 describe(`cached key look-ups on one replica (${backend})`, () => {

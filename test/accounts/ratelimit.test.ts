@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { createAccount } from "../support/adminApi.ts"
 import { configWith } from "../support/config.ts"
 import { backend } from "../support/database.ts"
 import { startGateway, type TestGateway } from "../support/gateway.ts"
-import { call, createAccount, expectError } from "../support/http.ts"
+import { call, expectError } from "../support/http.ts"
 
 let gw: TestGateway
 beforeAll(async () => {

@@ -1,10 +1,11 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { createAccount } from "../support/adminApi.ts"
 import { insertAsset, insertTask, localObjectFile, runTask, storageKeyOf, walkAssets } from "../support/assets.ts"
 import { unthrottled } from "../support/config.ts"
 import { backend } from "../support/database.ts"
 import { startGateway, type TestGateway } from "../support/gateway.ts"
-import { call, createAccount, expectError } from "../support/http.ts"
+import { call, expectError } from "../support/http.ts"
 import { videoRequest } from "../support/tasks.ts"
 
 /**

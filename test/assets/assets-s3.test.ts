@@ -1,9 +1,10 @@
 import { HeadObjectCommand, S3Client } from "@aws-sdk/client-s3"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { createAccount } from "../support/adminApi.ts"
 import { runTask, storageKeyOf } from "../support/assets.ts"
 import { backend } from "../support/database.ts"
 import { startGateway, type TestGateway } from "../support/gateway.ts"
-import { call, createAccount, expectError } from "../support/http.ts"
+import { call, expectError } from "../support/http.ts"
 import { startS3rver } from "../support/s3rver.ts"
 import { videoRequest } from "../support/tasks.ts"
 

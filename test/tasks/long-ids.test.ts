@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, it } from "vitest"
+import { createAccount } from "../support/adminApi.ts"
 import { backend } from "../support/database.ts"
 import { startGateway, type TestGateway } from "../support/gateway.ts"
-import { admin, call, createAccount, expectError } from "../support/http.ts"
+import { admin, call, expectError } from "../support/http.ts"
 
 /**
  * An id of any length in a path names no resource: 404 with the resource's

@@ -3,9 +3,10 @@ import famK from "../../plugins/famK/index.ts"
 import famS from "../../plugins/famS/index.ts"
 import famV from "../../plugins/famV/index.ts"
 import image from "../../plugins/image/index.ts"
+import { createAccount } from "../support/adminApi.ts"
 import { backend } from "../support/database.ts"
 import { startGateway, type TestGateway } from "../support/gateway.ts"
-import { admin, call, createAccount, expectError } from "../support/http.ts"
+import { admin, call, expectError } from "../support/http.ts"
 
 let gw: TestGateway
 beforeAll(async () => {

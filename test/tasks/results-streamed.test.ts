@@ -4,10 +4,12 @@ import { join } from "node:path"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { MAX_RESULT_BYTES } from "../../src/tasks/engine/FetchResults.ts"
 import { type FakeGateway, startFakeGateway } from "../fakes/gateway.ts"
+import { createAccount } from "../support/adminApi.ts"
 import { alsoWith } from "../support/config.ts"
 import { backend } from "../support/database.ts"
+import { eventually } from "../support/eventually.ts"
 import { fakeGatewayConfig, IMAGE, MODEL_TOKEN, RESOURCE_KEY, SHORT, videoTask } from "../support/fakeGateway.ts"
-import { admin, call, createAccount } from "../support/http.ts"
+import { admin, call } from "../support/http.ts"
 import { type Installation, installation } from "../support/installation.ts"
 import { type Service, stop } from "../support/process.ts"
 import { startS3rver } from "../support/s3rver.ts"
@@ -89,13 +91,15 @@ const runToEnd = async (body: unknown, kind: "video" | "image" = "video") => {
   const acct = await createAccount(inst.target, { name: "streamer", wallet_credits: 100 })
   const created = await call(inst.target, "POST", `/v1/${kind}/tasks`, { key: acct.model.key, json: body })
   expect(created.status).toBe(202)
-  const until = Date.now() + 150_000
-  for (;;) {
-    const got = await call(inst.target, "GET", `/v1/${kind}/tasks/${created.body.id}`, { key: acct.resource.key })
-    if (got.body.status === "succeeded" || got.body.status === "failed") return { acct, task: got.body }
-    if (Date.now() > until) throw new Error(`task never ended: ${JSON.stringify(got.body)}`)
-    await new Promise((r) => setTimeout(r, 200))
-  }
+  const task = await eventually(
+    async () => {
+      const got = await call(inst.target, "GET", `/v1/${kind}/tasks/${created.body.id}`, { key: acct.resource.key })
+      return (got.body.status === "succeeded" || got.body.status === "failed") && got.body
+    },
+    `task ${created.body.id} ends`,
+    { deadlineMs: 150_000, intervalMs: 200 }
+  )
+  return { acct, task }
 }
 
 /** A 300 MB result through the service under test: stored whole, its peak memory far below that. */
@@ -173,9 +177,7 @@ describe(`results are re-hosted as streams (${backend})`, () => {
     })
     expect(created.status).toBe(202)
     // The download's file exists as soon as the download starts, before the upstream answers.
-    const until = Date.now() + 60_000
-    while (readdirSync(temp).length === 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 100))
-    expect(readdirSync(temp)).not.toEqual([])
+    await eventually(() => readdirSync(temp).length > 0, "the download's file exists", { deadlineMs: 60_000 })
     await stop(service)
     expect(readdirSync(temp)).toEqual([])
   }, 120_000)

@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { createAccount } from "../support/adminApi.ts"
 import { unthrottled } from "../support/config.ts"
 import { backend } from "../support/database.ts"
 import { startGateway, type TestGateway } from "../support/gateway.ts"
-import { call, createAccount } from "../support/http.ts"
+import { call } from "../support/http.ts"
 import { eventsOf, pollTask, videoRequest } from "../support/tasks.ts"
 
 /**

@@ -1,10 +1,11 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { createAccount } from "../support/adminApi.ts"
 import { unthrottled } from "../support/config.ts"
 import { backend } from "../support/database.ts"
 import { startGateway, type TestGateway } from "../support/gateway.ts"
-import { admin, call, createAccount, expectError } from "../support/http.ts"
+import { admin, call, expectError } from "../support/http.ts"
 
 let gw: TestGateway
 beforeAll(async () => {

@@ -3,10 +3,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Registry } from "../../src/catalog/Registry.ts"
 import { validateVideoRequest } from "../../src/catalog/VideoRequest.ts"
 import { TaskStore } from "../../src/tasks/TaskStore.ts"
+import { createAccount } from "../support/adminApi.ts"
 import { configWith } from "../support/config.ts"
 import { backend } from "../support/database.ts"
+import { sleep } from "../support/eventually.ts"
 import { startGateway, type TestGateway } from "../support/gateway.ts"
-import { admin, call, createAccount, expectError } from "../support/http.ts"
+import { admin, call, expectError } from "../support/http.ts"
 import { ledgerOf, pollTask } from "../support/tasks.ts"
 import {
   complete,
@@ -317,8 +319,8 @@ describe(`reference media in the task engine (${backend})`, () => {
 
     // Confirming again near the expiry gives a fresh URL; the older one still names the same upload.
     const [long] = await uploadAll(strict, acct.resource.key, [video((server.routes["/v11.mp4"] as any).body)])
-    // URLs are signed to the second: a second later, the renewed one differs.
-    await new Promise((r) => setTimeout(r, 1100))
+    // URLs are signed to the second: a second later, the renewed one differs. The sleep is the scenario.
+    await sleep(1100)
     const renewed = (await complete(strict, acct.resource.key, [long.id])).body.data[0]
     expect(renewed.id).toBe(long.id)
     expect(renewed.url).not.toBe(long.url)

@@ -4,10 +4,12 @@ import { sha256Hex } from "../../src/platform/Digest.ts"
 import { TaskOutcomes } from "../../src/tasks/engine/TaskOutcomes.ts"
 import { TaskQueue } from "../../src/tasks/engine/TaskQueue.ts"
 import { UploadSweep } from "../../src/uploads/UploadSweep.ts"
+import { createAccount } from "../support/adminApi.ts"
 import { configWith } from "../support/config.ts"
 import { backend } from "../support/database.ts"
+import { eventually } from "../support/eventually.ts"
 import { startGateway, type TestGateway } from "../support/gateway.ts"
-import { call, createAccount } from "../support/http.ts"
+import { call } from "../support/http.ts"
 import { startS3rver } from "../support/s3rver.ts"
 import { withStorage } from "../support/storage.ts"
 import { query } from "../support/tasks.ts"
@@ -37,19 +39,12 @@ const lifetimes = (ttlS: number, sweepIntervalS: number) =>
 
 const b64 = (bytes: Uint8Array) => Buffer.from(bytes).toString("base64")
 
-/** Polls `check` until it holds or the deadline passes (then fails with `what`). */
-const eventually = async (what: string, check: () => Promise<boolean>, deadlineMs = 45_000) => {
-  const until = Date.now() + deadlineMs
-  while (Date.now() < until) {
-    if (await check()) return
-    await new Promise((r) => setTimeout(r, 200))
-  }
-  throw new Error(`never happened: ${what}`)
-}
-
 /** Waits until the clock is past `expiresAt` (Unix seconds); with no grace, a sweep may then take what expired there. */
 const pastExpiry = (expiresAt: number) =>
-  eventually(`past ${expiresAt}`, async () => Math.floor(Date.now() / 1000) > expiresAt)
+  eventually(() => Math.floor(Date.now() / 1000) > expiresAt, `past ${expiresAt}`, {
+    deadlineMs: 45_000,
+    intervalMs: 200
+  })
 
 const stored = (gw: TestGateway, key: string) => withStorage(gw, (s) => Effect.map(s.head(key), Option.isSome))
 
@@ -147,8 +142,9 @@ for (const store of ["local", "s3"] as const) {
       for (const k of objects) expect(await stored(auto, k), k).toBe(true)
 
       await eventually(
+        async () => (await mediaRows(auto, ids)).length === 0 && (await imageRows(auto, acct.id)).length === 0,
         "every expired upload swept",
-        async () => (await mediaRows(auto, ids)).length === 0 && (await imageRows(auto, acct.id)).length === 0
+        { deadlineMs: 45_000, intervalMs: 200 }
       )
       for (const k of objects) expect(await stored(auto, k), k).toBe(false)
       expect(

@@ -4,18 +4,13 @@ import type { LookupAddress } from "node:dns"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { guardedLookup, makeTargetHttpClient, PRIVATE_TARGET } from "../../src/runtime/node/TargetHttpClient.ts"
 import { nextAttemptAt, retryPolicy } from "../../src/webhooks/DeliveryRules.ts"
+import { createAccount } from "../support/adminApi.ts"
 import { configWith } from "../support/config.ts"
 import { backend } from "../support/database.ts"
+import { eventually, sleep } from "../support/eventually.ts"
 import { startGateway, type TestGateway } from "../support/gateway.ts"
-import { admin, call, createAccount, expectError } from "../support/http.ts"
-import {
-  eventually,
-  type Receipt,
-  type Receiver,
-  sleep,
-  startReceiver,
-  verifyStandardWebhook
-} from "../support/receiver.ts"
+import { admin, call, expectError } from "../support/http.ts"
+import { type Receipt, type Receiver, startReceiver, verifyStandardWebhook } from "../support/receiver.ts"
 import { query, videoRequest } from "../support/tasks.ts"
 
 /**
@@ -77,7 +72,7 @@ const eventWhen = (accountId: string, eventId: string, done: (e: any) => boolean
       return e !== undefined && done(e) ? e : undefined
     },
     `event ${eventId} in the awaited state`,
-    deadlineMs
+    { deadlineMs }
   )
 
 const sendTest = async (accountId: string) => {
@@ -134,7 +129,7 @@ describe(`webhook delivery (${backend})`, { timeout: 60_000 }, () => {
     expect(byTask.get(created[1]!).type).toBe("video.task.failed")
     expect(byTask.get(created[1]!).data.object.error.code).toBe("video_task_failed")
 
-    // Delivered once each, and so recorded.
+    // Delivered once each, and so recorded. The sleep is the scenario: a whole retry interval in which no second call may come.
     await sleep(INTERVAL_S * 1000 + 500)
     expect(hook.receipts).toHaveLength(2)
     for (const r of receipts) {
@@ -201,6 +196,7 @@ describe(`webhook delivery (${backend})`, { timeout: 60_000 }, () => {
       [2, "failed", 500, "HTTP 500"],
       [3, "delivered", 200, null]
     ])
+    // The sleep is the scenario: a whole retry interval after the delivery in which no fourth call may come.
     await sleep(INTERVAL_S * 1000 + 500)
     expect(hook.receipts).toHaveLength(3)
   })
@@ -220,6 +216,7 @@ describe(`webhook delivery (${backend})`, { timeout: 60_000 }, () => {
       expect(a.error).toMatch(/timed out/i)
       expect(a.duration_ms).toBeGreaterThanOrEqual(TIMEOUT_S * 1000 - 50)
     }
+    // The sleep is the scenario: one more interval and time-out after the last attempt, in which no further call may come.
     await sleep(INTERVAL_S * 1000 + TIMEOUT_S * 1000 + 500)
     expect(hook.receipts).toHaveLength(MAX_ATTEMPTS)
   })

@@ -1,0 +1,57 @@
+import { HttpApiClient, HttpClient, HttpClientRequest } from "@effect/platform"
+import { Effect, Schema } from "effect"
+import { CreateAccountRequest, CreateKeyRequest, CreditsRequest } from "../../src/accounts/Account.ts"
+import { GatewayApi } from "../../src/Api.ts"
+import { gatewayHttp, normalize } from "../../src/client/Http.ts"
+import { refine } from "../../src/ClientApi.ts"
+import { WebhookRequest } from "../../src/webhooks/Webhook.ts"
+import { run } from "./api.ts"
+import { ADMIN_TOKEN } from "./gateway.ts"
+import type { Target } from "./wire.ts"
+
+/**
+ * The admin API as tests call it: `HttpApiClient` derived from the contract
+ * (`GatewayApi`'s admin groups), with the request bodies the handlers read by
+ * hand declared from the same schemas they check against, and bearer
+ * `ADMIN_TOKEN`. Answers are decoded; a failure rejects with `GatewayError`.
+ */
+const AdminClientApi = refine(
+  refine(GatewayApi, "admin", {
+    createAccount: (e) => e.setPayload(CreateAccountRequest),
+    createKey: (e) => e.setPayload(CreateKeyRequest),
+    addCredits: (e) => e.setPayload(CreditsRequest)
+  }),
+  "adminWebhooks",
+  {
+    setWebhook: (e) => e.setPayload(WebhookRequest),
+    listWebhookEvents: (e) =>
+      e.setUrlParams(Schema.Struct({
+        status: Schema.optional(Schema.String),
+        limit: Schema.optional(Schema.NumberFromString),
+        after: Schema.optional(Schema.String)
+      }))
+  }
+)
+
+const adminClient = (gw: Target) =>
+  Effect.flatMap(HttpClient.HttpClient, (http) =>
+    HttpApiClient.makeWith(AdminClientApi, {
+      httpClient: HttpClient.mapRequest(gatewayHttp(http), HttpClientRequest.bearerToken(ADMIN_TOKEN)),
+      baseUrl: gw.url
+    }))
+
+export type AdminClient = Effect.Effect.Success<ReturnType<typeof adminClient>>
+
+/** Calls of the admin API on `gw`: `adminApi(gw)((c) => c.admin.getAccount({ path: { id } }))`. */
+export const adminApi = (gw: Target) => <A, E>(f: (c: AdminClient) => Effect.Effect<A, E>): Promise<A> =>
+  run(gw, {}, Effect.flatMap(adminClient(gw), (c) => normalize(f(c))))
+
+/** An account with one key of each kind, through the admin API. */
+export const createAccount = async (gw: Target, body: CreateAccountRequest = { name: "acme" }) => {
+  const call = adminApi(gw)
+  const account = await call((c) => c.admin.createAccount({ payload: body }))
+  const model = await call((c) => c.admin.createKey({ path: { id: account.id }, payload: { kind: "model" } }))
+  const resource = await call((c) => c.admin.createKey({ path: { id: account.id }, payload: { kind: "resource" } }))
+  return { id: account.id, account, model, resource }
+}
+export type TestAccount = Awaited<ReturnType<typeof createAccount>>
