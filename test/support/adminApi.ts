@@ -55,3 +55,20 @@ export const createAccount = async (gw: Target, body: CreateAccountRequest = { n
   return { id: account.id, account, model, resource }
 }
 export type TestAccount = Awaited<ReturnType<typeof createAccount>>
+
+/** The admin calls tests make most, bound to `gw`; `call` for any other. */
+export const operator = (gw: Target) => {
+  const call = adminApi(gw)
+  return {
+    call,
+    account: (id: string) => call((c) => c.admin.getAccount({ path: { id } })),
+    addCredits: (id: string, payload: CreditsRequest) => call((c) => c.admin.addCredits({ path: { id }, payload })),
+    setWebhook: (id: string, payload: WebhookRequest) =>
+      call((c) => c.adminWebhooks.setWebhook({ path: { id }, payload })),
+    rotateWebhookKey: (id: string) => call((c) => c.adminWebhooks.rotateWebhookKey({ path: { id } })),
+    testWebhook: (id: string) => call((c) => c.adminWebhooks.testWebhook({ path: { id } })),
+    webhookEvents: (id: string, urlParams: { status?: string; limit?: number; after?: string } = {}) =>
+      call((c) => c.adminWebhooks.listWebhookEvents({ path: { id }, urlParams })),
+    task: (id: string) => call((c) => c.adminTasks.getTask({ path: { id } }))
+  }
+}
