@@ -42,9 +42,18 @@ const adminClient = (gw: Target) =>
 
 export type AdminClient = Effect.Effect.Success<ReturnType<typeof adminClient>>
 
+// Deriving a client walks every endpoint of the contract: done once per gateway.
+const admins = new Map<string, Promise<AdminClient>>()
+
 /** Calls of the admin API on `gw`: `adminApi(gw)((c) => c.admin.getAccount({ path: { id } }))`. */
-export const adminApi = (gw: Target) => <A, E>(f: (c: AdminClient) => Effect.Effect<A, E>): Promise<A> =>
-  run(gw, {}, Effect.flatMap(adminClient(gw), (c) => normalize(f(c))))
+export const adminApi = (gw: Target) => <A, E>(f: (c: AdminClient) => Effect.Effect<A, E>): Promise<A> => {
+  let client = admins.get(gw.url)
+  if (client === undefined) {
+    client = run(gw, {}, adminClient(gw))
+    admins.set(gw.url, client)
+  }
+  return client.then((c) => run(gw, {}, normalize(f(c))))
+}
 
 /** An account with one key of each kind, through the admin API. */
 export const createAccount = async (gw: Target, body: CreateAccountRequest = { name: "acme" }) => {

@@ -40,13 +40,26 @@ const fetchLayer = FetchHttpClient.layer.pipe(
       : fetchRetryingReset(String(input), init ?? {}) as ReturnType<typeof fetch>))
 )
 
+// Deriving a client from the contract walks every endpoint: done once per gateway and keys, not per call.
+const clients = new Map<string, Promise<GatewayClientService>>()
+const clientFor = (gw: Target, keys: Keys) => {
+  const id = JSON.stringify([gw.url, keys.model, keys.resource])
+  let client = clients.get(id)
+  if (client === undefined) {
+    const config = { baseUrl: gw.url, modelToken: keys.model, resourceKey: keys.resource }
+    client = Effect.runPromise(GatewayClient.make(config).pipe(Effect.provide(fetchLayer)))
+    clients.set(id, client)
+  }
+  return client
+}
+
 /** Runs one effect of the typed client against `gw` with `keys`; rejects with the client's error itself. */
 export const run = async <A, E>(
   gw: Target,
   keys: Keys,
   effect: Effect.Effect<A, E, GatewayClient | HttpClient.HttpClient>
 ): Promise<A> => {
-  const client = GatewayClient.layer({ baseUrl: gw.url, modelToken: keys.model, resourceKey: keys.resource })
+  const client = Layer.succeed(GatewayClient, await clientFor(gw, keys))
   const exit = await Effect.runPromiseExit(effect.pipe(Effect.provide(client), Effect.provide(fetchLayer)))
   if (Exit.isSuccess(exit)) return exit.value
   const failure = Cause.failureOption(exit.cause)

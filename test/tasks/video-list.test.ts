@@ -25,8 +25,9 @@ beforeAll(async () => {
   acct = await createAccount(gw, { name: "lister", wallet_credits: 10_000 })
   const other = await createAccount(gw, { name: "noise", wallet_credits: 100 })
   const ids: Array<string> = []
+  const tasks = api(gw, acct)
   for (let i = 0; i < 250; i++) {
-    const task = await api(gw, acct).createVideo({
+    const task = await tasks.createVideo({
       model: "provx-famK-3.0-720p",
       operation: "generation",
       input: { prompt: `scene ${i}` },
