@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createAccount } from "../support/adminApi.ts"
+import { api } from "../support/api.ts"
 import { insertAsset, insertTask, localObjectFile, runTask, storageKeyOf, walkAssets } from "../support/assets.ts"
 import { unthrottled } from "../support/config.ts"
 import { backend } from "../support/database.ts"
@@ -172,7 +173,7 @@ describe(`assets API (${backend})`, () => {
     // A caller deleting what it has paged through keeps paging from the deleted asset.
     const page = await get("/v1/assets?limit=10", pager.resource.key)
     expect(page.body.data.map((a: any) => a.id)).toEqual(expected(() => true).slice(0, 10))
-    expect((await call(gw, "DELETE", `/v1/assets/${page.body.last_id}`, { key: pager.resource.key })).status).toBe(200)
+    expect(await api(gw, pager).deleteAsset(page.body.last_id)).toMatchObject({ deleted: true })
     const next = await get(`/v1/assets?limit=10&after=${page.body.last_id}`, pager.resource.key)
     expect(next.status).toBe(200)
     expect(next.body.data.map((a: any) => a.id)).toEqual(expected(() => true).slice(10, 20))
@@ -244,9 +245,8 @@ describe(`assets API (${backend})`, () => {
     expect((await fetch(item.url)).status).toBe(200)
     const taskBefore = (await get(`/v1/image/tasks/${image.id}`)).body
 
-    const deleted = await call(gw, "DELETE", `/v1/assets/${item.asset_id}`, { key: owner.resource.key })
-    expect(deleted.status).toBe(200)
-    expect(deleted.body).toEqual({ id: item.asset_id, object: "asset.deleted", deleted: true })
+    const deleted = await api(gw, owner).deleteAsset(item.asset_id)
+    expect(deleted).toEqual({ id: item.asset_id, object: "asset.deleted", deleted: true })
 
     expect(existsSync(file)).toBe(false)
     expect(existsSync(`${file}~meta.json`)).toBe(false)
@@ -283,7 +283,7 @@ describe(`assets API (${backend})`, () => {
 
     rmSync(file, { recursive: true })
     writeFileSync(file, bytes)
-    expect((await call(gw, "DELETE", `/v1/assets/${item.asset_id}`, { key: owner.resource.key })).status).toBe(200)
+    expect(await api(gw, owner).deleteAsset(item.asset_id)).toMatchObject({ deleted: true })
     expect(existsSync(file)).toBe(false)
     expectError(await get(`/v1/assets/${item.asset_id}`), 404, "asset_not_found")
   })

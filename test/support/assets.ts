@@ -5,8 +5,8 @@ import type { AssetListParams } from "../../src/client/Assets.ts"
 import type { ImageTaskRequest, TaskOf, VideoTaskRequest } from "../../src/client/Tasks.ts"
 import { IdPrefix, newId } from "../../src/platform/Ids.ts"
 import type { TaskKind } from "../../src/tasks/Task.ts"
-import type { TestGateway } from "./gateway.ts"
 import { api } from "./api.ts"
+import type { TestGateway } from "./gateway.ts"
 import { query } from "./tasks.ts"
 
 /** Follows `after` = `last_id` until `has_more` is false, checking the envelope of every page. */
