@@ -1,5 +1,6 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import type { AssetListParams } from "../../src/client/Assets.ts"
 import { createAccount } from "../support/adminApi.ts"
 import { api } from "../support/api.ts"
 import { insertAsset, insertTask, localObjectFile, runTask, storageKeyOf, walkAssets } from "../support/assets.ts"
@@ -112,7 +113,7 @@ describe(`assets API (${backend})`, () => {
     // The images were written after the video, each task's items in order.
     expect(all.map((a) => a.id)).toEqual([i1, i0, v])
     expect(all[2]).toEqual((await get(`/v1/assets/${v}`)).body)
-    const ids = async (filters: Record<string, string>, limit?: number) =>
+    const ids = async (filters: AssetListParams, limit?: number) =>
       (await walkAssets(gw, owner.resource.key, filters, limit)).map((a) => a.id)
 
     expect(await ids({ kind: "video" })).toEqual([v])
@@ -124,12 +125,12 @@ describe(`assets API (${backend})`, () => {
 
     const created = Object.fromEntries(all.map((a) => [a.id, a.created_at as number]))
     const lo = created[i0]!
-    expect(await ids({ created_after: String(lo) })).toEqual([i1, i0, v].filter((id) => created[id]! >= lo))
-    expect(await ids({ created_before: String(created[v]!) })).toEqual(
+    expect(await ids({ created_after: lo })).toEqual([i1, i0, v].filter((id) => created[id]! >= lo))
+    expect(await ids({ created_before: created[v]! })).toEqual(
       [i1, i0, v].filter((id) => created[id]! <= created[v]!)
     )
-    expect(await ids({ created_before: String(created[v]! - 1) })).toEqual([])
-    expect(await ids({ created_after: String(lo + 1) })).toEqual([])
+    expect(await ids({ created_before: created[v]! - 1 })).toEqual([])
+    expect(await ids({ created_after: lo + 1 })).toEqual([])
 
     const first = await get("/v1/assets?limit=1")
     expect(first.body).toMatchObject({ has_more: true, first_id: i1, last_id: i1 })
@@ -157,7 +158,7 @@ describe(`assets API (${backend})`, () => {
     }
     const newest = made.slice().reverse()
     const expected = (keep: (a: (typeof made)[number]) => boolean) => newest.filter(keep).map((a) => a.id)
-    const ids = async (filters: Record<string, string>, limit?: number) =>
+    const ids = async (filters: AssetListParams, limit?: number) =>
       (await walkAssets(gw, pager.resource.key, filters, limit)).map((a) => a.id)
 
     expect(await ids({})).toEqual(expected(() => true))
@@ -165,9 +166,9 @@ describe(`assets API (${backend})`, () => {
     expect(await ids({}, 100)).toEqual(expected(() => true))
     expect(await ids({ kind: "image" }, 9)).toEqual(expected((a) => a.kind === "image"))
     expect(await ids({ task_id: tasks[2]!.taskId }, 6)).toEqual(expected((a) => a.taskId === tasks[2]!.taskId))
-    expect(await ids({ created_after: String(T0 + 2), created_before: String(T0 + 4) }, 11))
+    expect(await ids({ created_after: T0 + 2, created_before: T0 + 4 }, 11))
       .toEqual(expected((a) => a.createdAt >= T0 + 2 && a.createdAt <= T0 + 4))
-    expect(await ids({ kind: "video", created_after: String(T0 + 3) }, 5))
+    expect(await ids({ kind: "video", created_after: T0 + 3 }, 5))
       .toEqual(expected((a) => a.kind === "video" && a.createdAt >= T0 + 3))
 
     // A caller deleting what it has paged through keeps paging from the deleted asset.
