@@ -3,6 +3,7 @@ import { Effect, Option } from "effect"
 import type { LookupAddress } from "node:dns"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { guardedLookup, makeTargetHttpClient, PRIVATE_TARGET } from "../../src/runtime/node/TargetHttpClient.ts"
+import type { VideoTask } from "../../src/tasks/Task.ts"
 import { nextAttemptAt, retryPolicy } from "../../src/webhooks/DeliveryRules.ts"
 import { WebhookEventRecord } from "../../src/webhooks/EventRecord.ts"
 import { createAccount, operator } from "../support/adminApi.ts"
@@ -11,7 +12,7 @@ import { configWith } from "../support/config.ts"
 import { backend } from "../support/database.ts"
 import { eventually, sleep } from "../support/eventually.ts"
 import { startGateway, type TestGateway } from "../support/gateway.ts"
-import { admin, call, expectError } from "../support/http.ts"
+import { expectError, raw, rawAdmin } from "../support/http.ts"
 import { type Receipt, type Receiver, startReceiver, verifyStandardWebhook } from "../support/receiver.ts"
 import { query, videoRequest } from "../support/tasks.ts"
 
@@ -104,17 +105,18 @@ describe(`webhook delivery (${backend})`, { timeout: 60_000 }, () => {
     for (const receipt of receipts) {
       const payload = expectAuthentic(receipt, acct.webhookKey)
       // Read raw: the event's object must equal the task as the wire carries it.
-      const task = await call(gw, "GET", `/v1/video/tasks/${payload.data.object.id}`, { key: acct.resource.key })
-      expect(task.status).toBe(200)
+      const reply = await raw(gw, "GET", `/v1/video/tasks/${payload.data.object.id}`, { key: acct.resource.key })
+      expect(reply.status).toBe(200)
+      const task = reply.body as VideoTask
       expect(payload).toEqual({
         id: expect.stringMatching(/^evt_/),
         object: "event",
         api_version: "2026-07-17",
-        type: `video.task.${task.body.status}`,
+        type: `video.task.${task.status}`,
         created_at: expect.any(Number),
-        data: { object: task.body }
+        data: { object: task }
       })
-      expect(Math.abs(payload.created_at - task.body.completed_at)).toBeLessThanOrEqual(1)
+      expect(Math.abs(payload.created_at - task.completed_at!)).toBeLessThanOrEqual(1)
       expect(Object.keys(payload)).toEqual(["id", "object", "api_version", "type", "created_at", "data"])
     }
     const byTask = new Map(receipts.map((r) => [r.json.data.object.id, r.json]))
@@ -274,14 +276,18 @@ describe(`webhook delivery (${backend})`, { timeout: 60_000 }, () => {
     expect((await events(acct.id, { status: "failed" })).data).toEqual([])
     expect((await events(acct.id, { status: "delivered" })).data).toHaveLength(3)
 
-    expectError(await admin(gw, "GET", `/admin/v1/accounts/${acct.id}/webhook/events?limit=0`), 400, "invalid_request")
     expectError(
-      await admin(gw, "GET", `/admin/v1/accounts/${acct.id}/webhook/events?colour=red`),
+      await rawAdmin(gw, "GET", `/admin/v1/accounts/${acct.id}/webhook/events?limit=0`),
       400,
       "invalid_request"
     )
-    expectError(await admin(gw, "GET", `/admin/v1/accounts/acct_nope/webhook/events`), 404, "account_not_found")
-    expectError(await call(gw, "GET", `/admin/v1/accounts/${acct.id}/webhook/events`), 401, "invalid_api_key")
+    expectError(
+      await rawAdmin(gw, "GET", `/admin/v1/accounts/${acct.id}/webhook/events?colour=red`),
+      400,
+      "invalid_request"
+    )
+    expectError(await rawAdmin(gw, "GET", `/admin/v1/accounts/acct_nope/webhook/events`), 404, "account_not_found")
+    expectError(await raw(gw, "GET", `/admin/v1/accounts/${acct.id}/webhook/events`), 401, "invalid_api_key")
   })
 })
 
@@ -333,7 +339,11 @@ describe(`private targets refused (${backend})`, { timeout: 60_000 }, () => {
         "http://intranet/h"
       ]
     ) {
-      expectError(await admin(strict, "PUT", `/admin/v1/accounts/${acct.id}/webhook`, { url }), 400, "invalid_request")
+      expectError(
+        await rawAdmin(strict, "PUT", `/admin/v1/accounts/${acct.id}/webhook`, { url }),
+        400,
+        "invalid_request"
+      )
     }
     expect(await operator(strict).setWebhook(acct.id, { url: "https://hooks.example.com/x" }))
       .toMatchObject({ url: "https://hooks.example.com/x" })
