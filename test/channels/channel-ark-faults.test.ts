@@ -12,6 +12,7 @@ import {
   UPSTREAM
 } from "../support/ark.ts"
 import { backend } from "../support/database.ts"
+import { eventually } from "../support/eventually.ts"
 import { admin } from "../support/http.ts"
 import { ledgerOf } from "../support/tasks.ts"
 
@@ -97,11 +98,10 @@ describe(`the ark channel: states and faults (${backend})`, () => {
   it("a task cancelled upstream (DELETE while queued) fails retryable with its refund", async () => {
     ark.fake.scenarios.push({ queued: Infinity })
     const running = runArk(ark, request("to be cancelled"))
-    const until = Date.now() + 10_000
-    while (!upstreamTasksOf("to be cancelled").some((t) => t.observed > 0)) {
-      if (Date.now() > until) throw new Error("never polled")
-      await new Promise((r) => setTimeout(r, 50))
-    }
+    await eventually(() => upstreamTasksOf("to be cancelled").some((t) => t.observed > 0), "polled", {
+      deadlineMs: 10_000,
+      intervalMs: 50
+    })
     const deleted = await fetch(
       `${ark.fake.url}/contents/generations/tasks/${upstreamTasksOf("to be cancelled")[0]!.id}`,
       {

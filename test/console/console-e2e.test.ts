@@ -1,8 +1,9 @@
 import type { Browser, BrowserContext, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { createAccount } from "../support/adminApi.ts"
 import { collectErrors, ensureConsoleBuilt, inspectPage, launchBrowser } from "../support/browser.ts"
 import { ADMIN_TOKEN, startGateway, type TestGateway } from "../support/gateway.ts"
-import { call, createAccount } from "../support/http.ts"
+import { call } from "../support/http.ts"
 import { type Receiver, startReceiver } from "../support/receiver.ts"
 import { videoRequest } from "../support/tasks.ts"
 
@@ -85,6 +86,7 @@ describe("console end to end", () => {
       if (v.readyState < 1) await new Promise((r) => v.addEventListener("loadedmetadata", r, { once: true }))
       v.muted = true
       await v.play()
+      // In the page: half a second of playing is the scenario.
       await new Promise((r) => setTimeout(r, 500))
       return { duration: v.duration, time: v.currentTime, error: v.error?.message ?? null }
     })

@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type FakeImages, startFakeImages } from "../fakes/openai-images.ts"
+import { createAccount } from "../support/adminApi.ts"
 import { alsoWith, configWith } from "../support/config.ts"
 import { backend } from "../support/database.ts"
 import { freePort, startGateway, type TestGateway } from "../support/gateway.ts"
-import { call, createAccount } from "../support/http.ts"
+import { call } from "../support/http.ts"
 import { ledgerOf, pollTask, query } from "../support/tasks.ts"
 
 /**

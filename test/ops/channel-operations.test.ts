@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { ARK_KEY, type ArkSetup, startArkGateway, UPSTREAM } from "../support/ark.ts"
 import { backend } from "../support/database.ts"
+import { eventually } from "../support/eventually.ts"
 import { admin, call, createAccount, expectError } from "../support/http.ts"
-import { eventually } from "../support/receiver.ts"
 import { videoRequest } from "../support/tasks.ts"
 
 /**

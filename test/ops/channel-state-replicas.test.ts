@@ -5,10 +5,10 @@ import { join } from "node:path"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { configWith } from "../support/config.ts"
 import { createDatabase } from "../support/database.ts"
+import { eventually } from "../support/eventually.ts"
 import { ADMIN_TOKEN, freePort } from "../support/gateway.ts"
 import { admin, call, createAccount, expectError, type Target } from "../support/http.ts"
 import { kill, type Service, start, stop, waitForHealth } from "../support/process.ts"
-import { eventually } from "../support/receiver.ts"
 import { videoRequest } from "../support/tasks.ts"
 
 /**
@@ -101,7 +101,7 @@ describe("channel states across two replicas (postgresql)", () => {
         return (await channelOf(b.target, reply.body.id)) === "sandbox-b" ? Date.now() - since : undefined
       },
       "replica B routes around the disabled channel",
-      WITHIN_MS
+      { deadlineMs: WITHIN_MS }
     )
     console.info(`disable reached the other replica in ${moved} ms`)
 
@@ -124,7 +124,7 @@ describe("channel states across two replicas (postgresql)", () => {
         return reply.status === 202 ? reply : undefined
       },
       "replica A takes the one-channel model again",
-      WITHIN_MS
+      { deadlineMs: WITHIN_MS }
     )
     console.info(`enable reached the other replica in ${Date.now() - enabledSince} ms`)
     const again = await create(a.target, key, TWO)

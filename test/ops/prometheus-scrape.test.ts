@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { eventually } from "../support/eventually.ts"
 import { type FakeGatewayEnv, runTask, startFakeGatewayEnv, VIDEO, videoTask } from "../support/fakeGateway.ts"
 import { admin, createAccount } from "../support/http.ts"
 import { METRICS_TOKEN, samplesOf, scrape, valueOf } from "../support/metrics.ts"
 import { type Prometheus, startPrometheus } from "../support/prometheus.ts"
-import { eventually, startReceiver } from "../support/receiver.ts"
+import { startReceiver } from "../support/receiver.ts"
 
 describe("a real Prometheus scraping the gateway", () => {
   let env: FakeGatewayEnv

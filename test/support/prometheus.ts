@@ -2,8 +2,8 @@ import { type ChildProcess, spawn } from "node:child_process"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { eventually } from "./eventually.ts"
 import { freePort } from "./gateway.ts"
-import { eventually } from "./receiver.ts"
 
 /** A Prometheus server of its own (Debian's `prometheus`), on a free port with a temporary storage directory. */
 export interface Prometheus {

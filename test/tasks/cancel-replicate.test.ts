@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { backend } from "../support/database.ts"
+import { eventually } from "../support/eventually.ts"
 import { call, createAccount } from "../support/http.ts"
-import { eventually } from "../support/receiver.ts"
 import { REPLICATE_TOKEN, type ReplicateSetup, startReplicateGateway } from "../support/replicate.ts"
 import { eventsOf, query } from "../support/tasks.ts"
 import { expectRefunded } from "../support/upstream.ts"

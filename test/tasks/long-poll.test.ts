@@ -5,9 +5,9 @@ import { preferredWait } from "../../src/tasks/LongPollHttp.ts"
 import { TaskChanges } from "../../src/tasks/TaskChanges.ts"
 import { unthrottled } from "../support/config.ts"
 import { backend } from "../support/database.ts"
+import { eventually } from "../support/eventually.ts"
 import { startGateway, type TestGateway } from "../support/gateway.ts"
 import { call, createAccount, expectError } from "../support/http.ts"
-import { eventually } from "../support/receiver.ts"
 import { videoRequest } from "../support/tasks.ts"
 
 let gw: TestGateway
