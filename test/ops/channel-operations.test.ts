@@ -15,6 +15,7 @@ import { videoRequest } from "../support/tasks.ts"
 
 const WRONG = "provy-famS-2.0-480p"
 const MAIN = "provy-famS-2.0-720p"
+const HANDED = "provy-famS-2.0-fast-480p"
 
 let ark: ArkSetup
 let key: string
@@ -24,8 +25,12 @@ let resourceKey: string
 beforeAll(async () => {
   ark = await startArkGateway({
     [WRONG]: [{ channel: "byteplus-wrong", upstream_model: UPSTREAM }],
-    [MAIN]: [{ channel: "byteplus", upstream_model: UPSTREAM }]
-  }, { "byteplus-wrong": { credentials: { api_key: { env: "ARK_WRONG_KEY" } } } })
+    [MAIN]: [{ channel: "byteplus", upstream_model: UPSTREAM }],
+    [HANDED]: [{ channel: "byteplus-one", upstream_model: UPSTREAM }, "sandbox"]
+  }, {
+    "byteplus-wrong": { credentials: { api_key: { env: "ARK_WRONG_KEY" } } },
+    "byteplus-one": { concurrency: 1 }
+  })
   const account = await createAccount(ark.gw, { name: "operator-view", wallet_credits: 1000 })
   key = account.model.key
   accountId = account.id
@@ -103,6 +108,62 @@ describe(`channel operations against the fake Ark (${backend})`, () => {
     expect(list.data.find((c: any) => c.name === "byteplus")).toMatchObject({ state: "draining", in_flight: 0 })
 
     expect((await admin(ark.gw, "POST", "/admin/v1/channels/byteplus/enable")).body.state).toBe("enabled")
-    expect((await create(MAIN, "after the drain")).status).toBe(202)
+    const after = await create(MAIN, "after the drain")
+    expect(after.status).toBe(202)
+    // Its create reaches Ark before the next test scripts Ark's next task.
+    await eventually(async () => {
+      const reply = await task(after.body.id)
+      return reply.body.status === "succeeded" ? reply.body : undefined
+    }, "the task after the drain succeeds")
+  })
+
+  it("disabled: a task queued on the channel goes on to the model's next channel as failover; the one upstream is still polled", async () => {
+    // The channel's one slot is held by a task Ark keeps queued; the next task waits in the queue.
+    ark.fake.scenarios.push({ queued: Infinity })
+    const holding = await create(HANDED, "holds the only slot")
+    await eventually(
+      async () => {
+        const view = (await admin(ark.gw, "GET", `/admin/v1/tasks/${holding.body.id}`)).body
+        return view.engine.upstream_id !== null ? view : undefined
+      },
+      "the first task is upstream",
+      10_000
+    )
+    const queued = await create(HANDED, "queued behind it")
+    expect((await admin(ark.gw, "GET", `/admin/v1/tasks/${queued.body.id}`)).body.engine).toMatchObject({
+      channel: "byteplus-one",
+      run_state: "available"
+    })
+
+    expect((await admin(ark.gw, "POST", "/admin/v1/channels/byteplus-one/disable")).body.state).toBe("disabled")
+    const done = await eventually(
+      async () => {
+        const reply = await task(queued.body.id)
+        return reply.body.status === "succeeded" ? reply.body : undefined
+      },
+      "the queued task runs on the next channel",
+      10_000
+    )
+    expect(done.status).toBe("succeeded")
+    const view = (await admin(ark.gw, "GET", `/admin/v1/tasks/${queued.body.id}`)).body
+    expect(view.channels_tried).toEqual(["byteplus-one", "sandbox"])
+    expect(view.attempts).toMatchObject([
+      {
+        channel: "byteplus-one",
+        outcome: "failover",
+        last_answer: { skipped: "channel disabled", next_channel: "sandbox" }
+      },
+      { channel: "sandbox", outcome: "succeeded" }
+    ])
+    // The task upstream stays on the disabled channel, waiting for its next poll (the poller's backoff spaces them).
+    const holdingView = (await admin(ark.gw, "GET", `/admin/v1/tasks/${holding.body.id}`)).body
+    expect(holdingView.engine.channel, JSON.stringify(holdingView)).toBe("byteplus-one")
+    expect(["waiting", "polling"], JSON.stringify(holdingView)).toContain(holdingView.engine.run_state)
+    expect(holdingView.engine.polls).toBeGreaterThanOrEqual(1)
+    expect((await admin(ark.gw, "GET", "/admin/v1/channels/byteplus-one")).body).toMatchObject({
+      state: "disabled",
+      in_flight: 1,
+      waiting: 0
+    })
   })
 })
