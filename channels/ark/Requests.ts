@@ -159,3 +159,9 @@ export const listRequest = (base: string, apiKey: string, ids: ReadonlyArray<str
       ...ids.map((id) => ["filter.task_ids", id] as const)
     ]
   }).pipe(HttpClientRequest.bearerToken(apiKey))
+
+/** Ark's cancel: `DELETE` of a queued task cancels it (of a finished one, deletes its record: see index.ts). */
+export const deleteRequest = (base: string, apiKey: string, id: string) =>
+  HttpClientRequest.del(`${base}/contents/generations/tasks/${encodeURIComponent(id)}`).pipe(
+    HttpClientRequest.bearerToken(apiKey)
+  )

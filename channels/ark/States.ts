@@ -1,4 +1,4 @@
-import { UpstreamState } from "../../src/channel/contract/Adapter.ts"
+import { UpstreamState, withUpstream } from "../../src/channel/contract/Adapter.ts"
 import { fromTaskFailure } from "./Failures.ts"
 
 /**
@@ -38,7 +38,13 @@ export const stateOf = (task: ArkTask): UpstreamState => {
     case "failed":
     case "expired":
     case "cancelled":
-      return UpstreamState.Failed({ error: fromTaskFailure(status, str(task.error?.code) ?? ""), answer: task })
+      return UpstreamState.Failed({
+        error: withUpstream(fromTaskFailure(status, str(task.error?.code) ?? ""), {
+          code: str(task.error?.code) ?? status,
+          message: str(task.error?.message)
+        }),
+        answer: task
+      })
     default:
       return UpstreamState.Unknown({ answer: task })
   }
@@ -58,4 +64,12 @@ export const statesOf = (body: unknown): Map<string, UpstreamState> | undefined 
     if (id !== undefined) states.set(id, stateOf(task))
   }
   return states
+}
+
+/** Ark's own status word for one task of a list answer; undefined when the answer does not name the task. */
+export const statusIn = (body: unknown, id: string): string | undefined => {
+  const items = (body as { items?: unknown } | null)?.items
+  if (!Array.isArray(items)) return undefined
+  const task = (items as ReadonlyArray<ArkTask>).find((t) => str(t?.id) === id)
+  return task === undefined ? undefined : str(task.status)
 }

@@ -1,16 +1,21 @@
 import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { Effect, Either, Redacted, Schema, Stream } from "effect"
 import {
+  answerDetail,
   type AsyncRunner,
+  type CancelOutcome,
+  checkExchange,
   defineAdapter,
   exchange as send,
   type GenerationError,
+  hasArray,
   HttpUrl,
   type ResultRef,
   SecretFromEnv,
   SubmitOutcome,
   type UpstreamState,
-  type VideoJob
+  type VideoJob,
+  withUpstream
 } from "../../src/channel/contract/Adapter.ts"
 import { arkCallbacks } from "./Callbacks.ts"
 import {
@@ -22,8 +27,8 @@ import {
   resultExpired,
   unsupported
 } from "./Failures.ts"
-import { createBody, createRequest, listBatches, listRequest, MAX_IDS_PER_LIST } from "./Requests.ts"
-import { statesOf } from "./States.ts"
+import { createBody, createRequest, deleteRequest, listBatches, listRequest, MAX_IDS_PER_LIST } from "./Requests.ts"
+import { statesOf, statusIn } from "./States.ts"
 
 /**
  * `ark`: famS (Seedance) video models on BytePlus ModelArk or Volcengine Ark
@@ -42,6 +47,9 @@ import { statesOf } from "./States.ts"
  *   without our key (a second signature would break it) and re-hosted.
  * - callbacks (`"callbacks": true`): `callback_url` is sent and Ark's
  *   unsigned task-object callbacks only hasten the poll (Callbacks.ts).
+ * - cancel: `DELETE` of the task, only while a list shows it `queued`: Ark
+ *   refuses a running one (not cancellable, it goes on), and a DELETE of a
+ *   finished one would delete its record, result and all.
  * - no find: Ark has no idempotency key and keeps no field of ours on a
  *   task (docs/adapters/ark.md, Failures), so a create whose answer is lost cannot be told apart
  *   from a neighbour's task of the same model; the engine fails it with its
@@ -62,6 +70,20 @@ export default defineAdapter({
   // The famS plugin declares `provider_options.famS` (seed, camera_fixed); Ark needs no namespace of its own.
   providerOptions: {},
   callbacks: () => arkCallbacks,
+  // The task list, one item: free, changes nothing, and needs the key.
+  check: (channel) =>
+    Effect.flatMap(HttpClient.HttpClient, (client) =>
+      checkExchange(
+        client,
+        HttpClientRequest.get(`${channel.settings.base_url.replace(/\/+$/, "")}/contents/generations/tasks`, {
+          urlParams: { page_num: "1", page_size: "1" }
+        }).pipe(HttpClientRequest.bearerToken(Redacted.value(channel.settings.credentials.api_key))),
+        {
+          what: "GET /contents/generations/tasks (one item)",
+          seconds: channel.settings.timeouts.poll_s,
+          looksRight: hasArray("items")
+        }
+      )),
   make: (channel) =>
     Effect.gen(function*() {
       const client = yield* HttpClient.HttpClient
@@ -104,7 +126,10 @@ export default defineAdapter({
             ambiguous
           )
           if (answer.status < 200 || answer.status > 299) {
-            return yield* fromCreateStatus(answer.status, answer.headers, answer.body)
+            return yield* withUpstream(
+              fromCreateStatus(answer.status, answer.headers, answer.body),
+              answerDetail(answer)
+            )
           }
           const created = Schema.decodeUnknownOption(Created)(answer.body)
           // A 2xx without an id may still have created a task we cannot poll.
@@ -118,7 +143,9 @@ export default defineAdapter({
           const states = new Map<string, UpstreamState>()
           for (const batch of listBatches(ids)) {
             const answer = yield* exchange(listRequest(base, apiKey, batch), timeouts.poll_s, "a list", pollFailed)
-            if (answer.status !== 200) return yield* fromPollStatus(answer.headers, answer.body)
+            if (answer.status !== 200) {
+              return yield* withUpstream(fromPollStatus(answer.headers, answer.body), answerDetail(answer))
+            }
             const found = statesOf(answer.body)
             if (found === undefined) return yield* pollFailed()
             for (const [id, state] of found) states.set(id, state)
@@ -143,8 +170,22 @@ export default defineAdapter({
           })
         )
 
+      const cancel = (id: string) =>
+        Effect.gen(function*() {
+          const listed = yield* exchange(listRequest(base, apiKey, [id]), timeouts.poll_s, "a list", pollFailed)
+          if (listed.status !== 200) return yield* fromPollStatus(listed.headers, listed.body)
+          if (statusIn(listed.body, id) !== "queued") return "not_cancellable" as CancelOutcome
+          const answer = yield* exchange(deleteRequest(base, apiKey, id), timeouts.poll_s, "a delete", pollFailed)
+          if (answer.status >= 200 && answer.status <= 299) return "cancelled" as CancelOutcome
+          // Started (or ended) since the list: Ark refuses, and the task goes on to its end.
+          if (answer.status === 400 || answer.status === 404 || answer.status === 409) {
+            return "not_cancellable" as CancelOutcome
+          }
+          return yield* fromPollStatus(answer.headers, answer.body)
+        })
+
       // One list call asks about a whole engine batch (fewer ids per call only when long ids fill its query string).
-      const video: AsyncRunner<VideoJob> = { submit, poll, pollBatch: MAX_IDS_PER_LIST, fetchResult }
+      const video: AsyncRunner<VideoJob> = { submit, poll, pollBatch: MAX_IDS_PER_LIST, fetchResult, cancel }
       return { video }
     })
 })

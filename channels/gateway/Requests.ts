@@ -110,3 +110,9 @@ export const queryRequest = (base: string, kind: "video" | "image", resourceKey:
     HttpClientRequest.bearerToken(resourceKey),
     HttpClientRequest.bodyUnsafeJson({ task_ids: ids })
   )
+
+/** The upstream gateway's own cancel of one of its tasks, with the `ak_` key. */
+export const cancelRequest = (base: string, kind: "video" | "image", resourceKey: string, id: string) =>
+  HttpClientRequest.post(`${base}/v1/${kind}/tasks/${encodeURIComponent(id)}/cancel`).pipe(
+    HttpClientRequest.bearerToken(resourceKey)
+  )

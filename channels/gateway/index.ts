@@ -1,18 +1,23 @@
 import { HttpBody, HttpClient, HttpClientRequest } from "@effect/platform"
 import { Effect, Redacted, Schema, Stream } from "effect"
 import {
+  answerDetail,
   type AsyncRunner,
+  type CancelOutcome,
+  checkExchange,
   defineAdapter,
   exchange as send,
+  hasArray,
   HttpUrl,
   type ImageJob,
   type ResultRef,
   SecretFromEnv,
   SubmitOutcome,
-  type VideoJob
+  type VideoJob,
+  withUpstream
 } from "../../src/channel/contract/Adapter.ts"
 import { ambiguous, FAILED_CODE, fromStatus, fromTransport, type Kind, transient } from "./Failures.ts"
-import { createRequest, imageBody, queryRequest, videoBody } from "./Requests.ts"
+import { cancelRequest, createRequest, imageBody, queryRequest, videoBody } from "./Requests.ts"
 import { statesOf } from "./States.ts"
 
 /**
@@ -36,6 +41,9 @@ import { statesOf } from "./States.ts"
  *   creating a second one, so after a time-out we learn the id of the task
  *   our lost request created (or create it, if the request never arrived) and
  *   the upstream never runs, nor charges, the task twice.
+ * - cancel: the upstream's own `POST {base}/v1/{kind}/tasks/{id}/cancel`
+ *   with the `ak_` key: 200 is cancelled there (refunded to us), 409
+ *   `task_not_cancellable` (or a task it does not know) is not cancellable.
  */
 
 const Created = Schema.Struct({ id: Schema.String })
@@ -50,6 +58,16 @@ export default defineAdapter({
     credentials: Schema.Struct({ model_token: SecretFromEnv, resource_key: SecretFromEnv })
   }),
   providerOptions: {},
+  // The peer's model list with the model token: free, changes nothing, and needs the token.
+  check: (channel) =>
+    Effect.flatMap(HttpClient.HttpClient, (client) =>
+      checkExchange(
+        client,
+        HttpClientRequest.get(`${channel.settings.base_url.replace(/\/+$/, "")}/v1/models`).pipe(
+          HttpClientRequest.bearerToken(Redacted.value(channel.settings.credentials.model_token))
+        ),
+        { what: "GET /v1/models", seconds: channel.settings.timeouts.poll_s, looksRight: hasArray("data") }
+      )),
   make: (channel) =>
     Effect.gen(function*() {
       const client = yield* HttpClient.HttpClient
@@ -83,7 +101,10 @@ export default defineAdapter({
                 upstream_status: answer.status,
                 upstream_body: answer.text.slice(0, 500)
               }))
-              return yield* fromStatus(kind, answer.status, answer.headers, answer.body)
+              return yield* withUpstream(
+                fromStatus(kind, answer.status, answer.headers, answer.body),
+                answerDetail(answer)
+              )
             }
             const created = Schema.decodeUnknownOption(Created)(answer.body)
             // A 2xx without an id cannot be polled; the create may have happened, so find decides.
@@ -99,7 +120,12 @@ export default defineAdapter({
             timeouts.poll_s,
             "a batch query"
           )
-          if (answer.status !== 200) return yield* fromStatus(kind, answer.status, answer.headers, answer.body)
+          if (answer.status !== 200) {
+            return yield* withUpstream(
+              fromStatus(kind, answer.status, answer.headers, answer.body),
+              answerDetail(answer)
+            )
+          }
           return statesOf(answer.body, kind, base, FAILED_CODE[kind])
         })
 
@@ -115,6 +141,14 @@ export default defineAdapter({
           })
         )
 
+      const cancel = (kind: Kind) => (id: string) =>
+        Effect.gen(function*() {
+          const answer = yield* exchange(kind, cancelRequest(base, kind, resourceKey, id), timeouts.poll_s, "a cancel")
+          if (answer.status === 200) return "cancelled" as CancelOutcome
+          if (answer.status === 409 || answer.status === 404) return "not_cancellable" as CancelOutcome
+          return yield* fromStatus(kind, answer.status, answer.headers, answer.body)
+        })
+
       const runnerOf = <J extends VideoJob | ImageJob>(
         kind: Kind,
         encode: (job: J) => Parameters<typeof createRequest>[4]
@@ -125,6 +159,7 @@ export default defineAdapter({
           poll: poll(kind),
           pollBatch: QUERY_BATCH,
           fetchResult: fetchResult(kind),
+          cancel: cancel(kind),
           // The same create, same key: the upstream answers with the task it already holds (see above).
           find: (job) =>
             submit(job).pipe(Effect.map((outcome) => (outcome._tag === "Accepted" ? outcome.upstreamId : undefined)))

@@ -102,6 +102,7 @@ export const api = {
 
   tasks: (params: TaskLogQuery) => call<"listTasks">("GET", `/tasks${query(params)}`),
   task: (id: string) => call<"getTask">("GET", `/tasks/${segment(id)}`),
+  cancelTask: (id: string) => call<"cancelTask">("POST", `/tasks/${segment(id)}/cancel`),
   assets: (params: Wire<typeof Api.AssetParams>) => call<"listAssets">("GET", `/assets${query(params)}`),
   deleteAsset: (id: string) => call<"deleteAsset">("DELETE", `/assets/${segment(id)}`),
   uploads: () => call<"listUploads">("GET", "/uploads"),
@@ -128,5 +129,8 @@ export const api = {
 }
 
 /** The URL through which the page loads an asset's bytes (same origin, the session authorises it). */
+/** A task's live status stream (server-sent events), for an `EventSource`: the session's cookie rides along. */
+export const taskEventsUrl = (id: string) => `/console/api/tasks/${segment(id)}/events`
+
 export const assetUrl = (assetId: string, download = false) =>
   `/console/api/assets/${segment(assetId)}/content${download ? "?download=1" : ""}`

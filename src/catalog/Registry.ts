@@ -7,6 +7,7 @@ import { VideoFamily, type VideoModelCapability } from "./contract/Capabilities.
 import { ImageFamily, type ImageModelCapability } from "./contract/ImageCapabilities.ts"
 import type { ImageModelRules } from "./ImageRequest.ts"
 import { narrowCapability } from "./Narrower.ts"
+import { checkRoutes } from "./RouteChecks.ts"
 import { routedOptions } from "./RoutedOptions.ts"
 
 /** A model as the gateway serves it: the plugin's capabilities with the operator's settings. */
@@ -88,6 +89,7 @@ export class Registry extends Context.Tag("Registry")<Registry, RegistryService>
           const common = { family: family.family, ownedBy: family.owned_by, settings, routes, price }
           if (family.type === "image") {
             const providerOptions = yield* routedOptions(channels, capability.id, "image", {}, routes)
+            yield* checkRoutes(channels, capability.id, family.family, "image", routes)
             servedImages.set(capability.id, {
               ...common,
               capability: capability as ImageModelCapability,
@@ -96,6 +98,7 @@ export class Registry extends Context.Tag("Registry")<Registry, RegistryService>
           } else {
             const video = capability as VideoModelCapability
             const options = yield* routedOptions(channels, capability.id, "video", video.provider_options, routes)
+            yield* checkRoutes(channels, capability.id, family.family, "video", routes)
             const full = { ...video, provider_options: options }
             const narrowed = yield* Effect.forEach(routes, (route) => {
               if (route.narrower === undefined) return Effect.succeed(route)

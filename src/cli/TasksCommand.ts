@@ -1,6 +1,6 @@
 import { Args, Command, Options } from "@effect/cli"
 import { Effect, Option } from "effect"
-import { type AnyTask, getTask, listImageTasks, listVideoTasks } from "../client/Tasks.ts"
+import { type AnyTask, cancelTask, getTask, listImageTasks, listVideoTasks } from "../client/Tasks.ts"
 import type { TaskKind } from "../tasks/Task.ts"
 import { common, output, withGateway } from "./Common.ts"
 import { printTask, watchTask } from "./TaskFlow.ts"
@@ -100,7 +100,17 @@ const watch = Command.make("watch", {
     )
   )
 
+const cancel = Command.make("cancel", { ...common, kind: kindOption, taskId }, (o) =>
+  Effect.gen(function*() {
+    const task = yield* cancelTask(yield* kindOf(o.kind, o.taskId), o.taskId)
+    yield* printTask(o, task, [])
+  }).pipe(withGateway(o, ["resource"]))).pipe(
+    Command.withDescription(
+      "Cancel a task: one no provider has started ends at once, refunded in full; one a provider runs is cancelled there where the provider can. Fails with task_not_cancellable (and the reason) otherwise."
+    )
+  )
+
 export const tasks = Command.make("tasks").pipe(
   Command.withDescription("Your video and image tasks."),
-  Command.withSubcommands([list, get, watch])
+  Command.withSubcommands([list, get, watch, cancel])
 )

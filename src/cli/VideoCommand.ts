@@ -1,10 +1,17 @@
 import { Command, Options } from "@effect/cli"
 import { Effect, Option } from "effect"
 import { isUrl } from "../client/LocalFiles.ts"
-import { createVideoTask, type VideoTaskRequest } from "../client/Tasks.ts"
+import { createVideoTask, quoteVideoTask, type VideoTaskRequest } from "../client/Tasks.ts"
 import { common, jsonObject, withGateway } from "./Common.ts"
+import { printQuote } from "./QuoteFlow.ts"
 import { finishCreate } from "./TaskFlow.ts"
 import { placeReferences, uploadReferences } from "./VideoReferences.ts"
+
+/** The create's headers from the shared options: Idempotency-Key and Cancel-After. */
+export const createHeaders = (o: {
+  readonly idempotencyKey: Option.Option<string>
+  readonly cancelAfter: Option.Option<string>
+}) => ({ idempotencyKey: Option.getOrUndefined(o.idempotencyKey), cancelAfter: Option.getOrUndefined(o.cancelAfter) })
 
 /** A flag taking a local file or an http(s) URL, as often as wanted. */
 const reference = (name: string, description: string) =>
@@ -16,6 +23,13 @@ export const createOptions = {
     Options.withPseudoName("KEY"),
     Options.optional,
     Options.withDescription("Sent as Idempotency-Key: the same request again with the same key returns the same task.")
+  ),
+  cancelAfter: Options.text("cancel-after").pipe(
+    Options.withPseudoName("DURATION"),
+    Options.optional,
+    Options.withDescription(
+      "Sent as Cancel-After: cancel (and refund) the task if it has not ended by then; 45s, 10m, 2h or seconds, 10 s to 48 h."
+    )
   ),
   clientReferenceId: Options.text("client-reference-id").pipe(
     Options.withPseudoName("ID"),
@@ -45,6 +59,11 @@ export const createOptions = {
     Options.withPseudoName("SECONDS"),
     Options.optional,
     Options.withDescription("Stop waiting after this many seconds (exit 3); the task itself goes on.")
+  ),
+  quote: Options.boolean("quote").pipe(
+    Options.withDescription(
+      "Print what the task would cost and whether the balances cover it, instead of creating it (nothing is charged)."
+    )
   )
 }
 
@@ -98,7 +117,7 @@ const create = Command.make("create", {
   const local = [...flags.images, ...Option.toArray(o.lastFrame), ...flags.videos, ...flags.audios].some((v) =>
     !isUrl(v)
   )
-  const follows = o.wait || Option.isSome(o.out) || local
+  const follows = (!o.quote && (o.wait || Option.isSome(o.out))) || local
   return Effect.gen(function*() {
     // The flags are checked before any file is uploaded.
     yield* placeReferences(flags, (value) => value)
@@ -118,7 +137,8 @@ const create = Command.make("create", {
       ...(metadata === undefined ? {} : { metadata }),
       ...(providerOptions === undefined ? {} : { provider_options: providerOptions })
     }
-    const reply = yield* createVideoTask(request, { idempotencyKey: Option.getOrUndefined(o.idempotencyKey) })
+    if (o.quote) return yield* printQuote(o, yield* quoteVideoTask(request))
+    const reply = yield* createVideoTask(request, createHeaders(o))
     yield* finishCreate(o, "video", reply, o)
   }).pipe(withGateway(o, follows ? ["model", "resource"] : ["model"]))
 }).pipe(

@@ -1,6 +1,7 @@
 import type { HttpClientResponse } from "@effect/platform"
 import { Effect } from "effect"
 import type { VideoCreateRequest } from "../catalog/VideoCreateRequest.ts"
+import type { TaskQuote as TaskQuoteSchema } from "../tasks/QuoteApi.ts"
 import type { ImageCreateRequest } from "../tasks/Requests.ts"
 import type { ImageTask, TaskKind, VideoTask } from "../tasks/Task.ts"
 import { type ApiClient, GatewayClient } from "./Client.ts"
@@ -22,6 +23,11 @@ export interface TaskReply<T> {
 
 export interface CreateOptions {
   readonly idempotencyKey?: string | undefined
+  /**
+   * `Cancel-After`: the task is cancelled (and refunded) if it has not ended
+   * by then: `45s`, `10m`, `2h`, or a number of seconds, from 10 s to 48 h.
+   */
+  readonly cancelAfter?: string | number | undefined
 }
 
 const reply = <T>([task, response]: readonly [T, HttpClientResponse.HttpClientResponse]): TaskReply<T> => ({
@@ -30,8 +36,10 @@ const reply = <T>([task, response]: readonly [T, HttpClientResponse.HttpClientRe
   replayed: response.headers["idempotent-replayed"] === "true"
 })
 
-const headers = (options: CreateOptions | undefined) =>
-  options?.idempotencyKey === undefined ? {} : { "idempotency-key": options.idempotencyKey }
+const headers = (options: CreateOptions | undefined) => ({
+  ...(options?.idempotencyKey === undefined ? {} : { "idempotency-key": options.idempotencyKey }),
+  ...(options?.cancelAfter === undefined ? {} : { "cancel-after": String(options.cancelAfter) })
+})
 
 /** Runs one call of the contract with the key its endpoint takes, failing only with the client's errors. */
 export const withClient = <A, E>(f: (client: ApiClient) => Effect.Effect<A, E>, key: "model" | "resource") =>
@@ -57,6 +65,26 @@ export const createImageTask = (request: ImageTaskRequest | FormData, options?: 
       : c.taskCreate.createImageTask({ payload: request, headers: headers(options), withResponse: true }), "model")
     .pipe(Effect.map(reply))
 
+export type TaskQuote = typeof TaskQuoteSchema.Type
+
+/**
+ * `POST /v1/video/tasks/quote` with the model token: what creating this
+ * request would charge and whether the balances cover it now; nothing is
+ * created. Refused with the create's own 400s.
+ */
+export const quoteVideoTask = (request: VideoTaskRequest) =>
+  withClient((c): Effect.Effect<TaskQuote, unknown> => c.taskQuote.quoteVideoTask({ payload: request }), "model")
+
+/** `POST /v1/image/tasks/quote`: the same for an image request, in either form of the create. */
+export const quoteImageTask = (request: ImageTaskRequest | FormData) =>
+  withClient(
+    (c): Effect.Effect<TaskQuote, unknown> =>
+      request instanceof FormData
+        ? c.taskQuote.quoteImageTask({ payload: request })
+        : c.taskQuote.quoteImageTask({ payload: request }),
+    "model"
+  )
+
 /** `GET /v1/{kind}/tasks/{id}` with the resource key. */
 export const getTask = <K extends TaskKind>(kind: K, id: string) =>
   withClient(
@@ -66,6 +94,20 @@ export const getTask = <K extends TaskKind>(kind: K, id: string) =>
         : c.taskRead.getImageTask({ path: { task_id: id }, withResponse: true }),
     "resource"
   ).pipe(Effect.map((answer) => reply(answer as readonly [TaskOf<K>, HttpClientResponse.HttpClientResponse])))
+
+/**
+ * `POST /v1/{kind}/tasks/{id}/cancel` with the resource key: the task, ended
+ * `failed` with `task_cancelled` (or as it already was, if it was cancelled
+ * before); a task that cannot be cancelled fails with 409 `task_not_cancellable`.
+ */
+export const cancelTask = <K extends TaskKind>(kind: K, id: string) =>
+  withClient(
+    (c): Effect.Effect<AnyTask, unknown> =>
+      kind === "video"
+        ? c.taskControl.cancelVideoTask({ path: { task_id: id } })
+        : c.taskControl.cancelImageTask({ path: { task_id: id } }),
+    "resource"
+  ).pipe(Effect.map((task) => task as TaskOf<K>))
 
 export type VideoListParams = Parameters<ApiClient["taskRead"]["listVideoTasks"]>[0]["urlParams"]
 export type ImageListParams = Parameters<ApiClient["taskRead"]["listImageTasks"]>[0]["urlParams"]

@@ -25,13 +25,16 @@ export type { ImageEditFields } from "./ImageFiles.ts"
 export { describeFile, isUrl, type LocalFile } from "./LocalFiles.ts"
 export { type CallOptions, createClient, type GatewayPromiseClient } from "./Promise.ts"
 export {
+  cancelTask,
   createImageTask,
   createVideoTask,
   getTask,
   listImageTasks,
   listModels,
   listVideoTasks,
-  queryTasks
+  queryTasks,
+  quoteImageTask,
+  quoteVideoTask
 } from "./Tasks.ts"
 export type {
   AnyTask,
@@ -39,9 +42,11 @@ export type {
   ImageListParams,
   ImageTaskRequest,
   TaskOf,
+  TaskQuote,
   TaskReply,
   VideoListParams,
   VideoTaskRequest
 } from "./Tasks.ts"
 export { type Uploaded, uploadFiles, type UploadOptions, type UploadProgress } from "./Uploads.ts"
 export { waitForTask, type WaitOptions } from "./Wait.ts"
+export { type WatchOptions, watchTask, watchUntilDone } from "./Watch.ts"

@@ -16,7 +16,7 @@ import {
   CreditsRequest,
   IssuedKey
 } from "../accounts/Account.ts"
-import { AccountNotFound, InvalidAccountRequest, KeyNotFound } from "../accounts/Errors.ts"
+import { AccountNotFound, InvalidAccountRequest, KeyNotFound, RateLimited } from "../accounts/Errors.ts"
 import { Asset, AssetDeleted } from "../assets/Asset.ts"
 import { AssetNotFound } from "../assets/Errors.ts"
 import { BodyErrors, errors, httpFailures, ResourceId } from "../platform/http/ErrorContract.ts"
@@ -24,7 +24,8 @@ import { ListEnvelope } from "../platform/http/ListEnvelope.ts"
 import { PageLimit, UnixSeconds } from "../platform/http/ListQuery.ts"
 import { InvalidTargetUrl } from "../platform/TargetUrl.ts"
 import { StorageUnavailable } from "../storage/Errors.ts"
-import { InvalidTaskRequest, TaskNotFound } from "../tasks/Errors.ts"
+import { InvalidTaskRequest, TaskNotCancellable, TaskNotFound } from "../tasks/Errors.ts"
+import { TaskEventStream } from "../tasks/EventsApi.ts"
 import { ImageTask, TaskKind, TaskStatus, VideoTask } from "../tasks/Task.ts"
 import { UnknownEventCursor, WebhookNotConfigured } from "../webhooks/Errors.ts"
 import { WebhookEventList, WebhookEventRecord, WebhookEventStatus } from "../webhooks/EventRecord.ts"
@@ -345,6 +346,17 @@ export class ConsoleApi extends HttpApiGroup.make("console")
   .add(
     HttpApiEndpoint.get("getTask", `${API}/tasks/:id`).setPath(taskPath).addSuccess(TaskPage)
       .addError(errors(TaskNotFound, AccountNotFound))
+      .middleware(ConsoleViewer)
+  )
+  .add(
+    HttpApiEndpoint.post("cancelTask", `${API}/tasks/:id/cancel`).setPath(taskPath).addSuccess(TaskObject)
+      .addError(errors(TaskNotFound, TaskNotCancellable))
+      .middleware(ConsoleCsrf).middleware(ConsoleViewer).middleware(ConsoleOrigin)
+  )
+  .add(
+    // The task page's live status: the API's event stream, bounded per session as the API's is per key.
+    HttpApiEndpoint.get("taskEvents", `${API}/tasks/:id/events`).setPath(taskPath).addSuccess(TaskEventStream)
+      .addError(errors(TaskNotFound, RateLimited))
       .middleware(ConsoleViewer)
   )
   .add(

@@ -4,16 +4,17 @@ import { ModelKeyAuth, ResourceKeyAuth } from "../accounts/Security.ts"
 import { InsufficientBalance } from "../billing/Errors.ts"
 import { InvalidRequest, UnsupportedModel } from "../catalog/Errors.ts"
 import { VideoCreateRequest } from "../catalog/VideoCreateRequest.ts"
+import { ModelUnavailable } from "../channel/Errors.ts"
 import { BodyErrors, errors, httpFailures, ResourceId } from "../platform/http/ErrorContract.ts"
 import { ListEnvelope } from "../platform/http/ListEnvelope.ts"
 import { jsonBody, multipartBody } from "../platform/http/OpenApiBody.ts"
 import { StorageUnavailable } from "../storage/Errors.ts"
 import { InspectionUnavailable, InvalidUpload } from "../uploads/Errors.ts"
-import { IdempotencyConflict, InvalidTaskRequest, TaskNotFound } from "./Errors.ts"
+import { IdempotencyConflict, InvalidTaskRequest, TaskNotCancellable, TaskNotFound } from "./Errors.ts"
 import { ImageCreateRequest, ImageEditFields } from "./Requests.ts"
 import { ImageTask, VideoTask } from "./Task.ts"
 
-const taskPath = Schema.Struct({ task_id: ResourceId(() => new TaskNotFound({ message: "No such task." })) })
+export const taskPath = Schema.Struct({ task_id: ResourceId(() => new TaskNotFound({ message: "No such task." })) })
 
 /** What creating a task of either kind can answer with, besides reading its body. */
 export const CreateErrors = errors(
@@ -21,7 +22,8 @@ export const CreateErrors = errors(
   UnsupportedModel,
   InvalidTaskRequest,
   IdempotencyConflict,
-  InsufficientBalance
+  InsufficientBalance,
+  ModelUnavailable
 )
 
 /** Image inputs are inspected at creation (multipart files and pre-uploads) and stored (503 while the store is away). */
@@ -44,8 +46,33 @@ export const BatchQuery = Schema.Struct({
 export const TaskBatch = <A, I>(item: Schema.Schema<A, I>) =>
   Schema.Struct({ object: Schema.Literal("list"), data: Schema.Array(item), missing: Schema.Array(Schema.String) })
 
+/**
+ * The create endpoints' optional headers, read by hand by the handlers (so a
+ * bad one answers the spec's error body), documented here.
+ */
+const createHeaders = {
+  parameters: [
+    {
+      name: "Idempotency-Key",
+      in: "header",
+      required: false,
+      description: "1 to 128 characters; the same key with the same request answers the original task.",
+      schema: { type: "string", minLength: 1, maxLength: 128 }
+    },
+    {
+      name: "Cancel-After",
+      in: "header",
+      required: false,
+      description:
+        "A deadline: the task is cancelled with task_deadline_exceeded (and refunded) if it has not ended by then. " +
+        "45s, 10m, 2h or plain seconds, from 10 seconds to 48 hours; anything else is 400 invalid_request.",
+      schema: { type: "string", pattern: "^[0-9]{1,9}[smh]?$" }
+    }
+  ]
+}
+
 /** Both forms of `POST /v1/image/tasks`: JSON, and multipart for an edit with files. */
-const imageTaskBody = {
+export const imageTaskBody = {
   requestBody: {
     required: true,
     content: {
@@ -68,12 +95,12 @@ export class TaskCreateApi extends HttpApiGroup.make("taskCreate")
   .add(
     HttpApiEndpoint.post("createVideoTask", "/v1/video/tasks").addSuccess(VideoTask, { status: 202 })
       .addError(BodyErrors).addError(CreateErrors)
-      .annotate(OpenApi.Override, jsonBody(VideoCreateRequest))
+      .annotate(OpenApi.Override, { ...jsonBody(VideoCreateRequest), ...createHeaders })
   )
   .add(
     HttpApiEndpoint.post("createImageTask", "/v1/image/tasks").addSuccess(ImageTask, { status: 202 })
       .addError(BodyErrors).addError(CreateErrors).addError(ImageInputErrors)
-      .annotate(OpenApi.Override, imageTaskBody)
+      .annotate(OpenApi.Override, { ...imageTaskBody, ...createHeaders })
   )
   .middleware(ModelKeyAuth)
   .annotate(OpenApi.Title, "Task creation")
@@ -103,4 +130,22 @@ export class TaskReadApi extends HttpApiGroup.make("taskRead")
   )
   .middleware(ResourceKeyAuth)
   .annotate(OpenApi.Title, "Task queries")
+{}
+
+/**
+ * Controlling tasks: `ak_` resource keys, own account only. A cancel ends a
+ * task no provider has started at once (refunded in full); one waiting at a
+ * provider is cancelled there first, where the provider can (docs/api.md).
+ */
+export class TaskControlApi extends HttpApiGroup.make("taskControl")
+  .add(
+    HttpApiEndpoint.post("cancelVideoTask", "/v1/video/tasks/:task_id/cancel").setPath(taskPath)
+      .addSuccess(VideoTask).addError(errors(TaskNotFound, TaskNotCancellable))
+  )
+  .add(
+    HttpApiEndpoint.post("cancelImageTask", "/v1/image/tasks/:task_id/cancel").setPath(taskPath)
+      .addSuccess(ImageTask).addError(errors(TaskNotFound, TaskNotCancellable))
+  )
+  .middleware(ResourceKeyAuth)
+  .annotate(OpenApi.Title, "Task control")
 {}

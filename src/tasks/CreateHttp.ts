@@ -2,6 +2,7 @@ import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect } from "effect"
 import { CurrentPrincipal } from "../accounts/Security.ts"
 import { currentTraceparent } from "../platform/TraceContext.ts"
+import { parseCancelAfter } from "./CancelAfter.ts"
 import { InvalidTaskRequest } from "./Errors.ts"
 import type { ImageTask, TaskKind, VideoTask } from "./Task.ts"
 import type { CreateContext } from "./Tasks.ts"
@@ -31,6 +32,22 @@ export const createContext = Effect.gen(function*() {
     idempotencyKey: yield* idempotencyKey,
     traceparent: yield* currentTraceparent
   }
+  return context
+})
+
+/** The `Cancel-After` header (CancelAfter.ts): the deadline in seconds, null when none was sent. */
+const cancelAfter = Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+  const value = request.headers["cancel-after"]
+  if (value === undefined) return Effect.succeed(null)
+  const parsed = parseCancelAfter(value)
+  return "seconds" in parsed
+    ? Effect.succeed(parsed.seconds)
+    : Effect.fail(new InvalidTaskRequest({ code: "invalid_request", message: parsed.problem }))
+})
+
+/** A task create's context: createContext and its deadline (the synchronous image endpoints take none). */
+export const taskCreateContext = Effect.gen(function*() {
+  const context: CreateContext = { ...(yield* createContext), cancelAfterSeconds: yield* cancelAfter }
   return context
 })
 

@@ -31,3 +31,9 @@ export class InvalidTaskRequest extends Schema.TaggedError<InvalidTaskRequest>()
   code: Schema.Literal("invalid_request", "invalid_image_parameter"),
   message: Schema.String
 }) {}
+
+/** A cancel that cannot be done (docs/api.md, Cancelling a task): the message says why; the task goes on. */
+export class TaskNotCancellable extends Schema.TaggedError<TaskNotCancellable>()("TaskNotCancellable", {
+  ...failure(409, "task_not_cancellable"),
+  message: Schema.String
+}) {}

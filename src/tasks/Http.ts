@@ -6,9 +6,10 @@ import { GatewayApi } from "../Api.ts"
 import { AppConfig } from "../platform/AppConfig.ts"
 import { readJson } from "../platform/http/Body.ts"
 import { BatchQuery } from "./Api.ts"
-import { accepted, createContext } from "./CreateHttp.ts"
+import { accepted, taskCreateContext } from "./CreateHttp.ts"
 import { TaskNotFound } from "./Errors.ts"
 import { imageSubmission } from "./ImageFormHttp.ts"
+import { longPoll } from "./LongPollHttp.ts"
 import type { ImageTask, TaskKind, VideoTask } from "./Task.ts"
 import { readListFilter } from "./TaskQueryHttp.ts"
 import { Tasks } from "./Tasks.ts"
@@ -50,22 +51,23 @@ export const TaskReadLive = HttpApiBuilder.group(GatewayApi, "taskRead", (handle
   handlers
     .handle("listVideoTasks", () => listOwn<VideoTask>("video"))
     .handle("queryVideoTasks", () => queryOwn<VideoTask>("video"))
-    .handle("getVideoTask", ({ path }) => findOwn<VideoTask>("video", path.task_id))
+    .handle("getVideoTask", ({ path }) => Effect.flatMap(findOwn<VideoTask>("video", path.task_id), longPoll("video")))
     .handle("listImageTasks", () => listOwn<ImageTask>("image"))
     .handle("queryImageTasks", () => queryOwn<ImageTask>("image"))
-    .handle("getImageTask", ({ path }) => findOwn<ImageTask>("image", path.task_id))).pipe(
+    .handle("getImageTask", ({ path }) => Effect.flatMap(findOwn<ImageTask>("image", path.task_id), longPoll("image"))))
+  .pipe(
     Layer.provide(ResourceKeyAuthLive)
   )
 
 const createVideo = Effect.gen(function*() {
-  const context = yield* createContext
+  const context = yield* taskCreateContext
   const body = yield* readJson(Schema.Unknown)
   const { replayed, task } = yield* Effect.flatMap(Tasks, (tasks) => tasks.createVideo(context, body))
   return accepted("video", task, replayed, (yield* AppConfig).limits.poll_interval_s)
 })
 
 const createImage = Effect.gen(function*() {
-  const context = yield* createContext
+  const context = yield* taskCreateContext
   const submission = yield* imageSubmission(context.principal.accountId)
   const { replayed, task } = yield* Effect.flatMap(Tasks, (tasks) => tasks.createImage(context, submission))
   return accepted("image", task, replayed, (yield* AppConfig).limits.poll_interval_s)

@@ -13,9 +13,13 @@ export { DEFAULT_PAGE_LIMIT, PageLimit, UnixSeconds }
  * both sides share one definition.
  */
 
-/** Optional `Idempotency-Key` of the create endpoints (spec: at most 128 characters). */
+/**
+ * Optional headers of the create endpoints: `Idempotency-Key` (spec: at most
+ * 128 characters) and `Cancel-After` (the deadline; CancelAfter.ts checks it).
+ */
 export const IdempotencyHeaders = Schema.Struct({
-  "idempotency-key": Schema.optional(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(128)))
+  "idempotency-key": Schema.optional(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(128))),
+  "cancel-after": Schema.optional(Schema.String)
 })
 
 /** The spec's task list query parameters; `operations` are the values the task kind takes. */

@@ -97,6 +97,22 @@ describe("console end to end", () => {
     await page.getByText("pre-charge").waitFor()
     problems.push(...await inspectPage(page, "task-detail"))
 
+    // A task page opened before the task ends follows its live status stream: the page polls a
+    // task only once it is finished, so the change can only come from the stream.
+    const slow = await call(gw, "POST", "/v1/video/tasks", {
+      key: acme.model.key,
+      json: videoRequest({ output: { duration: 4 }, provider_options: { sandbox: { delay_ms: 4000 } } })
+    })
+    const slowId = slow.body.id as string
+    const events = page.waitForResponse((r) => r.url().endsWith(`/console/api/tasks/${slowId}/events`))
+    await page.goto(`${gw.url}/console#/tasks/${slowId}`)
+    await page.locator("h1", { hasText: slowId }).waitFor()
+    expect((await call(gw, "GET", `/v1/video/tasks/${slowId}`, { key: acme.resource.key })).body.status).not.toBe(
+      "succeeded"
+    )
+    expect((await events).headers()["content-type"]).toMatch(/^text\/event-stream/)
+    await page.locator("video").waitFor({ timeout: 120_000 })
+
     await page.getByRole("link", { name: "Webhook" }).click()
     await page.getByLabel("Receiver URL").fill(receiver.url)
     await page.getByRole("button", { name: "Save" }).click()

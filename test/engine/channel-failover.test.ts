@@ -80,7 +80,7 @@ describe(`failover between a model's channels (${backend})`, () => {
     expect(channel).toBe("openai")
     expect(upstream).toHaveLength(1)
     expect(upstream[0]!.fields.model).toBe("gpt-image-1")
-    expect(attempts).toEqual([{ channel: "down", outcome: "failover" }])
+    expect(attempts).toEqual([{ channel: "down", outcome: "failover" }, { channel: "openai", outcome: "succeeded" }])
     expect((await ledgerOf(gw, task.id)).map((l) => l.kind)).toEqual(["charge"])
     // The caller sees none of it.
     expect(JSON.stringify(task)).not.toMatch(/down|openai|gpt-image/)
@@ -126,7 +126,10 @@ describe(`failover between a model's channels (${backend})`, () => {
       const skipped = await run("provy-image-1-fast", own)
       expect(skipped.upstream).toHaveLength(0)
       expect(skipped).toMatchObject({ channel: "sandbox", task: { status: "succeeded" } })
-      expect(skipped.attempts).toEqual([{ channel: "openai", outcome: "failover" }])
+      expect(skipped.attempts).toEqual([
+        { channel: "openai", outcome: "failover" },
+        { channel: "sandbox", outcome: "succeeded" }
+      ])
     } finally {
       await own.close()
     }

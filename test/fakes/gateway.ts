@@ -9,6 +9,10 @@ import { movie, picture } from "./media.ts"
  * `sk-` token (JSON, or multipart for an image edit), replaying the original
  * task for a known Idempotency-Key; the batch query
  * `POST /v1/{kind}/tasks/query` with the `ak_` key, with its `missing` array;
+ * the cancel `POST /v1/{kind}/tasks/{id}/cancel` with the `ak_` key (a task
+ * its polls have not yet seen started is cancelled: 200 and `failed` with
+ * `task_cancelled` from then on; a started or ended one 409
+ * `task_not_cancellable`, an unknown one 404, as the service answers);
  * results served as the fake's own assets (`url_auth: resource_api_key`, the
  * `ak_` key required) or as signed links (`url_auth: none`, no key taken). Each
  * created task follows a `Life` the test queued, each route takes faults the
@@ -82,6 +86,8 @@ export interface UpstreamTask {
   said: string | null | undefined
   /** When the task ended upstream (ms since the epoch): its `readyAfterMs`, or the poll that first said so. */
   endedAt?: number
+  /** Cancelled through the cancel route: every later poll says `failed` with `task_cancelled`. */
+  cancelled?: boolean
 }
 
 export interface FakeGateway {
@@ -89,7 +95,12 @@ export interface FakeGateway {
   readonly url: string
   readonly requests: Array<GatewayRequest>
   /** Faults for the next requests of each route, in order; each is used once. */
-  readonly faults: { readonly create: Array<Fault>; readonly query: Array<Fault>; readonly content: Array<Fault> }
+  readonly faults: {
+    readonly create: Array<Fault>
+    readonly query: Array<Fault>
+    readonly content: Array<Fault>
+    readonly cancel: Array<Fault>
+  }
   /** Lives of the next created tasks, in order; afterwards `queued`, `in_progress`, `succeeded`. */
   readonly lives: Array<Life>
   readonly tasks: Map<string, UpstreamTask>
@@ -148,7 +159,7 @@ export const startFakeGateway = async (
   let base = ""
   const fake: Omit<FakeGateway, "url" | "close"> = {
     requests: [],
-    faults: { create: [], query: [], content: [] },
+    faults: { create: [], query: [], content: [], cancel: [] },
     lives: [],
     tasks: new Map(),
     polls: new Map(),
@@ -163,6 +174,7 @@ export const startFakeGateway = async (
 
   /** The status this poll of the task answers, advancing its life. */
   const advance = (task: UpstreamTask, now: number) => {
+    if (task.cancelled) return "failed"
     const { readyAfterMs, statuses = DEFAULT_LIFE.statuses! } = task.life
     const readyAt = readyAfterMs === undefined ? undefined : task.createdAt + readyAfterMs
     const said = readyAt !== undefined
@@ -198,7 +210,9 @@ export const startFakeGateway = async (
       progress: done || said === "failed" ? 100 : said === "in_progress" ? 40 : 0,
       result: done ? { [task.kind === "video" ? "videos" : "images"]: resultsOf(task) } : null,
       error: said === "failed"
-        ? task.life.error ?? { code: `${task.kind}_task_failed`, message: "The task failed.", retryable: true }
+        ? task.cancelled
+          ? { code: "task_cancelled", message: "The task was cancelled.", retryable: false }
+          : task.life.error ?? { code: `${task.kind}_task_failed`, message: "The task failed.", retryable: true }
         : null,
       client_reference_id: task.fields.client_reference_id ?? null,
       metadata: {},
@@ -250,13 +264,23 @@ export const startFakeGateway = async (
   const answer = async (request: GatewayRequest, res: ServerResponse, socket: Socket) => {
     const auth = request.headers.authorization
     const taskRoute = /^\/v1\/(video|image)\/tasks(\/query)?$/.exec(request.path)
+    const cancelRoute = /^\/v1\/(video|image)\/tasks\/([^/]+)\/cancel$/.exec(request.path)
     const assetRoute = /^\/v1\/assets\/asset_([^/]+)\/content$/.exec(request.path) ??
       /^\/signed\/asset_([^/?]+)$/.exec(request.path)
     const route = request.method === "POST" && taskRoute
       ? (taskRoute[2] ? "query" : "create")
+      : request.method === "POST" && cancelRoute
+      ? "cancel"
       : request.method === "GET" && assetRoute
       ? "content"
       : undefined
+    // The model list (a channel check), with a model token as the service asks.
+    if (route === undefined && request.method === "GET" && request.path === "/v1/models") {
+      if (auth !== `Bearer ${keys.modelToken}`) {
+        return error(res, 401, "invalid_api_key", "The API key is invalid.", "authentication_error")
+      }
+      return json(res, 200, { object: "list", data: [{ id: "provx-famS-720p", object: "model" }] })
+    }
     if (route === undefined) return error(res, 404, "not_found", `No route for ${request.method} ${request.path}`)
     // The wrong kind of key is refused as the spec says: an `ak_` key on create, an `sk-` key on a query.
     const signed = request.path.startsWith("/signed/")
@@ -324,6 +348,19 @@ export const startFakeGateway = async (
         else data.push(taskObject(task!, said))
       }
       return json(res, 200, { object: "list", data, missing })
+    }
+    if (route === "cancel") {
+      const task = fake.tasks.get(cancelRoute![2]!)
+      if (task === undefined || task.kind !== cancelRoute![1]) {
+        return error(res, 404, "task_not_found", "No such task.", "not_found_error")
+      }
+      if (!task.cancelled && task.said !== undefined && task.said !== "queued") {
+        return error(res, 409, "task_not_cancellable", "The task cannot be cancelled.", "conflict_error")
+      }
+      task.cancelled = true
+      task.said = "failed"
+      task.endedAt ??= Date.now()
+      return json(res, 200, taskObject(task, "failed"))
     }
     const task = fake.tasks.get(`task_${assetRoute![1]}`)
     if (task === undefined || task.said !== "succeeded") return error(res, 404, "asset_not_found", "No such asset.")

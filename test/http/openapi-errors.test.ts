@@ -33,6 +33,18 @@ describe("OpenAPI errors per endpoint", () => {
     expect(codes("/v1/video/tasks", "post", "429")).toContain("rate_limit_exceeded")
   })
 
+  it("task cancel: 404 task_not_found and 409 task_not_cancellable, resource key; creates document Cancel-After", () => {
+    for (const kind of ["video", "image"]) {
+      const path = `/v1/${kind}/tasks/{task_id}/cancel`
+      expect(statuses(path, "post")).toEqual(expect.arrayContaining(["200", "401", "403", "404", "409", "429"]))
+      expect(statuses(path, "post")).not.toContain("402")
+      expect(codes(path, "post", "404")).toContain("task_not_found")
+      expect(codes(path, "post", "409")).toContain("task_not_cancellable")
+      const headers = doc.paths[`/v1/${kind}/tasks`].post.parameters.map((p: any) => p.name)
+      expect(headers).toEqual(expect.arrayContaining(["Idempotency-Key", "Cancel-After"]))
+    }
+  })
+
   it("health has no key errors; the admin API no rate limit; confirmation its upload errors", () => {
     expect(statuses("/healthz", "get")).not.toContain("401")
     expect(statuses("/readyz", "get")).toContain("503")

@@ -31,11 +31,13 @@ const examples = readdirSync(EXAMPLES, { withFileTypes: true })
 const REQUIRED = [
   "ark",
   "failover",
+  "fal",
   "gateway",
   "kling-current",
   "kling-legacy",
   "openai-images",
   "openai-videos",
+  "replicate",
   "veo-gemini",
   "veo-vertex"
 ]

@@ -25,8 +25,10 @@ export interface Patience {
 export const eventually = async <A>(
   check: () => A | Promise<A>,
   what: string,
-  { deadlineMs = 30_000, intervalMs = 100 }: Patience = {}
+  patience: Patience | number = {}
 ): Promise<Exclude<A, undefined | false>> => {
+  // A number is the deadline (the older form, still used by some files).
+  const { deadlineMs = 30_000, intervalMs = 100 } = typeof patience === "number" ? { deadlineMs: patience } : patience
   const until = Date.now() + deadlineMs
   let last: unknown
   for (;;) {

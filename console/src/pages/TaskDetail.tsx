@@ -1,6 +1,7 @@
-import { api, type Asset, assetUrl, type TaskObject } from "../api.ts"
+import { useState } from "preact/hooks"
+import { api, type Asset, assetUrl, taskEventsUrl, type TaskObject } from "../api.ts"
 import { Deliveries } from "../components/Deliveries.tsx"
-import { useLoad } from "../components/hooks.ts"
+import { useLoad, useTaskEvents } from "../components/hooks.ts"
 import { ErrorNote, Fields, Json, Loading, Progress, Section, Status } from "../components/ui.tsx"
 import { bytes, credits, dateTime, shape } from "../format.ts"
 import { href } from "../router.ts"
@@ -28,6 +29,51 @@ const taskFields = (task: TaskObject) =>
       ] as const
     )
 
+/**
+ * Cancel in two steps, without a browser dialog, on a task not yet ended.
+ * Whether it can really be cancelled is the server's call (a provider that
+ * has started it may refuse): its reason is shown, and the task goes on.
+ */
+const CancelButton = ({ task, onDone }: { task: TaskObject; onDone: () => void }) => {
+  const [asking, setAsking] = useState(false)
+  const [busy, setBusy] = useState(false)
+  const [error, setError] = useState<string>()
+  if (terminal(task.status)) return null
+  if (!asking) {
+    return (
+      <p>
+        <button type="button" class="danger" onClick={() => setAsking(true)}>Cancel task</button>
+      </p>
+    )
+  }
+  return (
+    <p class="confirm">
+      <button
+        type="button"
+        class="danger"
+        disabled={busy}
+        onClick={async () => {
+          setBusy(true)
+          try {
+            await api.cancelTask(task.id)
+            setError(undefined)
+            setAsking(false)
+            onDone()
+          } catch (e) {
+            setError((e as Error).message)
+          } finally {
+            setBusy(false)
+          }
+        }}
+      >
+        Confirm cancel (refunds what no provider has started)
+      </button>
+      <button type="button" onClick={() => setAsking(false)}>Keep it</button>
+      <ErrorNote message={error} />
+    </p>
+  )
+}
+
 /** A result file played or shown from the console's own origin. */
 const Result = ({ asset }: { asset: Asset }) => (
   <figure class="result">
@@ -50,14 +96,17 @@ const Result = ({ asset }: { asset: Asset }) => (
 
 /**
  * One task: its fields, the request as stored, the result, the error, its
- * ledger lines and the webhook deliveries of its events. Polls until the
- * task is finished. The operator also sees where it ran.
+ * ledger lines and the webhook deliveries of its events. Until the task is
+ * finished the page follows its live status stream and reloads on each
+ * change; after that it polls only while webhook deliveries are pending.
+ * The operator also sees where it ran.
  */
 export const TaskDetail = ({ id, pollSeconds }: { id: string; pollSeconds: number }) => {
   const page = useLoad(() => api.task(id), [id], {
     everyMs: pollSeconds * 1000,
-    keepPolling: (p) => !terminal(p.task.status) || p.webhook_events.some((e) => e.status === "pending")
+    keepPolling: (p) => terminal(p.task.status) && p.webhook_events.some((e) => e.status === "pending")
   })
+  useTaskEvents(taskEventsUrl(id), page.data !== undefined && !terminal(page.data.task.status), page.reload)
   if (page.data === undefined) {
     return (
       <main id="main">
@@ -80,6 +129,7 @@ export const TaskDetail = ({ id, pollSeconds }: { id: string; pollSeconds: numbe
       <div class="grid">
         <Section title="Task" id="sec-task">
           <Fields rows={taskFields(task)} />
+          <CancelButton task={task} onDone={() => void page.reload()} />
         </Section>
         <Section title="Result" id="sec-result">
           {assets.length > 0

@@ -5,7 +5,8 @@ import { OptionField } from "../../catalog/contract/Capabilities.ts"
 import type { MediaTools } from "../../platform/MediaTools.ts"
 import type { UpstreamCallbacks } from "./Callbacks.ts"
 import type { ChannelSettings } from "./ChannelSettings.ts"
-import type { ImageGenerator, UpstreamAnswerDetail, VideoGenerator } from "./Generation.ts"
+import type { ChannelCheck } from "./Check.ts"
+import type { ImageGenerator, VideoGenerator } from "./Generation.ts"
 import type { ImageUpstream, VideoUpstream } from "./Upstream.ts"
 
 /**
@@ -18,7 +19,8 @@ import type { ImageUpstream, VideoUpstream } from "./Upstream.ts"
 
 export * from "./Callbacks.ts"
 export * from "./ChannelSettings.ts"
-export { exchange, readAnswer, type UpstreamAnswer } from "./Exchange.ts"
+export * from "./Check.ts"
+export { answerDetail, exchange, readAnswer, type UpstreamAnswer } from "./Exchange.ts"
 export { FailureCodes } from "./FailureCodes.ts"
 export * from "./Generation.ts"
 export { retryHintMs } from "./RetryHint.ts"
@@ -96,15 +98,24 @@ export interface ChannelAdapter<K extends TaskKind = TaskKind, S = unknown> {
    * credentials. Never fails: what went wrong is the result.
    */
   readonly check?: ((channel: Channel<S>) => Effect.Effect<ChannelCheck, never, ChannelPorts>) | undefined
+  /**
+   * For an adapter that serves only the upstream models it knows (a
+   * marketplace's endpoints, each with its own input): whether it can serve a
+   * model routed to one of its channels. A message (naming what it knows)
+   * stops the boot, so a route to an unknown endpoint never reaches a task.
+   */
+  readonly checkRoute?: ((channel: Channel<S>, route: RouteToCheck) => string | undefined) | undefined
 }
 
-/** What a channel check found (an adapter's `check`). */
-export interface ChannelCheck {
-  readonly result: "ok" | "credentials_refused" | "unreachable" | "unexpected_answer"
-  /** Words for the operator: what was asked and what came back (never a secret). */
-  readonly detail: string
-  /** The upstream's own answer, when there was one. */
-  readonly upstream?: UpstreamAnswerDetail | undefined
+/** One route of a model to a channel, as an adapter's `checkRoute` sees it. */
+export interface RouteToCheck {
+  /** The public model id. */
+  readonly model: string
+  /** Its plugin's family (`famS`, `image`…). */
+  readonly family: string
+  readonly kind: TaskKind
+  /** The route's `upstream_model` (the public id by default). */
+  readonly upstreamModel: string
 }
 
 /** An adapter of any kinds and settings, as the loader holds them. */
@@ -124,4 +135,5 @@ export const isAdapter = (value: unknown): value is AnyAdapter =>
   Schema.isSchema((value as AnyAdapter).settings) &&
   typeof (value as AnyAdapter).make === "function" &&
   ((value as AnyAdapter).callbacks === undefined || typeof (value as AnyAdapter).callbacks === "function") &&
-  ((value as AnyAdapter).check === undefined || typeof (value as AnyAdapter).check === "function")
+  ((value as AnyAdapter).check === undefined || typeof (value as AnyAdapter).check === "function") &&
+  ((value as AnyAdapter).checkRoute === undefined || typeof (value as AnyAdapter).checkRoute === "function")

@@ -1,7 +1,9 @@
-import { Duration, Effect, Queue, Ref, Schedule, Stream } from "effect"
+import { Duration, Effect, Fiber, Queue, Ref, Schedule, Stream } from "effect"
+import { ChannelStates } from "../../channel/ChannelStates.ts"
 import type { ChannelSettings } from "../../channel/contract/ChannelSettings.ts"
 import { AppConfig } from "../../platform/AppConfig.ts"
 import { randomBase62 } from "../../platform/Ids.ts"
+import { handOnQueued } from "./Failover.ts"
 import { runTask } from "./RunTask.ts"
 import { TaskQueue } from "./TaskQueue.ts"
 
@@ -13,9 +15,12 @@ import { TaskQueue } from "./TaskQueue.ts"
 export const channelWorker = (channelName: string, channel: ChannelSettings) =>
   Effect.gen(function*() {
     const queue = yield* TaskQueue
+    const states = yield* ChannelStates
     const { limits } = yield* AppConfig
     const workerId = `wrk_${randomBase62(8)}`
     const running = yield* Ref.make(0)
+    // The fibers of the tasks this worker runs, so a cancel's signal can stop one at once.
+    const fibers = new Map<string, Fiber.RuntimeFiber<unknown, unknown>>()
     // Capacity one: many wake-ups before the loop looks again mean one look.
     const wake = yield* Queue.sliding<void>(1)
 
@@ -26,16 +31,39 @@ export const channelWorker = (channelName: string, channel: ChannelSettings) =>
       Effect.forkScoped
     )
 
+    // A cancel ended one of our tasks (Cancellation.ts): stop its work now rather than at the next heartbeat.
+    yield* queue.cancellations.pipe(
+      Stream.runForEach((id) => {
+        const fiber = fibers.get(id)
+        return fiber === undefined ? Effect.void : Fiber.interruptFork(fiber)
+      }),
+      Effect.tapErrorCause((cause) => Effect.logWarning("cancel listener lost; heartbeats stop cancelled work", cause)),
+      Effect.retry(Schedule.spaced("1 second")),
+      Effect.forkScoped
+    )
+
     const claimFree = Effect.gen(function*() {
+      // A draining or disabled channel takes no new work; a disabled one hands its queued tasks on.
+      const { state } = yield* states.get(channelName)
+      if (state === "disabled") yield* handOnQueued(channelName, 100)
+      if (state !== "enabled") return false
       const free = channel.concurrency - (yield* Ref.get(running))
       if (free <= 0) return false
       const claims = yield* queue.claim(channelName, workerId, free, channel.concurrency)
       for (const claim of claims) {
         yield* Ref.update(running, (n) => n + 1)
-        yield* runTask(claim, workerId).pipe(
-          Effect.ensuring(Ref.update(running, (n) => n - 1).pipe(Effect.zipRight(wake.offer(undefined)))),
+        const fiber = yield* runTask(claim, workerId).pipe(
+          Effect.ensuring(
+            Effect.sync(() => fibers.delete(claim.id)).pipe(
+              Effect.zipRight(Ref.update(running, (n) => n - 1)),
+              Effect.zipRight(wake.offer(undefined))
+            )
+          ),
           Effect.forkScoped
         )
+        fibers.set(claim.id, fiber)
+        // A run that ended before it was recorded must not stay in the map.
+        if (fiber.unsafePoll() !== null) fibers.delete(claim.id)
       }
       // A full batch may mean more are waiting.
       return claims.length === free

@@ -1,6 +1,7 @@
 import { Effect, Schedule } from "effect"
 import { AppConfig } from "../../platform/AppConfig.ts"
 import { attemptsSpentFailureOf } from "../Kinds.ts"
+import { deadlinesOnce } from "./Deadlines.ts"
 import { TaskOutcomes } from "./TaskOutcomes.ts"
 import { TaskQueue } from "./TaskQueue.ts"
 
@@ -28,10 +29,14 @@ export const reapOnce = Effect.gen(function*() {
 
 /**
  * Takes back the tasks of workers that stopped heartbeating (crashed, frozen,
- * cut off), every `reaper_interval_s`. Every replica runs one.
+ * cut off) and ends the tasks past their `Cancel-After` deadline
+ * (Deadlines.ts), every `reaper_interval_s`. Every replica runs one.
  */
 export const reaper = Effect.gen(function*() {
   const { limits } = yield* AppConfig
-  const sweep = reapOnce.pipe(Effect.catchAllCause((cause) => Effect.logError("reaper sweep failed", cause)))
+  const sweep = Effect.zipRight(
+    reapOnce.pipe(Effect.catchAllCause((cause) => Effect.logError("reaper sweep failed", cause))),
+    deadlinesOnce.pipe(Effect.catchAllCause((cause) => Effect.logError("deadline sweep failed", cause)))
+  )
   yield* Effect.repeat(sweep, Schedule.spaced(`${limits.engine.reaper_interval_s} seconds`))
 })

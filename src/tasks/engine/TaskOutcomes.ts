@@ -1,13 +1,16 @@
 import { SqlClient } from "@effect/sql"
-import { Context, Data, Effect, Layer } from "effect"
+import { Clock, Context, Data, Effect, Layer, Option } from "effect"
 import { Billing } from "../../billing/Billing.ts"
 import { retryingConflicts } from "../../platform/Database.ts"
+import { Metrics } from "../../platform/metrics/Metrics.ts"
 import { nowSeconds } from "../../platform/Time.ts"
 import { Outbox } from "../../webhooks/Outbox.ts"
 import { eventTypeOf } from "../Kinds.ts"
+import type { TaskKind } from "../Task.ts"
 import type { TaskFailure } from "../TaskFailure.ts"
 import { toTaskObject } from "../TaskRow.ts"
 import type { Claim } from "./Claim.ts"
+import { type CancelGuard, cancelTask } from "./sql/cancelTask.ts"
 import { completeTask } from "./sql/completeTask.ts"
 import { failTask } from "./sql/failTask.ts"
 import { insertAsset, type NewAsset } from "./sql/insertAsset.ts"
@@ -26,6 +29,20 @@ const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const billing = yield* Billing
   const outbox = yield* Outbox
+  const metrics = yield* Metrics
+
+  /** Counted once the terminal transaction has committed (a stale claim or a rollback counts nothing). */
+  const counted = (claim: Claim, status: "succeeded" | "failed", code?: string, refundedMicros = 0) =>
+    Effect.map(Clock.currentTimeMillis, (now) =>
+      metrics.taskFinished({
+        kind: claim.kind,
+        model: claim.model,
+        channel: claim.channel,
+        status,
+        code,
+        seconds: Math.max(0, now / 1000 - claim.createdAt),
+        refundedMicros
+      }))
 
   const succeed = (claim: Claim, assets: ReadonlyArray<NewAsset>, result: unknown) =>
     Effect.gen(function*() {
@@ -40,6 +57,7 @@ const make = Effect.gen(function*() {
       sql.withTransaction,
       retryingConflicts,
       Effect.catchTag("SqlError", Effect.die),
+      Effect.tap(() => counted(claim, "succeeded")),
       Effect.flatMap(({ event, task }) => Effect.as(outbox.announce(event), task)),
       Effect.withSpan("task.succeed", { attributes: { "task.id": claim.id, "task.attempt": claim.attempt } })
     )
@@ -56,18 +74,53 @@ const make = Effect.gen(function*() {
       })
       const task = toTaskObject(row)
       const event = yield* outbox.record(claim.accountId, eventTypeOf(claim.kind, "failed"), task, claim.id)
-      return { task, event }
+      return { task, event, refunded: row.charged_wallet_micros + row.charged_subscription_micros }
     }).pipe(
       sql.withTransaction,
       retryingConflicts,
       Effect.catchTag("SqlError", Effect.die),
+      Effect.tap(({ refunded }) => counted(claim, "failed", failure.code, refunded)),
       Effect.flatMap(({ event, task }) => Effect.as(outbox.announce(event), task)),
       Effect.withSpan("task.fail", {
         attributes: { "task.id": claim.id, "task.attempt": claim.attempt, "task.error_code": failure.code }
       })
     )
 
-  return { succeed, fail } as const
+  /**
+   * Ends a task a cancel or its deadline stopped, in the state the decision
+   * was made on (cancelTask.ts): the failure, the full refund and the
+   * `*.task.failed` event in one transaction. None when the task moved on
+   * first (claimed, finished, cancelled): nothing is written then.
+   */
+  const cancel = (
+    target: CancelGuard & { readonly accountId: string; readonly kind: TaskKind },
+    failure: TaskFailure
+  ) =>
+    Effect.gen(function*() {
+      const now = yield* nowSeconds
+      const [row] = yield* cancelTask(sql, target, failure, now)
+      if (row === undefined) return Option.none()
+      yield* billing.refund(target.accountId, target.id, {
+        walletMicros: row.charged_wallet_micros,
+        subscriptionMicros: row.charged_subscription_micros
+      })
+      const task = toTaskObject(row)
+      const event = yield* outbox.record(target.accountId, eventTypeOf(target.kind, "failed"), task, target.id)
+      return Option.some({ task, event })
+    }).pipe(
+      sql.withTransaction,
+      retryingConflicts,
+      Effect.catchTag("SqlError", Effect.die),
+      Effect.flatMap(Option.match({
+        onNone: () => Effect.succeed(Option.none()),
+        onSome: ({ event, task }) => Effect.as(outbox.announce(event), Option.some(task))
+      })),
+      Effect.withSpan("task.cancel", {
+        attributes: { "task.id": target.id, "task.attempt": target.attempt, "task.error_code": failure.code }
+      })
+    )
+
+  return { succeed, fail, cancel } as const
 })
 
 export class TaskOutcomes extends Context.Tag("TaskOutcomes")<TaskOutcomes, Effect.Effect.Success<typeof make>>() {

@@ -9,11 +9,13 @@ import type { SpoolRecord } from "./ResultSpool.ts"
 import { claimStoring } from "./sql/claimStoring.ts"
 import { claimTasks } from "./sql/claimTasks.ts"
 import { claimWaiting } from "./sql/claimWaiting.ts"
+import { dropDeadline, dueDeadlines } from "./sql/dueDeadlines.ts"
 import { extendLease } from "./sql/extendLease.ts"
 import { findExhausted } from "./sql/findExhausted.ts"
 import { findUnresolvedSubmit } from "./sql/findUnresolvedSubmit.ts"
 import { holdPoll } from "./sql/holdPoll.ts"
 import { markStoreWait } from "./sql/markStoreWait.ts"
+import { moveQueued, queuedOn } from "./sql/moveQueued.ts"
 import { moveTask } from "./sql/moveTask.ts"
 import { nudgeWaiting } from "./sql/nudgeWaiting.ts"
 import { type AttemptRecord, recordAttempt } from "./sql/recordAttempt.ts"
@@ -29,6 +31,9 @@ import { waitUpstream } from "./sql/waitUpstream.ts"
 
 /** The NOTIFY channel an upstream callback signals on, waking the pollers; the payload is the task's channel. */
 export const NUDGED_CHANNEL = "tasks_nudged"
+
+/** The NOTIFY channel a cancel of a task running in-process signals on; the payload is the task's id. */
+export const CANCELLED_CHANNEL = "tasks_cancelled"
 
 /**
  * The rows a claim returns, checked against their schema: a row that does
@@ -173,6 +178,18 @@ const make = Effect.gen(function*() {
       return rows.length === 1
     }).pipe(Effect.orDie)
 
+  /** Up to `limit` queued tasks of a channel (a disabled channel hands them on). */
+  const queued = (channel: string, limit: number) => queuedOn(sql, channel, limit).pipe(Effect.orDie)
+
+  /** A queued task handed from a disabled channel to `next` as a new attempt; false when a claim took it first. */
+  const handOn = (task: { readonly id: string; readonly attempt: number }, from: string, next: string) =>
+    Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      const rows = yield* moveQueued(sql, task, from, next, now)
+      if (rows.length === 1) yield* notify(next)
+      return rows.length === 1
+    }).pipe(Effect.orDie)
+
   /** Whether an earlier attempt of the claim's task was stopped mid-submit (its upstream may hold the task). */
   const submitInDoubt = (claim: Claim) =>
     findUnresolvedSubmit(sql, claim.id, claim.attempt).pipe(Effect.map((rows) => rows.length > 0), Effect.orDie)
@@ -214,7 +231,29 @@ const make = Effect.gen(function*() {
   const spooled = (spoolId: string) =>
     spooledTasks(sql, spoolId).pipe(Effect.map((rows) => new Set(rows.map((r) => r.id))), Effect.orDie)
 
+  /** Tells the worker running a task in-process that a cancel ended it (a hint: its heartbeat finds out too). */
+  const announceCancelled = (id: string) =>
+    sql`SELECT pg_notify(${CANCELLED_CHANNEL}, ${id})`.pipe(Effect.asVoid, Effect.ignore)
+
+  /** The ids of tasks a cancel ended while they ran in-process, on any replica: a hint, like `wakeups`. */
+  const cancellations = listen(CANCELLED_CHANNEL)
+
+  /** Up to `limit` unfinished tasks past their `Cancel-After` deadline, earliest first. */
+  const deadlinesDue = (limit: number) =>
+    Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      const rows = yield* dueDeadlines(sql, now, limit)
+      return rows.map((r) => r.id)
+    }).pipe(Effect.orDie)
+
+  /** A deadline the engine cannot act on is dropped: the task runs on to its end. */
+  const forgetDeadline = (id: string) => dropDeadline(sql, id).pipe(Effect.asVoid, Effect.orDie)
+
   return {
+    announceCancelled,
+    cancellations,
+    deadlinesDue,
+    forgetDeadline,
     waitForStorage,
     claimStored,
     retryStoreAt,
@@ -236,6 +275,8 @@ const make = Effect.gen(function*() {
     nudges,
     attempt,
     moveTo,
+    queued,
+    handOn,
     submitInDoubt
   } as const
 })

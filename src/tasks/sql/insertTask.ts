@@ -23,6 +23,8 @@ export interface NewTask {
   readonly channel: string
   /** W3C trace context of the create request, so the engine's spans join its trace. */
   readonly traceparent: string | null
+  /** The caller's deadline (`Cancel-After`) in seconds from now; null for none. */
+  readonly cancelAfterSeconds?: number | null | undefined
 }
 
 const RETURNED = taskColumns()
@@ -42,12 +44,13 @@ export const insertTask = (
   sql<TaskRow>`
     INSERT INTO tasks (id, account_id, kind, model, operation, status, progress, request, request_version,
       client_reference_id, metadata, idempotency_key, request_digest, created_at, updated_at, channel, trace_context,
-      charged_wallet_micros, charged_subscription_micros)
+      charged_wallet_micros, charged_subscription_micros, cancel_at)
     VALUES (${id}, ${task.accountId}, ${task.kind}, ${task.model}, ${task.operation}, 'queued', 0,
       ${JSON.stringify(task.request)}::jsonb, ${CURRENT_VERSION}, ${task.clientReferenceId},
       ${task.metadata === null ? null : JSON.stringify(task.metadata)}::jsonb,
       ${task.idempotencyKey}, ${task.digest}, ${now}, ${now}, ${task.channel},
       ${task.traceparent === null ? null : JSON.stringify({ traceparent: task.traceparent })}::jsonb,
-      ${charged.walletMicros}, ${charged.subscriptionMicros})
+      ${charged.walletMicros}, ${charged.subscriptionMicros},
+      ${task.cancelAfterSeconds == null ? null : (now + task.cancelAfterSeconds) * 1000})
     ON CONFLICT (account_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
     RETURNING ${sql.literal(RETURNED)}`

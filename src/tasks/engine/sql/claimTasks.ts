@@ -8,7 +8,8 @@ import type { ClaimRow } from "../Claim.ts"
  * upstream) across every replica, since upstream accounts cap their concurrent
  * tasks (`concurrency`, docs/adapters/README.md). Each becomes `in_progress`
  * under a new attempt number and a lease held by `workerId` until
- * `now + leaseMs`.
+ * `now + leaseMs`. A task past its `Cancel-After` deadline is not claimed: the
+ * deadline sweep (Deadlines.ts) ends it.
  *
  * Counting and claiming in one statement would race between replicas (each
  * counts from a snapshot taken before the other's claim commits), so the
@@ -36,7 +37,7 @@ export const claimTasks = (
           lease_expires_at = ${now + leaseMs}, started_at = ${Math.floor(now / 1000)},
           updated_at = ${Math.floor(now / 1000)}
       WHERE id IN (
-        SELECT id FROM tasks WHERE status = 'queued' AND channel = ${channel}
+        SELECT id FROM tasks WHERE status = 'queued' AND channel = ${channel} AND (cancel_at IS NULL OR cancel_at > ${now})
         ORDER BY seq
         LIMIT GREATEST(0, LEAST(${limit}::int, ${concurrency}::int - (
           SELECT count(*)::int FROM tasks WHERE channel = ${channel} AND run_state IN ('running', 'waiting', 'polling'))))

@@ -1,0 +1,226 @@
+import { HttpClient, HttpClientRequest } from "@effect/platform"
+import { Effect, Either, Redacted, Schema, Stream } from "effect"
+import {
+  answerDetail,
+  type AsyncRunner,
+  type CancelOutcome,
+  checkExchange,
+  defineAdapter,
+  exchange as send,
+  type GenerationError,
+  HttpUrl,
+  type ImageJob,
+  type ResultRef,
+  SecretFromEnv,
+  SubmitOutcome,
+  type UpstreamState,
+  type VideoJob,
+  withUpstream
+} from "../../src/channel/contract/Adapter.ts"
+import { replicateCallbacks } from "./Callbacks.ts"
+import { ENDPOINTS, type ImageEndpoint, modelOf, routeProblem, type VideoEndpoint } from "./Endpoints.ts"
+import { failuresFor, fromCreateStatus, fromTransport, type Kind, throttleHintMs } from "./Failures.ts"
+import { imageInput, videoInput } from "./Inputs.ts"
+import { accountRequest, cancelRequest, createRequest, getRequest } from "./Requests.ts"
+import { type Prediction, stateOf } from "./States.ts"
+
+/**
+ * `replicate`: video models of famS, famK and famV and an image model hosted
+ * on Replicate, through its predictions API (docs/adapters/replicate.md).
+ *
+ * ```json
+ * "replicate": { "adapter": "replicate", "credentials": { "api_token": { "env": "REPLICATE_API_TOKEN" } } }
+ * ```
+ *
+ * - submit: `POST /models/{owner}/{name}/predictions`, or `POST /predictions`
+ *   with `version` for `owner/name:version`; the input is built from the
+ *   model's entry in Endpoints.ts (Inputs.ts). `Cancel-After` carries the
+ *   channel's deadline, so Replicate stops a prediction we gave up on.
+ * - poll: `GET /predictions/{id}`, one request per prediction (Replicate has
+ *   no batch read); States.ts maps the statuses, `aborted` included.
+ * - results: the output URLs, fetched at once without our token (Replicate
+ *   deletes them after an hour) and re-hosted.
+ * - cancel: `POST /predictions/{id}/cancel`.
+ * - callbacks (`"callbacks": true`): `webhook` with
+ *   `webhook_events_filter: ["completed"]`; the signed webhook only hastens
+ *   the poll (Callbacks.ts).
+ * - no find: Replicate has no idempotency key, so a create whose answer was
+ *   lost cannot be told from another; the engine fails the task with its
+ *   refund rather than run it twice.
+ */
+
+export const REPLICATE_BASE_URL = "https://api.replicate.com/v1"
+
+/** Predictions polled at once per poll call: Replicate allows 3000 reads a minute per account. */
+const POLL_CONCURRENCY = 4
+
+const Created = Schema.Struct({ id: Schema.NonEmptyString })
+
+export default defineAdapter({
+  name: "replicate",
+  kinds: ["video", "image"],
+  settings: Schema.Struct({
+    base_url: Schema.optionalWith(HttpUrl, { default: () => REPLICATE_BASE_URL }),
+    credentials: Schema.Struct({ api_token: SecretFromEnv, webhook_secret: Schema.optional(SecretFromEnv) })
+  }),
+  // The families declare their provider options; Endpoints.ts says which each model takes.
+  providerOptions: {},
+  checkRoute: (_channel, route) => routeProblem(route.family, route.kind, route.upstreamModel),
+  callbacks: (channel) =>
+    replicateCallbacks(
+      channel.settings.base_url.replace(/\/+$/, ""),
+      channel.settings.credentials.api_token,
+      channel.settings.credentials.webhook_secret
+    ),
+  check: (channel) =>
+    Effect.gen(function*() {
+      const client = yield* HttpClient.HttpClient
+      const base = channel.settings.base_url.replace(/\/+$/, "")
+      return yield* checkExchange(
+        client,
+        accountRequest(base, Redacted.value(channel.settings.credentials.api_token)),
+        {
+          what: "GET /account",
+          seconds: channel.settings.timeouts.poll_s,
+          // Replicate's account object: its type and username.
+          looksRight: (body) => typeof (body as { username?: unknown } | null)?.username === "string"
+        }
+      )
+    }),
+  make: (channel) =>
+    Effect.gen(function*() {
+      const client = yield* HttpClient.HttpClient
+      const { base_url, credentials, timeouts } = channel.settings
+      const base = base_url.replace(/\/+$/, "")
+      const token = Redacted.value(credentials.api_token)
+      const log = (message: string, annotations: Record<string, unknown>) =>
+        Effect.logWarning(message).pipe(Effect.annotateLogs({ channel: channel.name, ...annotations }))
+
+      const runner = <J extends VideoJob | ImageJob>(
+        kind: Kind,
+        inputOf: (job: J) => Either.Either<Record<string, unknown>, string>
+      ): AsyncRunner<J> => {
+        const f = failuresFor(kind)
+        const exchange = (
+          request: HttpClientRequest.HttpClientRequest,
+          seconds: number,
+          what: string,
+          onTimeout: () => GenerationError
+        ) =>
+          send(client, request, {
+            what: `${what} to Replicate`,
+            seconds,
+            transport: fromTransport(f),
+            timeout: onTimeout,
+            // A body that breaks off after the request was sent leaves its fate unknown.
+            lost: onTimeout
+          }).pipe(
+            Effect.tap((answer) =>
+              answer.status < 200 || answer.status > 299
+                ? log(`Replicate refused ${what}`, {
+                  upstream_status: answer.status,
+                  upstream_body: answer.text.slice(0, 500)
+                })
+                : Effect.void
+            )
+          )
+
+        const submit = (job: J) =>
+          Effect.gen(function*() {
+            const input = inputOf(job)
+            if (Either.isLeft(input)) return yield* f.unsupported(input.left)
+            const request = createRequest(
+              base,
+              token,
+              job.upstreamModel,
+              input.right,
+              timeouts.deadline_s,
+              job.callbackUrl
+            )
+            const answer = yield* exchange(request, timeouts.submit_s, "a create", f.ambiguous)
+            if (answer.status < 200 || answer.status > 299) {
+              return yield* withUpstream(
+                fromCreateStatus(f, answer.status, answer.headers, answer.body),
+                answerDetail(answer)
+              )
+            }
+            const created = Schema.decodeUnknownOption(Created)(answer.body)
+            // A 2xx without an id may still have created a prediction we cannot poll.
+            if (created._tag === "None") return yield* f.ambiguous()
+            return SubmitOutcome.Accepted({ upstreamId: created.value.id })
+          })
+
+        const pollFailed = () => f.pollFailed()
+        const pollOne = (id: string) =>
+          exchange(getRequest(base, token, id), timeouts.poll_s, "a prediction read", pollFailed).pipe(
+            Effect.flatMap((answer): Effect.Effect<UpstreamState | undefined, GenerationError> => {
+              if (answer.status === 200 && typeof answer.body === "object" && answer.body !== null) {
+                return Effect.succeed(stateOf(f, answer.body as Prediction))
+              }
+              // A prediction Replicate does not know (another account's token, a typo) is left Unknown.
+              if (answer.status === 404) return Effect.succeed(undefined)
+              return Effect.fail(f.pollFailed(throttleHintMs(answer.headers, answer.body)))
+            }),
+            // A poll's transport failure is never a reason to fail over: the prediction is already upstream.
+            Effect.catchTag("GenerationError", (e) => e.ambiguous || e.notAccepted ? pollFailed() : Effect.fail(e))
+          )
+        const poll = (ids: ReadonlyArray<string>) =>
+          Effect.forEach(ids, (id) => Effect.map(pollOne(id), (state) => [id, state] as const), {
+            concurrency: POLL_CONCURRENCY
+          }).pipe(
+            Effect.map((pairs) => {
+              const states = new Map<string, UpstreamState>()
+              for (const [id, state] of pairs) if (state !== undefined) states.set(id, state)
+              return states as ReadonlyMap<string, UpstreamState>
+            })
+          )
+
+        const fetchResult = (ref: ResultRef) =>
+          Stream.unwrap(
+            Effect.gen(function*() {
+              const response = yield* client.execute(HttpClientRequest.get(ref.url)).pipe(
+                Effect.mapError(f.fetchBroken)
+              )
+              // replicate.delivery answers 404 (or 403/410 through a proxy) once the file is deleted.
+              if (response.status === 403 || response.status === 404 || response.status === 410) {
+                yield* log("a Replicate output has expired", { upstream_status: response.status })
+                return yield* f.resultExpired()
+              }
+              if (response.status !== 200) return yield* f.fetchBroken()
+              return response.stream.pipe(Stream.mapError(f.fetchBroken))
+            })
+          )
+
+        const cancel = (id: string) =>
+          Effect.gen(function*() {
+            const answer = yield* exchange(cancelRequest(base, token, id), timeouts.poll_s, "a cancel", pollFailed)
+            if (answer.status === 404) return "not_cancellable" as CancelOutcome
+            if (answer.status !== 200) return yield* f.pollFailed(throttleHintMs(answer.headers, answer.body))
+            const status = (answer.body as Prediction | null)?.status
+            // A prediction that had already ended stays as it was; any other is stopped (or will not start).
+            return (status === "succeeded" || status === "failed" ? "not_cancellable" : "cancelled") as CancelOutcome
+          }).pipe(
+            Effect.catchTag("GenerationError", (e) => e.ambiguous || e.notAccepted ? pollFailed() : Effect.fail(e))
+          )
+
+        return { submit, poll, fetchResult, cancel }
+      }
+
+      const endpoint = <E>(kind: Kind, upstreamModel: string): Either.Either<E, string> => {
+        const known = ENDPOINTS[modelOf(upstreamModel)]
+        // Routes were checked at boot (checkRoute); this guards a config the check did not see.
+        return known !== undefined && known.kind === kind
+          ? Either.right(known as E)
+          : Either.left(`This ${kind} model is not available on this service.`)
+      }
+      const video = runner<VideoJob>(
+        "video",
+        (job) => Either.flatMap(endpoint<VideoEndpoint>("video", job.upstreamModel), (e) => videoInput(job, e))
+      )
+      const image = runner<ImageJob>(
+        "image",
+        (job) => Either.flatMap(endpoint<ImageEndpoint>("image", job.upstreamModel), (e) => imageInput(job, e))
+      )
+      return { video, image }
+    })
+})
