@@ -52,9 +52,16 @@ export const keysOfJwks = (jwks: unknown): ReadonlyArray<Uint8Array> => {
   })
 }
 
-/** The public keys, fetched when first needed and kept for a day; undefined when fal's JWKS cannot be read. */
+/**
+ * The public keys, fetched when first needed and kept for a day, fetched
+ * again sooner when a signature fails (fal rotated them); never more often
+ * than every 5 minutes, so deliveries cannot make the gateway hammer fal's
+ * JWKS. Undefined until a read succeeds.
+ */
 const keyCache = (url: string) => {
-  let cached: { keys: ReadonlyArray<Uint8Array>; at: number } | undefined
+  let keys: ReadonlyArray<Uint8Array> | undefined
+  let loadedAt = -Infinity
+  let triedAt = -Infinity
   const load = Effect.tryPromise(async () => {
     const response = await fetch(url, { signal: AbortSignal.timeout(KEYS_TIMEOUT_MS) })
     if (!response.ok) throw new Error(`JWKS answered ${response.status}`)
@@ -67,11 +74,16 @@ const keyCache = (url: string) => {
   )
   return (now: number, fresh: boolean) =>
     Effect.gen(function*() {
-      const stale = cached === undefined || now - cached.at > (fresh ? KEYS_RETRY_MS : KEYS_TTL_MS)
-      if (!stale) return cached!.keys
-      const loaded = yield* load
-      if (loaded._tag === "Some" && loaded.value.length > 0) cached = { keys: loaded.value, at: now }
-      return cached?.keys
+      const due = keys === undefined || fresh || now - loadedAt > KEYS_TTL_MS
+      if (due && now - triedAt > KEYS_RETRY_MS) {
+        triedAt = now
+        const loaded = yield* load
+        if (loaded._tag === "Some" && loaded.value.length > 0) {
+          keys = loaded.value
+          loadedAt = now
+        }
+      }
+      return keys
     })
 }
 

@@ -19,6 +19,14 @@ export interface VideoEndpoint {
   /** Frames it takes: none (text to video), a first one, or a first and a last one. */
   readonly firstFrame?: string | undefined
   readonly lastFrame?: string | undefined
+  /**
+   * Reference images (the `images` mode): their field, how many it takes,
+   * and the tag of the i-th image (0-based) in the prompt, which a
+   * reference's `@name` becomes.
+   */
+  readonly references?:
+    | { readonly field: string; readonly max: number; readonly tag?: (i: number) => string }
+    | undefined
   /** Seconds it takes, and how it spells them (`"5"`, `"4s"`). */
   readonly durations: ReadonlyArray<number>
   readonly duration: (seconds: number) => string
@@ -38,6 +46,8 @@ export interface VideoLine {
   readonly text: string
   readonly image: string
   readonly firstLast?: string | undefined
+  /** The reference-images endpoint, where the line has one. */
+  readonly references?: string | undefined
 }
 
 /** An image model: generation and edit endpoints. */
@@ -61,22 +71,38 @@ const plain = (seconds: number) => String(seconds)
 const suffixed = (seconds: number) => `${seconds}s`
 const range = (min: number, max: number) => Array.from({ length: max - min + 1 }, (_, i) => min + i)
 
-/** Kling 3.0 Pro (famK): `duration` "3".."15"; image-to-video takes no aspect ratio (the frame gives it). */
-const klingV3Pro: VideoLine = {
-  text: "fal-ai/kling-video/v3/pro/text-to-video",
-  image: "fal-ai/kling-video/v3/pro/image-to-video"
-}
-const kling = {
-  kind: "video",
-  family: "famK",
-  line: klingV3Pro,
-  durations: range(3, 15),
-  duration: plain,
-  audio: true,
-  seed: false,
-  negativePrompt: true,
-  options: { cfg_scale: "cfg_scale" }
+/**
+ * Kling 3.0 Pro and Standard (famK): `duration` "3".."15"; image-to-video
+ * takes no aspect ratio (the frame gives it). Kling O3 Pro (famK omni):
+ * the same without `negative_prompt` and `cfg_scale`, with up to four
+ * reference images named `@Image1`… in the prompt.
+ */
+const klingLine = (prefix: string, references?: string): VideoLine => ({
+  text: `${prefix}/text-to-video`,
+  image: `${prefix}/image-to-video`,
+  ...(references !== undefined ? { references } : {})
+})
+const klingV3Pro = klingLine("fal-ai/kling-video/v3/pro")
+const klingV3Standard = klingLine("fal-ai/kling-video/v3/standard")
+const klingO3Pro = klingLine("fal-ai/kling-video/o3/pro", "fal-ai/kling-video/o3/pro/reference-to-video")
+const kling = (line: VideoLine) =>
+  ({
+    kind: "video",
+    family: "famK",
+    line,
+    durations: range(3, 15),
+    duration: plain,
+    audio: true,
+    seed: false,
+    negativePrompt: true,
+    options: { cfg_scale: "cfg_scale" }
+  }) as const
+const klingO3 = {
+  ...kling(klingO3Pro),
+  negativePrompt: false,
+  options: {}
 } as const
+const KLING_RATIOS = ["16:9", "9:16", "1:1"]
 
 /** Seedance 1.5 Pro (famS): `duration` "4".."12", `resolution`, `camera_fixed`, `seed`. */
 const seedanceV15Pro: VideoLine = {
@@ -98,10 +124,11 @@ const seedance = {
 } as const
 
 /** Veo 3.1 and 3.1 Fast (famV): `duration` "4s"/"6s"/"8s", `resolution`, separate first-and-last-frame endpoints. */
-const veoLine = (prefix: string): VideoLine => ({
+const veoLine = (prefix: string, references?: string): VideoLine => ({
   text: prefix,
   image: `${prefix}/image-to-video`,
-  firstLast: `${prefix}/first-last-frame-to-video`
+  firstLast: `${prefix}/first-last-frame-to-video`,
+  ...(references !== undefined ? { references } : {})
 })
 const veo = (line: VideoLine) =>
   ({
@@ -117,7 +144,7 @@ const veo = (line: VideoLine) =>
     negativePrompt: true,
     options: {}
   }) as const
-const veo31 = veoLine("fal-ai/veo3.1")
+const veo31 = veoLine("fal-ai/veo3.1", "fal-ai/veo3.1/reference-to-video")
 const veo31Fast = veoLine("fal-ai/veo3.1/fast")
 
 /** Nano Banana (image): `num_images`, `output_format`, `aspect_ratio`; edit takes `image_urls`. */
@@ -133,8 +160,17 @@ const nanoBanana: ImageEndpoint = {
 }
 
 const videoEndpoints: ReadonlyArray<readonly [string, VideoEndpoint]> = [
-  [klingV3Pro.text, { ...kling, aspectRatios: ["16:9", "9:16", "1:1"] }],
-  [klingV3Pro.image, { ...kling, firstFrame: "start_image_url", lastFrame: "end_image_url" }],
+  ...[klingV3Pro, klingV3Standard].flatMap((line): ReadonlyArray<readonly [string, VideoEndpoint]> => [
+    [line.text, { ...kling(line), aspectRatios: KLING_RATIOS }],
+    [line.image, { ...kling(line), firstFrame: "start_image_url", lastFrame: "end_image_url" }]
+  ]),
+  [klingO3Pro.text, { ...klingO3, aspectRatios: KLING_RATIOS }],
+  [klingO3Pro.image, { ...klingO3, firstFrame: "image_url", lastFrame: "end_image_url" }],
+  [klingO3Pro.references!, {
+    ...klingO3,
+    aspectRatios: KLING_RATIOS,
+    references: { field: "image_urls", max: 4, tag: (i) => `@Image${i + 1}` }
+  }],
   [seedanceV15Pro.text, seedance],
   [seedanceV15Pro.image, { ...seedance, firstFrame: "image_url", lastFrame: "end_image_url" }],
   ...[veo31, veo31Fast].flatMap((line): ReadonlyArray<readonly [string, VideoEndpoint]> => [
@@ -142,7 +178,15 @@ const videoEndpoints: ReadonlyArray<readonly [string, VideoEndpoint]> = [
     // The image endpoint also takes `auto` (the frame's ratio); the unified request always names one.
     [line.image, { ...veo(line), firstFrame: "image_url" }],
     [line.firstLast!, { ...veo(line), firstFrame: "first_frame_url", lastFrame: "last_frame_url" }]
-  ])
+  ]),
+  // Veo 3.1 with up to three reference images: 8 s only, and no seed or negative prompt.
+  [veo31.references!, {
+    ...veo(veo31),
+    durations: [8],
+    seed: false,
+    negativePrompt: false,
+    references: { field: "image_urls", max: 3 }
+  }]
 ]
 
 export const ENDPOINTS: ReadonlyMap<string, Endpoint> = new Map<string, Endpoint>([

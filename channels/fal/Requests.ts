@@ -14,6 +14,7 @@ import { ENDPOINTS, type ImageEndpoint, type VideoEndpoint } from "./Endpoints.t
  * | model                            | the endpoint (route's `upstream_model`, or its sibling)    |
  * | input.prompt                     | `prompt`                                                   |
  * | frame: input.image, ref_images[0] | first frame (`image_url`, `start_image_url`, `first_frame_url`), last frame (`end_image_url`, `last_frame_url`) |
+ * | images: input.image, ref_images  | `image_urls` of the reference endpoint; `@name` → `@Image1`… (Kling O3) |
  * | output.duration                  | `duration` as the endpoint's string (`"5"`, `"8s"`)        |
  * | output.aspect_ratio              | `aspect_ratio` (where the endpoint takes it)               |
  * | the model's resolution           | `resolution` (where the endpoint takes it)                 |
@@ -33,24 +34,32 @@ export interface Submit {
 
 type Reference = VideoJob["request"]["referenceImages"][number]
 
-const sibling = (named: VideoEndpoint, frames: ReadonlyArray<Reference>): string | undefined => {
+interface Inputs {
+  readonly frames: ReadonlyArray<Reference>
+  readonly refs: ReadonlyArray<Reference>
+}
+
+const sibling = (named: VideoEndpoint, { frames, refs }: Inputs): string | undefined => {
+  if (refs.length > 0) return named.line.references
   if (frames.length === 0) return named.line.text
   if (frames.length === 1) return named.line.image
   // A last frame: the first-and-last sibling where the line has one, else the image one if it takes a last frame.
   return named.line.firstLast ?? named.line.image
 }
 
-const framesOf = (job: VideoJob): Either.Either<ReadonlyArray<Reference>, string> => {
+const inputsOf = (job: VideoJob): Either.Either<Inputs, string> => {
   const r = job.request
+  // The spec's order: input.image first, then reference_images.
+  const images = [...(r.image ? [r.image] : []), ...r.referenceImages]
   switch (r.mode) {
     case null:
-      return Either.right([])
-    case "frame": {
-      const frames = [...(r.image ? [r.image] : []), ...r.referenceImages]
-      return frames.length > 2
+      return Either.right({ frames: [], refs: [] })
+    case "frame":
+      return images.length > 2
         ? Either.left("At most two frames can be sent to this video service.")
-        : Either.right(frames)
-    }
+        : Either.right({ frames: images, refs: [] })
+    case "images":
+      return Either.right({ frames: [], refs: images })
     default:
       return Either.left(`Reference mode "${r.mode}" is not supported by this video service.`)
   }
@@ -77,6 +86,15 @@ const optionsOf = (job: VideoJob, endpoint: VideoEndpoint): Either.Either<Record
   return Either.right(input)
 }
 
+const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+
+/** Each reference's `@name` in the prompt as the endpoint's tag of that image (`@Image2`), longest names first. */
+const tagged = (prompt: string, refs: ReadonlyArray<Reference>, tag: (i: number) => string) =>
+  refs.map((ref, i) => ({ name: ref.name, tag: tag(i) }))
+    .filter((n): n is { name: string; tag: string } => typeof n.name === "string" && n.name.length > 0)
+    .sort((a, b) => b.name.length - a.name.length)
+    .reduce((text, { name, tag: t }) => text.replace(new RegExp(`@${escape(name)}(?![\\w-])`, "g"), t), prompt)
+
 /** The endpoint and input of a video job, or the message of a request the endpoint cannot take (never sent). */
 export const videoSubmit = (job: VideoJob): Either.Either<Submit, string> =>
   Either.gen(function*() {
@@ -84,9 +102,16 @@ export const videoSubmit = (job: VideoJob): Either.Either<Submit, string> =>
     if (named === undefined || named.kind !== "video") {
       return yield* Either.left(`The model is not available on this video service.`)
     }
-    const frames = yield* framesOf(job)
-    const id = sibling(named, frames)!
+    const { frames, refs } = yield* inputsOf(job)
+    const id = sibling(named, { frames, refs })
+    if (id === undefined) {
+      return yield* Either.left(`Reference mode "${job.request.mode}" is not supported by this video service.`)
+    }
     const endpoint = ENDPOINTS.get(id) as VideoEndpoint
+    const references = endpoint.references
+    if (references !== undefined && refs.length > references.max) {
+      return yield* Either.left(`At most ${references.max} reference images can be sent to this video service.`)
+    }
     if (frames.length === 2 && endpoint.lastFrame === undefined) {
       return yield* Either.left("A last frame is not supported by this video service for this model.")
     }
@@ -110,7 +135,8 @@ export const videoSubmit = (job: VideoJob): Either.Either<Submit, string> =>
     }
     const options = yield* optionsOf(job, endpoint)
     const input: Record<string, unknown> = {
-      prompt: r.prompt,
+      prompt: references?.tag !== undefined ? tagged(r.prompt, refs, references.tag) : r.prompt,
+      ...(references !== undefined ? { [references.field]: refs.map((ref) => ref.url) } : {}),
       ...(endpoint.firstFrame !== undefined && frames[0] ? { [endpoint.firstFrame]: frames[0].url } : {}),
       ...(endpoint.lastFrame !== undefined && frames[1] ? { [endpoint.lastFrame]: frames[1].url } : {}),
       duration: endpoint.duration(r.duration),

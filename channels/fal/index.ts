@@ -178,6 +178,8 @@ export default defineAdapter({
             // Done: only the result says whether it succeeded.
             const result = yield* query(resultRequest(base, key, id), "a result fetch")
             if (result.status === 200) {
+              // A proxy's page served with 200 is not fal's result: asked again, not taken for "no output".
+              if (typeof result.body !== "object" || result.body === null) return yield* pollFailed()
               return UpstreamState.Succeeded({ results: resultsOf(result.body), answer: result.body })
             }
             if (result.status === 429 || result.status === 408 || result.status >= 500 && !failedRun(status.body)) {

@@ -18,8 +18,12 @@ import {
  * callback does: the poll, with our token, says what the prediction is.
  */
 
-/** How long reading the secret may take before this webhook goes unverified. */
-const SECRET_TIMEOUT_MS = 10_000
+/** How long reading the secret may take before this webhook goes unverified (the gateway answers within 4 s). */
+const SECRET_TIMEOUT_MS = 3000
+/** After a failed read, webhooks go unverified this long before the secret is asked for again. */
+const RETRY_READ_MS = 60_000
+/** A kept secret is read again after a mismatch at most this often. */
+const REREAD_MS = 5 * 60_000
 
 const parse = (body: Uint8Array): any => {
   try {
@@ -29,15 +33,27 @@ const parse = (body: Uint8Array): any => {
   }
 }
 
+interface Secret {
+  /** The secret at `now` (a webhook's arrival), or undefined while it cannot be read (the webhook is unverifiable). */
+  readonly get: (now: number) => Effect.Effect<string | undefined>
+  /** Read again after a signature did not match, in case the account's secret was rotated; undefined if unchanged. */
+  readonly reread: (now: number) => Effect.Effect<string | undefined>
+}
+
 /**
- * The account's signing secret, fetched on first use and kept; a failed read
- * is not kept, so the next webhook asks again. Global `fetch`, because
- * callbacks are read where no runner (and no HTTP client port) is made.
+ * The account's signing secret, read on first use and kept. A failed read
+ * is retried no sooner than a minute later, and a kept secret is read again
+ * (at most every five minutes) when a signature does not match it, so a
+ * rotated secret is picked up. Global `fetch`, because callbacks are read
+ * where no runner (and no HTTP client port) is made; bounded so the webhook
+ * is still answered within the gateway's time.
  */
-const secretReader = (base: string, token: Redacted.Redacted<string>) => {
+const secretReader = (base: string, token: Redacted.Redacted<string>): Secret => {
   let known: string | undefined
-  return Effect.suspend(() =>
-    known !== undefined ? Effect.succeed<string | undefined>(known) : Effect.tryPromise(async () => {
+  let readAt = Number.NEGATIVE_INFINITY
+  const read = (now: number) =>
+    Effect.tryPromise(async () => {
+      readAt = now
       const response = await fetch(`${base}/webhooks/default/secret`, {
         headers: { authorization: `Bearer ${Redacted.value(token)}` },
         signal: AbortSignal.timeout(SECRET_TIMEOUT_MS)
@@ -51,9 +67,18 @@ const secretReader = (base: string, token: Redacted.Redacted<string>) => {
           Effect.annotateLogs({ cause: String(e.error) })
         )
       ),
-      Effect.orElseSucceed(() => undefined)
+      Effect.orElseSucceed(() => known)
     )
-  )
+  return {
+    get: (now) =>
+      Effect.suspend(() => known !== undefined || now - readAt < RETRY_READ_MS ? Effect.succeed(known) : read(now)),
+    reread: (now) =>
+      Effect.suspend(() => {
+        if (now - readAt < REREAD_MS) return Effect.succeed(undefined)
+        const before = known
+        return Effect.map(read(now), (key) => (key !== before ? key : undefined))
+      })
+  }
 }
 
 export const replicateCallbacks = (
@@ -61,12 +86,22 @@ export const replicateCallbacks = (
   token: Redacted.Redacted<string>,
   configured: Redacted.Redacted<string> | undefined
 ): UpstreamCallbacks => {
-  const secret = configured !== undefined ? Effect.succeed(Redacted.value(configured)) : secretReader(base, token)
+  const secret: Secret = configured !== undefined
+    ? { get: () => Effect.succeed(Redacted.value(configured)), reread: () => Effect.succeed(undefined) }
+    : secretReader(base, token)
   return {
     read: (request: CallbackRequest) =>
       Effect.gen(function*() {
-        const key = yield* secret
-        if (key !== undefined) yield* verifyStandardWebhook(key, request)
+        const key = yield* secret.get(request.now)
+        if (key !== undefined) {
+          yield* verifyStandardWebhook(key, request).pipe(
+            Effect.catchTag("CallbackRefused", (refusal) =>
+              Effect.flatMap(
+                secret.reread(request.now),
+                (rotated) => rotated === undefined ? Effect.fail(refusal) : verifyStandardWebhook(rotated, request)
+              ))
+          )
+        }
         const id = parse(request.body)?.id
         if (typeof id !== "string" || id.length === 0 || id.length > 200) {
           return yield* new CallbackRefused({ reason: "not a Replicate prediction" })

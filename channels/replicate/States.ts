@@ -17,10 +17,24 @@ export interface Prediction {
   readonly output?: unknown
   readonly error?: unknown
   readonly completed_at?: unknown
+  readonly logs?: unknown
 }
 
 /** Replicate keeps API outputs an hour (data retention). */
 const OUTPUT_KEPT_MS = 60 * 60 * 1000
+
+/** A progress bar line of a model's logs (tqdm's `40%|████      | 20/50`), as the official client reads it. */
+const PROGRESS_LINE = /^\s*(\d+)%\s*\|.+?\|\s*(\d+)\/(\d+)/
+
+/** The last progress bar's percentage in the logs, below 100 (the task is done only once its result is stored). */
+const progressOf = (logs: unknown): number | undefined => {
+  if (typeof logs !== "string") return undefined
+  for (const line of logs.split("\n").reverse()) {
+    const match = PROGRESS_LINE.exec(line)
+    if (match) return Math.min(Number(match[1]), 99)
+  }
+  return undefined
+}
 
 const str = (value: unknown) => (typeof value === "string" && value.length > 0 ? value : undefined)
 
@@ -33,8 +47,9 @@ export const stateOf = (f: Failures, prediction: Prediction): UpstreamState => {
   switch (status) {
     case "starting":
       return UpstreamState.Pending({ progress: 0, answer: prediction })
+    // Many models print a progress bar while they run; without one, the task's progress stays where it was.
     case "processing":
-      return UpstreamState.Pending({ answer: prediction })
+      return UpstreamState.Pending({ progress: progressOf(prediction.logs), answer: prediction })
     case "succeeded": {
       const completed = Date.parse(str(prediction.completed_at) ?? "")
       const expiresAt = Number.isNaN(completed) ? undefined : completed + OUTPUT_KEPT_MS

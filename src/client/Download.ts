@@ -36,9 +36,10 @@ const safeName = (item: Downloadable, path: Path.Path) => {
 }
 
 /**
- * Whether to send the resource key. The item says so (`url_auth`); image
- * result items carry no `url_auth`, so for them the key goes only to the
- * gateway's own API paths (an asset's content URL), never to another host.
+ * Whether to send the resource key. The item says so (`url_auth`); an image
+ * item from a server older than `url_auth` on image items has none, so for
+ * it the key goes only to the gateway's own API paths (an asset's content
+ * URL), never to another host.
  */
 const needsKey = (item: Downloadable, url: string, baseUrl: string) => {
   if (item.url_auth !== undefined) return item.url_auth === "resource_api_key"

@@ -33,7 +33,9 @@ export const ImageResultItem = Schema.Struct({
   width: Schema.Int,
   height: Schema.Int,
   size_bytes: Schema.Int,
-  filename: Schema.String
+  filename: Schema.String,
+  /** As a video item's: whether `url` needs the owning account's resource key (beyond the spec's item). */
+  url_auth: Schema.Literal("none", "resource_api_key")
 })
 
 const Timestamps = {

@@ -51,6 +51,25 @@ export const taskColumns = (table?: string) =>
 const optional = <K extends string, V>(key: K, value: V | null) =>
   (value === null ? {} : { [key]: value }) as { [P in K]?: V }
 
+/**
+ * Image items stored before they carried `url_auth` get it from their URL:
+ * only a `resource_api_key` result is served at its asset's stable
+ * `/v1/assets/{id}/content` path; every other URL is signed.
+ */
+const withUrlAuth = (result: any) => {
+  const images = result?.images
+  if (!Array.isArray(images) || images.every((item: any) => item?.url_auth !== undefined)) return result
+  return {
+    ...result,
+    images: images.map((item: any) =>
+      item?.url_auth !== undefined ? item : {
+        ...item,
+        url_auth: String(item?.url).endsWith(`/v1/assets/${item?.asset_id}/content`) ? "resource_api_key" : "none"
+      }
+    )
+  }
+}
+
 /** The task object exactly as the query endpoints return it. */
 export const toTaskObject = (row: TaskRow): VideoTask | ImageTask => {
   const common = {
@@ -73,7 +92,7 @@ export const toTaskObject = (row: TaskRow): VideoTask | ImageTask => {
       ...common,
       object: "image.task",
       operation: row.operation as ImageTask["operation"],
-      result: row.result ?? null,
+      result: withUrlAuth(row.result ?? null),
       usage: row.usage ?? {}
     }
 }

@@ -96,8 +96,7 @@ describe(`the fal channel's failures (${backend})`, () => {
     expect(queries.at(-1)!.path).toMatch(/\/requests\/[0-9a-f-]{36}$/)
   })
 
-  it("an input fal's schema refuses (422 at the result fetch) fails the task, not retryable", async () => {
-    // The fake checks the endpoint's schema as fal's runner does; a content-policy 422 is the same kind of refusal.
+  it("a content-policy refusal (422 at the result fetch) fails the task, not retryable", async () => {
     setup.fake.scenarios.push({ end: "content_policy" })
     const run = await runFal(setup, famK())
     expect(run.task.error.message).toMatch(/content safety/)
@@ -118,6 +117,14 @@ describe(`the fal channel's failures (${backend})`, () => {
     const run = await runFal(setup, famK())
     expect(run.task.status).toBe("succeeded")
     expect(run.creates).toHaveLength(1)
+  })
+
+  it("a broken result fetch (a proxy's page with 200, a 502, a reset) is asked again, not taken for a result", async () => {
+    setup.fake.faults.result.push({ kind: "html", status: 200 }, { kind: "html", status: 502 }, { kind: "reset" })
+    const run = await runFal(setup, famK())
+    expect(run.task.status).toBe("succeeded")
+    expect(setup.fake.faults.result).toHaveLength(0)
+    expect(run.requests.filter((r) => r.method === "GET" && !r.path.endsWith("/status"))).toHaveLength(4)
   })
 
   it("what the endpoint has no field for is refused before anything is sent", async () => {

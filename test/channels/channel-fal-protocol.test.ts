@@ -193,6 +193,44 @@ describe("fal webhooks (ED25519)", () => {
     expect(refusedWhy(await read(jwks, webhookHeaders("req-9", other), other))).toMatch(/not the signed one/)
   })
 
+  it("fal's keys are read once for many deliveries, a failing signature included (at most every 5 minutes)", async () => {
+    const callbacks = falCallbacks(`${fake.url}/.well-known/jwks.json`)
+    const before = fake.jwksReads.count
+    const { generateKeyPairSync } = await import("node:crypto")
+    const stranger = generateKeyPairSync("ed25519").privateKey
+    for (const [i, key] of [undefined, stranger, undefined, stranger].entries()) {
+      const text = body(`req-many-${i}`)
+      const headers = webhookHeaders(`req-many-${i}`, text, key === undefined ? {} : { key })
+      const exit = await Effect.runPromiseExit(
+        callbacks.read({ headers, body: new TextEncoder().encode(text), now: Date.now() })
+      )
+      expect(Exit.isSuccess(exit)).toBe(key === undefined)
+    }
+    expect(fake.jwksReads.count - before).toBe(1)
+  })
+
+  it("an unreadable JWKS is not asked again per delivery: each delivery is a hint, one read in 5 minutes", async () => {
+    fake.jwksReads.down = true
+    try {
+      const callbacks = falCallbacks(`${fake.url}/.well-known/jwks.json`)
+      const before = fake.jwksReads.count
+      for (const i of [1, 2, 3]) {
+        const text = body(`req-down-${i}`)
+        const exit = await Effect.runPromiseExit(
+          callbacks.read({
+            headers: webhookHeaders(`req-down-${i}`, text),
+            body: new TextEncoder().encode(text),
+            now: Date.now()
+          })
+        )
+        expect(Exit.isSuccess(exit)).toBe(true)
+      }
+      expect(fake.jwksReads.count - before).toBe(1)
+    } finally {
+      fake.jwksReads.down = false
+    }
+  })
+
   it("when fal's keys cannot be read, a signed delivery cannot be verified and only hastens the poll", async () => {
     const text = body("req-77")
     const hint = hintOf(await read("http://127.0.0.1:9/jwks.json", webhookHeaders("req-77", text), text))

@@ -24,6 +24,7 @@ import { makeImage, startMediaServer } from "../support/uploads.ts"
 
 const FAMS = "provx-famS-720p"
 const FAMK = "provx-famK-3.0-1080p"
+const FAMK_OMNI = "provx-famK-3.0-omni-720p"
 const FAMV = "provx-famV-3.1-standard-720p"
 const FAMV_FAST = "provx-famV-3.1-fast-1080p"
 const IMAGE = "provx-image-1"
@@ -40,6 +41,7 @@ beforeAll(async () => {
   setup = await startFalGateway({
     [FAMS]: [{ channel: "fal-market", upstream_model: "fal-ai/bytedance/seedance/v1.5/pro/text-to-video" }],
     [FAMK]: [{ channel: "fal-market", upstream_model: "fal-ai/kling-video/v3/pro/text-to-video" }],
+    [FAMK_OMNI]: [{ channel: "fal-market", upstream_model: "fal-ai/kling-video/o3/pro/text-to-video" }],
     [FAMV]: [{ channel: "fal-market", upstream_model: "fal-ai/veo3.1" }],
     // A route may name the image sibling: a text-only request still goes to the line's text endpoint.
     [FAMV_FAST]: [{ channel: "fal-market", upstream_model: "fal-ai/veo3.1/fast/image-to-video" }],
@@ -221,6 +223,56 @@ describe(`the fal channel (${backend})`, () => {
       last_frame_url: `${media.url}/last.png`,
       duration: "6s",
       aspect_ratio: "9:16"
+    })
+  })
+
+  it("famK omni, images mode: Kling O3 reference-to-video, image_urls in order, each @name as its @Image tag", async () => {
+    const run = await runFal(setup, {
+      model: FAMK_OMNI,
+      operation: "generation",
+      input: {
+        prompt: "@hero meets @hero2 in the rain",
+        reference_mode: "images",
+        reference_images: [
+          { url: `${media.url}/first.png`, name: "hero" },
+          { url: `${media.url}/last.png`, name: "hero2" },
+          { url: `${media.url}/first.png` }
+        ]
+      },
+      output: { duration: 4, aspect_ratio: "9:16" }
+    })
+    expect(run.task.status).toBe("succeeded")
+    expectFollowed(run, "fal-ai/kling-video/o3/pro/reference-to-video", "fal-ai/kling-video")
+    expect(run.creates[0]!.body).toEqual({
+      prompt: "@Image1 meets @Image2 in the rain",
+      image_urls: [`${media.url}/first.png`, `${media.url}/last.png`, `${media.url}/first.png`],
+      duration: "4",
+      aspect_ratio: "9:16",
+      generate_audio: true
+    })
+    expect((await download(run.task)).video).toMatchObject({ width: 90, height: 160 })
+  })
+
+  it("famV images mode: Veo 3.1 reference-to-video with image_urls, 8 s only", async () => {
+    const run = await runFal(setup, {
+      model: FAMV,
+      operation: "generation",
+      input: {
+        prompt: "the same cat in three places",
+        reference_mode: "images",
+        reference_images: [{ url: `${media.url}/first.png` }, { url: `${media.url}/last.png` }]
+      },
+      output: { duration: 8, aspect_ratio: "16:9" }
+    })
+    expect(run.task.status).toBe("succeeded")
+    expectFollowed(run, "fal-ai/veo3.1/reference-to-video", "fal-ai/veo3.1")
+    expect(run.creates[0]!.body).toEqual({
+      prompt: "the same cat in three places",
+      image_urls: [`${media.url}/first.png`, `${media.url}/last.png`],
+      duration: "8s",
+      aspect_ratio: "16:9",
+      resolution: "720p",
+      generate_audio: true
     })
   })
 

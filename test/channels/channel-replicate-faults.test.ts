@@ -22,24 +22,32 @@ import { ledgerOf } from "../support/tasks.ts"
  */
 
 const MODEL = "provx-famV-3.1-fast-720p"
+/** Replicate first, the sandbox second. */
+const WITH_NEXT = "provx-famV-3.1-fast-1080p"
 let r: ReplicateSetup
 
 beforeAll(async () => {
-  r = await startReplicateGateway({ [MODEL]: [{ channel: "marketplace", upstream_model: "google/veo-3.1-fast" }] })
+  const onReplicate = { channel: "marketplace", upstream_model: "google/veo-3.1-fast" }
+  r = await startReplicateGateway(
+    { [MODEL]: [onReplicate], [WITH_NEXT]: [onReplicate, "sandbox"] },
+    // Each test reaches Replicate, never skipped after an earlier test's refusals.
+    { breaker_cooldown_s: 0 }
+  )
 }, 60_000)
 afterAll(async () => {
   await r?.close()
 })
 
-const run = (prompt: string, { scenario, create = [], read = [] }: {
+const run = (prompt: string, { scenario, create = [], read = [], model = MODEL }: {
   scenario?: Scenario
   create?: Array<Fault>
   read?: Array<Fault>
+  model?: string
 } = {}) => {
   if (scenario) r.fake.scenarios.push(scenario)
   r.fake.faults.create.push(...create)
   r.fake.faults.read.push(...read)
-  return runReplicate(r, { model: MODEL, operation: "generation", input: { prompt }, output: { duration: 4 } })
+  return runReplicate(r, { model, operation: "generation", input: { prompt }, output: { duration: 4 } })
 }
 
 const predictionsOf = (prompt: string) => [...r.fake.predictions.values()].filter((p) => p.input.prompt === prompt)
@@ -137,6 +145,32 @@ describe(`the replicate channel: states and faults (${backend})`, () => {
     const reads = r.fake.requests.slice(before).filter((q) => q.method === "GET")
     expect(reads.length).toBeGreaterThanOrEqual(5)
     expect(reads[1]!.at - reads[0]!.at).toBeGreaterThanOrEqual(950)
+  })
+
+  it("failover: a token or credit Replicate refuses moves the task to the next channel, charged once", async () => {
+    const { creates, task } = await run("no credit left", {
+      model: WITH_NEXT,
+      create: [{ kind: "error", status: 402, detail: "You have insufficient credit to run this model." }]
+    })
+    expect(task.status).toBe("succeeded")
+    expect(creates).toHaveLength(1)
+    expect(predictionsOf("no credit left")).toHaveLength(0)
+    expect(await engineRow(r.gw, task.id)).toMatchObject({ channel: "sandbox" })
+    expect((await ledgerOf(r.gw, task.id)).map((l) => l.kind)).toEqual(["charge"])
+    const view = await admin(r.gw, "GET", `/admin/v1/tasks/${task.id}`)
+    expect(view.body.attempts[0]).toMatchObject({ channel: "marketplace", outcome: "failover" })
+  })
+
+  it("no failover when Replicate may hold the prediction (cut off after it was read): failed, refunded, never elsewhere", async () => {
+    const { creates, task } = await run("cut off, with a next channel", {
+      model: WITH_NEXT,
+      create: [{ kind: "reset" }]
+    })
+    expect(creates).toHaveLength(1)
+    // Replicate made the prediction; no idempotency key finds it, so it is not made again anywhere.
+    expect(predictionsOf("cut off, with a next channel")).toHaveLength(1)
+    await expectFailed(task, true)
+    expect(await engineRow(r.gw, task.id)).toMatchObject({ channel: "marketplace", upstream_id: null })
   })
 
   it("an output Replicate already deleted fails the task, retryable, with its refund", async () => {

@@ -137,8 +137,9 @@ describe(`the replicate channel: requests and results (${backend})`, () => {
     expect((await download(task.result.videos[0].url)).durationS).toBeGreaterThan(5.8)
   })
 
-  it("famK text only: integer duration, `mode` from the resolution, the audio switch", async () => {
-    const { creates, task } = await runReplicate(
+  it("famK text only: integer duration, `mode` from the resolution, the audio switch, progress from the logs", async () => {
+    r.fake.scenarios.push({ processing: 4 })
+    const { creates, seen, task } = await runReplicate(
       r,
       video(FAMK, { prompt: "a paper boat" }, { duration: 5, aspect_ratio: "9:16" })
     )
@@ -152,6 +153,8 @@ describe(`the replicate channel: requests and results (${backend})`, () => {
       mode: "standard",
       generate_audio: true
     })
+    // The model's progress bar, read from the prediction's logs while it processed.
+    expect(seen.some((t) => t.status === "in_progress" && t.progress > 0 && t.progress < 100)).toBe(true)
     const probed = await download(task.result.videos[0].url)
     expect(probed.video).toMatchObject({ width: 90, height: 160 })
     expect(probed.audio?.codec).toBe("aac")
@@ -304,10 +307,10 @@ describe(`the replicate channel: requests and results (${backend})`, () => {
   })
 
   it("a route to a model the adapter does not know stops the boot, naming the ones it knows", async () => {
-    const boot = (upstream: string) => {
+    const boot = (upstream: string, model = FAMK) => {
       const dir = configWith("models.json", (m) => {
         m.channels.marketplace = { adapter: "replicate", credentials: { api_token: { env: "T" } } }
-        m.models[FAMK].channels = route(upstream)
+        m.models[model].channels = route(upstream)
       })
       const provider = ConfigProvider.fromMap(new Map(Object.entries({ CONFIG_DIR: dir, T: "t" })))
       return Effect.runPromiseExit(
@@ -321,15 +324,18 @@ describe(`the replicate channel: requests and results (${backend})`, () => {
       )
     }
     expect(Exit.isSuccess(await boot("kwaivgi/kling-v3-video"))).toBe(true)
+    expect(Exit.isSuccess(await boot(`google/nano-banana:${versionOf("google/nano-banana")}`, IMAGE))).toBe(true)
     for (
-      const [upstream, why] of [
-        ["kwaivgi/kling-v2.1", /does not know this model for famK; it knows kwaivgi\/kling-v3-video/],
-        // A famV model on a famK route is not famK's.
-        ["google/veo-3.1", /it knows kwaivgi\/kling-v3-video/],
-        ["not a model", /not a Replicate model/]
+      const [upstream, why, model] of [
+        ["kwaivgi/kling-v2.1", /does not know this model for famK; it knows kwaivgi\/kling-v3-video/, FAMK],
+        // A famV model on a famK route is not famK's, nor a video model an image model's.
+        ["google/veo-3.1", /it knows kwaivgi\/kling-v3-video/, FAMK],
+        ["google/veo-3.1", /for image; it knows google\/nano-banana/, IMAGE],
+        ["not a model", /not a Replicate model/, FAMK],
+        ["google/veo-3.1:v2", /not a Replicate model/, FAMV]
       ] as const
     ) {
-      const exit = await boot(upstream)
+      const exit = await boot(upstream, model)
       expect(Exit.isFailure(exit) && String((exit.cause as any).error?.message)).toMatch(why)
     }
   })

@@ -11,6 +11,7 @@ import { ChannelSettings } from "../../src/channel/contract/ChannelSettings.ts"
 import { MediaToolsLive } from "../../src/runtime/node/MediaTools.ts"
 import { UpstreamHttpClientLive } from "../../src/runtime/node/UpstreamHttpClient.ts"
 import { type FakeReplicate, startFakeReplicate } from "../fakes/replicate.ts"
+import { eventually } from "../support/receiver.ts"
 
 /**
  * The `replicate` adapter's parts the engine does not drive yet or that need
@@ -40,9 +41,9 @@ const channel = (base: string, more: Record<string, unknown> = {}) => ({
   } as any
 })
 
-const videoRunner = () =>
+const videoRunner = (more: Record<string, unknown> = {}) =>
   Effect.runPromise(
-    Effect.scoped(Effect.map(replicate.make(channel(fake.url)), (r) => r.video as AsyncRunner<VideoJob>)).pipe(
+    Effect.scoped(Effect.map(replicate.make(channel(fake.url, more)), (r) => r.video as AsyncRunner<VideoJob>)).pipe(
       Effect.provide(
         Layer.mergeAll(UpstreamHttpClientLive, MediaToolsLive, NodeContext.layer).pipe(
           Layer.provideMerge(NodeContext.layer)
@@ -99,6 +100,25 @@ describe("the replicate adapter", () => {
     })
   })
 
+  it("Cancel-After: a prediction abandoned past the channel's deadline stops upstream (aborted, or canceled once started)", async () => {
+    const runner = await videoRunner({
+      timeouts: { submit_s: 2, poll_s: 2, download_s: 10, deadline_s: 1 }
+    })
+    fake.scenarios.push({ starting: 1000, stepMs: 50 }, { starting: 1, processing: 1000, stepMs: 50 })
+    const ids = await Promise.all(
+      ["never started", "started"].map((prompt) =>
+        Effect.runPromise(runner.submit(job(prompt))).then((o) => (o as { upstreamId: string }).upstreamId)
+      )
+    )
+    for (const id of ids) expect(fake.predictions.get(id)!.cancelAfter).toBe("1s")
+    const states = await eventually(async () => {
+      const read = await Effect.runPromise(runner.poll(ids))
+      return [...read.values()].every((s) => s._tag === "Failed") ? read : undefined
+    }, "both predictions stopped upstream")
+    expect(states.get(ids[0]!)).toMatchObject({ answer: { status: "aborted" }, error: { retryable: true } })
+    expect(states.get(ids[1]!)).toMatchObject({ answer: { status: "canceled" } })
+  })
+
   it("webhooks: the secret read once from Replicate, a valid signature accepted, a forged one refused", async () => {
     const reader = replicate.callbacks!(channel(fake.url))
     const body = JSON.stringify({ id: "pred123", status: "succeeded" })
@@ -128,6 +148,41 @@ describe("the replicate adapter", () => {
     expect(Exit.isFailure(await Effect.runPromiseExit(reader.read(request({}))))).toBe(true)
   })
 
+  it("webhooks after the account's secret was rotated: read again (at most every 5 minutes) and accepted", async () => {
+    const reader = replicate.callbacks!(channel(fake.url))
+    const body = JSON.stringify({ id: "pred789" })
+    const at = (now: number, secret: string) => ({
+      headers: {
+        "webhook-id": "msg_9",
+        "webhook-timestamp": String(Math.floor(now / 1000)),
+        "webhook-signature": new Webhook(secret).sign("msg_9", new Date(now), body)
+      },
+      body: new TextEncoder().encode(body),
+      now
+    })
+    const reads = () => fake.requests.filter((r) => r.path === "/v1/webhooks/default/secret").length
+    const old = fake.secret
+    const t0 = Date.now()
+    const before = reads()
+    await Effect.runPromise(reader.read(at(t0, old)))
+    fake.secret = "whsec_" + Buffer.from("the rotated secret of the account").toString("base64")
+    try {
+      // A minute later the kept secret is not read again: the new signature is refused.
+      expect(Exit.isFailure(await Effect.runPromiseExit(reader.read(at(t0 + 60_000, fake.secret))))).toBe(true)
+      expect(reads() - before).toBe(1)
+      // Past five minutes the mismatch reads the secret again and the webhook is accepted.
+      const hint = await Effect.runPromise(reader.read(at(t0 + 6 * 60_000, fake.secret)))
+      expect(hint.upstreamIds).toEqual(["pred789"])
+      expect(reads() - before).toBe(2)
+      // A signature neither secret verifies is still refused, without another read.
+      const forged = at(t0 + 6 * 60_000, "whsec_" + Buffer.from("no one's secret at all").toString("base64"))
+      expect(Exit.isFailure(await Effect.runPromiseExit(reader.read(forged)))).toBe(true)
+      expect(reads() - before).toBe(2)
+    } finally {
+      fake.secret = old
+    }
+  })
+
   it("webhooks while the secret cannot be read: unverifiable, so only a hint to poll", async () => {
     const reader = replicate.callbacks!(channel("http://127.0.0.1:9/v1"))
     const body = new TextEncoder().encode(JSON.stringify({ id: "pred456" }))
@@ -135,6 +190,25 @@ describe("the replicate adapter", () => {
     expect(hint.upstreamIds).toEqual(["pred456"])
     const junk = await Effect.runPromiseExit(reader.read({ headers: {}, body: new Uint8Array([1]), now: Date.now() }))
     expect(Exit.isFailure(junk)).toBe(true)
+  })
+
+  it("the channel check: GET /account proves the token, and says what went wrong otherwise", async () => {
+    const check = (base: string, token = TOKEN) =>
+      Effect.runPromise(
+        replicate.check!({
+          ...channel(base),
+          settings: {
+            ...channel(base).settings,
+            credentials: {
+              api_token: Redacted.make(token)
+            }
+          }
+        }).pipe(Effect.provide(Layer.mergeAll(UpstreamHttpClientLive, MediaToolsLive, NodeContext.layer)))
+      )
+    expect(await check(fake.url)).toMatchObject({ result: "ok" })
+    expect(fake.requests.at(-1)).toMatchObject({ method: "GET", path: "/v1/account" })
+    expect(await check(fake.url, "r8_revoked")).toMatchObject({ result: "credentials_refused" })
+    expect(await check("http://127.0.0.1:9/v1")).toMatchObject({ result: "unreachable" })
   })
 
   it("Cancel-After in Replicate's duration syntax, and Replicate's refusals as the engine needs them", () => {

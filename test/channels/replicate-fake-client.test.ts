@@ -1,5 +1,5 @@
 // Runs once: no database
-import Replicate, { validateWebhook } from "replicate"
+import Replicate, { parseProgressFromLogs, validateWebhook } from "replicate"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type FakeReplicate, startFakeReplicate } from "../fakes/replicate.ts"
 import { versionOf } from "../fakes/replicateModels.ts"
@@ -40,12 +40,27 @@ describe("the fake Replicate, as the official client sees it", () => {
     expect(fake.requests.find((r) => r.method === "POST")!.path).toBe("/v1/models/google/veo-3.1-fast/predictions")
   })
 
+  it("`wait`: the client's Prefer header holds the answer until the prediction has ended", async () => {
+    fake.scenarios.push({ stepMs: 20 })
+    const done = await replicate.predictions.create({
+      model: "google/veo-3.1",
+      input: { prompt: "held", duration: 4 },
+      wait: 5
+    })
+    expect(done.status).toBe("succeeded")
+    expect(fake.requests.at(-1)!.headers.prefer).toBe("wait=5")
+  })
+
   it("version create: the client's `version` body reaches the model of that version", async () => {
     const version = versionOf("bytedance/seedance-1-pro")
     const created = await replicate.predictions.create({ version, input: { prompt: "waves", duration: 5 } })
     expect(created.version).toBe(version)
     expect(created.model).toBe("bytedance/seedance-1-pro")
     expect((await replicate.predictions.get(created.id)).status).toBe("starting")
+    // Processing: the logs carry a progress bar the client's own parser reads.
+    const processing = await replicate.predictions.get(created.id)
+    expect(processing.status).toBe("processing")
+    expect(parseProgressFromLogs(processing)).toMatchObject({ percentage: 0.5, total: 50 })
   })
 
   it("a 422 with invalid_fields, a 401, and a 429 the client retries", async () => {

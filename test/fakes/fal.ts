@@ -86,10 +86,13 @@ export interface FakeFal {
   readonly url: string
   readonly key: string
   readonly requests: Array<FalRequest>
-  readonly faults: { readonly submit: Array<Fault>; readonly poll: Array<Fault> }
+  /** `poll` breaks the next status, result or cancel queries; `result` only the next result fetches. */
+  readonly faults: { readonly submit: Array<Fault>; readonly poll: Array<Fault>; readonly result: Array<Fault> }
   readonly scenarios: Array<Scenario>
   readonly queued: Map<string, FakeQueued>
   readonly deliveries: Array<Delivery>
+  /** How often the JWKS was read; `down` answers it 503. */
+  readonly jwksReads: { count: number; down: boolean }
   readonly close: () => Promise<void>
 }
 
@@ -128,10 +131,11 @@ const RATIO_SIZES: Record<string, string> = { "1:1": "1024x1024", "3:2": "1536x1
 
 export const startFakeFal = async (key: string): Promise<FakeFal> => {
   const requests: Array<FalRequest> = []
-  const faults = { submit: [] as Array<Fault>, poll: [] as Array<Fault> }
+  const faults = { submit: [] as Array<Fault>, poll: [] as Array<Fault>, result: [] as Array<Fault> }
   const scenarios: Array<Scenario> = []
   const queued = new Map<string, FakeQueued>()
   const deliveries: Array<Delivery> = []
+  const jwksReads = { count: 0, down: false }
   const timers = new Set<ReturnType<typeof setTimeout>>()
   let origin = ""
 
@@ -332,6 +336,10 @@ export const startFakeFal = async (key: string): Promise<FakeFal> => {
       return json(res, body.status === "COMPLETED" ? 200 : 202, body)
     }
     if (statusAt(q, observation(q)) !== "COMPLETED") return json(res, 400, { detail: "Request is still in progress" })
+    const broken = faults.result.shift()
+    if (broken?.kind === "hang" || broken?.kind === "lost") return
+    if (broken?.kind === "reset") return socket.destroy()
+    if (broken !== undefined) return answerFault(res, broken)
     const result = outcome(q)
     json(res, result.status, result.body, { "x-fal-request-id": q.id })
   }
@@ -364,7 +372,10 @@ export const startFakeFal = async (key: string): Promise<FakeFal> => {
     req.on("end", () => {
       const url = new URL(req.url ?? "/", "http://fake")
       if (url.pathname.startsWith("/files/")) return void file(res, url).catch(() => res.destroy())
-      if (url.pathname === "/.well-known/jwks.json") return json(res, 200, JWKS)
+      if (url.pathname === "/.well-known/jwks.json") {
+        jwksReads.count++
+        return jwksReads.down ? json(res, 503, { detail: "Service Unavailable" }) : json(res, 200, JWKS)
+      }
       const text = Buffer.concat(chunks).toString("utf8")
       let body: unknown = null
       try {
@@ -399,6 +410,7 @@ export const startFakeFal = async (key: string): Promise<FakeFal> => {
     scenarios,
     queued,
     deliveries,
+    jwksReads,
     close: () => {
       for (const timer of timers) clearTimeout(timer)
       return listening.close()

@@ -81,16 +81,65 @@ const banana = {
 } as const
 const ratios = ["21:9", "16:9", "3:2", "4:3", "5:4", "1:1", "4:5", "3:4", "2:3", "9:16"]
 
-export const SCHEMAS: Readonly<Record<string, EndpointSchema>> = {
-  "fal-ai/kling-video/v3/pro/text-to-video": {
+const klingV3 = (prefix: string): Record<string, EndpointSchema> => ({
+  [`${prefix}/text-to-video`]: {
     output: "video",
     required: [],
     fields: { ...klingCommon, aspect_ratio: ["16:9", "9:16", "1:1"] }
   },
-  "fal-ai/kling-video/v3/pro/image-to-video": {
+  [`${prefix}/image-to-video`]: {
     output: "video",
     required: ["start_image_url"],
     fields: { ...klingCommon, start_image_url: "url", end_image_url: "url" }
+  }
+})
+
+/** Kling O3 Pro: no negative_prompt or cfg_scale; reference images named @Image1… in the prompt. */
+const klingO3 = {
+  prompt: "string",
+  duration: range(3, 15),
+  generate_audio: "boolean",
+  multi_prompt: "string",
+  shot_type: "string"
+} as const
+
+export const SCHEMAS: Readonly<Record<string, EndpointSchema>> = {
+  ...klingV3("fal-ai/kling-video/v3/pro"),
+  ...klingV3("fal-ai/kling-video/v3/standard"),
+  "fal-ai/kling-video/o3/pro/text-to-video": {
+    output: "video",
+    required: [],
+    fields: { ...klingO3, aspect_ratio: ["16:9", "9:16", "1:1"] }
+  },
+  "fal-ai/kling-video/o3/pro/image-to-video": {
+    output: "video",
+    required: ["image_url"],
+    fields: { ...klingO3, image_url: "url", end_image_url: "url" }
+  },
+  "fal-ai/kling-video/o3/pro/reference-to-video": {
+    output: "video",
+    required: [],
+    fields: {
+      ...klingO3,
+      aspect_ratio: ["16:9", "9:16", "1:1"],
+      image_urls: "urls",
+      start_image_url: "url",
+      end_image_url: "url"
+    }
+  },
+  "fal-ai/veo3.1/reference-to-video": {
+    output: "video",
+    required: ["prompt", "image_urls"],
+    fields: {
+      prompt: "string",
+      image_urls: "urls",
+      duration: ["8s"],
+      aspect_ratio: ["16:9", "9:16"],
+      resolution: ["720p", "1080p", "4k"],
+      generate_audio: "boolean",
+      auto_fix: "boolean",
+      safety_tolerance: ["1", "2", "3", "4", "5", "6"]
+    }
   },
   "fal-ai/bytedance/seedance/v1.5/pro/text-to-video": {
     output: "video",

@@ -9,9 +9,10 @@ import { invalidFields, modelOfVersion, MODELS } from "./replicateModels.ts"
 
 /**
  * A fake Replicate on loopback (docs/adapters/replicate.md, Tests): the
- * model-scoped and version creates (Bearer token, `Cancel-After` and
- * `Prefer: wait` read, the input checked against the model's schema with
- * Replicate's 422 body), `GET /predictions/{id}`, cancel, the default webhook
+ * model-scoped and version creates (Bearer token; the input checked against
+ * the model's schema with Replicate's 422 body; `Prefer: wait` holding the
+ * answer; `Cancel-After` stopping a prediction at its deadline: `aborted`
+ * before it started, `canceled` while running), `GET /predictions/{id}`, cancel, the default webhook
  * secret, `GET /account`, and outputs served from links that Replicate
  * deletes after an hour (`outputTtlMs`). Each prediction follows a scripted
  * timeline (`scenarios`, one per create) counted in reads, or in time with
@@ -63,6 +64,8 @@ export interface FakePrediction {
   readonly createdAt: number
   reads: number
   canceled: boolean
+  /** Stopped by its `Cancel-After` deadline: `aborted` or `canceled`. */
+  stopped: "aborted" | "canceled" | undefined
   completedAt: number | undefined
 }
 
@@ -75,8 +78,8 @@ export interface FakeReplicate {
   readonly predictions: Map<string, FakePrediction>
   /** Webhooks: how they are delivered and signed (with `secret`), and every one sent. */
   readonly webhooks: Emitter
-  /** The account's default webhook signing secret. */
-  readonly secret: string
+  /** The account's default webhook signing secret (a test may rotate it: webhooks are then signed with the new one). */
+  secret: string
   /** How long outputs are served after a prediction completes (Replicate: one hour). */
   outputTtlMs: number
   readonly close: () => Promise<void>
@@ -88,14 +91,49 @@ const json = (res: ServerResponse, status: number, body: unknown, headers: Recor
 const problem = (res: ServerResponse, status: number, detail: string, title = "Error") =>
   json(res, status, { type: "https://replicate.com/docs/reference/http", title, status, detail })
 
-const statusOf = (p: FakePrediction) => {
+/** `Cancel-After`'s duration (`90s`, `5m`, `1h30m`) in ms; undefined when absent or not one. */
+export const durationMs = (text: string | undefined) => {
+  const parts = text === undefined ? null : /^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$/.exec(text.trim())
+  if (!parts || text!.trim() === "") return undefined
+  return ((Number(parts[1] ?? 0) * 60 + Number(parts[2] ?? 0)) * 60 + Number(parts[3] ?? 0)) * 1000
+}
+
+const timelineStatus = (p: FakePrediction) => {
   const { starting = 1, processing = 1, end = "succeeded", stepMs } = p.scenario
-  if (p.canceled) return "canceled"
   const n = stepMs === undefined ? p.reads : Math.floor((Date.now() - p.createdAt) / stepMs) + 1
   if (n <= starting) return end === "aborted" && n === starting ? "aborted" : "starting"
   if (end === "aborted") return "aborted"
   if (n <= starting + processing) return "processing"
   return end === "no_output" ? "succeeded" : end
+}
+
+/**
+ * The status now. Past its `Cancel-After` deadline a prediction that had not
+ * started is `aborted` (never billed), one still running `canceled`; the
+ * status it had when the deadline passed sticks.
+ */
+const statusOf = (p: FakePrediction) => {
+  if (p.canceled) return "canceled"
+  if (p.stopped !== undefined) return p.stopped
+  const status = timelineStatus(p)
+  const deadline = durationMs(p.cancelAfter)
+  if (deadline !== undefined && !ENDED.has(status) && Date.now() >= p.createdAt + deadline) {
+    p.stopped = status === "starting" ? "aborted" : "canceled"
+    return p.stopped
+  }
+  return status
+}
+
+/** A model's logs: a tqdm progress bar that advances with each read while it processes. */
+const logsOf = (p: FakePrediction, status: string) => {
+  if (status === "starting" || status === "aborted") return ""
+  const { starting = 1, processing = 1 } = p.scenario
+  const steps = 50
+  const done = status === "processing" ? Math.min(Math.max(p.reads - starting, 1), processing) : processing
+  const current = Math.round((done / (processing + 1)) * steps)
+  const bar = (n: number) =>
+    `${Math.floor((n / steps) * 100)}%|${"█".repeat(Math.floor(n / 5))}| ${n}/${steps} [00:01<00:02]`
+  return `Using seed: 1234\n${Array.from({ length: current }, (_, i) => bar(i + 1)).join("\n")}\n`
 }
 
 const ENDED = new Set(["succeeded", "failed", "canceled", "aborted"])
@@ -122,7 +160,7 @@ export const startFakeReplicate = async (tokens: ReadonlyArray<string>): Promise
       model: p.model,
       version: p.version,
       input: p.input,
-      logs: "",
+      logs: logsOf(p, status),
       output: MODELS[p.model]!.kind === "image" && output !== null ? [output] : output,
       data_removed: false,
       error: status === "failed" ? (p.scenario.error ?? "Prediction failed for an unknown reason") : null,
@@ -188,6 +226,7 @@ export const startFakeReplicate = async (tokens: ReadonlyArray<string>): Promise
       createdAt: Date.now(),
       reads: 0,
       canceled: false,
+      stopped: undefined,
       completedAt: undefined
     }
     predictions.set(p.id, p)
@@ -197,7 +236,15 @@ export const startFakeReplicate = async (tokens: ReadonlyArray<string>): Promise
       webhooks.schedule(webhook, [(starting + processing) * stepMs + 5], () => objectOf(p))
     }
     if (fault?.kind === "reset") return socket.destroy()
-    json(res, 201, objectOf(p))
+    // `Prefer: wait[=n]` holds the answer until the prediction ends or n seconds (at most 60) pass.
+    const wait = /^wait(?:=(\d+))?$/.exec(String(req.headers.prefer ?? "").trim())
+    if (wait === null) return json(res, 201, objectOf(p))
+    const until = Date.now() + Math.min(Number(wait[1] ?? 60), 60) * 1000
+    const answer = () => {
+      if (ENDED.has(statusOf(p)) || Date.now() >= until) return json(res, 201, objectOf(p))
+      setTimeout(answer, 10)
+    }
+    answer()
   }
 
   const output = async (res: ServerResponse, path: string) => {
@@ -224,7 +271,7 @@ export const startFakeReplicate = async (tokens: ReadonlyArray<string>): Promise
     if (req.method === "GET" && req.path === "/v1/account") {
       return json(res, 200, { type: "organization", username: "operator", name: "Operator" })
     }
-    if (req.method === "GET" && req.path === "/v1/webhooks/default/secret") return json(res, 200, { key: secret })
+    if (req.method === "GET" && req.path === "/v1/webhooks/default/secret") return json(res, 200, { key: fake.secret })
     const fault = faults.read.shift()
     if (fault?.kind === "hang") return
     if (fault?.kind === "reset") return socket.destroy()

@@ -1,5 +1,5 @@
 import { type FakeFal, startFakeFal } from "../fakes/fal.ts"
-import { configWith } from "./config.ts"
+import { alsoWith, configWith } from "./config.ts"
 import { startGateway, type TestGateway } from "./gateway.ts"
 import { besideFake, createAndWait, expectNoneOf, quickEngine, runBesideFake } from "./upstream.ts"
 
@@ -20,7 +20,9 @@ export interface FalSetup {
 export const startFalGateway = async (
   routes: Record<string, Array<unknown>>,
   channel: Record<string, unknown> = {},
-  env: Record<string, string> = {}
+  env: Record<string, string> = {},
+  /** Overrides of the quick engine's `limits.json` engine settings (e.g. a slow `poll_interval_ms`). */
+  engine: Record<string, unknown> = {}
 ): Promise<FalSetup> => {
   const fake = await startFakeFal(FAL_KEY)
   const config = configWith("models.json", (models) => {
@@ -36,6 +38,7 @@ export const startFalGateway = async (
     for (const [model, list] of Object.entries(routes)) models.models[model].channels = list
   })
   quickEngine(config)
+  alsoWith(config, "limits.json", (limits) => Object.assign(limits.engine, engine))
   const gw = await startGateway({ ROLE: "all", CONFIG_DIR: config, FAL_KEY, ...env })
   return besideFake(gw, fake)
 }

@@ -63,8 +63,10 @@ const checkImages = async (task: any, expected: { count: number; format: string;
   const codec = { png: "png", jpeg: "mjpeg", webp: "webp" }[expected.format]
   for (const item of task.result.images) {
     expect(Object.keys(item).sort()).toEqual(
-      ["asset_id", "filename", "format", "height", "mime_type", "size_bytes", "url", "width"]
+      ["asset_id", "filename", "format", "height", "mime_type", "size_bytes", "url", "url_auth", "width"]
     )
+    // The sandbox serves signed URLs: nothing but the URL is needed.
+    expect(item.url_auth).toBe("none")
     const download = await fetch(item.url)
     expect(download.status).toBe(200)
     const bytes = new Uint8Array(await download.arrayBuffer())

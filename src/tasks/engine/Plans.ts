@@ -258,7 +258,8 @@ export const planFor = (claim: DecodedClaim) =>
         width: output.width ?? 0,
         height: output.height ?? 0,
         size_bytes: sizeOf(output),
-        filename: stored.filename
+        filename: stored.filename,
+        url_auth: route.settings.url_auth
       })
     }
     return plan
