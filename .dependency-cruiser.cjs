@@ -72,7 +72,17 @@ const LAYERS = {
     "platform",
     "platform/http"
   ],
-  ops: ["storage", "platform", "platform/http"],
+  ops: [
+    "accounts",
+    "catalog",
+    "channel",
+    "channel/contract",
+    "storage",
+    "tasks/engine",
+    "webhooks",
+    "platform",
+    "platform/http"
+  ],
   client: [
     "assets",
     "catalog",

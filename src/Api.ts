@@ -4,11 +4,14 @@ import { AssetsApi } from "./assets/Api.ts"
 import { ModelsApi } from "./catalog/Api.ts"
 import { ImagesApi } from "./images/Api.ts"
 import { OpsApi } from "./ops/Api.ts"
+import { AdminChannelsApi } from "./ops/ChannelsApi.ts"
 import { InternalError } from "./platform/Failure.ts"
 import { error } from "./platform/http/ErrorContract.ts"
 import { StorageApi } from "./storage/Api.ts"
 import { AdminTaskApi } from "./tasks/AdminTaskApi.ts"
 import { TaskControlApi, TaskCreateApi, TaskReadApi } from "./tasks/Api.ts"
+import { TaskEventsApi } from "./tasks/EventsApi.ts"
+import { TaskQuoteApi } from "./tasks/QuoteApi.ts"
 import { UploadsApi } from "./uploads/Api.ts"
 import { AdminWebhooksApi } from "./webhooks/Api.ts"
 
@@ -19,11 +22,14 @@ export class GatewayApi extends HttpApi.make("gateway")
   .add(TaskCreateApi)
   .add(TaskReadApi)
   .add(TaskControlApi)
+  .add(TaskQuoteApi)
+  .add(TaskEventsApi)
   .add(ImagesApi)
   .add(AssetsApi)
   .add(AdminApi)
   .add(AdminWebhooksApi)
   .add(AdminTaskApi)
+  .add(AdminChannelsApi)
   .add(StorageApi)
   .add(UploadsApi)
   // Any endpoint may fail inside; each endpoint declares the rest of what it answers with.

@@ -88,12 +88,17 @@ const uploads = refine(read, "uploads", {
   createImageUploadsBase64: (e) => e.setPayload(ImageUploadBase64Request)
 })
 
+const quoted = refine(uploads, "taskQuote", {
+  quoteVideoTask: (e) => e.setPayload(VideoCreateRequest),
+  quoteImageTask: (e) => e.setPayload(Schema.Union(ImageCreateRequest, ImageEditForm))
+})
+
 /**
  * The gateway's contract (`GatewayApi`) as a client sees it: the same
  * endpoints, with the request bodies, query parameters and headers that the
  * handlers read by hand declared, for `HttpApiClient`.
  */
-export const GatewayClientApi = refine(uploads, "assets", {
+export const GatewayClientApi = refine(quoted, "assets", {
   listAssets: (e) => e.setUrlParams(AssetListParams)
 })
 export type GatewayClientApi = typeof GatewayClientApi

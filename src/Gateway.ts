@@ -10,24 +10,32 @@ import { Billing } from "./billing/Billing.ts"
 import { UpstreamCallbacksLive } from "./callbacks/Http.ts"
 import { ModelsLive } from "./catalog/Http.ts"
 import { Registry } from "./catalog/Registry.ts"
-import { CallbackTokens } from "./channel/CallbackTokens.ts"
+import { CALLBACK_PATH, CallbackTokens } from "./channel/CallbackTokens.ts"
 import { Channels } from "./channel/Channels.ts"
+import { ChannelStates } from "./channel/ChannelStates.ts"
 import { ConsoleApi } from "./console/Api.ts"
 import { ConsoleLive } from "./console/Http.ts"
 import { ConsoleFilesLive } from "./console/StaticFiles.ts"
 import { ImagesLive } from "./images/Http.ts"
 import { MediaInspector } from "./media/MediaInspector.ts"
 import { RemoteMedia } from "./media/RemoteMedia.ts"
+import { AdminChannelsLive } from "./ops/ChannelsHttp.ts"
+import { channelStartup } from "./ops/ChannelStartup.ts"
+import { GaugesLive } from "./ops/Gauges.ts"
 import { OpsLive } from "./ops/Http.ts"
+import { METRICS_PATH, MetricsRouteLive } from "./ops/MetricsHttp.ts"
 import { AppConfig, environmentConfig } from "./platform/AppConfig.ts"
 import { migrate, SqlLive } from "./platform/Database.ts"
+import { Draining } from "./platform/http/Draining.ts"
 import { FastRoutes } from "./platform/http/FastRoutes.ts"
 import { httpApp } from "./platform/http/Server.ts"
+import { MetricsLive } from "./platform/metrics/MetricsLive.ts"
 import { Secrets } from "./platform/Secrets.ts"
 import { StorageLive } from "./storage/Http.ts"
 import { ObjectStorage } from "./storage/ObjectStorage.ts"
 import { AdminTasksLive } from "./tasks/AdminTaskHttp.ts"
 import { TaskControlLive } from "./tasks/ControlHttp.ts"
+import { breakerReport } from "./tasks/engine/BreakerReport.ts"
 import { Breakers } from "./tasks/engine/Breakers.ts"
 import { Cancellation, TaskCancelLive } from "./tasks/engine/Cancellation.ts"
 import { channelWorker } from "./tasks/engine/ChannelWorker.ts"
@@ -37,11 +45,16 @@ import { storeRetrier } from "./tasks/engine/StoreRetrier.ts"
 import { TaskOutcomes } from "./tasks/engine/TaskOutcomes.ts"
 import { TaskQueue } from "./tasks/engine/TaskQueue.ts"
 import { upstreamPoller } from "./tasks/engine/UpstreamPoller.ts"
+import { TaskEventsLive } from "./tasks/EventsHttp.ts"
 import { fastTaskRead } from "./tasks/FastTaskRead.ts"
 import { TaskCreateLive, TaskReadLive } from "./tasks/Http.ts"
+import { TaskQuoteLive } from "./tasks/QuoteHttp.ts"
+import { Quotes } from "./tasks/Quotes.ts"
 import { ReferenceMedia } from "./tasks/ReferenceMedia.ts"
+import { StreamSlots } from "./tasks/StreamSlots.ts"
 import { Tasks } from "./tasks/Tasks.ts"
 import { TaskStore } from "./tasks/TaskStore.ts"
+import { TaskWait } from "./tasks/TaskWait.ts"
 import { UploadsLive } from "./uploads/Http.ts"
 import { Uploads } from "./uploads/Uploads.ts"
 import { UploadSweep } from "./uploads/UploadSweep.ts"
@@ -82,8 +95,17 @@ export const ServicesLive = Layer.mergeAll(
   // The same ObjectStorage instance as below (layers are memoised by reference).
   Assets.layer.pipe(Layer.provide(ObjectStorage.layer)),
   TaskStore.layer,
+  // Waiting on tasks (streams, long polls, the synchronous image endpoints): one LISTEN per process.
+  TaskWait.layer,
   // Creating tasks (no HTTP): the same TaskStore, catalog and reference checks (layers are memoised by reference).
   Tasks.layer.pipe(Layer.provide(Layer.mergeAll(TaskStore.layer, CatalogLive, MediaServicesLive))),
+  // Quotes: the create's checks and price (the same Tasks), over the balances.
+  Quotes.layer.pipe(
+    Layer.provide(Tasks.layer.pipe(Layer.provide(Layer.mergeAll(TaskStore.layer, CatalogLive, MediaServicesLive)))),
+    Layer.provide(CatalogLive)
+  ),
+  // The per-key bound of open live status streams on this replica.
+  StreamSlots.layer,
   TaskOutcomes.layer,
   // Cancels and deadlines (the engine's), with the port the handlers and the console cancel through.
   TaskCancelLive.pipe(
@@ -102,9 +124,12 @@ export const ServicesLive = Layer.mergeAll(
   UploadSweep.layer.pipe(Layer.provide(ObjectStorage.layer)),
   MediaServicesLive
 ).pipe(
-  Layer.provideMerge(Layer.mergeAll(TaskQueue.layer, Billing.layer, Outbox.layer)),
+  // Operators' channel states are read by the API (routing creates) and the engine (claims, failover).
+  Layer.provideMerge(Layer.mergeAll(TaskQueue.layer, Billing.layer, Outbox.layer, ChannelStates.layer)),
   Layer.provideMerge(Secrets.layer),
-  Layer.provideMerge(DatabaseLive)
+  Layer.provideMerge(DatabaseLive),
+  // One set of instruments for the whole service (platform/metrics): every feature records into it.
+  Layer.provideMerge(MetricsLive)
 )
 
 /** The services with every migration applied; nothing is served or run before this is built. */
@@ -112,8 +137,14 @@ export const MigratedServicesLive = Layer.effectDiscard(
   Effect.tap(
     migrate,
     (applied) => Effect.logInfo("database ready").pipe(Effect.annotateLogs({ migrations_applied: applied }))
+  ).pipe(
+    Effect.zipRight(channelStartup.pipe(Effect.catchAllCause((c) => Effect.logWarning("channel report failed", c))))
   )
-).pipe(Layer.provideMerge(ServicesLive))
+).pipe(
+  // The gauges read from the database at each collection, registered once the tables exist.
+  Layer.merge(GaugesLive),
+  Layer.provideMerge(ServicesLive)
+)
 
 /**
  * What the server answers: the contract (src/Api.ts) plus the console's group, which is internal to the
@@ -128,10 +159,13 @@ export const ApiLive = HttpApiBuilder.api(ServedApi).pipe(
     AdminLive,
     AdminWebhooksLive,
     AdminTasksLive,
+    AdminChannelsLive,
     ModelsLive,
     TaskReadLive,
     TaskControlLive,
     TaskCreateLive,
+    TaskQuoteLive,
+    TaskEventsLive,
     ImagesLive,
     StorageLive,
     AssetsLive,
@@ -144,7 +178,19 @@ export const ApiLive = HttpApiBuilder.api(ServedApi).pipe(
  * The HTTP application: the handlers, `/openapi.json`, `/docs`, the console's files and the upstream
  * callback route, wrapped by the gateway middleware.
  */
-export const HttpAppLive = httpApp(ServedApi, Layer.mergeAll(ApiLive, ConsoleFilesLive, UpstreamCallbacksLive))
+export const HttpAppLive = httpApp(
+  ServedApi,
+  Layer.mergeAll(ApiLive, ConsoleFilesLive, UpstreamCallbacksLive, MetricsRouteLive),
+  // The routes served beside the contract, by their templates, for the HTTP metrics' `route` label.
+  [
+    `GET ${METRICS_PATH}`,
+    "GET /openapi.json",
+    "GET /docs",
+    "GET /console",
+    "GET /console/assets/:file",
+    `POST ${CALLBACK_PATH}/:token`
+  ]
+)
 
 /** The contract's endpoints that the server answers beside the router (platform/http/FastRoutes.ts). */
 export const FastRoutesLive = Layer.unwrapEffect(Effect.map(fastTaskRead, (route) => FastRoutes.layer([route])))
@@ -170,6 +216,7 @@ export const WorkersLive = Layer.scopedDiscard(
       yield* Effect.forkScoped(channelWorker(name, channels.get(name)!.settings))
       yield* Effect.forkScoped(upstreamPoller(name))
     }
+    yield* Effect.forkScoped(breakerReport([...used]))
     yield* Effect.forkScoped(reaper)
     yield* Effect.forkScoped(storeRetrier)
     yield* Effect.forkScoped(webhookWorker)
@@ -187,7 +234,8 @@ export const WorkersLive = Layer.scopedDiscard(
 export const gateway = <ROut, E, R>(server: Layer.Layer<ROut, E, R>) =>
   Layer.unwrapEffect(
     Effect.map(environmentConfig, (env) => {
-      const api = HttpAppLive.pipe(Layer.provide(server), Layer.provide(FastRoutesLive))
+      // Draining reaches both the server (which begins it) and the handlers (whose endless streams end on it).
+      const api = HttpAppLive.pipe(Layer.provide(server), Layer.provide(FastRoutesLive), Layer.provide(Draining.layer))
       switch (env.role) {
         case "api":
           return api

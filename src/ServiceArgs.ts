@@ -29,6 +29,7 @@ Environment (default):
   DATABASE_URL           PostgreSQL instead of the embedded PGlite (unset)
   ROLE                   api, worker or all (all)
   ADMIN_TOKEN            Bearer token of the admin API (generated, in DATA_DIR/admin-token)
+  METRICS_TOKEN          Bearer token of /metrics, beside ADMIN_TOKEN (unset)
   ENCRYPTION_KEY         Key for secrets at rest; the same on every replica (generated)
   STORAGE_SIGNING_KEY    Key of the local object store's URLs; the same on every replica (generated)
   S3_ENDPOINT, S3_BUCKET, S3_REGION, S3_ACCESS_KEY_ID, S3_SECRET_ACCESS_KEY
@@ -39,7 +40,7 @@ Environment (default):
   FFMPEG_PATH, FFPROBE_PATH
                          ffmpeg and ffprobe (the bundled static binaries)
   OTEL_EXPORTER_OTLP_ENDPOINT
-                         Export traces over OTLP/HTTP (unset)
+                         Export traces and metrics over OTLP/HTTP (unset)
 
 Options:
   -h, --help             Print this help and exit

@@ -1,4 +1,4 @@
-import { UpstreamState } from "../../src/channel/contract/Adapter.ts"
+import { UpstreamState, withUpstream } from "../../src/channel/contract/Adapter.ts"
 import { fromTaskFailure } from "./Failures.ts"
 
 /**
@@ -38,7 +38,13 @@ export const stateOf = (task: ArkTask): UpstreamState => {
     case "failed":
     case "expired":
     case "cancelled":
-      return UpstreamState.Failed({ error: fromTaskFailure(status, str(task.error?.code) ?? ""), answer: task })
+      return UpstreamState.Failed({
+        error: withUpstream(fromTaskFailure(status, str(task.error?.code) ?? ""), {
+          code: str(task.error?.code) ?? status,
+          message: str(task.error?.message)
+        }),
+        answer: task
+      })
     default:
       return UpstreamState.Unknown({ answer: task })
   }

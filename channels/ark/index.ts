@@ -1,17 +1,21 @@
 import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { Effect, Either, Redacted, Schema, Stream } from "effect"
 import {
+  answerDetail,
   type AsyncRunner,
   type CancelOutcome,
+  checkExchange,
   defineAdapter,
   exchange as send,
   type GenerationError,
+  hasArray,
   HttpUrl,
   type ResultRef,
   SecretFromEnv,
   SubmitOutcome,
   type UpstreamState,
-  type VideoJob
+  type VideoJob,
+  withUpstream
 } from "../../src/channel/contract/Adapter.ts"
 import { arkCallbacks } from "./Callbacks.ts"
 import {
@@ -66,6 +70,20 @@ export default defineAdapter({
   // The famS plugin declares `provider_options.famS` (seed, camera_fixed); Ark needs no namespace of its own.
   providerOptions: {},
   callbacks: () => arkCallbacks,
+  // The task list, one item: free, changes nothing, and needs the key.
+  check: (channel) =>
+    Effect.flatMap(HttpClient.HttpClient, (client) =>
+      checkExchange(
+        client,
+        HttpClientRequest.get(`${channel.settings.base_url.replace(/\/+$/, "")}/contents/generations/tasks`, {
+          urlParams: { page_num: "1", page_size: "1" }
+        }).pipe(HttpClientRequest.bearerToken(Redacted.value(channel.settings.credentials.api_key))),
+        {
+          what: "GET /contents/generations/tasks (one item)",
+          seconds: channel.settings.timeouts.poll_s,
+          looksRight: hasArray("items")
+        }
+      )),
   make: (channel) =>
     Effect.gen(function*() {
       const client = yield* HttpClient.HttpClient
@@ -108,7 +126,10 @@ export default defineAdapter({
             ambiguous
           )
           if (answer.status < 200 || answer.status > 299) {
-            return yield* fromCreateStatus(answer.status, answer.headers, answer.body)
+            return yield* withUpstream(
+              fromCreateStatus(answer.status, answer.headers, answer.body),
+              answerDetail(answer)
+            )
           }
           const created = Schema.decodeUnknownOption(Created)(answer.body)
           // A 2xx without an id may still have created a task we cannot poll.
@@ -122,7 +143,9 @@ export default defineAdapter({
           const states = new Map<string, UpstreamState>()
           for (const batch of listBatches(ids)) {
             const answer = yield* exchange(listRequest(base, apiKey, batch), timeouts.poll_s, "a list", pollFailed)
-            if (answer.status !== 200) return yield* fromPollStatus(answer.headers, answer.body)
+            if (answer.status !== 200) {
+              return yield* withUpstream(fromPollStatus(answer.headers, answer.body), answerDetail(answer))
+            }
             const found = statesOf(answer.body)
             if (found === undefined) return yield* pollFailed()
             for (const [id, state] of found) states.set(id, state)

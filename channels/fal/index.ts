@@ -1,6 +1,7 @@
 import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { Effect, Either, Redacted, Schema, Stream } from "effect"
 import {
+  answerDetail,
   type AsyncRunner,
   type CancelOutcome,
   defineAdapter,
@@ -13,7 +14,8 @@ import {
   SubmitOutcome,
   type TaskKind,
   UpstreamState,
-  type VideoJob
+  type VideoJob,
+  withUpstream
 } from "../../src/channel/contract/Adapter.ts"
 import { FAL_JWKS_URL, falCallbacks } from "./Callbacks.ts"
 import { appOf, routeRefusal } from "./Endpoints.ts"
@@ -139,7 +141,10 @@ export default defineAdapter({
               failures.ambiguous
             )
             if (answer.status < 200 || answer.status > 299) {
-              return yield* failures.fromSubmit(answer.status, answer.headers, answer.body)
+              return yield* withUpstream(
+                failures.fromSubmit(answer.status, answer.headers, answer.body),
+                answerDetail(answer)
+              )
             }
             const id = upstreamIdOf(planned.right.endpoint, answer.body)
             // A 2xx without a request id may still have queued a request we cannot follow.

@@ -56,7 +56,8 @@ export const stateOf = (
           code: str(task.error?.code) ?? fallbackCode,
           message: str(task.error?.message) ?? "The task failed.",
           retryable: typeof task.error?.retryable === "boolean" ? task.error.retryable : true,
-          transient: false
+          transient: false,
+          upstream: { code: str(task.error?.code), message: str(task.error?.message) }
         })
       })
     default:

@@ -1,16 +1,20 @@
 import { HttpBody, HttpClient, HttpClientRequest } from "@effect/platform"
 import { Effect, Redacted, Schema, Stream } from "effect"
 import {
+  answerDetail,
   type AsyncRunner,
   type CancelOutcome,
+  checkExchange,
   defineAdapter,
   exchange as send,
+  hasArray,
   HttpUrl,
   type ImageJob,
   type ResultRef,
   SecretFromEnv,
   SubmitOutcome,
-  type VideoJob
+  type VideoJob,
+  withUpstream
 } from "../../src/channel/contract/Adapter.ts"
 import { ambiguous, FAILED_CODE, fromStatus, fromTransport, type Kind, transient } from "./Failures.ts"
 import { cancelRequest, createRequest, imageBody, queryRequest, videoBody } from "./Requests.ts"
@@ -54,6 +58,16 @@ export default defineAdapter({
     credentials: Schema.Struct({ model_token: SecretFromEnv, resource_key: SecretFromEnv })
   }),
   providerOptions: {},
+  // The peer's model list with the model token: free, changes nothing, and needs the token.
+  check: (channel) =>
+    Effect.flatMap(HttpClient.HttpClient, (client) =>
+      checkExchange(
+        client,
+        HttpClientRequest.get(`${channel.settings.base_url.replace(/\/+$/, "")}/v1/models`).pipe(
+          HttpClientRequest.bearerToken(Redacted.value(channel.settings.credentials.model_token))
+        ),
+        { what: "GET /v1/models", seconds: channel.settings.timeouts.poll_s, looksRight: hasArray("data") }
+      )),
   make: (channel) =>
     Effect.gen(function*() {
       const client = yield* HttpClient.HttpClient
@@ -87,7 +101,10 @@ export default defineAdapter({
                 upstream_status: answer.status,
                 upstream_body: answer.text.slice(0, 500)
               }))
-              return yield* fromStatus(kind, answer.status, answer.headers, answer.body)
+              return yield* withUpstream(
+                fromStatus(kind, answer.status, answer.headers, answer.body),
+                answerDetail(answer)
+              )
             }
             const created = Schema.decodeUnknownOption(Created)(answer.body)
             // A 2xx without an id cannot be polled; the create may have happened, so find decides.
@@ -103,7 +120,12 @@ export default defineAdapter({
             timeouts.poll_s,
             "a batch query"
           )
-          if (answer.status !== 200) return yield* fromStatus(kind, answer.status, answer.headers, answer.body)
+          if (answer.status !== 200) {
+            return yield* withUpstream(
+              fromStatus(kind, answer.status, answer.headers, answer.body),
+              answerDetail(answer)
+            )
+          }
           return statesOf(answer.body, kind, base, FAILED_CODE[kind])
         })
 

@@ -74,6 +74,9 @@ export const fromCreateStatus = (
   return invalid()
 }
 
+/** Kling's authentication codes (1000–1004): the key, or the token signed with it, was refused. */
+export const isAuthRefused = (code: number | undefined) => code !== undefined && code >= 1000 && code <= 1004
+
 /** Auth codes after which the legacy token is minted again. */
 export const isTokenRefused = (code: number | undefined) => code === 1003 || code === 1004
 

@@ -1,4 +1,4 @@
-import { UpstreamState } from "../../src/channel/contract/Adapter.ts"
+import { UpstreamState, withUpstream } from "../../src/channel/contract/Adapter.ts"
 import { fromTaskFailure } from "./Failures.ts"
 
 /**
@@ -36,7 +36,10 @@ const stateOf = (
     case "succeeded":
       return UpstreamState.Succeeded({ results: urls(), answer })
     case "failed":
-      return UpstreamState.Failed({ error: fromTaskFailure(reason), answer })
+      return UpstreamState.Failed({
+        error: withUpstream(fromTaskFailure(reason), { code: status, message: reason }),
+        answer
+      })
     default:
       return UpstreamState.Unknown({ answer })
   }

@@ -1,16 +1,20 @@
 import { HttpClient, HttpClientRequest } from "@effect/platform"
-import { Effect, Either, Redacted, Schema, Stream } from "effect"
+import { Clock, Effect, Either, Redacted, Schema, Stream } from "effect"
 import {
+  answerDetail,
   type AsyncRunner,
+  checkExchange,
   defineAdapter,
   exchange as send,
   type GenerationError,
+  hasArray,
   HttpUrl,
   type ResultRef,
   SecretFromEnv,
   SubmitOutcome,
   type UpstreamState,
-  type VideoJob
+  type VideoJob,
+  withUpstream
 } from "../../src/channel/contract/Adapter.ts"
 import { klingCallbacks } from "./Callbacks.ts"
 import {
@@ -20,11 +24,12 @@ import {
   fromCreateStatus,
   fromPollStatus,
   fromTransport,
+  isAuthRefused,
   isTokenRefused,
   resultExpired,
   unsupported
 } from "./Failures.ts"
-import { makeTokens } from "./Jwt.ts"
+import { makeTokens, mintJwt } from "./Jwt.ts"
 import {
   batches,
   createOf,
@@ -95,6 +100,36 @@ export default defineAdapter({
   // The famK plugin declares `provider_options.famK` (negative_prompt, cfg_scale); Kling needs no namespace of its own.
   providerOptions: {},
   callbacks: (channel) => klingCallbacks(channel.settings.api, channel.settings.credentials.webhook_secret),
+  // A list with the channel's credentials: the legacy API's text-to-video page of one, or the current
+  // API's batch query of an id no task has. Free, changes nothing, and needs the key (or a signed token).
+  check: (channel) =>
+    Effect.gen(function*() {
+      const client = yield* HttpClient.HttpClient
+      const settings = channel.settings
+      const base = settings.base_url.replace(/\/+$/, "")
+      const legacy = settings.api === "legacy"
+      const nowS = Math.floor((yield* Clock.currentTimeMillis) / 1000)
+      const token = settings.api === "legacy"
+        ? yield* Effect.promise(() =>
+          mintJwt(
+            Redacted.value(settings.credentials.access_key),
+            Redacted.value(settings.credentials.secret_key),
+            nowS
+          )
+        )
+        : Redacted.value(settings.credentials.api_key)
+      const path = legacy ? "/v1/videos/text2video" : "/tasks"
+      return yield* checkExchange(
+        client,
+        get(base, path, token, legacy ? { pageNum: "1", pageSize: "1" } : { task_ids: "mtg-channel-check" }),
+        {
+          what: `GET ${path}`,
+          seconds: settings.timeouts.poll_s,
+          looksRight: (body) => codeOf(body) === 0 && hasArray("data")(body),
+          refused: (_, body) => isAuthRefused(codeOf(body))
+        }
+      )
+    }),
   make: (channel) =>
     Effect.gen(function*() {
       const client = yield* HttpClient.HttpClient
@@ -137,7 +172,7 @@ export default defineAdapter({
             // A token Kling found not yet valid or expired: the next request carries a new one.
             if (tokens && isTokenRefused(codeOf(answer.body))) yield* tokens.forget
           }
-          return { ok, status: answer.status, headers: answer.headers, body: answer.body }
+          return { ok, status: answer.status, headers: answer.headers, body: answer.body, text: answer.text }
         })
 
       const submit = (job: VideoJob) =>
@@ -151,7 +186,12 @@ export default defineAdapter({
             "a create",
             ambiguous
           )
-          if (!answer.ok) return yield* fromCreateStatus(answer.status, answer.headers, answer.body)
+          if (!answer.ok) {
+            return yield* withUpstream(
+              fromCreateStatus(answer.status, answer.headers, answer.body),
+              answerDetail(answer)
+            )
+          }
           const data = (answer.body as { data?: any }).data
           const id = settings.api === "legacy" ? str(data?.task_id) : str(data?.id)
           // A success without an id may still have created a task: find decides.
@@ -176,7 +216,9 @@ export default defineAdapter({
           const states = new Map<string, UpstreamState>()
           for (const batch of batches(ids)) {
             const got = yield* query("/tasks", { task_ids: batch.join(",") }, "a batch query")
-            if (!got.found) return yield* fromPollStatus(got.answer.headers, got.body)
+            if (!got.found) {
+              return yield* withUpstream(fromPollStatus(got.answer.headers, got.body), answerDetail(got.answer))
+            }
             const found = currentStatesOf({ data: got.data })
             if (found === undefined) return yield* pollFailed()
             for (const [id, state] of found) states.set(id, state)

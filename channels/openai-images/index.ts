@@ -1,12 +1,16 @@
-import { HttpClient, type HttpClientError } from "@effect/platform"
+import { HttpClient, type HttpClientError, HttpClientRequest } from "@effect/platform"
 import { Duration, Effect, Either, Redacted, Schema } from "effect"
 import {
+  answerDetail,
   certainlyNotSent,
+  checkExchange,
   defineAdapter,
   eventStream,
+  hasArray,
   HttpUrl,
   type ImageJob,
-  SecretFromEnv
+  SecretFromEnv,
+  withUpstream
 } from "../../src/channel/contract/Adapter.ts"
 import { ambiguous, failureOf, readImages, transient } from "./Answers.ts"
 import { imagesRequest } from "./Requests.ts"
@@ -36,6 +40,16 @@ export default defineAdapter({
     credentials: Schema.Struct({ api_key: SecretFromEnv })
   }),
   providerOptions: {},
+  // The model list: free, changes nothing, and needs the key.
+  check: (channel) =>
+    Effect.flatMap(HttpClient.HttpClient, (client) =>
+      checkExchange(
+        client,
+        HttpClientRequest.get(`${channel.settings.base_url.replace(/\/+$/, "")}/models`).pipe(
+          HttpClientRequest.bearerToken(Redacted.value(channel.settings.credentials.api_key))
+        ),
+        { what: "GET /models", seconds: channel.settings.timeouts.poll_s, looksRight: hasArray("data") }
+      )),
   make: (channel) =>
     Effect.gen(function*() {
       const client = yield* HttpClient.HttpClient
@@ -54,7 +68,7 @@ export default defineAdapter({
                 })
               )
             ),
-            Effect.mapError(fromTransport)
+            Effect.mapError((e) => withUpstream(fromTransport(e), { message: `an image request failed: ${e.message}` }))
           )
           // A body that breaks off was sent and maybe run upstream: ambiguous, like a time-out.
           const text = yield* Effect.mapError(response.text, () => ambiguous)
@@ -66,7 +80,9 @@ export default defineAdapter({
               upstream_request_id: response.headers["x-request-id"] ?? null,
               upstream_body: text.slice(0, 500)
             }))
-            return yield* Effect.fail(failure)
+            return yield* Effect.fail(
+              withUpstream(failure, answerDetail({ status: response.status, text }))
+            )
           }
           const images = readImages(text)
           return Either.isLeft(images) ? yield* Effect.fail(images.left) : images.right

@@ -1,4 +1,4 @@
-import { UpstreamState } from "../../src/channel/contract/Adapter.ts"
+import { UpstreamState, withUpstream } from "../../src/channel/contract/Adapter.ts"
 import { fromTaskError } from "./Failures.ts"
 
 /**
@@ -39,6 +39,12 @@ const progressOf = (value: unknown) => {
 }
 
 /** `contentUrl` is where this video's bytes are, should it be finished. */
+/** A string member of the upstream's error object, which may be anything. */
+const stringIn = (value: unknown, key: string): string | undefined => {
+  const member = typeof value === "object" && value !== null ? (value as Record<string, unknown>)[key] : undefined
+  return typeof member === "string" ? member : undefined
+}
+
 export const stateOf = (video: VideoObject, contentUrl: string): UpstreamState => {
   const status = typeof video.status === "string" ? video.status.trim().toLowerCase() : undefined
   if (status === undefined) return UpstreamState.Unknown({ answer: video })
@@ -51,6 +57,14 @@ export const stateOf = (video: VideoObject, contentUrl: string): UpstreamState =
       answer: video
     })
   }
-  if (FAILED.has(status)) return UpstreamState.Failed({ error: fromTaskError(video.error), answer: video })
+  if (FAILED.has(status)) {
+    return UpstreamState.Failed({
+      error: withUpstream(fromTaskError(video.error), {
+        code: stringIn(video.error, "code") ?? status,
+        message: stringIn(video.error, "message")
+      }),
+      answer: video
+    })
+  }
   return UpstreamState.Unknown({ answer: video })
 }

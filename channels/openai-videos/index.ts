@@ -1,9 +1,12 @@
 import { HttpClient, type HttpClientError, HttpClientRequest } from "@effect/platform"
 import { Duration, Effect, Redacted, Schema, Stream } from "effect"
 import {
+  answerDetail,
+  checkExchange,
   defineAdapter,
   exchange as send,
   type GenerationError,
+  hasArray,
   HttpUrl,
   readAnswer,
   type ResultRef,
@@ -13,7 +16,8 @@ import {
   type UpstreamAnswer,
   UpstreamState,
   type VideoJob,
-  type VideoUpstream
+  type VideoUpstream,
+  withUpstream
 } from "../../src/channel/contract/Adapter.ts"
 import { ambiguous, busy, fromContentStatus, fromCreateStatus, fromTransport } from "./Failures.ts"
 import { endpoints } from "./Requests.ts"
@@ -61,6 +65,16 @@ export default defineAdapter({
     credentials: Schema.Struct({ api_key: SecretFromEnv })
   }),
   providerOptions: {},
+  // The video list, one item: free, changes nothing, and needs the key (relays may have no model list).
+  check: (channel) =>
+    Effect.flatMap(HttpClient.HttpClient, (client) =>
+      checkExchange(
+        client,
+        HttpClientRequest.get(`${channel.settings.base_url.replace(/\/+$/, "")}/videos`, {
+          urlParams: { limit: "1" }
+        }).pipe(HttpClientRequest.bearerToken(Redacted.value(channel.settings.credentials.api_key))),
+        { what: "GET /videos (one item)", seconds: channel.settings.timeouts.poll_s, looksRight: hasArray("data") }
+      )),
   make: (channel) =>
     Effect.gen(function*() {
       const client = yield* HttpClient.HttpClient
@@ -100,7 +114,9 @@ export default defineAdapter({
           })
           if (answer.status < 200 || answer.status > 299) {
             yield* logRefusal("a create", answer, answer.text)
-            return yield* Effect.fail(fromCreateStatus(answer.status, answer.headers, answer.body))
+            return yield* Effect.fail(
+              withUpstream(fromCreateStatus(answer.status, answer.headers, answer.body), answerDetail(answer))
+            )
           }
           const id = idOf(answer.body)
           if (id === undefined) {

@@ -1,9 +1,10 @@
 import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { Effect, Either, Redacted, Schema, Stream } from "effect"
 import {
+  answerDetail,
   type AsyncRunner,
   type CancelOutcome,
-  type ChannelCheck,
+  checkExchange,
   defineAdapter,
   exchange as send,
   type GenerationError,
@@ -13,7 +14,8 @@ import {
   SecretFromEnv,
   SubmitOutcome,
   type UpstreamState,
-  type VideoJob
+  type VideoJob,
+  withUpstream
 } from "../../src/channel/contract/Adapter.ts"
 import { replicateCallbacks } from "./Callbacks.ts"
 import { ENDPOINTS, type ImageEndpoint, modelOf, routeProblem, type VideoEndpoint } from "./Endpoints.ts"
@@ -74,21 +76,15 @@ export default defineAdapter({
     Effect.gen(function*() {
       const client = yield* HttpClient.HttpClient
       const base = channel.settings.base_url.replace(/\/+$/, "")
-      const f = failuresFor("video")
-      return yield* send(client, accountRequest(base, Redacted.value(channel.settings.credentials.api_token)), {
-        what: "an account read to Replicate",
-        seconds: channel.settings.timeouts.poll_s,
-        transport: () => f.transient(),
-        timeout: () => f.transient()
-      }).pipe(
-        Effect.map((answer): ChannelCheck =>
-          answer.status === 200
-            ? { result: "ok", detail: "GET /account answered 200" }
-            : answer.status === 401 || answer.status === 403
-            ? { result: "credentials_refused", detail: `GET /account answered ${answer.status}` }
-            : { result: "unexpected_answer", detail: `GET /account answered ${answer.status}` }
-        ),
-        Effect.orElseSucceed((): ChannelCheck => ({ result: "unreachable", detail: "GET /account got no answer" }))
+      return yield* checkExchange(
+        client,
+        accountRequest(base, Redacted.value(channel.settings.credentials.api_token)),
+        {
+          what: "GET /account",
+          seconds: channel.settings.timeouts.poll_s,
+          // Replicate's account object: its type and username.
+          looksRight: (body) => typeof (body as { username?: unknown } | null)?.username === "string"
+        }
       )
     }),
   make: (channel) =>
@@ -143,7 +139,10 @@ export default defineAdapter({
             )
             const answer = yield* exchange(request, timeouts.submit_s, "a create", f.ambiguous)
             if (answer.status < 200 || answer.status > 299) {
-              return yield* fromCreateStatus(f, answer.status, answer.headers, answer.body)
+              return yield* withUpstream(
+                fromCreateStatus(f, answer.status, answer.headers, answer.body),
+                answerDetail(answer)
+              )
             }
             const created = Schema.decodeUnknownOption(Created)(answer.body)
             // A 2xx without an id may still have created a prediction we cannot poll.

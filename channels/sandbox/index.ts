@@ -39,6 +39,8 @@ export default defineAdapter({
   kinds: ["video", "image"],
   settings: Schema.Struct({}),
   providerOptions: { video: VIDEO_OPTIONS, image: IMAGE_OPTIONS },
+  // Nothing upstream: generation runs in this process.
+  check: () => Effect.succeed({ result: "ok", detail: "the sandbox generates in this process; nothing to reach" }),
   make: () =>
     Effect.gen(function*() {
       return { video: yield* SandboxGenerator, image: yield* SandboxImageGenerator }

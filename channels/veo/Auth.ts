@@ -1,7 +1,7 @@
 import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { Duration, Effect, Either, Schema } from "effect"
 import { importPKCS8, SignJWT } from "jose"
-import type { GenerationError } from "../../src/channel/contract/Adapter.ts"
+import { answerDetail, type GenerationError, withUpstream } from "../../src/channel/contract/Adapter.ts"
 import { fromTransport, misconfigured, transient } from "./Failures.ts"
 
 /**
@@ -81,7 +81,10 @@ export const makeTokens = (client: HttpClient.HttpClient, account: ServiceAccoun
         yield* Effect.logWarning("the OAuth token endpoint refused the service-account key").pipe(
           Effect.annotateLogs({ upstream_status: response.status, upstream_body: JSON.stringify(body).slice(0, 300) })
         )
-        return yield* misconfigured()
+        return yield* withUpstream(
+          misconfigured(),
+          answerDetail({ status: response.status, text: JSON.stringify(body), body })
+        )
       }
       const answer = Schema.decodeUnknownOption(TokenAnswer)(body)
       if (response.status !== 200 || answer._tag === "None") return yield* transient()

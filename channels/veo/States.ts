@@ -1,4 +1,4 @@
-import { type ResultRef, UpstreamState } from "../../src/channel/contract/Adapter.ts"
+import { type ResultRef, UpstreamState, withUpstream } from "../../src/channel/contract/Adapter.ts"
 import { fromOperationError, unreadableResult, unsafe } from "./Failures.ts"
 import { MARKER } from "./Inline.ts"
 
@@ -51,7 +51,13 @@ export const stateOf = (name: string, op: any): UpstreamState => {
   }
   if (op.done !== true) return UpstreamState.Pending({ answer: op })
   if (op.error !== undefined && op.error !== null) {
-    return UpstreamState.Failed({ error: fromOperationError(op.error), answer: op })
+    return UpstreamState.Failed({
+      error: withUpstream(fromOperationError(op.error), {
+        code: op.error.code === undefined ? undefined : String(op.error.code),
+        message: typeof op.error.message === "string" ? op.error.message : undefined
+      }),
+      answer: op
+    })
   }
   const videos = videosOf(op.response) ?? []
   if (videos.length === 0 && filteredCount(op.response) > 0) {

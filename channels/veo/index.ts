@@ -1,15 +1,20 @@
 import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { Duration, Effect, Either, Redacted, Schema, Stream } from "effect"
 import {
+  answerDetail,
   type AsyncRunner,
+  type ChannelCheck,
+  checkExchange,
   defineAdapter,
   type GenerationError,
+  hasArray,
   HttpUrl,
   type ResultRef,
   SecretFromEnv,
   SubmitOutcome,
   UpstreamState,
-  type VideoJob
+  type VideoJob,
+  withUpstream
 } from "../../src/channel/contract/Adapter.ts"
 import { makeTokens, parseServiceAccount } from "./Auth.ts"
 import {
@@ -87,6 +92,51 @@ export default defineAdapter({
   settings: Settings,
   // The famV plugin declares `provider_options.famV` (seed, negative_prompt); Veo needs no namespace of its own.
   providerOptions: {},
+  // A model list of one with the channel's credentials (Vertex: after minting a token, which proves the
+  // service-account key): free, changes nothing.
+  check: (channel) =>
+    Effect.gen(function*() {
+      const client = yield* HttpClient.HttpClient
+      const settings = channel.settings
+      const seconds = settings.timeouts.poll_s
+      if (settings.api === "gemini") {
+        return yield* checkExchange(
+          client,
+          HttpClientRequest.get(`${settings.base_url.replace(/\/+$/, "")}/models`, {
+            urlParams: { pageSize: "1" }
+          }).pipe(HttpClientRequest.setHeader("x-goog-api-key", Redacted.value(settings.credentials.api_key))),
+          {
+            what: "GET /models (one item)",
+            seconds,
+            looksRight: hasArray("models"),
+            // Google answers a key it does not know with 400 INVALID_ARGUMENT, reason API_KEY_INVALID.
+            refused: (status, body) => status === 400 && JSON.stringify(body).includes("API_KEY_INVALID")
+          }
+        )
+      }
+      const account = Either.getOrThrow(
+        parseServiceAccount(Redacted.value(settings.credentials.service_account_json))
+      )
+      const minted = yield* Effect.either(Effect.flatten(makeTokens(client, account, seconds)))
+      if (Either.isLeft(minted)) {
+        const said = minted.left.upstream
+        return {
+          result: minted.left.notAccepted && !minted.left.transient ? "credentials_refused" : "unreachable",
+          detail: `POST token_uri (service-account key): ${
+            [said?.status, said?.code, said?.message].filter((s) => s !== undefined).join(" ") || minted.left.message
+          }`,
+          upstream: said
+        } satisfies ChannelCheck
+      }
+      const base = (settings.base_url ?? vertexBaseUrl(settings.location)).replace(/\/+$/, "")
+      return yield* checkExchange(
+        client,
+        HttpClientRequest.get(`${base}/publishers/google/models`, { urlParams: { pageSize: "1" } }).pipe(
+          HttpClientRequest.bearerToken(minted.right)
+        ),
+        { what: "GET /publishers/google/models (one item)", seconds, looksRight: hasArray("publisherModels") }
+      )
+    }),
   make: (channel) =>
     Effect.gen(function*() {
       const client = yield* HttpClient.HttpClient
@@ -122,7 +172,7 @@ export default defineAdapter({
         Effect.gen(function*() {
           const response = yield* client.execute(request).pipe(
             Effect.tapError((e) => log(`${what} to Veo failed`, { cause: e.message })),
-            Effect.mapError(fromTransport)
+            Effect.mapError((e) => withUpstream(fromTransport(e), { message: `${what} to Veo failed: ${e.message}` }))
           )
           // A body that breaks off after the request was sent leaves its fate unknown.
           const text = yield* Effect.mapError(sanitizedText(response.stream), onTimeout)
@@ -130,7 +180,7 @@ export default defineAdapter({
           if (response.status < 200 || response.status > 299) {
             yield* log(`Veo refused ${what}`, { upstream_status: response.status, upstream_body: text.slice(0, 500) })
           }
-          return { status: response.status, headers: response.headers, body }
+          return { status: response.status, headers: response.headers, body, text }
         }).pipe(Effect.timeoutFail({ duration: Duration.seconds(seconds), onTimeout }))
 
       const submit = (job: VideoJob) =>
@@ -144,7 +194,10 @@ export default defineAdapter({
             ambiguous
           )
           if (answer.status < 200 || answer.status > 299) {
-            return yield* fromCreateStatus(answer.status, answer.headers, answer.body)
+            return yield* withUpstream(
+              fromCreateStatus(answer.status, answer.headers, answer.body),
+              answerDetail(answer)
+            )
           }
           const created = Schema.decodeUnknownOption(Created)(answer.body)
           // A 2xx without a usable name may still have created an operation we cannot poll.
@@ -166,7 +219,9 @@ export default defineAdapter({
               states.set(name, UpstreamState.Failed({ error: resultExpired(), answer: answer.body }))
               continue
             }
-            if (answer.status !== 200) return yield* fromPollStatus(answer.headers, answer.body)
+            if (answer.status !== 200) {
+              return yield* withUpstream(fromPollStatus(answer.headers, answer.body), answerDetail(answer))
+            }
             states.set(name, stateOf(name, answer.body))
           }
           return states as ReadonlyMap<string, UpstreamState>

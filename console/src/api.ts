@@ -129,5 +129,8 @@ export const api = {
 }
 
 /** The URL through which the page loads an asset's bytes (same origin, the session authorises it). */
+/** A task's live status stream (server-sent events), for an `EventSource`: the session's cookie rides along. */
+export const taskEventsUrl = (id: string) => `/console/api/tasks/${segment(id)}/events`
+
 export const assetUrl = (assetId: string, download = false) =>
   `/console/api/assets/${segment(assetId)}/content${download ? "?download=1" : ""}`

@@ -11,7 +11,7 @@ import { AdminAuth, AnyKeyAuth, ModelKeyAuth, ResourceKeyAuth } from "./Security
 const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i
 
 /** The bearer token of an `Authorization` header. HttpApi's own decoder does not check the scheme, so it is read here. */
-const tokenOf = (authorization: string | undefined) => BEARER.exec(authorization ?? "")?.[1]
+export const tokenOf = (authorization: string | undefined) => BEARER.exec(authorization ?? "")?.[1]
 
 /** The bearer token of the request. */
 const bearerToken = Effect.map(

@@ -29,6 +29,8 @@ export class Billing extends Context.Tag("Billing")<Billing, {
   ) => Effect.Effect<ChargeSplit, InsufficientBalance>
   /** Gives back exactly what `charge` took for the task, to the balances it came from. */
   readonly refund: (accountId: string, taskId: string, split: ChargeSplit) => Effect.Effect<void>
+  /** The account's balances now, as a quote shows them (nothing locked). */
+  readonly balance: (accountId: string) => Effect.Effect<ChargeSplit>
 }>() {
   static readonly layer = Layer.effect(
     Billing,
@@ -95,7 +97,21 @@ export class Billing extends Context.Tag("Billing")<Billing, {
               VALUES (${
               newId(IdPrefix.ledger)
             }, ${accountId}, ${taskId}, 'refund', ${split.walletMicros}, ${split.subscriptionMicros}, ${now})`
-          }).pipe(Effect.orDie, Effect.withSpan("Billing.refund", { attributes: { "task.id": taskId } }))
+          }).pipe(Effect.orDie, Effect.withSpan("Billing.refund", { attributes: { "task.id": taskId } })),
+        balance: (accountId) =>
+          sql<{ wallet_micros: number; subscription_micros: number }>`
+            SELECT wallet_micros, subscription_micros FROM accounts WHERE id = ${accountId}`.pipe(
+            Effect.flatMap(([row]) =>
+              row === undefined
+                ? Effect.die(new Error(`account ${accountId} vanished`))
+                : Effect.succeed({
+                  walletMicros: Number(row.wallet_micros),
+                  subscriptionMicros: Number(row.subscription_micros)
+                })
+            ),
+            Effect.orDie,
+            Effect.withSpan("Billing.balance", { captureStackTrace: false })
+          )
       }
     })
   )

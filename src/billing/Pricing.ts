@@ -21,3 +21,43 @@ export const groupMultiplier = (groups: GroupsFile, name: string): number => {
  */
 export const chargeMicros = (pricePerUnit: number, units: number, multiplier: number): number =>
   Math.round(pricePerUnit * MICROS_PER_CREDIT * units * multiplier)
+
+/** What a task costs and how it was worked out (the quote's `billing`). */
+export interface Price {
+  /** What the model is priced by: a requested second of video, or an output image. */
+  readonly unit: "second" | "image"
+  readonly quantity: number
+  /** Credits per unit, before the group's multiplier. */
+  readonly unitPrice: number
+  readonly multiplier: number
+  /** The charge, in micro-credits: what the create takes and the quote announces. */
+  readonly micros: number
+}
+
+/** The one place a task's charge is worked out: the create charges it, the quote shows it. */
+export const priceOf = (unit: Price["unit"], unitPrice: number, quantity: number, multiplier: number): Price => ({
+  unit,
+  quantity,
+  unitPrice,
+  multiplier,
+  micros: chargeMicros(unitPrice, quantity, multiplier)
+})
+
+/**
+ * How a charge of `micros` would be taken from these balances, by the rule
+ * Billing.charge applies in its statement: the subscription first when the
+ * model allows it, the rest from the wallet; `enough` false when the wallet
+ * cannot cover the rest (the create would answer 402).
+ */
+export const splitOf = (
+  micros: number,
+  balance: { readonly walletMicros: number; readonly subscriptionMicros: number },
+  subscriptionAllowed: boolean
+) => {
+  const fromSubscription = subscriptionAllowed ? Math.min(balance.subscriptionMicros, micros) : 0
+  return {
+    walletMicros: micros - fromSubscription,
+    subscriptionMicros: fromSubscription,
+    enough: micros - fromSubscription <= balance.walletMicros
+  }
+}

@@ -1,9 +1,11 @@
-import { Context, Effect, Layer, ParseResult, Schema, Scope } from "effect"
+import { Clock, Context, Effect, Layer, ParseResult, Schema, Scope } from "effect"
 import { AppConfig, ConfigurationError } from "../platform/AppConfig.ts"
 import { loadExtension } from "../platform/Extensions.ts"
+import { Metrics } from "../platform/metrics/Metrics.ts"
 import { LEGACY_CHANNEL } from "../platform/Settings.ts"
 import {
   type AnyAdapter,
+  type ChannelCheck,
   type ChannelPorts,
   type ChannelRunner,
   isAdapter,
@@ -12,6 +14,7 @@ import {
 } from "./contract/Adapter.ts"
 import { ChannelSettings } from "./contract/ChannelSettings.ts"
 import { isAsyncRunner } from "./contract/Upstream.ts"
+import { meteredRunner } from "./MeteredRunner.ts"
 
 /** A configured channel: its adapter and its settings, checked and with secrets resolved. */
 export interface LoadedChannel {
@@ -29,7 +32,17 @@ export interface ChannelsService {
    * broken adapter stops the boot; the API role never makes one).
    */
   readonly runner: (name: string) => Effect.Effect<ChannelRunner, ConfigurationError>
+  /**
+   * The adapter's check of a configured channel (one free, harmless upstream
+   * call), timed; never fails. An adapter without one answers
+   * `unexpected_answer` saying so.
+   */
+  readonly check: (channel: LoadedChannel) => Effect.Effect<ChannelCheck & { readonly latencyMs: number }>
 }
+
+/** Where an adapter says which upstream a channel talks to: its `base_url` setting, when it has one. */
+export const baseUrlOf = (channel: LoadedChannel): string | null =>
+  typeof channel.settings.base_url === "string" ? channel.settings.base_url : null
 
 const BUILTIN_ADAPTERS = new URL("../../channels/", import.meta.url)
 
@@ -121,6 +134,7 @@ export class Channels extends Context.Tag("Channels")<Channels, ChannelsService>
       // Runners are made later, in this layer's scope, with the ports it was built with.
       const ports = yield* Effect.context<ChannelPorts>()
       const scope = yield* Effect.scope
+      const metrics = yield* Metrics
 
       const make = (name: string) =>
         Effect.gen(function*() {
@@ -149,12 +163,29 @@ export class Channels extends Context.Tag("Channels")<Channels, ChannelsService>
           yield* Effect.logInfo("channel ready").pipe(
             Effect.annotateLogs({ channel: name, adapter: channel.adapter.name })
           )
-          return runner
+          return meteredRunner(name, runner, metrics)
         })
       // Once per channel, failures included: a second caller waits for the first make.
       const runner = yield* Effect.cachedFunction(make)
 
-      return { get: (name) => byName.get(name), all: loaded, runner }
+      const check = (channel: LoadedChannel) =>
+        Effect.gen(function*() {
+          const started = yield* Clock.currentTimeMillis
+          const found: ChannelCheck = channel.adapter.check === undefined
+            ? { result: "unexpected_answer", detail: `adapter "${channel.adapter.name}" has no check` }
+            : yield* channel.adapter.check(channel).pipe(
+              Effect.provide(ports),
+              Effect.catchAllDefect((defect) =>
+                Effect.succeed<ChannelCheck>({
+                  result: "unexpected_answer",
+                  detail: `the check died: ${String(defect)}`
+                })
+              )
+            )
+          return { ...found, latencyMs: (yield* Clock.currentTimeMillis) - started }
+        })
+
+      return { get: (name) => byName.get(name), all: loaded, runner, check }
     })
   )
 }

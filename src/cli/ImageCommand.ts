@@ -2,9 +2,10 @@ import { Command, Options } from "@effect/cli"
 import { Effect, Option } from "effect"
 import { imageEditForm, uploadImages } from "../client/ImageFiles.ts"
 import { isUrl } from "../client/LocalFiles.ts"
-import { createImageTask, type ImageTaskRequest } from "../client/Tasks.ts"
+import { createImageTask, type ImageTaskRequest, quoteImageTask } from "../client/Tasks.ts"
 import { type Common, common, jsonObject, withGateway } from "./Common.ts"
-import { finishCreate } from "./TaskFlow.ts"
+import { printQuote } from "./QuoteFlow.ts"
+import { finishCreate, type FinishOptions } from "./TaskFlow.ts"
 import { createHeaders, createOptions } from "./VideoCommand.ts"
 
 /** The flags of both image commands but the shared ones (`common`, `createOptions`), which come around them. */
@@ -69,12 +70,24 @@ const jsonRequest = (o: ImageOptions, operation: "generation" | "edit", input: P
     } satisfies ImageTaskRequest
   })
 
-const follows = (o: { readonly wait: boolean; readonly out: Option.Option<string> }) => o.wait || Option.isSome(o.out)
+const follows = (o: { readonly wait: boolean; readonly out: Option.Option<string>; readonly quote: boolean }) =>
+  !o.quote && (o.wait || Option.isSome(o.out))
+
+/** Creates the task and follows it as asked, or with `--quote` prints what it would cost instead. */
+const createOrQuote = (
+  o: Common & FinishOptions & Parameters<typeof createHeaders>[0] & { readonly quote: boolean },
+  request: ImageTaskRequest | FormData
+) =>
+  o.quote
+    ? Effect.flatMap(quoteImageTask(request), (quote) => printQuote(o, quote))
+    : Effect.flatMap(
+      createImageTask(request, createHeaders(o)),
+      (reply) => finishCreate(o, "image", reply, o)
+    )
 
 const create = Command.make("create", { ...common, ...imageFlags, ...createOptions }, (o) =>
   Effect.gen(function*() {
-    const reply = yield* createImageTask(yield* jsonRequest(o, "generation", {}), createHeaders(o))
-    yield* finishCreate(o, "image", reply, o)
+    yield* createOrQuote(o, yield* jsonRequest(o, "generation", {}))
   }).pipe(withGateway(o, follows(o) ? ["model", "resource"] : ["model"]))).pipe(
     Command.withDescription("Create an image generation task.")
   )
@@ -101,7 +114,6 @@ const edit = Command.make("edit", {
   const asForm = local.length === all.length && Option.isNone(o.count) && Option.isNone(o.clientReferenceId) &&
     Option.isNone(o.metadata) && Option.isNone(o.providerOptions)
   return Effect.gen(function*() {
-    const headers = createHeaders(o)
     if (asForm) {
       const form = yield* imageEditForm(
         {
@@ -114,7 +126,7 @@ const edit = Command.make("edit", {
         o.image,
         mask
       )
-      return yield* finishCreate(o, "image", yield* createImageTask(form, headers), o)
+      return yield* createOrQuote(o, form)
     }
     // Otherwise the local files go through the image pre-upload and the JSON form names their URLs.
     const stored = local.length === 0
@@ -127,7 +139,7 @@ const edit = Command.make("edit", {
       images,
       ...(maskUrl === undefined ? {} : { mask: { url: maskUrl } })
     })
-    yield* finishCreate(o, "image", yield* createImageTask(request, headers), o)
+    yield* createOrQuote(o, request)
   }).pipe(withGateway(o, follows(o) || (local.length > 0 && !asForm) ? ["model", "resource"] : ["model"]))
 }).pipe(
   Command.withDescription(

@@ -1,7 +1,7 @@
 import { Effect, Option } from "effect"
 import { downloadTaskResults } from "../client/Download.ts"
 import type { AnyTask, TaskReply } from "../client/Tasks.ts"
-import { waitForTask } from "../client/Wait.ts"
+import { watchUntilDone } from "../client/Watch.ts"
 import type { TaskKind } from "../tasks/Task.ts"
 import { type Common, output } from "./Common.ts"
 import { makeProgress } from "./Progress.ts"
@@ -34,14 +34,13 @@ export const watchTask = (
   options: Common,
   kind: TaskKind,
   id: string,
-  finish: Omit<FinishOptions, "wait">,
-  retryAfter?: number
+  finish: Omit<FinishOptions, "wait">
 ) =>
   Effect.gen(function*() {
     const progress = yield* makeProgress({ json: options.json })
     let last: AnyTask | undefined
-    const task = yield* waitForTask(kind, id, {
-      retryAfter,
+    // The live status stream (reconnected on a dropped connection), not polling: each change shows at once.
+    const task = yield* watchUntilDone(kind, id, {
       timeout: Option.isSome(finish.timeout) ? `${finish.timeout.value} seconds` : undefined,
       onProgress: (state: AnyTask) => {
         last = state
@@ -68,5 +67,5 @@ export const finishCreate = <T extends AnyTask>(
   finish: FinishOptions
 ) =>
   finish.wait || Option.isSome(finish.out)
-    ? watchTask(options, kind, reply.task.id, finish, reply.retryAfter)
+    ? watchTask(options, kind, reply.task.id, finish)
     : printTask(options, reply.task, [])

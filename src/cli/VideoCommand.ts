@@ -1,8 +1,9 @@
 import { Command, Options } from "@effect/cli"
 import { Effect, Option } from "effect"
 import { isUrl } from "../client/LocalFiles.ts"
-import { createVideoTask, type VideoTaskRequest } from "../client/Tasks.ts"
+import { createVideoTask, quoteVideoTask, type VideoTaskRequest } from "../client/Tasks.ts"
 import { common, jsonObject, withGateway } from "./Common.ts"
+import { printQuote } from "./QuoteFlow.ts"
 import { finishCreate } from "./TaskFlow.ts"
 import { placeReferences, uploadReferences } from "./VideoReferences.ts"
 
@@ -58,6 +59,11 @@ export const createOptions = {
     Options.withPseudoName("SECONDS"),
     Options.optional,
     Options.withDescription("Stop waiting after this many seconds (exit 3); the task itself goes on.")
+  ),
+  quote: Options.boolean("quote").pipe(
+    Options.withDescription(
+      "Print what the task would cost and whether the balances cover it, instead of creating it (nothing is charged)."
+    )
   )
 }
 
@@ -111,7 +117,7 @@ const create = Command.make("create", {
   const local = [...flags.images, ...Option.toArray(o.lastFrame), ...flags.videos, ...flags.audios].some((v) =>
     !isUrl(v)
   )
-  const follows = o.wait || Option.isSome(o.out) || local
+  const follows = (!o.quote && (o.wait || Option.isSome(o.out))) || local
   return Effect.gen(function*() {
     // The flags are checked before any file is uploaded.
     yield* placeReferences(flags, (value) => value)
@@ -131,6 +137,7 @@ const create = Command.make("create", {
       ...(metadata === undefined ? {} : { metadata }),
       ...(providerOptions === undefined ? {} : { provider_options: providerOptions })
     }
+    if (o.quote) return yield* printQuote(o, yield* quoteVideoTask(request))
     const reply = yield* createVideoTask(request, createHeaders(o))
     yield* finishCreate(o, "video", reply, o)
   }).pipe(withGateway(o, follows ? ["model", "resource"] : ["model"]))

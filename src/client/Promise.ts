@@ -1,4 +1,4 @@
-import { Cause, type Effect, Exit, Layer, ManagedRuntime } from "effect"
+import { Cause, type Effect, Exit, Layer, ManagedRuntime, Runtime, Stream } from "effect"
 import { NodeClientLive } from "../runtime/node/NodeClient.ts"
 import type { TaskKind } from "../tasks/Task.ts"
 import * as Assets from "./Assets.ts"
@@ -8,6 +8,7 @@ import * as ImageFiles from "./ImageFiles.ts"
 import * as Tasks from "./Tasks.ts"
 import * as Uploads from "./Uploads.ts"
 import * as Wait from "./Wait.ts"
+import * as Watch from "./Watch.ts"
 
 /** Options every call of the facade takes: an `AbortSignal` interrupts it. */
 export interface CallOptions {
@@ -49,6 +50,34 @@ export const createClient = (config: GatewayClientConfig) => {
     queryTasks: (kind: TaskKind, ids: ReadonlyArray<string>, options?: CallOptions) =>
       run(Tasks.queryTasks(kind, ids), options),
     listModels: (options?: CallOptions) => run(Tasks.listModels, options),
+    quoteVideoTask: (request: Tasks.VideoTaskRequest, options?: CallOptions) =>
+      run(Tasks.quoteVideoTask(request), options),
+    quoteImageTask: (request: Tasks.ImageTaskRequest | FormData, options?: CallOptions) =>
+      run(Tasks.quoteImageTask(request), options),
+    /**
+     * The task's live states (`for await`): the current one, each change,
+     * the terminal one, then the iteration ends; reconnects with
+     * `Last-Event-ID` when the connection drops. Breaking out of the loop
+     * closes the connection.
+     */
+    watch: <K extends TaskKind>(kind: K, id: string, options?: Watch.WatchOptions): AsyncIterable<Tasks.TaskOf<K>> => ({
+      [Symbol.asyncIterator]: () => {
+        const started: Promise<AsyncIterator<Tasks.TaskOf<K>>> = runtime.runtime().then((rt) =>
+          Stream.toAsyncIterableRuntime(rt)(
+            Watch.watchTask(kind, id, options).pipe(Stream.catchAll((error) => Stream.die(error)))
+          )[Symbol.asyncIterator]() as AsyncIterator<Tasks.TaskOf<K>>
+        )
+        // A failure is the client's own error, as for the other calls, not the fiber's wrapper.
+        const unwrap = (e: unknown): never => {
+          throw Runtime.isFiberFailure(e) ? Cause.squash(e[Runtime.FiberFailureCauseId]) : e
+        }
+        return {
+          next: () => started.then((it) => it.next()).catch(unwrap),
+          return: (value?: unknown) =>
+            started.then((it) => it.return?.(value) ?? { done: true as const, value: undefined }).catch(unwrap)
+        }
+      }
+    }),
     waitForTask: <K extends TaskKind>(kind: K, id: string, options?: Wait.WaitOptions<Tasks.TaskOf<K>> & CallOptions) =>
       run(Wait.waitForTask(kind, id, options), options),
     uploadFiles: (paths: ReadonlyArray<string>, options?: Uploads.UploadOptions & CallOptions) =>

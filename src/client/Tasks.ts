@@ -1,6 +1,7 @@
 import type { HttpClientResponse } from "@effect/platform"
 import { Effect } from "effect"
 import type { VideoCreateRequest } from "../catalog/VideoCreateRequest.ts"
+import type { TaskQuote as TaskQuoteSchema } from "../tasks/QuoteApi.ts"
 import type { ImageCreateRequest } from "../tasks/Requests.ts"
 import type { ImageTask, TaskKind, VideoTask } from "../tasks/Task.ts"
 import { type ApiClient, GatewayClient } from "./Client.ts"
@@ -63,6 +64,26 @@ export const createImageTask = (request: ImageTaskRequest | FormData, options?: 
       ? c.taskCreate.createImageTask({ payload: request, headers: headers(options), withResponse: true })
       : c.taskCreate.createImageTask({ payload: request, headers: headers(options), withResponse: true }), "model")
     .pipe(Effect.map(reply))
+
+export type TaskQuote = typeof TaskQuoteSchema.Type
+
+/**
+ * `POST /v1/video/tasks/quote` with the model token: what creating this
+ * request would charge and whether the balances cover it now; nothing is
+ * created. Refused with the create's own 400s.
+ */
+export const quoteVideoTask = (request: VideoTaskRequest) =>
+  withClient((c): Effect.Effect<TaskQuote, unknown> => c.taskQuote.quoteVideoTask({ payload: request }), "model")
+
+/** `POST /v1/image/tasks/quote`: the same for an image request, in either form of the create. */
+export const quoteImageTask = (request: ImageTaskRequest | FormData) =>
+  withClient(
+    (c): Effect.Effect<TaskQuote, unknown> =>
+      request instanceof FormData
+        ? c.taskQuote.quoteImageTask({ payload: request })
+        : c.taskQuote.quoteImageTask({ payload: request }),
+    "model"
+  )
 
 /** `GET /v1/{kind}/tasks/{id}` with the resource key. */
 export const getTask = <K extends TaskKind>(kind: K, id: string) =>

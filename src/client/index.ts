@@ -32,7 +32,9 @@ export {
   listImageTasks,
   listModels,
   listVideoTasks,
-  queryTasks
+  queryTasks,
+  quoteImageTask,
+  quoteVideoTask
 } from "./Tasks.ts"
 export type {
   AnyTask,
@@ -40,9 +42,11 @@ export type {
   ImageListParams,
   ImageTaskRequest,
   TaskOf,
+  TaskQuote,
   TaskReply,
   VideoListParams,
   VideoTaskRequest
 } from "./Tasks.ts"
 export { type Uploaded, uploadFiles, type UploadOptions, type UploadProgress } from "./Uploads.ts"
 export { waitForTask, type WaitOptions } from "./Wait.ts"
+export { type WatchOptions, watchTask, watchUntilDone } from "./Watch.ts"

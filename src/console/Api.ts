@@ -16,7 +16,7 @@ import {
   CreditsRequest,
   IssuedKey
 } from "../accounts/Account.ts"
-import { AccountNotFound, InvalidAccountRequest, KeyNotFound } from "../accounts/Errors.ts"
+import { AccountNotFound, InvalidAccountRequest, KeyNotFound, RateLimited } from "../accounts/Errors.ts"
 import { Asset, AssetDeleted } from "../assets/Asset.ts"
 import { AssetNotFound } from "../assets/Errors.ts"
 import { BodyErrors, errors, httpFailures, ResourceId } from "../platform/http/ErrorContract.ts"
@@ -25,6 +25,7 @@ import { PageLimit, UnixSeconds } from "../platform/http/ListQuery.ts"
 import { InvalidTargetUrl } from "../platform/TargetUrl.ts"
 import { StorageUnavailable } from "../storage/Errors.ts"
 import { InvalidTaskRequest, TaskNotCancellable, TaskNotFound } from "../tasks/Errors.ts"
+import { TaskEventStream } from "../tasks/EventsApi.ts"
 import { ImageTask, TaskKind, TaskStatus, VideoTask } from "../tasks/Task.ts"
 import { UnknownEventCursor, WebhookNotConfigured } from "../webhooks/Errors.ts"
 import { WebhookEventList, WebhookEventRecord, WebhookEventStatus } from "../webhooks/EventRecord.ts"
@@ -351,6 +352,12 @@ export class ConsoleApi extends HttpApiGroup.make("console")
     HttpApiEndpoint.post("cancelTask", `${API}/tasks/:id/cancel`).setPath(taskPath).addSuccess(TaskObject)
       .addError(errors(TaskNotFound, TaskNotCancellable))
       .middleware(ConsoleCsrf).middleware(ConsoleViewer).middleware(ConsoleOrigin)
+  )
+  .add(
+    // The task page's live status: the API's event stream, bounded per session as the API's is per key.
+    HttpApiEndpoint.get("taskEvents", `${API}/tasks/:id/events`).setPath(taskPath).addSuccess(TaskEventStream)
+      .addError(errors(TaskNotFound, RateLimited))
+      .middleware(ConsoleViewer)
   )
   .add(
     HttpApiEndpoint.get("listAssets", `${API}/assets`).addSuccess(AssetList)

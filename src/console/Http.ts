@@ -37,6 +37,7 @@ const ConsoleGroupLive = HttpApiBuilder.group(GatewayApi.add(ConsoleApi), "conso
     .handle("switchAccount", () => Session.switchAccount)
     .handle("listTasks", () => Task.listTasks)
     .handle("getTask", ({ path }) => Task.getTask(path.id))
+    .handle("taskEvents", ({ path }) => Task.taskEvents(path.id))
     .handle("cancelTask", ({ path }) => Task.cancelTask(path.id))
     .handle("listAssets", () => Asset.listAssets)
     .handle("getAssetContent", ({ path }) => Asset.assetContent(path.id))

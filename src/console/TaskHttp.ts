@@ -8,6 +8,7 @@ import { AppConfig } from "../platform/AppConfig.ts"
 import { listPage } from "../platform/http/ListEnvelope.ts"
 import { readQuery } from "../platform/http/ListQuery.ts"
 import { TaskNotFound } from "../tasks/Errors.ts"
+import { eventStream } from "../tasks/EventsHttp.ts"
 import { TaskCancel } from "../tasks/TaskCancel.ts"
 import { findTaskRecord, type TaskRecord } from "../tasks/TaskRecord.ts"
 import { toTaskObject } from "../tasks/TaskRow.ts"
@@ -88,4 +89,17 @@ export const cancelTask = (id: string) =>
     const found = yield* findTaskRecord(yield* SqlClient.SqlClient, accountId, id)
     if (Option.isNone(found)) return yield* new TaskNotFound({ message: "No such task under this account." })
     return yield* (yield* TaskCancel).cancel(accountId, found.value.kind, id)
+  })
+
+/**
+ * The task page's live status: the API's event stream (tasks/EventsHttp.ts)
+ * for a task of the account shown, bounded per session. The page reloads on
+ * each event instead of polling.
+ */
+export const taskEvents = (id: string) =>
+  Effect.gen(function*() {
+    const { session, accountId } = yield* CurrentViewer
+    const found = yield* findTaskRecord(yield* SqlClient.SqlClient, accountId, id)
+    if (Option.isNone(found)) return yield* new TaskNotFound({ message: "No such task under this account." })
+    return yield* eventStream(`console:${session.tokenHash}`, accountId, found.value.kind, id)
   })

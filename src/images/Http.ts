@@ -16,7 +16,7 @@ import { accepted, createContext } from "../tasks/CreateHttp.ts"
 import { ImageKind } from "../tasks/ImageKind.ts"
 import type { ImageTask } from "../tasks/Task.ts"
 import { Tasks } from "../tasks/Tasks.ts"
-import { awaitSettled } from "../tasks/TaskWait.ts"
+import { TaskWait } from "../tasks/TaskWait.ts"
 import { ImageServiceUnavailable, ImageTaskFailed } from "./Errors.ts"
 import type { ImagesResponse, ResponseFormat } from "./OpenAiImages.ts"
 import { inOpenAiTerms, type OpenAiImageRequest, readEdit, readGeneration } from "./RequestHttp.ts"
@@ -85,7 +85,12 @@ const createAndWait = <E, R>(read: Effect.Effect<OpenAiImageRequest, E, R>) =>
       Effect.mapError((e) => asHttpFailure(e, { message: inOpenAiTerms(e.message) }))
     )
     const { task, replayed } = yield* tasks.createValidImage(context, submission, valid)
-    const settled = yield* awaitSettled(context.principal.accountId, task, limits.sync_wait_s)
+    const settled = yield* (yield* TaskWait).awaitSettled(
+      context.principal.accountId,
+      "image",
+      task,
+      limits.sync_wait_s
+    )
     return yield* answer(context.principal.accountId, settled, replayed, responseFormat)
   })
 

@@ -15,6 +15,8 @@ import pollNudges from "./0014_poll_nudges.ts"
 import storageWaits from "./0015_storage_waits.ts"
 import pollingState from "./0016_polling_state.ts"
 import deadlines from "./0017_deadlines.ts"
+import channelOperations from "./0018_channel_operations.ts"
+import taskChanges from "./0019_task_changes.ts"
 
 /**
  * Forward-only migrations, in order. Each is a list of PostgreSQL statements
@@ -37,5 +39,7 @@ export const migrations: ReadonlyArray<readonly [id: number, name: string, state
   [14, "poll_nudges", pollNudges],
   [15, "storage_waits", storageWaits],
   [16, "polling_state", pollingState],
-  [17, "deadlines", deadlines]
+  [17, "deadlines", deadlines],
+  [18, "channel_operations", channelOperations],
+  [19, "task_changes", taskChanges]
 ]

@@ -27,6 +27,7 @@ export interface Environment {
   readonly configDir: string
   readonly databaseUrl: Option.Option<Redacted.Redacted>
   readonly adminToken: Option.Option<Redacted.Redacted>
+  readonly metricsToken: Option.Option<Redacted.Redacted>
   readonly encryptionKey: Option.Option<Redacted.Redacted>
   readonly storageSigningKey: Option.Option<Redacted.Redacted>
   readonly role: Role
@@ -51,6 +52,7 @@ export const environmentConfig: Config.Config<Environment> = Config.all({
   configDir: Config.withDefault(Config.string("CONFIG_DIR"), "./config"),
   databaseUrl: Config.option(Config.redacted("DATABASE_URL")),
   adminToken: Config.option(Config.redacted("ADMIN_TOKEN")),
+  metricsToken: Config.option(Config.redacted("METRICS_TOKEN")),
   encryptionKey: Config.option(Config.redacted("ENCRYPTION_KEY")),
   storageSigningKey: Config.option(Config.redacted("STORAGE_SIGNING_KEY")),
   role: Config.withDefault(Config.literal("api", "worker", "all")("ROLE"), "all" as const),

@@ -14,6 +14,8 @@ import { constantTimeEqual } from "./Keys.ts"
  */
 export interface SecretsService {
   readonly checkAdminToken: (token: string) => boolean
+  /** `/metrics`: the `METRICS_TOKEN` when one is set, or the admin token. */
+  readonly checkMetricsToken: (token: string) => boolean
   readonly encrypt: (plaintext: string) => Effect.Effect<string>
   readonly decrypt: (ciphertext: string) => Effect.Effect<string>
   /** Base64url HMAC-SHA256 of `message` under the storage signing key. */
@@ -60,6 +62,8 @@ export class Secrets extends Context.Tag("Secrets")<Secrets, SecretsService>() {
             ))
       })
 
+      const metricsToken = Option.getOrUndefined(Option.map(config.metricsToken, Redacted.value))
+
       const keyMaterial = yield* Option.match(config.encryptionKey, {
         onSome: (k) => Effect.succeed(Redacted.value(k)),
         onNone: () => fromFileOrCreate("encryption-key", () => randomBase62(32), () => Effect.void)
@@ -101,6 +105,11 @@ export class Secrets extends Context.Tag("Secrets")<Secrets, SecretsService>() {
 
       return {
         checkAdminToken: (token) => token.length > 0 && constantTimeEqual(token, adminToken),
+        checkMetricsToken: (token) =>
+          token.length > 0 && (
+            constantTimeEqual(token, adminToken) ||
+            (metricsToken !== undefined && constantTimeEqual(token, metricsToken))
+          ),
         encrypt: (plaintext) =>
           Effect.promise(async () => {
             const iv = crypto.getRandomValues(new Uint8Array(12))

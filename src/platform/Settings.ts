@@ -114,6 +114,8 @@ export const LimitsFile = Schema.Struct({
    * their task before answering 202 with it (the task keeps running).
    */
   sync_wait_s: Schema.optionalWith(Schema.Number.pipe(Schema.positive()), { default: () => 120 }),
+  /** Live status streams (`GET …/tasks/{id}/events`) one key may hold open on a replica at once (429 past it). */
+  streams_per_key: Schema.optionalWith(PositiveInt, { default: () => 20 }),
   engine: Schema.optionalWith(EngineSettings, { default: () => Schema.decodeSync(EngineSettings)({}) }),
   /** Upload URL lifetimes and reference fetching (UploadSettings above). */
   uploads: Schema.optionalWith(UploadSettings, { default: () => Schema.decodeSync(UploadSettings)({}) }),

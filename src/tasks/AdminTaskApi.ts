@@ -10,12 +10,24 @@ const taskPath = Schema.Struct({ id: ResourceId(() => new TaskNotFound({ message
 
 const Nullable = <A, I>(s: Schema.Schema<A, I>) => Schema.NullOr(s)
 
-/** One attempt as task_attempts keeps it: the channel, the upstream's id and its last answer (its own JSON). */
+/** What the upstream itself said when it refused or failed: its HTTP status, its own code and message. */
+export const UpstreamAnswer = Schema.Struct({
+  status: Nullable(Schema.Int),
+  code: Nullable(Schema.String),
+  message: Nullable(Schema.String)
+})
+
+/**
+ * One attempt as task_attempts keeps it: the channel, the upstream's id, where the attempt is or why it
+ * ended (`outcome`), the upstream's own answer that ended it (null when it said nothing) and its last
+ * answer about the task (its own JSON).
+ */
 export const TaskAttempt = Schema.Struct({
   attempt: Schema.Int,
   channel: Schema.String,
   upstream_id: Nullable(Schema.String),
   outcome: Schema.String,
+  upstream: Nullable(UpstreamAnswer),
   last_answer: Schema.Unknown,
   created_at: Schema.Number,
   updated_at: Schema.Number

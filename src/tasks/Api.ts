@@ -4,6 +4,7 @@ import { ModelKeyAuth, ResourceKeyAuth } from "../accounts/Security.ts"
 import { InsufficientBalance } from "../billing/Errors.ts"
 import { InvalidRequest, UnsupportedModel } from "../catalog/Errors.ts"
 import { VideoCreateRequest } from "../catalog/VideoCreateRequest.ts"
+import { ModelUnavailable } from "../channel/Errors.ts"
 import { BodyErrors, errors, httpFailures, ResourceId } from "../platform/http/ErrorContract.ts"
 import { ListEnvelope } from "../platform/http/ListEnvelope.ts"
 import { jsonBody, multipartBody } from "../platform/http/OpenApiBody.ts"
@@ -13,7 +14,7 @@ import { IdempotencyConflict, InvalidTaskRequest, TaskNotCancellable, TaskNotFou
 import { ImageCreateRequest, ImageEditFields } from "./Requests.ts"
 import { ImageTask, VideoTask } from "./Task.ts"
 
-const taskPath = Schema.Struct({ task_id: ResourceId(() => new TaskNotFound({ message: "No such task." })) })
+export const taskPath = Schema.Struct({ task_id: ResourceId(() => new TaskNotFound({ message: "No such task." })) })
 
 /** What creating a task of either kind can answer with, besides reading its body. */
 export const CreateErrors = errors(
@@ -21,7 +22,8 @@ export const CreateErrors = errors(
   UnsupportedModel,
   InvalidTaskRequest,
   IdempotencyConflict,
-  InsufficientBalance
+  InsufficientBalance,
+  ModelUnavailable
 )
 
 /** Image inputs are inspected at creation (multipart files and pre-uploads) and stored (503 while the store is away). */
@@ -70,7 +72,7 @@ const createHeaders = {
 }
 
 /** Both forms of `POST /v1/image/tasks`: JSON, and multipart for an edit with files. */
-const imageTaskBody = {
+export const imageTaskBody = {
   requestBody: {
     required: true,
     content: {

@@ -37,6 +37,7 @@ export const fastTaskRead = Effect.gen(function*() {
       const found = TASK_PATH.exec(path)
       return found === null ? undefined : [found[1]!, found[2]!]
     },
+    template: ([kind]) => kind === "video" ? "/v1/video/tasks/:task_id" : "/v1/image/tasks/:task_id",
     answer: ([kind, segment], request) =>
       Effect.gen(function*() {
         const id = storableSegment(segment!)

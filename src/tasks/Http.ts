@@ -9,6 +9,7 @@ import { BatchQuery } from "./Api.ts"
 import { accepted, taskCreateContext } from "./CreateHttp.ts"
 import { TaskNotFound } from "./Errors.ts"
 import { imageSubmission } from "./ImageFormHttp.ts"
+import { longPoll } from "./LongPollHttp.ts"
 import type { ImageTask, TaskKind, VideoTask } from "./Task.ts"
 import { readListFilter } from "./TaskQueryHttp.ts"
 import { Tasks } from "./Tasks.ts"
@@ -50,10 +51,11 @@ export const TaskReadLive = HttpApiBuilder.group(GatewayApi, "taskRead", (handle
   handlers
     .handle("listVideoTasks", () => listOwn<VideoTask>("video"))
     .handle("queryVideoTasks", () => queryOwn<VideoTask>("video"))
-    .handle("getVideoTask", ({ path }) => findOwn<VideoTask>("video", path.task_id))
+    .handle("getVideoTask", ({ path }) => Effect.flatMap(findOwn<VideoTask>("video", path.task_id), longPoll("video")))
     .handle("listImageTasks", () => listOwn<ImageTask>("image"))
     .handle("queryImageTasks", () => queryOwn<ImageTask>("image"))
-    .handle("getImageTask", ({ path }) => findOwn<ImageTask>("image", path.task_id))).pipe(
+    .handle("getImageTask", ({ path }) => Effect.flatMap(findOwn<ImageTask>("image", path.task_id), longPoll("image"))))
+  .pipe(
     Layer.provide(ResourceKeyAuthLive)
   )
 

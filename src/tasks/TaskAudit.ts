@@ -34,6 +34,9 @@ interface AttemptRow {
   readonly upstream_id: string | null
   readonly outcome: string
   readonly last_answer: unknown
+  readonly upstream_status: number | null
+  readonly upstream_code: string | null
+  readonly upstream_message: string | null
   readonly created_at: number
   readonly updated_at: number
 }
@@ -45,7 +48,8 @@ export const taskAudit = (taskId: string) =>
     const [row] = yield* sql<TaskRow & EngineRow>`SELECT * FROM tasks WHERE id = ${taskId}`
     if (row === undefined) return yield* new TaskNotFound({ message: "No such task." })
     const attempts = yield* sql<AttemptRow>`
-      SELECT attempt, channel, upstream_id, outcome, last_answer, created_at, updated_at
+      SELECT attempt, channel, upstream_id, outcome, last_answer, upstream_status, upstream_code, upstream_message,
+        created_at, updated_at
       FROM task_attempts WHERE task_id = ${taskId} ORDER BY attempt`
     const account = yield* accounts.detail(row.account_id).pipe(Effect.option)
     return {
@@ -72,6 +76,9 @@ export const taskAudit = (taskId: string) =>
         channel: a.channel,
         upstream_id: a.upstream_id,
         outcome: a.outcome,
+        upstream: a.upstream_status === null && a.upstream_code === null && a.upstream_message === null
+          ? null
+          : { status: a.upstream_status, code: a.upstream_code, message: a.upstream_message },
         last_answer: a.last_answer ?? null,
         created_at: Number(a.created_at),
         updated_at: Number(a.updated_at)

@@ -3,6 +3,7 @@ import { Clock, Context, Data, Effect, Layer, Option } from "effect"
 import { Billing } from "../billing/Billing.ts"
 import { retryingConflicts } from "../platform/Database.ts"
 import { IdPrefix, newId } from "../platform/Ids.ts"
+import { Metrics } from "../platform/metrics/Metrics.ts"
 import { PooledQuery } from "../platform/PooledQuery.ts"
 import { IdempotencyConflict, InvalidTaskRequest } from "./Errors.ts"
 import { insertTask, type NewTask } from "./sql/insertTask.ts"
@@ -35,6 +36,7 @@ const make = Effect.gen(function*() {
   const pooled = yield* PooledQuery
   const columns = sql.literal(taskColumns())
   const billing = yield* Billing
+  const metrics = yield* Metrics
 
   /** The task this account already created with the key: replayed when the content is the same, else 409. */
   const replayOf = (task: NewTask) =>
@@ -92,7 +94,12 @@ const make = Effect.gen(function*() {
       // all creates behind each other. Lost between commit and NOTIFY (a crash), the
       // task is still found by the workers' periodic look, which is also why a failed
       // NOTIFY does not fail a create that has committed.
-      Effect.tap(({ replayed }) => replayed ? Effect.void : Effect.ignore(notifyQueued(sql, task.channel))),
+      Effect.tap(({ replayed }) =>
+        replayed ? Effect.void : Effect.suspend(() => {
+          metrics.taskCreated(task.kind, task.model, task.chargeMicros)
+          return Effect.ignore(notifyQueued(sql, task.channel))
+        })
+      ),
       Effect.catchTag("SqlError", Effect.die),
       // Every create: no stack trace per span, as on the polling path (an Error and its capture each).
       Effect.withSpan("TaskStore.create", {

@@ -1,10 +1,12 @@
 import { Context, Effect, Layer } from "effect"
 import type { Principal } from "../accounts/Account.ts"
-import { chargeMicros, groupMultiplier } from "../billing/Pricing.ts"
-import type { ValidImageRequest } from "../catalog/contract/Requests.ts"
+import { groupMultiplier, priceOf } from "../billing/Pricing.ts"
+import type { ValidImageRequest, ValidVideoRequest } from "../catalog/contract/Requests.ts"
 import { routeTaking } from "../catalog/Narrower.ts"
 import { Registry } from "../catalog/Registry.ts"
 import { validateVideoRequest } from "../catalog/VideoRequest.ts"
+import { ChannelStates } from "../channel/ChannelStates.ts"
+import { ModelUnavailable } from "../channel/Errors.ts"
 import { AppConfig } from "../platform/AppConfig.ts"
 import { canonicalJson, Sha256 } from "../platform/Digest.ts"
 import { storageFailureForCaller } from "../storage/CallerFailure.ts"
@@ -45,16 +47,62 @@ const make = Effect.gen(function*() {
   const references = yield* ReferenceMedia
   const sha = yield* Sha256
   const config = yield* AppConfig
+  const states = yield* ChannelStates
   const { groups } = config
 
-  const createVideo = (context: CreateContext, body: unknown) =>
+  /** The routes whose channels take new work now; none is a 503 before anything is charged. */
+  const openRoutes = <R extends { readonly channel: string }>(model: string, routes: ReadonlyArray<R>) =>
+    Effect.gen(function*() {
+      const open = yield* Effect.filter(routes, (r) => states.takesNew(r.channel))
+      if (open.length > 0) return open
+      return yield* new ModelUnavailable({
+        message: `The model "${model}" is temporarily unavailable. Try again later.`,
+        retryAfter: UNAVAILABLE_RETRY_S
+      })
+    })
+
+  /**
+   * What a task costs the caller: the create charges exactly this, the quote
+   * (Quotes.ts) shows it; price per unit × units × the group's multiplier.
+   */
+  const videoPrice = (principal: Principal, request: ValidVideoRequest) =>
+    priceOf(
+      "second",
+      registry.video(request.model)!.price,
+      request.duration,
+      groupMultiplier(groups, principal.group)
+    )
+  const imagePrice = (principal: Principal, valid: ValidImageRequest) =>
+    priceOf("image", registry.image(valid.model)!.price, valid.count, groupMultiplier(groups, principal.group))
+
+  /**
+   * Every check of a video create that refuses the request itself (400),
+   * before anything is stored or charged: the plugin-derived validation, the
+   * confirmed reference media against the model's media table, and some
+   * channel of the model taking the request (a channel may take less than
+   * the model's table, catalog/Narrower.ts). The quote runs exactly these.
+   */
+  const checkVideo = (body: unknown) =>
     Effect.gen(function*() {
       const request = yield* validateVideoRequest((id) => registry.video(id)?.capability, body)
       const served = registry.video(request.model)!
-      // Confirmed uploads are checked against the model's media table before idempotency and charge.
       yield* references.checkAtCreation(served.capability, request)
-      // A channel may take less than the model's table (catalog/Narrower.ts): the task goes to the first that takes it.
-      const route = yield* routeTaking(served.routes, body)
+      yield* routeTaking(served.routes, body)
+      return { request, served }
+    })
+
+  const createVideo = (context: CreateContext, body: unknown) =>
+    Effect.gen(function*() {
+      const { request, served } = yield* checkVideo(body)
+      // Among the channels that take new work (an operator may drain or disable one).
+      const route = yield* routeTaking(yield* openRoutes(request.model, served.routes), body).pipe(
+        Effect.mapError(() =>
+          new ModelUnavailable({
+            message: `The model "${request.model}" is temporarily unavailable for this request. Try again later.`,
+            retryAfter: UNAVAILABLE_RETRY_S
+          })
+        )
+      )
       const created = yield* store.create({
         accountId: context.principal.accountId,
         kind: "video",
@@ -65,7 +113,7 @@ const make = Effect.gen(function*() {
         metadata: request.metadata,
         idempotencyKey: context.idempotencyKey,
         digest: yield* sha.hex(canonicalJson(body)),
-        chargeMicros: chargeMicros(served.price, request.duration, groupMultiplier(groups, context.principal.group)),
+        chargeMicros: videoPrice(context.principal, request).micros,
         subscriptionAllowed: served.settings.subscription,
         // The first channel that takes it; failover to the next is the engine's business.
         channel: route.channel,
@@ -90,6 +138,7 @@ const make = Effect.gen(function*() {
   const createValidImage = (context: CreateContext, submission: ImageSubmission, valid: ValidImageRequest) =>
     Effect.gen(function*() {
       const served = registry.image(valid.model)!
+      const [route] = yield* openRoutes(valid.model, served.routes)
       yield* submission.store.pipe(
         Effect.catchTag("StorageError", storageFailureForCaller("storing image inputs failed"))
       )
@@ -103,9 +152,9 @@ const make = Effect.gen(function*() {
         metadata: valid.metadata,
         idempotencyKey: context.idempotencyKey,
         digest: yield* sha.hex(canonicalJson(submission.content)),
-        chargeMicros: chargeMicros(served.price, valid.count, groupMultiplier(groups, context.principal.group)),
+        chargeMicros: imagePrice(context.principal, valid).micros,
         subscriptionAllowed: served.settings.subscription,
-        channel: served.routes[0]!.channel,
+        channel: route!.channel,
         traceparent: context.traceparent,
         cancelAfterSeconds: context.cancelAfterSeconds ?? null
       })
@@ -115,8 +164,11 @@ const make = Effect.gen(function*() {
   const createImage = (context: CreateContext, submission: ImageSubmission) =>
     Effect.flatMap(validateImage(submission), (valid) => createValidImage(context, submission, valid))
 
-  return { createVideo, createImage, validateImage, createValidImage } as const
+  return { createVideo, createImage, validateImage, createValidImage, checkVideo, videoPrice, imagePrice } as const
 })
+
+/** When a caller may try a model none of whose channels takes new work again: an operator's change is seconds away. */
+const UNAVAILABLE_RETRY_S = 30
 
 /** The created task on the request's span. */
 const annotated = <T extends { readonly id: string; readonly model: string }, E, R>(

@@ -2,6 +2,7 @@ import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { Cause, Clock, Duration, Effect, Either, Option, Queue, Ref, Schedule, Stream, Tracer } from "effect"
 import { AppConfig } from "../platform/AppConfig.ts"
 import { randomBase62 } from "../platform/Ids.ts"
+import { Metrics } from "../platform/metrics/Metrics.ts"
 import { TargetHttpClient } from "../platform/TargetHttpClient.ts"
 import { checkTargetUrl } from "../platform/TargetUrl.ts"
 import { parseTraceparent } from "../platform/TraceContext.ts"
@@ -32,6 +33,7 @@ const describeError = (error: unknown): string => {
  */
 export const webhookWorker = Effect.gen(function*() {
   const webhooks = yield* WebhookDeliveries
+  const metrics = yield* Metrics
   const config = yield* AppConfig
   // The receiver gets no trace headers of ours: nothing internal leaves with an event.
   const client = (yield* TargetHttpClient).pipe(HttpClient.withTracerPropagation(false))
@@ -110,6 +112,7 @@ export const webhookWorker = Effect.gen(function*() {
       const outcome = yield* send(delivery)
       if (webhooks.recordDelayMs > 0) yield* Effect.sleep(Duration.millis(webhooks.recordDelayMs))
       const state = yield* webhooks.record(delivery, workerId, outcome)
+      metrics.webhookDelivery(state)
       yield* Effect.annotateCurrentSpan({ "webhook.status_code": outcome.statusCode ?? 0, "webhook.state": state })
       yield* Effect.logInfo("webhook attempt").pipe(Effect.annotateLogs({
         worker_id: workerId,

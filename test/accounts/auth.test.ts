@@ -1,9 +1,12 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import type { ImageTask } from "../../src/tasks/Task.ts"
+import { createAccount, operator } from "../support/adminApi.ts"
+import { api } from "../support/api.ts"
 import { backend } from "../support/database.ts"
 import { startGateway, type TestGateway } from "../support/gateway.ts"
-import { admin, call, createAccount, expectError } from "../support/http.ts"
+import { expectError, raw } from "../support/http.ts"
 
 let gw: TestGateway
 let a: Awaited<ReturnType<typeof createAccount>>
@@ -14,7 +17,7 @@ beforeAll(async () => {
   gw = await startGateway()
   a = await createAccount(gw, { name: "a" })
   b = await createAccount(gw, { name: "b" })
-  webhookKey = (await admin(gw, "PUT", `/admin/v1/accounts/${a.id}/webhook`, { url: "http://127.0.0.1:9/h" })).body.key
+  webhookKey = (await operator(gw).setWebhook(a.id, { url: "http://127.0.0.1:9/h" })).key
 })
 afterAll(() => gw?.close())
 
@@ -45,9 +48,9 @@ describe(`authentication (${backend})`, () => {
       { authorization: `Bearer ${a.resource.key}x` }
     ]
     for (const headers of cases) {
-      expectError(await call(gw, "GET", readPath, { headers }), 401, "invalid_api_key", "authentication_error")
+      expectError(await raw(gw, "GET", readPath, { headers }), 401, "invalid_api_key", "authentication_error")
       expectError(
-        await call(gw, "POST", createPath, { headers, json: {} }),
+        await raw(gw, "POST", createPath, { headers, json: {} }),
         401,
         "invalid_api_key",
         "authentication_error"
@@ -56,29 +59,28 @@ describe(`authentication (${backend})`, () => {
   })
 
   it("accepts the bearer scheme in any case", async () => {
-    const reply = await call(gw, "GET", readPath, { headers: { authorization: `bearer ${a.resource.key}` } })
+    const reply = await raw(gw, "GET", readPath, { headers: { authorization: `bearer ${a.resource.key}` } })
     expectError(reply, 404, "task_not_found")
   })
 
   it("403 permission_denied for a valid key of the wrong kind", async () => {
-    expectError(await call(gw, "GET", readPath, { key: a.model.key }), 403, "permission_denied", "permission_error")
-    expectError(await call(gw, "POST", createPath, { key: a.resource.key, json: {} }), 403, "permission_denied")
-    expectError(await call(gw, "GET", readPath, { key: webhookKey }), 403, "permission_denied")
-    expectError(await call(gw, "POST", createPath, { key: webhookKey, json: {} }), 403, "permission_denied")
+    expectError(await raw(gw, "GET", readPath, { key: a.model.key }), 403, "permission_denied", "permission_error")
+    expectError(await raw(gw, "POST", createPath, { key: a.resource.key, json: {} }), 403, "permission_denied")
+    expectError(await raw(gw, "GET", readPath, { key: webhookKey }), 403, "permission_denied")
+    expectError(await raw(gw, "POST", createPath, { key: webhookKey, json: {} }), 403, "permission_denied")
   })
 
   it("the right kind passes authentication", async () => {
-    expectError(await call(gw, "GET", readPath, { key: a.resource.key }), 404, "task_not_found", "not_found_error")
-    const created = await call(gw, "POST", createPath, { key: a.model.key, json: { model: "nope" } })
+    expectError(await raw(gw, "GET", readPath, { key: a.resource.key }), 404, "task_not_found", "not_found_error")
+    const created = await raw(gw, "POST", createPath, { key: a.model.key, json: { model: "nope" } })
     expect(created.status).toBe(400)
   })
 
   it("a task is visible only to its own account", async () => {
     for (const kind of ["video", "image"] as const) {
       const id = await insertTask(a.id, kind)
-      const own = await call(gw, "GET", `/v1/${kind}/tasks/${id}`, { key: a.resource.key })
-      expect(own.status).toBe(200)
-      expect(own.body).toMatchObject({
+      const own = await api(gw, a).getTask(kind, id)
+      expect(own).toMatchObject({
         id,
         object: `${kind}.task`,
         status: "queued",
@@ -92,11 +94,11 @@ describe(`authentication (${backend})`, () => {
         completed_at: null,
         updated_at: 100
       })
-      if (kind === "image") expect(own.body.usage).toEqual({})
-      expectError(await call(gw, "GET", `/v1/${kind}/tasks/${id}`, { key: b.resource.key }), 404, "task_not_found")
+      if (kind === "image") expect((own as ImageTask).usage).toEqual({})
+      expectError(await raw(gw, "GET", `/v1/${kind}/tasks/${id}`, { key: b.resource.key }), 404, "task_not_found")
       // A video id is not an image task and the reverse.
       const other = kind === "video" ? "image" : "video"
-      expectError(await call(gw, "GET", `/v1/${other}/tasks/${id}`, { key: a.resource.key }), 404, "task_not_found")
+      expectError(await raw(gw, "GET", `/v1/${other}/tasks/${id}`, { key: a.resource.key }), 404, "task_not_found")
     }
   })
 })

@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { createAccount } from "../support/adminApi.ts"
 import { backend } from "../support/database.ts"
+import { eventually } from "../support/eventually.ts"
 import { startGateway, type TestGateway } from "../support/gateway.ts"
-import { admin, call, createAccount, expectError } from "../support/http.ts"
+import { expectError, raw, rawAdmin } from "../support/http.ts"
 
 /**
  * Key look-ups are cached per replica (src/accounts/KeyCache.ts); a task
@@ -30,16 +32,16 @@ describe.skipIf(backend !== "postgresql")("cached key look-ups across replicas (
       const { resource } = await createAccount(a)
       // Twice on B: the second answer comes from B's cache.
       for (let n = 0; n < 2; n++) {
-        expectError(await call(b, "GET", "/v1/video/tasks/task_x", { key: resource.key }), 404, "task_not_found")
-        expect((await call(b, "GET", "/v1/video/tasks", { key: resource.key })).status).toBe(200)
+        expectError(await raw(b, "GET", "/v1/video/tasks/task_x", { key: resource.key }), 404, "task_not_found")
+        expect((await raw(b, "GET", "/v1/video/tasks", { key: resource.key })).status).toBe(200)
       }
-      expect((await admin(a, "POST", `/admin/v1/keys/${resource.id}/disable`)).status).toBe(200)
-      expectError(await call(b, "GET", "/v1/video/tasks/task_x", { key: resource.key }), 401, "invalid_api_key")
-      expectError(await call(a, "GET", "/v1/video/tasks/task_x", { key: resource.key }), 401, "invalid_api_key")
-      expectError(await call(a, "GET", "/v1/video/tasks", { key: resource.key }), 401, "invalid_api_key")
+      expect((await rawAdmin(a, "POST", `/admin/v1/keys/${resource.id}/disable`)).status).toBe(200)
+      expectError(await raw(b, "GET", "/v1/video/tasks/task_x", { key: resource.key }), 401, "invalid_api_key")
+      expectError(await raw(a, "GET", "/v1/video/tasks/task_x", { key: resource.key }), 401, "invalid_api_key")
+      expectError(await raw(a, "GET", "/v1/video/tasks", { key: resource.key }), 401, "invalid_api_key")
       // B's list endpoint reads its cache: refused once the NOTIFY has reached B.
       const refusedAfterMs = await msUntil(async () =>
-        (await call(b, "GET", "/v1/video/tasks", { key: resource.key })).status === 401
+        (await raw(b, "GET", "/v1/video/tasks", { key: resource.key })).status === 401
       )
       expect(refusedAfterMs).toBeLessThan(2_000)
     }
@@ -47,13 +49,12 @@ describe.skipIf(backend !== "postgresql")("cached key look-ups across replicas (
 })
 
 /** Milliseconds until `check` holds, asking every 10 ms; Infinity after 5 s (the cache's own bound). */
-const msUntil = async (check: () => Promise<boolean>) => {
+const msUntil = (check: () => Promise<boolean>) => {
   const started = Date.now()
-  while (Date.now() - started < 5_000) {
-    if (await check()) return Date.now() - started
-    await new Promise((resolve) => setTimeout(resolve, 10))
-  }
-  return Infinity
+  return eventually(check, "the check holds", { deadlineMs: 5_000, intervalMs: 10 }).then(
+    () => Date.now() - started,
+    () => Infinity
+  )
 }
 
 describe(`cached key look-ups on one replica (${backend})`, () => {
@@ -67,13 +68,13 @@ describe(`cached key look-ups on one replica (${backend})`, () => {
     const first = await createAccount(gw)
     const second = await createAccount(gw)
     for (const { resource } of [first, second]) {
-      expectError(await call(gw, "GET", "/v1/video/tasks/task_x", { key: resource.key }), 404, "task_not_found")
-      expect((await call(gw, "GET", "/v1/video/tasks", { key: resource.key })).status).toBe(200)
+      expectError(await raw(gw, "GET", "/v1/video/tasks/task_x", { key: resource.key }), 404, "task_not_found")
+      expect((await raw(gw, "GET", "/v1/video/tasks", { key: resource.key })).status).toBe(200)
     }
-    expect((await admin(gw, "POST", `/admin/v1/keys/${first.resource.id}/disable`)).status).toBe(200)
-    expectError(await call(gw, "GET", "/v1/video/tasks/task_x", { key: first.resource.key }), 401, "invalid_api_key")
-    expectError(await call(gw, "GET", "/v1/video/tasks", { key: first.resource.key }), 401, "invalid_api_key")
-    expectError(await call(gw, "GET", "/v1/video/tasks/task_x", { key: second.resource.key }), 404, "task_not_found")
-    expect((await call(gw, "GET", "/v1/video/tasks", { key: second.resource.key })).status).toBe(200)
+    expect((await rawAdmin(gw, "POST", `/admin/v1/keys/${first.resource.id}/disable`)).status).toBe(200)
+    expectError(await raw(gw, "GET", "/v1/video/tasks/task_x", { key: first.resource.key }), 401, "invalid_api_key")
+    expectError(await raw(gw, "GET", "/v1/video/tasks", { key: first.resource.key }), 401, "invalid_api_key")
+    expectError(await raw(gw, "GET", "/v1/video/tasks/task_x", { key: second.resource.key }), 404, "task_not_found")
+    expect((await raw(gw, "GET", "/v1/video/tasks", { key: second.resource.key })).status).toBe(200)
   })
 })

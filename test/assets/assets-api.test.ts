@@ -1,10 +1,13 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import type { AssetListParams } from "../../src/client/Assets.ts"
+import { createAccount } from "../support/adminApi.ts"
+import { api } from "../support/api.ts"
 import { insertAsset, insertTask, localObjectFile, runTask, storageKeyOf, walkAssets } from "../support/assets.ts"
 import { unthrottled } from "../support/config.ts"
 import { backend } from "../support/database.ts"
 import { startGateway, type TestGateway } from "../support/gateway.ts"
-import { call, createAccount, expectError } from "../support/http.ts"
+import { call, expectError } from "../support/http.ts"
 import { videoRequest } from "../support/tasks.ts"
 
 /**
@@ -110,7 +113,7 @@ describe(`assets API (${backend})`, () => {
     // The images were written after the video, each task's items in order.
     expect(all.map((a) => a.id)).toEqual([i1, i0, v])
     expect(all[2]).toEqual((await get(`/v1/assets/${v}`)).body)
-    const ids = async (filters: Record<string, string>, limit?: number) =>
+    const ids = async (filters: AssetListParams, limit?: number) =>
       (await walkAssets(gw, owner.resource.key, filters, limit)).map((a) => a.id)
 
     expect(await ids({ kind: "video" })).toEqual([v])
@@ -122,12 +125,12 @@ describe(`assets API (${backend})`, () => {
 
     const created = Object.fromEntries(all.map((a) => [a.id, a.created_at as number]))
     const lo = created[i0]!
-    expect(await ids({ created_after: String(lo) })).toEqual([i1, i0, v].filter((id) => created[id]! >= lo))
-    expect(await ids({ created_before: String(created[v]!) })).toEqual(
+    expect(await ids({ created_after: lo })).toEqual([i1, i0, v].filter((id) => created[id]! >= lo))
+    expect(await ids({ created_before: created[v]! })).toEqual(
       [i1, i0, v].filter((id) => created[id]! <= created[v]!)
     )
-    expect(await ids({ created_before: String(created[v]! - 1) })).toEqual([])
-    expect(await ids({ created_after: String(lo + 1) })).toEqual([])
+    expect(await ids({ created_before: created[v]! - 1 })).toEqual([])
+    expect(await ids({ created_after: lo + 1 })).toEqual([])
 
     const first = await get("/v1/assets?limit=1")
     expect(first.body).toMatchObject({ has_more: true, first_id: i1, last_id: i1 })
@@ -155,7 +158,7 @@ describe(`assets API (${backend})`, () => {
     }
     const newest = made.slice().reverse()
     const expected = (keep: (a: (typeof made)[number]) => boolean) => newest.filter(keep).map((a) => a.id)
-    const ids = async (filters: Record<string, string>, limit?: number) =>
+    const ids = async (filters: AssetListParams, limit?: number) =>
       (await walkAssets(gw, pager.resource.key, filters, limit)).map((a) => a.id)
 
     expect(await ids({})).toEqual(expected(() => true))
@@ -163,15 +166,15 @@ describe(`assets API (${backend})`, () => {
     expect(await ids({}, 100)).toEqual(expected(() => true))
     expect(await ids({ kind: "image" }, 9)).toEqual(expected((a) => a.kind === "image"))
     expect(await ids({ task_id: tasks[2]!.taskId }, 6)).toEqual(expected((a) => a.taskId === tasks[2]!.taskId))
-    expect(await ids({ created_after: String(T0 + 2), created_before: String(T0 + 4) }, 11))
+    expect(await ids({ created_after: T0 + 2, created_before: T0 + 4 }, 11))
       .toEqual(expected((a) => a.createdAt >= T0 + 2 && a.createdAt <= T0 + 4))
-    expect(await ids({ kind: "video", created_after: String(T0 + 3) }, 5))
+    expect(await ids({ kind: "video", created_after: T0 + 3 }, 5))
       .toEqual(expected((a) => a.kind === "video" && a.createdAt >= T0 + 3))
 
     // A caller deleting what it has paged through keeps paging from the deleted asset.
     const page = await get("/v1/assets?limit=10", pager.resource.key)
     expect(page.body.data.map((a: any) => a.id)).toEqual(expected(() => true).slice(0, 10))
-    expect((await call(gw, "DELETE", `/v1/assets/${page.body.last_id}`, { key: pager.resource.key })).status).toBe(200)
+    expect(await api(gw, pager).deleteAsset(page.body.last_id)).toMatchObject({ deleted: true })
     const next = await get(`/v1/assets?limit=10&after=${page.body.last_id}`, pager.resource.key)
     expect(next.status).toBe(200)
     expect(next.body.data.map((a: any) => a.id)).toEqual(expected(() => true).slice(10, 20))
@@ -243,9 +246,8 @@ describe(`assets API (${backend})`, () => {
     expect((await fetch(item.url)).status).toBe(200)
     const taskBefore = (await get(`/v1/image/tasks/${image.id}`)).body
 
-    const deleted = await call(gw, "DELETE", `/v1/assets/${item.asset_id}`, { key: owner.resource.key })
-    expect(deleted.status).toBe(200)
-    expect(deleted.body).toEqual({ id: item.asset_id, object: "asset.deleted", deleted: true })
+    const deleted = await api(gw, owner).deleteAsset(item.asset_id)
+    expect(deleted).toEqual({ id: item.asset_id, object: "asset.deleted", deleted: true })
 
     expect(existsSync(file)).toBe(false)
     expect(existsSync(`${file}~meta.json`)).toBe(false)
@@ -282,7 +284,7 @@ describe(`assets API (${backend})`, () => {
 
     rmSync(file, { recursive: true })
     writeFileSync(file, bytes)
-    expect((await call(gw, "DELETE", `/v1/assets/${item.asset_id}`, { key: owner.resource.key })).status).toBe(200)
+    expect(await api(gw, owner).deleteAsset(item.asset_id)).toMatchObject({ deleted: true })
     expect(existsSync(file)).toBe(false)
     expectError(await get(`/v1/assets/${item.asset_id}`), 404, "asset_not_found")
   })

@@ -1,9 +1,11 @@
 import { HeadObjectCommand, S3Client } from "@aws-sdk/client-s3"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { createAccount } from "../support/adminApi.ts"
+import { api } from "../support/api.ts"
 import { runTask, storageKeyOf } from "../support/assets.ts"
 import { backend } from "../support/database.ts"
 import { startGateway, type TestGateway } from "../support/gateway.ts"
-import { call, createAccount, expectError } from "../support/http.ts"
+import { expectError, raw } from "../support/http.ts"
 import { startS3rver } from "../support/s3rver.ts"
 import { videoRequest } from "../support/tasks.ts"
 
@@ -50,12 +52,13 @@ describe(`assets on S3 (${backend})`, () => {
       "video",
       videoRequest({ output: { duration: 4, generate_audio: false } })
     )
-    const item = task.result.videos[0]
+    const item = task.result!.videos[0]!
     expect(new URL(item.url).origin).toBe(s3.endpoint)
 
-    const asset = await call(gw, "GET", `/v1/assets/${item.asset_id}`, { key: acct.resource.key })
-    expect(asset.body).toMatchObject({ url: item.url, url_auth: "none", temporary: true, kind: "video" })
-    expect(asset.body.expires_at).toBe(
+    const assets = api(gw, acct)
+    const asset = await assets.getAsset(item.asset_id)
+    expect(asset).toMatchObject({ url: item.url, url_auth: "none", temporary: true, kind: "video" })
+    expect(asset.expires_at).toBe(
       Date.parse(
             new URL(item.url).searchParams.get("X-Amz-Date")!.replace(
               /(\d{4})(\d\d)(\d\d)T(\d\d)(\d\d)(\d\d)Z/,
@@ -70,23 +73,23 @@ describe(`assets on S3 (${backend})`, () => {
       headers: { authorization: `Bearer ${acct.resource.key}` }
     })
     expect(content.status).toBe(200)
-    expect((await content.arrayBuffer()).byteLength).toBe(asset.body.size_bytes)
+    expect((await content.arrayBuffer()).byteLength).toBe(asset.size_bytes)
     expect((await fetch(item.url)).status).toBe(200)
 
-    const deleted = await call(gw, "DELETE", `/v1/assets/${item.asset_id}`, { key: acct.resource.key })
-    expect(deleted.body).toEqual({ id: item.asset_id, object: "asset.deleted", deleted: true })
+    const deleted = await assets.deleteAsset(item.asset_id)
+    expect(deleted).toEqual({ id: item.asset_id, object: "asset.deleted", deleted: true })
 
     expect(await headStatus(key)).toBe(404)
     const signed = await fetch(item.url)
     expect(signed.status).toBe(404)
     expect(await signed.text()).toContain("NoSuchKey")
     expectError(
-      await call(gw, "GET", `/v1/assets/${item.asset_id}/content`, { key: acct.resource.key }),
+      await raw(gw, "GET", `/v1/assets/${item.asset_id}/content`, { key: acct.resource.key }),
       404,
       "asset_not_found"
     )
     expectError(
-      await call(gw, "GET", `/v1/assets/${item.asset_id}`, { key: acct.resource.key }),
+      await raw(gw, "GET", `/v1/assets/${item.asset_id}`, { key: acct.resource.key }),
       404,
       "asset_not_found"
     )

@@ -2,10 +2,12 @@ import { existsSync, renameSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import OpenAI, { APIError, toFile } from "openai"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { createAccount } from "../support/adminApi.ts"
 import { configWith } from "../support/config.ts"
 import { backend } from "../support/database.ts"
+import { eventually } from "../support/eventually.ts"
 import { startGateway, type TestGateway } from "../support/gateway.ts"
-import { admin, call, createAccount, expectError } from "../support/http.ts"
+import { admin, call, expectError } from "../support/http.ts"
 import { columns, makeLeftHalfMask, makePng, rgbPixels } from "../support/images.ts"
 import { probeBytes } from "../support/media.ts"
 import { meanAbsDiff, removeScratch, sha256 } from "../support/sandboxMedia.ts"
@@ -453,12 +455,11 @@ describe(`synchronous image endpoints (${backend})`, () => {
         .generate({ model: "provy-image-1-fast", prompt: "a kite", size: "512x512" }, { signal: abort.signal })
         .catch((e) => e)
       // Disconnect once the engine holds the task (its render is held), i.e. while the request waits.
-      const giveUp = Date.now() + 30_000
-      for (let task: any; task?.status !== "in_progress";) {
-        if (Date.now() > giveUp) throw new Error(`the task never started: ${JSON.stringify(task)}`)
-        await new Promise((r) => setTimeout(r, 50))
-        task = (await tasksOf(slow, acct.resource.key))[0]
-      }
+      await eventually(
+        async () => (await tasksOf(slow, acct.resource.key))[0]?.status === "in_progress",
+        "the task started",
+        { intervalMs: 50 }
+      )
       abort.abort()
       expect(await pending).toBeInstanceOf(Error)
     } finally {

@@ -1,8 +1,10 @@
 import { rmSync } from "node:fs"
 import { afterAll, afterEach, describe, expect, it } from "vitest"
+import { createAccount } from "../support/adminApi.ts"
 import { alsoWith, configWith } from "../support/config.ts"
 import { backend } from "../support/database.ts"
-import { admin, call, createAccount } from "../support/http.ts"
+import { eventually } from "../support/eventually.ts"
+import { admin, call } from "../support/http.ts"
 import { rgbPixels } from "../support/images.ts"
 import { type Installation, installation as newInstallation, withDatabase } from "../support/installation.ts"
 import { probeBytes } from "../support/media.ts"
@@ -24,7 +26,6 @@ const IMAGE = "provx-image-1"
 const CHANNEL = "peer"
 const DEADLINE_MS = 120_000
 const ENGINE = { poll_interval_ms: 200, heartbeat_s: 1, lease_s: 10, reaper_interval_s: 1, retry_base_ms: 50 }
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 const configs: Array<string> = []
 const sites: Array<Installation> = []
@@ -100,17 +101,16 @@ const create = async (target: { url: string }, key: string, kind: "video" | "ima
   return reply.body
 }
 
-/** Polls until `done` holds for the value `read` gives; a deadline, not a speed measurement. */
-const eventually = async <A>(read: () => Promise<A>, done: (value: A) => boolean, what: string) => {
-  const until = Date.now() + DEADLINE_MS
-  let last: A | undefined
-  while (Date.now() < until) {
-    last = await read()
-    if (done(last)) return last
-    await sleep(200)
-  }
-  throw new Error(`never ${what}; last: ${JSON.stringify(last)}`)
-}
+/** What `read` gives once `done` holds for it; a deadline, not a speed measurement. */
+const until = <A>(read: () => Promise<A>, done: (value: A) => boolean, what: string) =>
+  eventually(
+    async () => {
+      const value = await read()
+      return done(value) ? { value } : undefined
+    },
+    what,
+    { deadlineMs: DEADLINE_MS, intervalMs: 200 }
+  ).then(({ value }) => value)
 
 const taskOf = async (target: { url: string }, key: string, kind: "video" | "image", id: string) => {
   const reply = await call(target, "GET", `/v1/${kind}/tasks/${id}`, { key })
@@ -147,8 +147,8 @@ describe(`two gateways chained as processes (${backend})`, { timeout: 240_000 },
       await create(a.target, acct.model.key, "image", imageRequest)
     ]
     const [video, image] = await Promise.all([
-      eventually(() => taskOf(a.target, acct.resource.key, "video", created[0].id), finished, "a finished video"),
-      eventually(() => taskOf(a.target, acct.resource.key, "image", created[1].id), finished, "a finished image")
+      until(() => taskOf(a.target, acct.resource.key, "video", created[0].id), finished, "a finished video"),
+      until(() => taskOf(a.target, acct.resource.key, "image", created[1].id), finished, "a finished image")
     ])
     expect([video.status, image.status]).toEqual(["succeeded", "succeeded"])
 
@@ -192,7 +192,7 @@ describe(`two gateways chained as processes (${backend})`, { timeout: 240_000 },
     }))
 
     // Every task submitted: A holds it `waiting` (no lease, no fiber), as A's operator view shows.
-    const views = await eventually(
+    const views = await until(
       () => Promise.all(ids.map(({ id }) => admin(a.target, "GET", `/admin/v1/tasks/${id}`).then((r) => r.body))),
       (all) => all.every((v) => v.engine?.run_state === "waiting"),
       "all ten waiting upstream"
@@ -206,7 +206,7 @@ describe(`two gateways chained as processes (${backend})`, { timeout: 240_000 },
     expect(aService.child.signalCode).toBe("SIGKILL")
     await startA()
 
-    const done = await eventually(
+    const done = await until(
       () => Promise.all(ids.map(({ acct, id }) => taskOf(a.target, acct.resource.key, "video", id))),
       (all) => all.every(finished),
       "all ten finished on A"

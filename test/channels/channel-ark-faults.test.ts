@@ -12,6 +12,7 @@ import {
   UPSTREAM
 } from "../support/ark.ts"
 import { backend } from "../support/database.ts"
+import { eventually } from "../support/eventually.ts"
 import { admin } from "../support/http.ts"
 import { ledgerOf } from "../support/tasks.ts"
 
@@ -97,11 +98,10 @@ describe(`the ark channel: states and faults (${backend})`, () => {
   it("a task cancelled upstream (DELETE while queued) fails retryable with its refund", async () => {
     ark.fake.scenarios.push({ queued: Infinity })
     const running = runArk(ark, request("to be cancelled"))
-    const until = Date.now() + 10_000
-    while (!upstreamTasksOf("to be cancelled").some((t) => t.observed > 0)) {
-      if (Date.now() > until) throw new Error("never polled")
-      await new Promise((r) => setTimeout(r, 50))
-    }
+    await eventually(() => upstreamTasksOf("to be cancelled").some((t) => t.observed > 0), "polled", {
+      deadlineMs: 10_000,
+      intervalMs: 50
+    })
     const deleted = await fetch(
       `${ark.fake.url}/contents/generations/tasks/${upstreamTasksOf("to be cancelled")[0]!.id}`,
       {
@@ -203,7 +203,23 @@ describe(`the ark channel: states and faults (${backend})`, () => {
     expect(await engineRow(ark.gw, task.id)).toMatchObject({ channel: "sandbox" })
     expect((await ledgerOf(ark.gw, task.id)).map((l) => l.kind)).toEqual(["charge"])
     const view = await admin(ark.gw, "GET", `/admin/v1/tasks/${task.id}`)
-    expect(view.body.attempts[0]).toMatchObject({ channel: "byteplus-elsewhere", outcome: "failover" })
+    // The operator sees both attempts and Ark's own answer; the caller sees none of it.
+    expect(view.body.channels_tried).toEqual(["byteplus-elsewhere", "sandbox"])
+    expect(view.body.attempts).toMatchObject([
+      {
+        attempt: 1,
+        channel: "byteplus-elsewhere",
+        outcome: "failover",
+        upstream: {
+          status: 401,
+          code: "AuthenticationError",
+          message: expect.stringContaining("the API key is invalid")
+        }
+      },
+      { attempt: 2, channel: "sandbox", outcome: "succeeded", upstream: null }
+    ])
+    expectNothingUpstream(ark.fake, task)
+    expect(JSON.stringify(task)).not.toMatch(/AuthenticationError|API key is invalid|401/)
   })
 
   it("a result link that has lapsed (403 from storage) fails the task, retryable, with its refund", async () => {

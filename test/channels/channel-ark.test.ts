@@ -8,10 +8,12 @@ import { CatalogLive } from "../../src/Gateway.ts"
 import { AppConfig } from "../../src/platform/AppConfig.ts"
 import { MediaToolsLive } from "../../src/runtime/node/MediaTools.ts"
 import { UpstreamHttpClientLive } from "../../src/runtime/node/UpstreamHttpClient.ts"
+import { createAccount } from "../support/adminApi.ts"
 import { type ArkSetup, engineRow, expectNothingUpstream, runArk, startArkGateway, UPSTREAM } from "../support/ark.ts"
 import { configWith } from "../support/config.ts"
 import { backend } from "../support/database.ts"
-import { admin, call, createAccount } from "../support/http.ts"
+import { eventually } from "../support/eventually.ts"
+import { admin, call } from "../support/http.ts"
 import { probeBytes } from "../support/media.ts"
 import { pollTask, query } from "../support/tasks.ts"
 import { audio, image, makeAudio, makeImage, makeVideo, startMediaServer, uploadAll } from "../support/uploads.ts"
@@ -217,22 +219,26 @@ describe(`the ark channel: requests and results (${backend})`, () => {
       return (await call(ark.gw, "POST", "/v1/video/tasks", { key: acct.model.key, json: body })).body.id
     }))
     const upstream = () => [...ark.fake.tasks.values()].filter((t) => prompts.includes(t.body.content[0].text))
-    const until = Date.now() + 20_000
-    while (upstream().length < 6 || upstream().some((t) => t.observed === 0)) {
-      if (Date.now() > until) throw new Error("the tasks never all waited upstream")
-      await new Promise((r) => setTimeout(r, 50))
-    }
+    await eventually(
+      () => upstream().length >= 6 && upstream().every((t) => t.observed > 0),
+      "the tasks all wait upstream",
+      { deadlineMs: 20_000, intervalMs: 50 }
+    )
     // Due together: the next poller pass takes all six. A pass already under way reschedules the tasks it
     // holds after this update, so it is made again until one pass has taken all six.
     const before = ark.fake.requests.length
     const upstreamIds = upstream().map((t) => t.id)
     const carriesAll = () =>
       ark.fake.requests.slice(before).find((r) => upstreamIds.every((id) => r.query["filter.task_ids"]?.includes(id)))
-    while (carriesAll() === undefined) {
-      if (Date.now() > until) throw new Error("no list call carried every task")
-      await query(ark.gw, (sql) => sql`UPDATE tasks SET run_at = 0 WHERE id IN ${sql.in(ids)} RETURNING id`)
-      await new Promise((r) => setTimeout(r, 400))
-    }
+    await eventually(
+      async () => {
+        if (carriesAll() !== undefined) return true
+        await query(ark.gw, (sql) => sql`UPDATE tasks SET run_at = 0 WHERE id IN ${sql.in(ids)} RETURNING id`)
+        return false
+      },
+      "a list call carries every task",
+      { deadlineMs: 20_000, intervalMs: 400 }
+    )
     expect(carriesAll()!.path).toBe("/api/v3/contents/generations/tasks")
     expect(carriesAll()!.query).toMatchObject({
       page_num: ["1"],

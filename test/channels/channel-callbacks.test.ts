@@ -5,11 +5,13 @@ import { TaskQueue } from "../../src/tasks/engine/TaskQueue.ts"
 import { type FakeArk, startFakeArk } from "../fakes/ark.ts"
 import { signatureHeaders } from "../fakes/callbackEmitter.ts"
 import { type FakeKling, startFakeKling } from "../fakes/kling.ts"
+import { createAccount } from "../support/adminApi.ts"
 import { ARK_KEY, UPSTREAM } from "../support/ark.ts"
 import { alsoWith, configWith } from "../support/config.ts"
 import { backend } from "../support/database.ts"
+import { eventually, sleep } from "../support/eventually.ts"
 import { startGateway, type TestGateway } from "../support/gateway.ts"
-import { call, createAccount } from "../support/http.ts"
+import { call } from "../support/http.ts"
 import { ACCOUNT } from "../support/kling.ts"
 import { pollTask, query } from "../support/tasks.ts"
 
@@ -121,15 +123,15 @@ const row = async (gw: TestGateway, id: string) =>
 
 /** Waits until the task waits upstream (its submit is done), returning its engine row. */
 const waiting = async (gw: TestGateway, id: string) => {
-  for (let i = 0; i < 200; i++) {
-    const r = await row(gw, id)
-    if (r.run_state === "waiting") return r
-    await new Promise((done) => setTimeout(done, 50))
-  }
-  throw new Error(`task ${id} never waited upstream`)
+  return eventually(
+    async () => {
+      const r = await row(gw, id)
+      return r.run_state === "waiting" && r
+    },
+    `task ${id} waits upstream`,
+    { deadlineMs: 10_000, intervalMs: 50 }
+  )
 }
-
-const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms))
 
 describe(`upstream callbacks with polling slowed to ${SLOW_POLL_MS / 1000} s (${backend})`, () => {
   let s: Setup
@@ -211,8 +213,8 @@ describe(`upstream callbacks with polling slowed to ${SLOW_POLL_MS / 1000} s (${
       const before = await waiting(s.gw, task.id)
       const polls = () => s.kling.requests.filter((r) => r.method === "GET" && r.path === "/tasks").length
       const pollsBefore = polls()
-      // The fake's task has finished and called back (wrongly signed) by now.
-      await sleep(1500)
+      // The fake's task finishes and calls back (wrongly signed).
+      await eventually(() => s.kling.callbacks.delivered.length > from, "the fake's callback was answered")
       const refused = s.kling.callbacks.delivered.slice(from)
       expect(refused.length).toBeGreaterThan(0)
       expect(refused.map((d) => d.status)).toEqual(refused.map(() => 400))
@@ -257,10 +259,11 @@ describe(`upstream callbacks with polling slowed to ${SLOW_POLL_MS / 1000} s (${
     s.ark.scenarios.push({ stepMs: 300, running: Infinity })
     const task = await create(s.gw, ARK_MODEL)
     const { upstream_id } = await waiting(s.gw, task.id)
-    await sleep(700)
     const url = s.ark.requests.filter((r) => r.method === "POST").at(-1)!.body.callback_url as string
     const listed = () =>
       s.ark.requests.filter((r) => r.method === "GET" && r.query["filter.task_ids"]?.includes(upstream_id!)).length
+    // The fake's own "running" callback, sent at once, and the poll it brought are behind us before counting.
+    await eventually(() => listed() > 0, "the poll the fake's own callback brought")
     const pollsBefore = listed()
     const lie = {
       id: upstream_id,
@@ -275,8 +278,8 @@ describe(`upstream callbacks with polling slowed to ${SLOW_POLL_MS / 1000} s (${
     })
     expect(reply.status).toBe(204)
     // The lie made the task due: it was polled at once, and the poll said it runs.
-    for (let i = 0; i < 60 && listed() === pollsBefore; i++) await sleep(50)
-    expect(listed()).toBeGreaterThan(pollsBefore)
+    await eventually(() => listed() > pollsBefore, "the poll the lie brought", { deadlineMs: 3_000, intervalMs: 50 })
+    // The sleep is the scenario: a while after that poll in which the lie must not have finished the task.
     await sleep(300)
     const seen = await call(s.gw, "GET", `/v1/video/tasks/${task.id}`, { key: task.key })
     expect(seen.body.status).toBe("in_progress")

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { backend } from "../support/database.ts"
+import { eventually } from "../support/eventually.ts"
 import { type FalSetup, startFalGateway } from "../support/fal.ts"
 import { call, createAccount } from "../support/http.ts"
-import { eventually } from "../support/receiver.ts"
 import { pollTask } from "../support/tasks.ts"
 
 /**
@@ -75,7 +75,7 @@ describe(`fal webhooks with polling slowed to ${SLOW_POLL_MS / 1000} s (${backen
       const delivered = await eventually(
         async () => (deliveriesOf(prompt).length === 3 ? deliveriesOf(prompt) : undefined),
         `three refused deliveries (${webhook})`,
-        10_000
+        { deadlineMs: 10_000 }
       )
       for (const d of delivered) expect(d.status).toBe(400)
       const now = (await call(f.gw, "GET", `/v1/video/tasks/${task.id}`, { key: task.key })).body

@@ -1,8 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { createAccount } from "../support/adminApi.ts"
 import { alsoWith, configWith } from "../support/config.ts"
 import { backend } from "../support/database.ts"
+import { eventually } from "../support/eventually.ts"
 import { startGateway, type TestGateway } from "../support/gateway.ts"
-import { admin, call, createAccount } from "../support/http.ts"
+import { admin, call } from "../support/http.ts"
 import { probeBytes } from "../support/media.ts"
 import { ledgerOf, pollTask, query, videoRequest } from "../support/tasks.ts"
 
@@ -179,19 +181,14 @@ describe(`the gateway channel (${backend})`, () => {
     // Every task submitted and waiting upstream, holding no lease.
     for (const id of ids) {
       await pollTask(a, acct.resource.key, id, () => true)
-      const until = Date.now() + 30_000
-      for (;;) {
+      const row = await eventually(async () => {
         const [row] = await query<{ run_state: string; lease_owner: string | null }>(
           a,
           (sql) => sql`SELECT run_state, lease_owner FROM tasks WHERE id = ${id}`
         )
-        if (row!.run_state === "waiting") {
-          expect(row!.lease_owner).toBeNull()
-          break
-        }
-        if (Date.now() > until) throw new Error(`task ${id} never waited: ${JSON.stringify(row)}`)
-        await new Promise((r) => setTimeout(r, 100))
-      }
+        return row!.run_state === "waiting" && row
+      }, `task ${id} waits upstream`)
+      expect(row!.lease_owner).toBeNull()
     }
     await a.stop()
     a = await startGateway(aEnv, undefined, {}, backend, a)

@@ -161,7 +161,12 @@ describe(`the kling channel: states and faults (${backend})`, () => {
     expect(await engineRow(k.gw, moved.task.id)).toMatchObject({ channel: "sandbox" })
     expect((await ledgerOf(k.gw, moved.task.id)).map((l) => l.kind)).toEqual(["charge"])
     const view = await admin(k.gw, "GET", `/admin/v1/tasks/${moved.task.id}`)
-    expect(view.body.attempts[0]).toMatchObject({ channel: "klingai-second", outcome: "failover" })
+    expect(view.body.channels_tried).toEqual(["klingai-second", "sandbox"])
+    expect(view.body.attempts).toMatchObject([
+      { attempt: 1, channel: "klingai-second", outcome: "failover", upstream: { status: 429, code: "1102" } },
+      { attempt: 2, channel: "sandbox", outcome: "succeeded", upstream: null }
+    ])
+    expectNothingUpstream(k.fake, moved.task)
   })
 
   it("a refusal of the request itself is final: content safety 1301 and a bad parameter 1201, sent once", async () => {

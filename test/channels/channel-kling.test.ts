@@ -9,9 +9,11 @@ import { AppConfig } from "../../src/platform/AppConfig.ts"
 import { MediaToolsLive } from "../../src/runtime/node/MediaTools.ts"
 import { UpstreamHttpClientLive } from "../../src/runtime/node/UpstreamHttpClient.ts"
 import { verifyJwt } from "../fakes/kling.ts"
+import { createAccount } from "../support/adminApi.ts"
 import { configWith } from "../support/config.ts"
 import { backend } from "../support/database.ts"
-import { admin, call, createAccount } from "../support/http.ts"
+import { eventually } from "../support/eventually.ts"
+import { admin, call } from "../support/http.ts"
 import {
   ACCOUNT,
   engineRow,
@@ -203,22 +205,26 @@ describe(`the kling channel, current API (${backend})`, () => {
       return (await call(current.gw, "POST", "/v1/video/tasks", { key: acct.model.key, json: body })).body.id
     }))
     const upstream = () => [...current.fake.tasks.values()].filter((t) => prompts.includes(t.body.prompt))
-    const until = Date.now() + 20_000
-    while (upstream().length < 5 || upstream().some((t) => t.observed === 0)) {
-      if (Date.now() > until) throw new Error("the tasks never all waited upstream")
-      await new Promise((r) => setTimeout(r, 50))
-    }
+    await eventually(
+      () => upstream().length >= 5 && upstream().every((t) => t.observed > 0),
+      "the tasks all wait upstream",
+      { deadlineMs: 20_000, intervalMs: 50 }
+    )
     const before = current.fake.requests.length
     const upstreamIds = upstream().map((t) => t.id)
     const carriesAll = () =>
       current.fake.requests.slice(before).find((r) =>
         r.path === "/tasks" && upstreamIds.every((id) => r.query["task_ids"]?.split(",").includes(id))
       )
-    while (carriesAll() === undefined) {
-      if (Date.now() > until) throw new Error("no batch query carried every task")
-      await query(current.gw, (sql) => sql`UPDATE tasks SET run_at = 0 WHERE id IN ${sql.in(ids)} RETURNING id`)
-      await new Promise((r) => setTimeout(r, 400))
-    }
+    await eventually(
+      async () => {
+        if (carriesAll() !== undefined) return true
+        await query(current.gw, (sql) => sql`UPDATE tasks SET run_at = 0 WHERE id IN ${sql.in(ids)} RETURNING id`)
+        return false
+      },
+      "a batch query carries every task",
+      { deadlineMs: 20_000, intervalMs: 400 }
+    )
     for (const task of upstream()) task.observed = 1000
     await query(current.gw, (sql) => sql`UPDATE tasks SET run_at = 0 WHERE id IN ${sql.in(ids)} RETURNING id`)
     for (const id of ids) {

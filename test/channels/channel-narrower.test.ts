@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { createAccount } from "../support/adminApi.ts"
 import { alsoWith, configWith } from "../support/config.ts"
 import { startGateway, type TestGateway } from "../support/gateway.ts"
-import { call, createAccount } from "../support/http.ts"
+import { call } from "../support/http.ts"
 import { query, videoRequest } from "../support/tasks.ts"
 
 /**

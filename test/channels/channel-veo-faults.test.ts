@@ -3,6 +3,7 @@ import { fromCreateStatus } from "../../channels/veo/Failures.ts"
 import { stateOf } from "../../channels/veo/States.ts"
 import type { Fault, Scenario } from "../fakes/veo.ts"
 import { backend } from "../support/database.ts"
+import { eventually } from "../support/eventually.ts"
 import { admin } from "../support/http.ts"
 import { ledgerOf } from "../support/tasks.ts"
 import {
@@ -188,11 +189,10 @@ describe(`the veo channel: states and faults (${backend})`, () => {
       input: { prompt: "to vanish" },
       output: { duration: 8 }
     })
-    const until = Date.now() + 10_000
-    while (!operationsOf("to vanish").some((o) => o.polls > 0)) {
-      if (Date.now() > until) throw new Error("never polled")
-      await new Promise((r) => setTimeout(r, 50))
-    }
+    await eventually(() => operationsOf("to vanish").some((o) => o.polls > 0), "polled", {
+      deadlineMs: 10_000,
+      intervalMs: 50
+    })
     veo.fake.operations.delete(operationsOf("to vanish")[0]!.name)
     await expectFailed((await running).task, true)
   })

@@ -11,7 +11,7 @@ import { ChannelSettings } from "../../src/channel/contract/ChannelSettings.ts"
 import { MediaToolsLive } from "../../src/runtime/node/MediaTools.ts"
 import { UpstreamHttpClientLive } from "../../src/runtime/node/UpstreamHttpClient.ts"
 import { type FakeReplicate, startFakeReplicate } from "../fakes/replicate.ts"
-import { eventually } from "../support/receiver.ts"
+import { eventually } from "../support/eventually.ts"
 
 /**
  * The `replicate` adapter's parts the engine does not drive yet or that need

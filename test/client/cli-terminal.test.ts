@@ -1,10 +1,11 @@
 import { execFileSync } from "node:child_process"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { createAccount } from "../support/adminApi.ts"
 import { MTG, mtgEnv } from "../support/cli.ts"
 import { configWith } from "../support/config.ts"
 import { backend } from "../support/database.ts"
+import { eventually } from "../support/eventually.ts"
 import { startGateway, type TestGateway } from "../support/gateway.ts"
-import { createAccount } from "../support/http.ts"
 
 /**
  * `mtg` in a real terminal: tmux gives it a pseudo-terminal, so stdout is a
@@ -69,16 +70,19 @@ describe(`mtg in a terminal (${backend})`, () => {
     )
     const seen: Array<number> = []
     let screen = ""
-    const deadline = Date.now() + 180_000
-    while (Date.now() < deadline) {
-      screen = tmux("capture-pane", "-p")
-      for (const match of screen.matchAll(BAR)) {
-        const percent = Number(match[2])
-        if (seen.at(-1) !== percent) seen.push(percent)
-      }
-      if (/EXIT=\d+/.test(screen)) break
-      await new Promise((r) => setTimeout(r, 200))
-    }
+    // Every look at the pane is a sample of the bar, until the command has exited.
+    await eventually(
+      () => {
+        screen = tmux("capture-pane", "-p")
+        for (const match of screen.matchAll(BAR)) {
+          const percent = Number(match[2])
+          if (seen.at(-1) !== percent) seen.push(percent)
+        }
+        return /EXIT=\d+/.test(screen)
+      },
+      "the command exits",
+      { deadlineMs: 180_000, intervalMs: 200 }
+    ).catch(() => undefined)
     expect(screen).toContain("EXIT=0")
     // The bar was seen at several values, never going back, and finished at 100%.
     expect(new Set(seen).size).toBeGreaterThanOrEqual(3)

@@ -22,11 +22,11 @@ import {
   waitForTask,
   WaitTimeout
 } from "../../src/client/index.ts"
+import { createAccount } from "../support/adminApi.ts"
 import { docExample, mtgEnv, run } from "../support/cli.ts"
 import { configWith } from "../support/config.ts"
 import { backend } from "../support/database.ts"
 import { startGateway, type TestGateway } from "../support/gateway.ts"
-import { createAccount } from "../support/http.ts"
 import { probeBytes } from "../support/media.ts"
 import { makeImage } from "../support/uploads.ts"
 

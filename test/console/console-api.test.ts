@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { createAccount } from "../support/adminApi.ts"
 import { ADMIN_TOKEN, startGateway, type TestGateway } from "../support/gateway.ts"
-import { call, createAccount, expectError } from "../support/http.ts"
+import { call, expectError } from "../support/http.ts"
 import { videoRequest } from "../support/tasks.ts"
 
 /** The console's server side over plain HTTP: sessions, cookie, CSRF, and what each role may see. */

@@ -1,8 +1,9 @@
 import type { Browser, BrowserContext, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { createAccount } from "../support/adminApi.ts"
 import { collectErrors, ensureConsoleBuilt, inspectPage, launchBrowser } from "../support/browser.ts"
 import { ADMIN_TOKEN, startGateway, type TestGateway } from "../support/gateway.ts"
-import { call, createAccount } from "../support/http.ts"
+import { call } from "../support/http.ts"
 import { type Receiver, startReceiver } from "../support/receiver.ts"
 import { videoRequest } from "../support/tasks.ts"
 
@@ -85,6 +86,7 @@ describe("console end to end", () => {
       if (v.readyState < 1) await new Promise((r) => v.addEventListener("loadedmetadata", r, { once: true }))
       v.muted = true
       await v.play()
+      // In the page: half a second of playing is the scenario.
       await new Promise((r) => setTimeout(r, 500))
       return { duration: v.duration, time: v.currentTime, error: v.error?.message ?? null }
     })
@@ -94,6 +96,22 @@ describe("console end to end", () => {
     expect(Math.round(played.duration)).toBe(4)
     await page.getByText("pre-charge").waitFor()
     problems.push(...await inspectPage(page, "task-detail"))
+
+    // A task page opened before the task ends follows its live status stream: the page polls a
+    // task only once it is finished, so the change can only come from the stream.
+    const slow = await call(gw, "POST", "/v1/video/tasks", {
+      key: acme.model.key,
+      json: videoRequest({ output: { duration: 4 }, provider_options: { sandbox: { delay_ms: 4000 } } })
+    })
+    const slowId = slow.body.id as string
+    const events = page.waitForResponse((r) => r.url().endsWith(`/console/api/tasks/${slowId}/events`))
+    await page.goto(`${gw.url}/console#/tasks/${slowId}`)
+    await page.locator("h1", { hasText: slowId }).waitFor()
+    expect((await call(gw, "GET", `/v1/video/tasks/${slowId}`, { key: acme.resource.key })).body.status).not.toBe(
+      "succeeded"
+    )
+    expect((await events).headers()["content-type"]).toMatch(/^text\/event-stream/)
+    await page.locator("video").waitFor({ timeout: 120_000 })
 
     await page.getByRole("link", { name: "Webhook" }).click()
     await page.getByLabel("Receiver URL").fill(receiver.url)

@@ -1,9 +1,11 @@
 import { rmSync } from "node:fs"
 import { afterAll, afterEach, describe, expect, it } from "vitest"
 import { type FakeVideos, startFakeVideos } from "../fakes/openai-videos.ts"
+import { createAccount } from "../support/adminApi.ts"
+import { api } from "../support/api.ts"
 import { alsoWith, configWith } from "../support/config.ts"
 import { backend } from "../support/database.ts"
-import { call, createAccount } from "../support/http.ts"
+import { eventually } from "../support/eventually.ts"
 import { type Installation, installation } from "../support/installation.ts"
 import { FAST, KEY, videoTask } from "../support/openaiVideos.ts"
 import type { Service } from "../support/process.ts"
@@ -21,7 +23,6 @@ import type { Service } from "../support/process.ts"
 const CONCURRENCY = 3
 const TASKS = 12
 const DEADLINE_MS = 120_000
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 let fake: FakeVideos | undefined
 let site: Installation | undefined
@@ -70,27 +71,18 @@ describe(`channel concurrency across processes (${backend})`, () => {
     }
 
     const acct = await createAccount(site.target, { name: "concurrency", wallet_credits: 1000 })
+    const tasks = api(site.target, acct)
     const ids: Array<string> = []
-    for (let i = 0; i < TASKS; i++) {
-      const created = await call(site.target, "POST", "/v1/video/tasks", {
-        key: acct.model.key,
-        json: videoTask(`a lighthouse, take ${i}`)
-      })
-      expect(created.status, JSON.stringify(created.body)).toBe(202)
-      ids.push(created.body.id)
-    }
+    for (let i = 0; i < TASKS; i++) ids.push((await tasks.createVideo(videoTask(`a lighthouse, take ${i}`))).id)
 
-    const until = Date.now() + DEADLINE_MS
-    let statuses: Array<string> = []
-    while (Date.now() < until) {
-      statuses = await Promise.all(
-        ids.map(async (id) =>
-          (await call(site!.target, "GET", `/v1/video/tasks/${id}`, { key: acct.resource.key })).body.status
-        )
-      )
-      if (statuses.every((s) => s === "succeeded" || s === "failed")) break
-      await sleep(250)
-    }
+    const statuses = await eventually(
+      async () => {
+        const now = await Promise.all(ids.map(async (id) => (await tasks.getVideo(id)).status))
+        return now.every((s) => s === "succeeded" || s === "failed") && now
+      },
+      "every task finished",
+      { deadlineMs: DEADLINE_MS, intervalMs: 250 }
+    )
     expect(statuses).toEqual(ids.map(() => "succeeded"))
     // Every task created upstream once; the cap was reached, never passed.
     expect(fake.requests.filter((r) => r.method === "POST").length).toBe(TASKS)

@@ -1,10 +1,11 @@
 import { existsSync } from "node:fs"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { createAccount } from "../support/adminApi.ts"
 import { localObjectFile, storageKeyOf } from "../support/assets.ts"
 import { configWith } from "../support/config.ts"
 import { backend } from "../support/database.ts"
 import { startGateway, type TestGateway } from "../support/gateway.ts"
-import { call, createAccount, expectError } from "../support/http.ts"
+import { call, expectError } from "../support/http.ts"
 import { probeBytes } from "../support/media.ts"
 import { pollTask, videoRequest } from "../support/tasks.ts"
 

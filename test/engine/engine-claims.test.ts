@@ -4,11 +4,12 @@ import type { Claim } from "../../src/tasks/engine/Claim.ts"
 import { reapOnce } from "../../src/tasks/engine/Reaper.ts"
 import { TaskOutcomes } from "../../src/tasks/engine/TaskOutcomes.ts"
 import { TaskQueue } from "../../src/tasks/engine/TaskQueue.ts"
+import { createAccount } from "../support/adminApi.ts"
 import { after } from "../support/clock.ts"
 import { configWith } from "../support/config.ts"
 import { backends } from "../support/database.ts"
 import { startGateway, type TestGateway } from "../support/gateway.ts"
-import { call, createAccount } from "../support/http.ts"
+import { call } from "../support/http.ts"
 import { eventsOf, ledgerOf, query, videoRequest } from "../support/tasks.ts"
 
 /**

@@ -2,10 +2,12 @@ import { readFileSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { QUEUED_CHANNEL } from "../../src/tasks/sql/notifyQueued.ts"
+import { createAccount } from "../support/adminApi.ts"
 import { checkBooks } from "../support/books.ts"
 import { configWith } from "../support/config.ts"
 import { backend } from "../support/database.ts"
-import { createAccount, type Target } from "../support/http.ts"
+import { eventually } from "../support/eventually.ts"
+import { type Target } from "../support/http.ts"
 import { installation as newInstallation, type Rows, withDatabase } from "../support/installation.ts"
 import { kill, type LogLine, type Service, stop, waitForHealth, waitForLog } from "../support/process.ts"
 import { count, createVideoTask, terminal, untilStatuses } from "../support/taskRuns.ts"
@@ -21,7 +23,6 @@ import { videoRequest } from "../support/tasks.ts"
 
 const PG = backend === "postgresql"
 const DEADLINE_MS = 90_000
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 // ---------------------------------------------------------------------------
 // Processes, configuration and the database, per test
@@ -261,15 +262,6 @@ if (PG) {
             .then((r) => r.map((x) => ({ pid: x.pid as number, query: x.query as string })))
         const tasksListener = `LISTEN "${QUEUED_CHANNEL}"`
         const db = { dbUrl: site.db.url, dataDir: site.dataDir }
-        const eventually = async <A>(f: () => Promise<A | undefined>, what: string) => {
-          const deadline = Date.now() + 30_000
-          while (Date.now() < deadline) {
-            const found = await f()
-            if (found !== undefined) return found
-            await sleep(200)
-          }
-          throw new Error(`never: ${what}`)
-        }
 
         const w = await site.worker(config)
         const acct = await createAccount(site.target, { name: "listener", wallet_credits: GRANTED.wallet })

@@ -3,9 +3,10 @@ import { Fiber, Layer } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { WorkersLive } from "../../src/Gateway.ts"
 import { MediaToolsLive } from "../../src/runtime/node/MediaTools.ts"
+import { createAccount } from "../support/adminApi.ts"
 import { backends } from "../support/database.ts"
 import { startGateway, type TestGateway } from "../support/gateway.ts"
-import { call, createAccount } from "../support/http.ts"
+import { call } from "../support/http.ts"
 import { ledgerOf, pollTask, query, videoRequest } from "../support/tasks.ts"
 
 /**

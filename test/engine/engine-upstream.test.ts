@@ -1,13 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { reapOnce } from "../../src/tasks/engine/Reaper.ts"
 import type { ScriptedRecord } from "../fixtures/channels/scripted/index.ts"
+import { createAccount } from "../support/adminApi.ts"
 import { alsoWith, configWith } from "../support/config.ts"
 import { backend } from "../support/database.ts"
+import { eventually } from "../support/eventually.ts"
 import { fixtureRef } from "../support/fixtures.ts"
 import { startGateway, type TestGateway } from "../support/gateway.ts"
-import { admin, call, createAccount } from "../support/http.ts"
+import { admin, call } from "../support/http.ts"
 import { probeBytes } from "../support/media.ts"
-import { eventually } from "../support/receiver.ts"
 import { ledgerOf, pollTask, query, videoRequest } from "../support/tasks.ts"
 
 /**

@@ -1,10 +1,12 @@
 import * as NodeSdk from "@effect/opentelemetry/NodeSdk"
 import { InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { createAccount } from "../support/adminApi.ts"
 import { configWith } from "../support/config.ts"
 import { backend } from "../support/database.ts"
+import { eventually } from "../support/eventually.ts"
 import { startGateway, type TestGateway } from "../support/gateway.ts"
-import { admin, call, createAccount } from "../support/http.ts"
+import { admin, call } from "../support/http.ts"
 import { probeBytes } from "../support/media.ts"
 import { eventsOf, ledgerOf, pollTask, videoRequest } from "../support/tasks.ts"
 
@@ -153,11 +155,14 @@ describe(`task engine (${backend})`, () => {
     const task = await create(acct.model.key, videoRequest(), { traceparent: `00-${traceId}-00f067aa0ba902b7-01` })
     await pollTask(gw, acct.resource.key, task.id)
     // The run span ends just after the terminal write the poll saw.
-    let spans = exporter.getFinishedSpans().filter((s) => s.spanContext().traceId === traceId)
-    for (let i = 0; i < 50 && !spans.some((s) => s.name === "task.run"); i++) {
-      await new Promise((r) => setTimeout(r, 100))
-      spans = exporter.getFinishedSpans().filter((s) => s.spanContext().traceId === traceId)
-    }
+    const spans = await eventually(
+      () => {
+        const traced = exporter.getFinishedSpans().filter((s) => s.spanContext().traceId === traceId)
+        return traced.some((s) => s.name === "task.run") && traced
+      },
+      "the run span ended",
+      { deadlineMs: 5_000 }
+    )
     const names = spans.map((s) => s.name)
     for (const name of ["TaskStore.create", "task.run", "task.claim", "task.generate", "task.store", "task.succeed"]) {
       expect(names).toContain(name)

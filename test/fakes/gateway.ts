@@ -274,6 +274,13 @@ export const startFakeGateway = async (
       : request.method === "GET" && assetRoute
       ? "content"
       : undefined
+    // The model list (a channel check), with a model token as the service asks.
+    if (route === undefined && request.method === "GET" && request.path === "/v1/models") {
+      if (auth !== `Bearer ${keys.modelToken}`) {
+        return error(res, 401, "invalid_api_key", "The API key is invalid.", "authentication_error")
+      }
+      return json(res, 200, { object: "list", data: [{ id: "provx-famS-720p", object: "model" }] })
+    }
     if (route === undefined) return error(res, 404, "not_found", `No route for ${request.method} ${request.path}`)
     // The wrong kind of key is refused as the spec says: an `ak_` key on create, an `sk-` key on a query.
     const signed = request.path.startsWith("/signed/")

@@ -219,6 +219,19 @@ export const startFakeImages = async (apiKey: string): Promise<FakeImages> => {
     req.on("data", (c: Buffer) => chunks.push(c))
     req.on("end", async () => {
       const path = new URL(req.url ?? "/", "http://fake").pathname
+      // The model list (a channel check), behind the key like every route.
+      if (req.method === "GET" && path === "/v1/models") {
+        if (req.headers.authorization !== `Bearer ${apiKey}`) {
+          return openAiError(res, 401, {
+            type: "invalid_request_error",
+            code: "invalid_api_key",
+            message: "Incorrect API key provided."
+          })
+        }
+        return res.writeHead(200, { "content-type": "application/json" }).end(
+          JSON.stringify({ object: "list", data: [{ id: "gpt-image-1", object: "model", owned_by: "openai" }] })
+        )
+      }
       if (req.method !== "POST" || (path !== "/v1/images/generations" && path !== "/v1/images/edits")) {
         return openAiError(res, 404, {
           type: "invalid_request_error",

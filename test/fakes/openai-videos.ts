@@ -178,6 +178,12 @@ export const startFakeVideos = async (apiKey: string): Promise<FakeVideos> => {
       : request.method === "GET" && match?.[1]
       ? (match[2] ? "content" : "poll")
       : undefined
+    // The list (a channel check): a cursor page, newest first.
+    if (route === undefined && request.method === "GET" && match && !match[1]) {
+      const limit = Number(new URLSearchParams(request.query).get("limit") ?? 20)
+      const page = [...fake.videos.values()].reverse().slice(0, limit).map((v) => videoObject(v, v.said ?? "queued"))
+      return json(res, 200, { object: "list", data: page, has_more: fake.videos.size > limit })
+    }
     if (route === undefined) {
       return openAiError(res, 404, "unknown_url", `Unknown request URL: ${request.method} ${request.path}`)
     }

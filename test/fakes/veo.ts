@@ -213,6 +213,13 @@ export const startFakeVeo = async (
           { "@type": "type.googleapis.com/google.rpc.ErrorInfo", reason: "API_KEY_INVALID", domain: "googleapis.com" }
         ])
       }
+      // The model list (a channel check): Google's page shape.
+      if (req.method === "GET" && path === "/v1beta/models") {
+        return res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({
+          models: [{ name: "models/veo-3.1-generate-preview", supportedGenerationMethods: ["predictLongRunning"] }],
+          nextPageToken: "next"
+        }))
+      }
       m = /^\/v1beta\/(models\/[^/:]+):predictLongRunning$/.exec(path)
       if (req.method === "POST" && m) return create(req, res, socket, "gemini", m[1]!)
       if (req.method === "GET" && /^\/v1beta\/models\/[^/]+\/operations\/[^/]+$/.test(path)) {
@@ -224,6 +231,12 @@ export const startFakeVeo = async (
       const bearer = String(req.headers.authorization ?? "").replace(/^Bearer /, "")
       if (!((valid.get(bearer) ?? 0) > Date.now())) {
         return googleError(res, 401, "UNAUTHENTICATED", "Request had invalid authentication credentials.")
+      }
+      if (req.method === "GET" && path === "/v1/publishers/google/models") {
+        return res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({
+          publisherModels: [{ name: "publishers/google/models/veo-3.1-generate-001" }],
+          nextPageToken: "next"
+        }))
       }
       m =
         /^\/v1\/(projects\/([^/]+)\/locations\/[^/]+\/publishers\/google\/models\/[^/:]+):(predictLongRunning|fetchPredictOperation)$/

@@ -1,6 +1,7 @@
 // Runs once: no database (left out of the PostgreSQL pass, vitest.config.ts).
 import net from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { eventually, sleep } from "../support/eventually.ts"
 import { type FaultProxy, startFaultProxy } from "../support/faultProxy.ts"
 
 /**
@@ -40,22 +41,18 @@ const connect = () =>
     socket.once("error", fail)
   })
 
-/** Waits until `check` holds, for at most `ms` (a bound, not a speed measurement). */
-const eventually = async (check: () => boolean, ms = 5000) => {
-  const deadline = Date.now() + ms
-  while (!check() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20))
-  return check()
-}
+/** Until `check` holds, for at most 5 s (a bound, not a speed measurement). */
+const arrives = (check: () => boolean, what: string) => eventually(check, what, { deadlineMs: 5_000, intervalMs: 20 })
 
-/** Lets the event loop turn a few times, so bytes that would move have moved. */
-const settle = () => new Promise((r) => setTimeout(r, 300))
+/** A sleep that is the scenario: the event loop turns a few times, so bytes that would move have moved. */
+const settle = () => sleep(300)
 
 describe("the fault proxy", () => {
   it("pass forwards both ways", async () => {
     await proxy.set("pass")
     const c = await connect()
     c.socket.write("hello")
-    expect(await eventually(() => c.received() === "hello")).toBe(true)
+    await arrives(() => c.received() === "hello", "hello")
     c.socket.destroy()
   })
 
@@ -68,7 +65,7 @@ describe("the fault proxy", () => {
     await proxy.set("pass")
     const c = await connect()
     c.socket.write("back")
-    expect(await eventually(() => c.received() === "back")).toBe(true)
+    await arrives(() => c.received() === "back", "back")
     c.socket.destroy()
   })
 
@@ -88,13 +85,13 @@ describe("the fault proxy", () => {
     await proxy.set("pass")
     const c = await connect()
     c.socket.write("one")
-    expect(await eventually(() => c.received() === "one")).toBe(true)
+    await arrives(() => c.received() === "one", "one")
     await proxy.set("stall")
     c.socket.write("two")
     await settle()
     expect(c.received()).toBe("one")
     await proxy.set("pass")
-    expect(await eventually(() => c.received() === "onetwo")).toBe(true)
+    await arrives(() => c.received() === "onetwo", "onetwo")
     c.socket.destroy()
   })
 
@@ -108,7 +105,7 @@ describe("the fault proxy", () => {
     expect(await c.ended).toMatch(/ECONNRESET|closed/)
     const d = await connect()
     d.socket.write("again")
-    expect(await eventually(() => d.received() === "again")).toBe(true)
+    await arrives(() => d.received() === "again", "again")
     d.socket.destroy()
   })
 
@@ -120,7 +117,7 @@ describe("the fault proxy", () => {
     expect(await c.ended).toMatch(/ECONNRESET|closed/)
     const d = await connect()
     d.socket.write("still passing")
-    expect(await eventually(() => d.received() === "still passing")).toBe(true)
+    await arrives(() => d.received() === "still passing", "still passing")
     expect(proxy.accepted()).toBe(before + 1)
     d.socket.destroy()
   })

@@ -1,10 +1,12 @@
 // Runs on PostgreSQL only: PGlite is embedded, with no connection to cut (vitest.config.ts).
 import { afterEach, describe, expect, it } from "vitest"
+import { createAccount } from "../support/adminApi.ts"
 import { checkBooks } from "../support/books.ts"
 import { alsoWith, configWith } from "../support/config.ts"
 import { backend } from "../support/database.ts"
+import { sleep } from "../support/eventually.ts"
 import { type FaultProxy, startFaultProxy } from "../support/faultProxy.ts"
-import { call, createAccount } from "../support/http.ts"
+import { call } from "../support/http.ts"
 import { type Installation, installation, withDatabase } from "../support/installation.ts"
 import { kill, type Service, stop } from "../support/process.ts"
 import { untilStatuses } from "../support/taskRuns.ts"
@@ -21,7 +23,6 @@ import { videoRequest } from "../support/tasks.ts"
  */
 
 const GRANTED = { wallet: 1000, subscription: 0 }
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 let inst: Installation | undefined
 let service: Service | undefined
@@ -50,6 +51,7 @@ const createSurely = async (target: Installation["target"], token: string, key: 
     if (reply?.status === 202) return { id: reply.body.id as string, answers }
     // Anything but 202 while the database is away must be a server-side error, never a client's.
     if (reply !== undefined) expect(reply.status, JSON.stringify(reply.body)).toBeGreaterThanOrEqual(500)
+    // A client's pause before sending again: the pacing is the scenario, not a wait for something.
     await sleep(250)
   }
 }
@@ -97,6 +99,7 @@ describe(`PostgreSQL cut off, the service as a process (${backend})`, { timeout:
         await sleep(300)
       }
     })()
+    // The sleeps below are the scenario's timeline: creates before the cut, the 10 s outage, creates after it.
     await sleep(2_000)
     proxy.cut()
     await proxy.set("refuse")

@@ -1,10 +1,11 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { type FakeArk, startFakeArk } from "../fakes/ark.ts"
+import { createAccount } from "../support/adminApi.ts"
 import { checkBooks } from "../support/books.ts"
 import { alsoWith, configWith } from "../support/config.ts"
 import { backend } from "../support/database.ts"
+import { sleep } from "../support/eventually.ts"
 import { type FaultProxy, startFaultProxy } from "../support/faultProxy.ts"
-import { createAccount } from "../support/http.ts"
 import { type Installation, installation, withDatabase } from "../support/installation.ts"
 import { kill, type Service, stop } from "../support/process.ts"
 import { createVideoTask, untilStatuses } from "../support/taskRuns.ts"
@@ -24,7 +25,6 @@ const ARK_KEY = "ark-key-provider-away-0123"
 const MODEL = "provy-famS-2.0-480p"
 const TASKS = 200
 const GRANTED = { wallet: 10_000, subscription: 0 }
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 let ark: FakeArk
 let proxy: FaultProxy
@@ -89,6 +89,7 @@ describe(`a provider away, the service as a process (${backend})`, { timeout: 42
     await untilStatuses(inst.target, acct.resource.key, ids, (s) => s.every((x) => x === "in_progress"), 120_000)
     expect(ark.tasks.size).toBe(TASKS)
 
+    // The sleeps are the scenario: each outage held open for 15 s.
     for (const mode of ["refuse", "reset", "blackhole"] as const) {
       await proxy.set(mode)
       await sleep(15_000)

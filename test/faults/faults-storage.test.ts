@@ -4,11 +4,13 @@ import { join } from "node:path"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { type FakeArk, startFakeArk } from "../fakes/ark.ts"
 import { mp4 } from "../fakes/arkTasks.ts"
+import { createAccount } from "../support/adminApi.ts"
 import { checkBooks } from "../support/books.ts"
 import { alsoWith, configWith } from "../support/config.ts"
 import { backend } from "../support/database.ts"
+import { eventually, sleep } from "../support/eventually.ts"
 import { type FaultProxy, startFaultProxy } from "../support/faultProxy.ts"
-import { admin, call, createAccount, expectError } from "../support/http.ts"
+import { admin, call, expectError } from "../support/http.ts"
 import { type Installation, installation, withDatabase } from "../support/installation.ts"
 import { probeBytes } from "../support/media.ts"
 import { kill, type Service, stop, waitForLog } from "../support/process.ts"
@@ -32,7 +34,6 @@ const ARK_KEY = "ark-key-faults-0123456789"
 const SANDBOX_MODEL = "provy-famS-2.0-480p"
 const ARK_MODEL = "provy-famS-2.0-720p"
 const GRANTED = { wallet: 1000, subscription: 0 }
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 /**
  * How long the store stays away in the first test: 20 s, or `FAULTS_OUTAGE_S`
  * for a longer probe (docs/engine.md records a 5-minute run).
@@ -119,11 +120,11 @@ const logged = (processes: ReadonlyArray<Service>, message: string) =>
 const spooled = (dataDir: string) => readdirSync(join(dataDir, "spool")).filter((name) => name !== "id")
 
 /** The spool's folders once it is empty, or what is left after 10 s (a folder goes just after its task's outcome). */
-const spoolEmptied = async (dataDir: string) => {
-  const deadline = Date.now() + 10_000
-  while (spooled(dataDir).length > 0 && Date.now() < deadline) await sleep(100)
-  return spooled(dataDir)
-}
+const spoolEmptied = (dataDir: string) =>
+  eventually(() => spooled(dataDir).length === 0, "the spool emptied", { deadlineMs: 10_000 }).then(
+    () => spooled(dataDir),
+    () => spooled(dataDir)
+  )
 
 describe(`storage outages, the service as a process (${backend})`, { timeout: 300_000 + 2 * OUTAGE_MS }, () => {
   it(`S3 away for ${OUTAGE_MS / 1000} s (refused, then black-holed) with a SIGKILL in between: 50 tasks all succeed, byte for byte, charged once`, async () => {
@@ -196,6 +197,7 @@ describe(`storage outages, the service as a process (${backend})`, { timeout: 30
     await kill(first)
     await proxy.set("blackhole")
     const second = await serve()
+    // The sleep is the scenario: the outage held open to its full length (10 s at least after the restart).
     await sleep(Math.max(10_000, outageStart + OUTAGE_MS - Date.now()))
     expect((await videoTasks(inst.target, acct.resource.key, ids)).filter((t) => t.status === "failed")).toEqual([])
 

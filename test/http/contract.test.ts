@@ -1,9 +1,9 @@
 import { Either } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { createAccount } from "../support/adminApi.ts"
 import { typedClient } from "../support/contract.ts"
 import { backends } from "../support/database.ts"
 import { startGateway, type TestGateway } from "../support/gateway.ts"
-import { createAccount } from "../support/http.ts"
 
 /**
  * The task endpoints through the contract's typed client, on every database

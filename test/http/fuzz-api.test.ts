@@ -1,10 +1,11 @@
 import fc from "fast-check"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { GatewayApi } from "../../src/Api.ts"
+import { createAccount } from "../support/adminApi.ts"
 import { configWith } from "../support/config.ts"
 import { backend } from "../support/database.ts"
 import { ADMIN_TOKEN, startGateway, type TestGateway } from "../support/gateway.ts"
-import { createAccount, fetchRetryingReset } from "../support/http.ts"
+import { fetchRetryingReset } from "../support/http.ts"
 import { videoRequest } from "../support/tasks.ts"
 
 /**

@@ -1,10 +1,11 @@
 import { connect } from "node:net"
 import { crc32 } from "node:zlib"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { createAccount } from "../support/adminApi.ts"
 import { configWith } from "../support/config.ts"
 import { backend } from "../support/database.ts"
 import { startGateway, type TestGateway } from "../support/gateway.ts"
-import { admin, call, createAccount, expectError } from "../support/http.ts"
+import { admin, call, expectError } from "../support/http.ts"
 import { makePng } from "../support/images.ts"
 import { videoRequest } from "../support/tasks.ts"
 
@@ -169,18 +170,18 @@ describe(`JSON nesting (${backend})`, () => {
   it("64 levels in metadata pass the bound; 65 do not, nor in provider_options", async () => {
     const ok = await call(gw, "POST", "/v1/video/tasks", {
       key: acct.model.key,
-      json: videoRequest({ metadata: nested(64) })
+      json: { ...videoRequest(), metadata: nested(64) }
     })
     expect(ok.status).toBe(202)
     expect(ok.body.metadata).toEqual(nested(64))
     const deep = await call(gw, "POST", "/v1/video/tasks", {
       key: acct.model.key,
-      json: videoRequest({ metadata: nested(65) })
+      json: { ...videoRequest(), metadata: nested(65) }
     })
     expectError(deep, 400, "invalid_request")
     const options = await call(gw, "POST", "/v1/video/tasks", {
       key: acct.model.key,
-      json: videoRequest({ provider_options: { sandbox: nested(70) } })
+      json: { ...videoRequest(), provider_options: { sandbox: nested(70) } }
     })
     expectError(options, 400, "invalid_request")
     expect(options.body.error.message).toMatch(/nested deeper than 64/)

@@ -12,7 +12,7 @@ import { ffprobeArgs } from "../../src/media/Ffprobe.ts"
 import { runTool } from "../../src/platform/ToolProcess.ts"
 import { SpawnHelperLive } from "../../src/runtime/node/SpawnHelper.ts"
 import { movie } from "../fakes/media.ts"
-import { eventually } from "../support/receiver.ts"
+import { eventually } from "../support/eventually.ts"
 
 /**
  * The Node runtime's CommandExecutor starts children from a helper process
@@ -142,7 +142,7 @@ describe("the spawn helper's CommandExecutor", { timeout: 60_000 }, () => {
     expect(Exit.isFailure(result)).toBe(true)
     const { readFileSync } = await import("node:fs")
     const pid = Number(readFileSync(pids, "utf8"))
-    await eventually(async () => (alive(pid) ? undefined : true), `child ${pid} gone`, 5_000)
+    await eventually(async () => (alive(pid) ? undefined : true), `child ${pid} gone`, { deadlineMs: 5_000 })
   })
 
   it("when the service dies by SIGKILL, the helper and its children go with it", async () => {
@@ -161,6 +161,8 @@ describe("the spawn helper's CommandExecutor", { timeout: 60_000 }, () => {
     expect(alive(helper) && alive(child)).toBe(true)
     expect(helper).not.toBe(parent.pid)
     parent.kill("SIGKILL")
-    await eventually(async () => (alive(helper) || alive(child) ? undefined : true), "helper and child gone", 10_000)
+    await eventually(async () => (alive(helper) || alive(child) ? undefined : true), "helper and child gone", {
+      deadlineMs: 10_000
+    })
   })
 })

@@ -54,13 +54,19 @@ describe(`tracing (${backend})`, () => {
 })
 
 describe("OTLP export", () => {
-  it("exports spans to OTEL_EXPORTER_OTLP_ENDPOINT over OTLP/HTTP", async () => {
-    const received: Array<{ path: string; type: string; bytes: number }> = []
+  it("exports spans and metrics to OTEL_EXPORTER_OTLP_ENDPOINT over OTLP/HTTP", async () => {
+    const received: Array<{ path: string; type: string; bytes: number; body: string }> = []
     const collector = createServer((req, res) => {
-      let bytes = 0
-      req.on("data", (c) => (bytes += c.length))
+      const chunks: Array<Buffer> = []
+      req.on("data", (c: Buffer) => chunks.push(c))
       req.on("end", () => {
-        received.push({ path: req.url ?? "", type: req.headers["content-type"] ?? "", bytes })
+        const body = Buffer.concat(chunks)
+        received.push({
+          path: req.url ?? "",
+          type: req.headers["content-type"] ?? "",
+          bytes: body.length,
+          body: String(body)
+        })
         res.writeHead(200, { "content-type": "application/json" }).end("{}")
       })
     })
@@ -75,12 +81,16 @@ describe("OTLP export", () => {
     try {
       expect((await call(exported, "GET", "/healthz")).status).toBe(200)
     } finally {
-      // Shutting down flushes the batch processor.
+      // Shutting down flushes the batch processor and the metrics reader.
       await exported.close()
       collector.close()
     }
-    expect(received.length).toBeGreaterThan(0)
-    expect(received[0]!.path).toBe("/v1/traces")
-    expect(received[0]!.bytes).toBeGreaterThan(0)
+    const traces = received.filter((r) => r.path === "/v1/traces")
+    expect(traces.length).toBeGreaterThan(0)
+    expect(traces[0]!.bytes).toBeGreaterThan(0)
+    // The same instruments as /metrics, as OpenTelemetry metrics: the request above among them.
+    const metrics = received.filter((r) => r.path === "/v1/metrics")
+    expect(metrics.length).toBeGreaterThan(0)
+    expect(metrics.map((r) => r.body).join("")).toContain("mtg_http_requests")
   })
 })

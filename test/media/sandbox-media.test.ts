@@ -4,6 +4,7 @@ import { existsSync, readFileSync } from "node:fs"
 import { dirname } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
 import { SandboxRenderer } from "../../channels/sandbox/SandboxRenderer.ts"
+import { eventually } from "../support/eventually.ts"
 import {
   frameAt,
   isAlive,
@@ -14,7 +15,6 @@ import {
   rendererRuntime,
   sha256,
   topLevelBoxes,
-  waitFor,
   writeTemp
 } from "../support/sandboxMedia.ts"
 
@@ -120,10 +120,10 @@ describe("SandboxRenderer.renderVideo", () => {
         (r) => r.renderVideo({ prompt: "interrupted", durationS: 30, width: 1920, height: 1080, audio: true })
       )
     )
-    await waitFor(() => started.length > before)
+    await eventually(() => started.length > before, "a tool started", { deadlineMs: 10_000, intervalMs: 20 })
     const ffmpeg = started[started.length - 1]!
     const output = ffmpeg.args[ffmpeg.args.length - 1]!
-    await waitFor(() => existsSync(output))
+    await eventually(() => existsSync(output), "the output file exists", { deadlineMs: 10_000, intervalMs: 20 })
     expect(isAlive(ffmpeg.pid)).toBe(true)
 
     await runtime.runPromise(Fiber.interrupt(fiber))

@@ -2,13 +2,15 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { createAccount } from "../support/adminApi.ts"
 import { configWith } from "../support/config.ts"
 import { backend, createDatabase } from "../support/database.ts"
+import { eventually } from "../support/eventually.ts"
 import { ADMIN_TOKEN, freePort } from "../support/gateway.ts"
-import { admin, call, createAccount, type Target } from "../support/http.ts"
+import { admin, call, type Target } from "../support/http.ts"
 import { probeBytes } from "../support/media.ts"
 import { RUNTIME, type Service, start, stop, waitForHealth } from "../support/process.ts"
-import { eventually, type Receiver, startReceiver, verifyStandardWebhook } from "../support/receiver.ts"
+import { type Receiver, startReceiver, verifyStandardWebhook } from "../support/receiver.ts"
 import { keptAlive } from "../support/socket.ts"
 import {
   audio,
@@ -102,7 +104,7 @@ const finish = (kind: "video" | "image", id: string) =>
       return reply.body
     },
     `task ${id} finished`,
-    120_000
+    { deadlineMs: 120_000 }
   )
 
 const withKey = (range?: string) => ({
@@ -241,7 +243,7 @@ describe(`the API of a service process (${RUNTIME}, ${backend})`, { timeout: 180
         return [...finished.keys()].every((id) => byTask.has(id)) ? byTask : undefined
       },
       "an event for every task",
-      60_000
+      { deadlineMs: 60_000 }
     )
     for (const [id, type] of finished) {
       const receipt = receipts.get(id)!

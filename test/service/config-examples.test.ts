@@ -3,9 +3,10 @@ import { readdirSync, readFileSync } from "node:fs"
 import net from "node:net"
 import { join, resolve } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { createAccount } from "../support/adminApi.ts"
 import { backend } from "../support/database.ts"
 import { startGateway } from "../support/gateway.ts"
-import { call, createAccount } from "../support/http.ts"
+import { call } from "../support/http.ts"
 
 /**
  * Every directory of `config/examples/` is a complete configuration an

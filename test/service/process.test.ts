@@ -4,6 +4,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { backend, createDatabase } from "../support/database.ts"
+import { eventually, sleep } from "../support/eventually.ts"
 import { freePort } from "../support/gateway.ts"
 import { ROOT, RUNTIME, start, stop, waitForHealth } from "../support/process.ts"
 
@@ -50,8 +51,7 @@ describe(`the service as a process (${backend})`, { timeout: 120_000 }, () => {
         service.output().split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l)).find((l) =>
           l.message === "request" && l.annotations?.path === "/admin/v1/accounts"
         )
-      for (let i = 0; i < 50 && accessLine() === undefined; i++) await new Promise((r) => setTimeout(r, 100))
-      const access = accessLine()
+      const access = await eventually(accessLine, "the access line", { deadlineMs: 5_000 })
       expect(access?.annotations?.status).toBe(201)
       expect(access?.annotations?.request_id).toBe(created.headers.get("x-request-id"))
     } finally {
@@ -84,11 +84,12 @@ describe(`the service as a process (${backend})`, { timeout: 120_000 }, () => {
         `Content-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n` +
         body.slice(0, 5)
     )
-    // The request is in flight (headers read, body half sent) when the signal arrives.
-    await new Promise((r) => setTimeout(r, 300))
+    // The request is in flight (headers read, body half sent) when the signal arrives. The sleeps are the
+    // scenario's timeline: nothing outside shows the headers read, or the listener closed, to wait for.
+    await sleep(300)
     const signalled = Date.now()
     service.child.kill("SIGTERM")
-    await new Promise((r) => setTimeout(r, 500))
+    await sleep(500)
 
     // Refused at connect; on Deno, answered 503 until the in-flight request ends (docs/operating.md, "On Deno").
     const refused = await fetch(`http://127.0.0.1:${port}/healthz`).then(

@@ -4,6 +4,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from "node
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { eventually } from "../support/eventually.ts"
 import { freePort } from "../support/gateway.ts"
 import { probeBytes } from "../support/media.ts"
 import { NODE_ENTRY, ROOT } from "../support/process.ts"
@@ -64,14 +65,16 @@ describe("the README's quick start", { timeout: 180_000 }, () => {
     })
     service.stdout!.on("data", (chunk) => (serviceOutput += chunk))
     service.stderr!.on("data", (chunk) => (serviceOutput += chunk))
-    const until = Date.now() + 90_000
-    for (;;) {
-      if (service.exitCode !== null) throw new Error(`the service exited ${service.exitCode}:\n${serviceOutput}`)
-      const up = await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false)
-      if (up) break
-      if (Date.now() > until) throw new Error(`the service did not answer /healthz:\n${serviceOutput.slice(-4000)}`)
-      await new Promise((r) => setTimeout(r, 200))
-    }
+    const up = await eventually(
+      async () => {
+        if (service!.exitCode !== null) return "exited"
+        return (await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false)) && "up"
+      },
+      "the service answers /healthz",
+      { deadlineMs: 90_000, intervalMs: 200 }
+    ).catch(() => "silent")
+    if (up === "exited") throw new Error(`the service exited ${service.exitCode}:\n${serviceOutput}`)
+    if (up === "silent") throw new Error(`the service did not answer /healthz:\n${serviceOutput.slice(-4000)}`)
   }, 120_000)
 
   afterAll(async () => {

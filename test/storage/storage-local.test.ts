@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { LocalObjectStore } from "../../src/storage/LocalObjectStorage.ts"
 import { StorageError } from "../../src/storage/ObjectStorage.ts"
 import { backend } from "../support/database.ts"
+import { eventually } from "../support/eventually.ts"
 import { startGateway, type TestGateway } from "../support/gateway.ts"
 import { call, expectError } from "../support/http.ts"
 import { randomBytes, send, shiftedClock, sourceFile, withParam, withStorage } from "../support/storage.ts"
@@ -54,11 +55,9 @@ const rawPut = (url: string, headers: Record<string, string>, body: Uint8Array) 
 
 const tempFiles = () => readdirSync(join(gw.dataDir, "objects", "~tmp"))
 
-/** Waits until `check` holds; the server finishes a broken upload's clean-up after the connection is gone. */
-const eventually = async (check: () => boolean) => {
-  for (let i = 0; i < 100 && !check(); i++) await new Promise((r) => setTimeout(r, 50))
-  return check()
-}
+/** The server finishes a broken upload's clean-up after the connection is gone. */
+const noTempFiles = () =>
+  eventually(() => tempFiles().length === 0, "no temporary file left", { deadlineMs: 5_000, intervalMs: 50 })
 
 describe(`local object storage over HTTP (${backend})`, () => {
   it("a pre-signed PUT stores the exact bytes; a pre-signed GET returns them", async () => {
@@ -154,7 +153,7 @@ describe(`local object storage over HTTP (${backend})`, () => {
     )
     expect(answer).not.toMatch(/^HTTP\/1\.1 2/)
     expect(await head(key)).toEqual(Option.none())
-    expect(await eventually(() => tempFiles().length === 0)).toBe(true)
+    await noTempFiles()
     expect(existsSync(join(gw.dataDir, "objects", key))).toBe(false)
   })
 
@@ -170,7 +169,7 @@ describe(`local object storage over HTTP (${backend})`, () => {
     // request, with 400 and drops the connection, which may or may not cut the upload short.
     const answer = await rawPut(url, { "Content-Type": "video/mp4", "Content-Length": String(data.length) }, sent)
     expect(answer).toMatch(/^HTTP\/1\.1 (200|400)/)
-    expect(await eventually(() => tempFiles().length === 0)).toBe(true)
+    await noTempFiles()
     const stored = await head(key)
     if (Option.isSome(stored)) {
       expect(stored.value).toEqual({ size: data.length, contentType: "video/mp4" })

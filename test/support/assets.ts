@@ -1,46 +1,48 @@
 import { join } from "node:path"
 import { expect } from "vitest"
+import type { Asset } from "../../src/assets/Asset.ts"
+import type { AssetListParams } from "../../src/client/Assets.ts"
+import type { ImageTaskRequest, TaskOf, VideoTaskRequest } from "../../src/client/Tasks.ts"
 import { IdPrefix, newId } from "../../src/platform/Ids.ts"
+import type { TaskKind } from "../../src/tasks/Task.ts"
+import { api } from "./api.ts"
 import type { TestGateway } from "./gateway.ts"
-import { call } from "./http.ts"
-import { pollTask, query } from "./tasks.ts"
+import { query } from "./tasks.ts"
 
 /** Follows `after` = `last_id` until `has_more` is false, checking the envelope of every page. */
-export const walkAssets = async (
-  gw: TestGateway,
-  key: string,
-  filters: Record<string, string> = {},
-  limit?: number
-) => {
-  const seen: Array<any> = []
+export const walkAssets = async (gw: TestGateway, key: string, filters: AssetListParams = {}, limit?: number) => {
+  const { listAssets } = api(gw, { resource: key })
+  const seen: Array<Asset> = []
   let after: string | null = null
   for (let page = 0; page < 500; page++) {
-    const params = new URLSearchParams(filters)
-    if (limit !== undefined) params.set("limit", String(limit))
-    if (after !== null) params.set("after", after)
-    const reply = await call(gw, "GET", `/v1/assets?${params}`, { key })
-    expect(reply.status).toBe(200)
-    expect(reply.body.object).toBe("list")
-    expect(reply.body.data.length).toBeLessThanOrEqual(limit ?? 20)
-    expect(reply.body.first_id).toBe(reply.body.data[0]?.id ?? null)
-    expect(reply.body.last_id).toBe(reply.body.data.at(-1)?.id ?? null)
-    seen.push(...reply.body.data)
-    if (!reply.body.has_more) return seen
-    after = reply.body.last_id
+    const reply = await listAssets({
+      ...filters,
+      ...(limit === undefined ? {} : { limit }),
+      ...(after === null ? {} : { after })
+    })
+    expect(reply.object).toBe("list")
+    expect(reply.data.length).toBeLessThanOrEqual(limit ?? 20)
+    expect(reply.first_id).toBe(reply.data[0]?.id ?? null)
+    expect(reply.last_id).toBe(reply.data.at(-1)?.id ?? null)
+    seen.push(...reply.data)
+    if (!reply.has_more) return seen
+    after = reply.last_id
   }
   throw new Error("paging did not end")
 }
 
 /** Creates a task with the model token, waits for it and returns the finished task object. */
-export const runTask = async (
+export const runTask = async <K extends TaskKind>(
   gw: TestGateway,
   keys: { model: string; resource: string },
-  kind: "video" | "image",
-  json: unknown
-) => {
-  const created = await call(gw, "POST", `/v1/${kind}/tasks`, { key: keys.model, json })
-  if (created.status !== 202) throw new Error(`create: ${created.status} ${JSON.stringify(created.body)}`)
-  const task = (await pollTask(gw, keys.resource, created.body.id, undefined, { kind })).at(-1)
+  kind: K,
+  request: K extends "video" ? VideoTaskRequest : ImageTaskRequest
+): Promise<TaskOf<K>> => {
+  const tasks = api(gw, keys)
+  const created = kind === "video"
+    ? await tasks.createVideo(request as VideoTaskRequest)
+    : await tasks.createImage(request as ImageTaskRequest)
+  const task = (await tasks.waitTask(kind, created.id)).at(-1)!
   expect(task.status).toBe("succeeded")
   return task
 }

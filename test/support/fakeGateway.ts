@@ -49,14 +49,20 @@ export const fakeGatewayConfig = (
     models.models[IMAGE].channels = [{ channel: "upgw", upstream_model: "upstream-image-model" }]
   })
 
-export const startFakeGatewayEnv = async (): Promise<FakeGatewayEnv> => {
+export const startFakeGatewayEnv = async (env: Record<string, string> = {}): Promise<FakeGatewayEnv> => {
   const fake = await startFakeGateway({ modelToken: MODEL_TOKEN, resourceKey: RESOURCE_KEY })
   const config = fakeGatewayConfig(fake, { submit_s: 2, poll_s: 2, download_s: 30 }, {
     name: "upgw-short",
     timeouts: { deadline_s: 3 }
   })
   quickEngine(config)
-  const gw = await startGateway({ ROLE: "all", CONFIG_DIR: config, UPGW_SK: MODEL_TOKEN, UPGW_AK: RESOURCE_KEY })
+  const gw = await startGateway({
+    ROLE: "all",
+    CONFIG_DIR: config,
+    UPGW_SK: MODEL_TOKEN,
+    UPGW_AK: RESOURCE_KEY,
+    ...env
+  })
   return besideFake(gw, fake)
 }
 

@@ -1,3 +1,4 @@
+import type { VideoTaskRequest } from "../../src/client/Tasks.ts"
 import { type FakeVideos, startFakeVideos } from "../fakes/openai-videos.ts"
 import { configWith } from "./config.ts"
 import { freePort, startGateway, type TestGateway } from "./gateway.ts"
@@ -18,7 +19,14 @@ export const FAST = "provx-famV-3.1-fast-720p"
 export const SHORT = "provx-famV-3.1-standard-720p"
 export const DOWN = "provx-famV-3.1-fast-1080p"
 
-export const videoTask = (prompt: string, over: { input?: object; output?: object; [k: string]: unknown } = {}) => ({
+/** A valid request for `FAST` with `prompt`; `over`'s fields replace the defaults, its input and output are merged in. */
+export const videoTask = (
+  prompt: string,
+  over: Omit<Partial<VideoTaskRequest>, "input" | "output"> & {
+    readonly input?: Partial<VideoTaskRequest["input"]>
+    readonly output?: Partial<NonNullable<VideoTaskRequest["output"]>>
+  } = {}
+): VideoTaskRequest => ({
   model: FAST,
   operation: "generation",
   ...over,

@@ -1,6 +1,7 @@
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import { existsSync } from "node:fs"
 import { join, resolve } from "node:path"
+import { eventually } from "./eventually.ts"
 
 /**
  * The service as real child processes: `npm start` or `node dist/src/main.js`
@@ -96,29 +97,29 @@ export const start = (env: Record<string, string>, port: number, via: "npm" | "n
   return { child, via, group, port, output: () => output, logs, exited }
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
-
 /** Polls until the service answers or the deadline passes; returns whether it answered. */
-export const waitForHealth = async (service: Service, deadlineMs: number) => {
-  const until = Date.now() + deadlineMs
-  while (Date.now() < until) {
-    if (service.child.exitCode !== null || service.child.signalCode !== null) return false
-    const ok = await fetch(`http://127.0.0.1:${service.port}/healthz`).then((r) => r.status === 200, () => false)
-    if (ok) return true
-    await sleep(100)
-  }
-  return false
-}
+export const waitForHealth = (service: Service, deadlineMs: number) =>
+  eventually(
+    async () => {
+      if (hasExited(service)) return "exited"
+      const ok = await fetch(`http://127.0.0.1:${service.port}/healthz`).then((r) => r.status === 200, () => false)
+      return ok && "answered"
+    },
+    "the service answers /healthz",
+    { deadlineMs }
+  ).then((outcome) => outcome === "answered", () => false)
+
+const hasExited = (service: Service) => service.child.exitCode !== null || service.child.signalCode !== null
 
 /** Waits for a log line that satisfies `match`; throws with the output when the deadline passes or the process exits. */
 export const waitForLog = async (service: Service, match: (line: LogLine) => boolean, deadlineMs: number) => {
-  const until = Date.now() + deadlineMs
-  while (Date.now() < until) {
-    const found = service.logs().find(match)
-    if (found !== undefined) return found
-    if (service.child.exitCode !== null || service.child.signalCode !== null) break
-    await sleep(100)
-  }
+  // `null`: the process exited without the line.
+  const found = await eventually(
+    () => service.logs().find(match) ?? (hasExited(service) ? null : undefined),
+    "a matching log line",
+    { deadlineMs }
+  ).catch(() => null)
+  if (found !== null) return found
   throw new Error(
     `no matching log line (exit ${service.child.exitCode}/${service.child.signalCode}); output:\n${
       service.output().slice(-4000)

@@ -1,6 +1,7 @@
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
 import { Webhook } from "standardwebhooks"
+import { eventually } from "./eventually.ts"
 
 /**
  * A real webhook receiver on loopback: records every request it gets (time of
@@ -58,14 +59,11 @@ export const startReceiver = async (
   return {
     url: `http://127.0.0.1:${port}/hooks/gateway`,
     receipts,
-    waitFor: async (n, deadlineMs = 30_000) => {
-      const until = Date.now() + deadlineMs
-      while (receipts.length < n) {
-        if (Date.now() > until) throw new Error(`receiver got ${receipts.length} of ${n} requests`)
-        await new Promise((r) => setTimeout(r, 20))
-      }
-      return receipts.slice()
-    },
+    waitFor: (n, deadlineMs = 30_000) =>
+      eventually(() => receipts.length >= n && receipts.slice(), `${n} requests at the receiver`, {
+        deadlineMs,
+        intervalMs: 20
+      }),
     close: () =>
       new Promise<void>((done) => {
         for (const res of hanging) res.destroy()
@@ -86,21 +84,3 @@ export const verifyStandardWebhook = (receipt: Receipt, key: string): any =>
     "webhook-timestamp": String(receipt.headers["webhook-timestamp"]),
     "webhook-signature": String(receipt.headers["webhook-signature"])
   })
-
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
-
-/** Polls `f` until it returns something other than undefined; throws after the deadline. */
-export const eventually = async <A>(f: () => Promise<A | undefined>, what: string, deadlineMs = 30_000): Promise<A> => {
-  const until = Date.now() + deadlineMs
-  let last: unknown
-  while (Date.now() < until) {
-    try {
-      const found = await f()
-      if (found !== undefined) return found
-    } catch (e) {
-      last = e
-    }
-    await sleep(100)
-  }
-  throw new Error(`never: ${what}${last ? ` (last error: ${last})` : ""}`)
-}

@@ -67,15 +67,6 @@ export const rendererRuntime = (tools?: { ffmpegPath: string; ffprobePath: strin
   return { runtime: ManagedRuntime.make(layer), started }
 }
 
-/** Polls until `condition` holds; throws after `ms` so a broken test fails instead of hanging. */
-export const waitFor = async (condition: () => boolean, ms = 10_000): Promise<void> => {
-  const deadline = Date.now() + ms
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error("condition not reached in time")
-    await new Promise((resolve) => setTimeout(resolve, 20))
-  }
-}
-
 export const isAlive = (pid: number): boolean => {
   try {
     process.kill(pid, 0)

@@ -1,4 +1,5 @@
 import { connect } from "node:net"
+import { eventually } from "./eventually.ts"
 
 /**
  * One kept-alive HTTP/1.1 connection driven by hand, so a test decides which
@@ -51,14 +52,13 @@ export const keptAlive = async (port: number) => {
     if (ended !== undefined) throw new Error(`connection already ${ended}`)
     socket.write(head + "\r\n\r\n")
     if (body.length > 0) socket.write(body)
-    const until = Date.now() + deadlineMs
-    for (;;) {
-      const answer = takeAnswer()
-      if (answer !== undefined) return answer
-      if (ended !== undefined) throw new Error(`connection ${ended} before an answer`)
-      if (Date.now() > until) throw new Error(`no answer within ${deadlineMs} ms`)
-      await new Promise((r) => setTimeout(r, 20))
-    }
+    // `null`: the connection ended without an answer.
+    const answer = await eventually(() => takeAnswer() ?? (ended === undefined ? undefined : null), "an answer", {
+      deadlineMs,
+      intervalMs: 20
+    })
+    if (answer === null) throw new Error(`connection ${ended} before an answer`)
+    return answer
   }
   return { send, close: () => socket.destroy() }
 }

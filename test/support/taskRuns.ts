@@ -1,11 +1,10 @@
+import { eventually } from "./eventually.ts"
 import { call, type Target } from "./http.ts"
 
 /**
  * Tasks driven over HTTP by process-level tests: created, then polled until
  * their statuses satisfy a condition, with a deadline (never a speed measurement).
  */
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 const isReset = (e: unknown) =>
   e instanceof TypeError && String((e as { cause?: { code?: string } }).cause?.code) === "ECONNRESET"
@@ -38,20 +37,27 @@ export const untilStatuses = async (
   done: (statuses: Array<string>) => boolean,
   deadlineMs: number
 ) => {
-  const deadline = Date.now() + deadlineMs
   let last: Array<string> = []
-  while (Date.now() < deadline) {
-    // A poll racing a kept-alive socket the server just closed (ECONNRESET) is a poll to repeat, not a verdict.
-    const polled = await videoTasks(target, key, ids).then(
-      (tasks) => tasks.map((t) => t.status as string),
-      (e: unknown) => {
-        if (isReset(e)) return undefined
-        throw e
-      }
-    )
-    if (polled !== undefined) last = polled
-    if (polled !== undefined && done(last)) return last
-    await sleep(200)
-  }
-  throw new Error(`tasks never reached the awaited state: ${JSON.stringify(count(last))}`)
+  // Any other failure of a poll ends the wait at once.
+  let failure: { readonly error: unknown } | undefined
+  await eventually(
+    async () => {
+      // A poll racing a kept-alive socket the server just closed (ECONNRESET) is a poll to repeat, not a verdict.
+      const polled = await videoTasks(target, key, ids).then(
+        (tasks) => tasks.map((t) => t.status as string),
+        (error: unknown) => {
+          if (!isReset(error)) failure = { error }
+          return undefined
+        }
+      )
+      if (polled !== undefined) last = polled
+      return failure !== undefined || (polled !== undefined && done(last))
+    },
+    "the tasks reach the awaited state",
+    { deadlineMs, intervalMs: 200 }
+  ).catch(() => {
+    throw new Error(`tasks never reached the awaited state: ${JSON.stringify(count(last))}`)
+  })
+  if (failure !== undefined) throw failure.error
+  return last
 }

@@ -1,9 +1,12 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
+import type { VideoTaskRequest } from "../../src/client/Tasks.ts"
+import { eventually } from "./eventually.ts"
 import type { TestGateway } from "./gateway.ts"
 import { call } from "./http.ts"
 
-export const videoRequest = (over: Record<string, unknown> = {}) => ({
+/** A valid video task request (the sandbox's famS 480p), with `over`'s fields in place of the defaults. */
+export const videoRequest = (over: Partial<VideoTaskRequest> = {}): VideoTaskRequest => ({
   model: "provy-famS-2.0-480p",
   operation: "generation",
   input: { prompt: "a red fox running through snow" },
@@ -20,15 +23,22 @@ export const pollTask = async (
   { intervalMs = 100, deadlineMs = 90_000, kind = "video" as "video" | "image" } = {}
 ): Promise<Array<any>> => {
   const seen: Array<any> = []
-  const until = Date.now() + deadlineMs
-  while (Date.now() < until) {
-    const reply = await call(gw, "GET", `/v1/${kind}/tasks/${id}`, { key })
-    if (reply.status !== 200) throw new Error(`GET task: ${reply.status} ${JSON.stringify(reply.body)}`)
-    seen.push(reply.body)
-    if (done(reply.body)) return seen
-    await new Promise((r) => setTimeout(r, intervalMs))
-  }
-  throw new Error(`task ${id} never reached the awaited state; last: ${JSON.stringify(seen.at(-1))}`)
+  // A read that is not a 200 ends the wait at once.
+  let failure: Error | undefined
+  await eventually(
+    async () => {
+      const reply = await call(gw, "GET", `/v1/${kind}/tasks/${id}`, { key })
+      if (reply.status !== 200) failure = new Error(`GET task: ${reply.status} ${JSON.stringify(reply.body)}`)
+      else seen.push(reply.body)
+      return failure !== undefined || done(reply.body)
+    },
+    `task ${id} reaches the awaited state`,
+    { deadlineMs, intervalMs }
+  ).catch(() => {
+    throw new Error(`task ${id} never reached the awaited state; last: ${JSON.stringify(seen.at(-1))}`)
+  })
+  if (failure !== undefined) throw failure
+  return seen
 }
 
 /** Runs SQL against the gateway's own database. */

@@ -6,6 +6,8 @@ import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { promisify } from "node:util"
+import type { ConfirmedUpload } from "../../src/uploads/Upload.ts"
+import { api } from "./api.ts"
 import { call, type Reply, type Target } from "./http.ts"
 
 const exec = promisify(execFile)
@@ -65,22 +67,25 @@ export interface UploadFile {
   readonly size_bytes?: number
 }
 
+/** The files as step 1 declares them. */
+const described = (files: ReadonlyArray<UploadFile>) =>
+  files.map((f, i) => ({
+    client_id: `c${i}`,
+    kind: f.kind,
+    filename: f.filename,
+    mime_type: f.mime_type,
+    size_bytes: f.size_bytes ?? f.bytes.length
+  }))
+
+/** Step 1 sent as it is, for tests of what it refuses (their error body is the point). */
 export const sessions = (gw: Target, key: string, files: ReadonlyArray<UploadFile>) =>
-  call(gw, "POST", "/v1/media/uploads", {
-    key,
-    json: {
-      files: files.map((f, i) => ({
-        client_id: `c${i}`,
-        kind: f.kind,
-        filename: f.filename,
-        mime_type: f.mime_type,
-        size_bytes: f.size_bytes ?? f.bytes.length
-      }))
-    }
-  })
+  call(gw, "POST", "/v1/media/uploads", { key, json: { files: described(files) } })
 
 /** Step 2: the bytes straight to storage by plain fetch, with exactly the returned method and headers. */
-export const putBytes = async (session: any, bytes: Uint8Array): Promise<number> => {
+export const putBytes = async (
+  session: { readonly upload_url: string; readonly method: string; readonly headers: Record<string, string> },
+  bytes: Uint8Array
+): Promise<number> => {
   const res = await fetch(session.upload_url, {
     method: session.method,
     headers: session.headers,
@@ -93,19 +98,24 @@ export const putBytes = async (session: any, bytes: Uint8Array): Promise<number>
 export const complete = (gw: Target, key: string, ids: ReadonlyArray<string>): Promise<Reply> =>
   call(gw, "POST", "/v1/media/uploads/complete", { key, json: { upload_ids: ids } })
 
-/** All three steps; throws unless every file is confirmed. Returns the confirmed items in order. */
-export const uploadAll = async (gw: Target, key: string, files: ReadonlyArray<UploadFile>): Promise<Array<any>> => {
-  const created = await sessions(gw, key, files)
-  if (created.status !== 200) throw new Error(`sessions: ${created.status} ${JSON.stringify(created.body)}`)
-  for (const [i, session] of created.body.data.entries()) {
+/**
+ * All three steps through the typed client (the PUT by plain fetch, as any
+ * client does); rejects unless every file is confirmed. The confirmed items
+ * in order.
+ */
+export const uploadAll = async (
+  gw: Target,
+  key: string,
+  files: ReadonlyArray<UploadFile>
+): Promise<ReadonlyArray<ConfirmedUpload>> => {
+  const { client } = api(gw, { resource: key })
+  const created = await client((c) => c.resource.uploads.createMediaUploads({ payload: { files: described(files) } }))
+  for (const [i, session] of created.data.entries()) {
     const status = await putBytes(session, files[i]!.bytes)
     if (status !== 200) throw new Error(`PUT ${i}: ${status}`)
   }
-  const confirmed = await complete(gw, key, created.body.data.map((s: any) => s.id))
-  if (confirmed.status !== 200) {
-    throw new Error(`complete: ${confirmed.status} ${JSON.stringify(confirmed.body)}`)
-  }
-  return confirmed.body.data
+  const upload_ids = created.data.map((s) => s.id)
+  return (await client((c) => c.resource.uploads.completeMediaUploads({ payload: { upload_ids } }))).data
 }
 
 export const video = (bytes: Uint8Array, filename = "clip.mp4"): UploadFile => ({

@@ -1,7 +1,8 @@
 import { expect } from "vitest"
+import { createAccount } from "./adminApi.ts"
 import { alsoWith } from "./config.ts"
 import type { TestGateway } from "./gateway.ts"
-import { call, createAccount } from "./http.ts"
+import { call } from "./http.ts"
 import { ledgerOf, pollTask, query } from "./tasks.ts"
 
 /**

@@ -4,10 +4,10 @@ import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { configWith } from "../support/config.ts"
 import { backend, createDatabase } from "../support/database.ts"
+import { eventually } from "../support/eventually.ts"
 import { ADMIN_TOKEN, freePort } from "../support/gateway.ts"
 import { call, createAccount, type Target } from "../support/http.ts"
 import { RUNTIME, type Service, start, stop, waitForHealth } from "../support/process.ts"
-import { eventually } from "../support/receiver.ts"
 import { videoRequest } from "../support/tasks.ts"
 
 /**
@@ -70,7 +70,9 @@ describe(`cancel on ${RUNTIME} (${backend})`, () => {
   it("cancels a rendering task and a queued one behind it; the slots are free again", async () => {
     const running = [await create(), await create()]
     for (const id of running) {
-      await eventually(async () => (await read(id)).status === "in_progress" || undefined, "rendering", 60_000)
+      await eventually(async () => (await read(id)).status === "in_progress" || undefined, "rendering", {
+        deadlineMs: 60_000
+      })
     }
     const queued = await create()
     expect((await read(queued)).status).toBe("queued")
@@ -83,7 +85,9 @@ describe(`cancel on ${RUNTIME} (${backend})`, () => {
       key: acct.model.key,
       json: videoRequest({ provider_options: { sandbox: { delay_ms: 10 } } })
     })
-    await eventually(async () => (await read(next.body.id)).status === "succeeded" || undefined, "next task", 90_000)
+    await eventually(async () => (await read(next.body.id)).status === "succeeded" || undefined, "next task", {
+      deadlineMs: 90_000
+    })
   }, 180_000)
 
   it("Cancel-After: 10s ends a 60 s task with task_deadline_exceeded", async () => {
@@ -94,7 +98,7 @@ describe(`cancel on ${RUNTIME} (${backend})`, () => {
         return t.status === "failed" ? t : undefined
       },
       "the deadline",
-      60_000
+      { deadlineMs: 60_000 }
     )
     expect(task.error).toMatchObject({ code: "task_deadline_exceeded", retryable: true })
     expect(task.completed_at - task.created_at).toBeLessThanOrEqual(15)

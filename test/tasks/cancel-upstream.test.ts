@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { ARK_KEY, type ArkSetup, startArkGateway, UPSTREAM } from "../support/ark.ts"
 import { alsoWith, configWith } from "../support/config.ts"
 import { backend } from "../support/database.ts"
+import { eventually } from "../support/eventually.ts"
 import {
   expectNothingUpstream,
   type FakeGatewayEnv,
@@ -11,7 +12,6 @@ import {
 import { startGateway, type TestGateway } from "../support/gateway.ts"
 import { admin, call, createAccount, expectError } from "../support/http.ts"
 import { FAST, startVideosGateway, type VideosGateway, videoTask as videosTask } from "../support/openaiVideos.ts"
-import { eventually } from "../support/receiver.ts"
 import { eventsOf, pollTask, query, videoRequest } from "../support/tasks.ts"
 import { expectChargedOnce, expectRefunded } from "../support/upstream.ts"
 

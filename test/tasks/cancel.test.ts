@@ -4,10 +4,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { checkBooks } from "../support/books.ts"
 import { unthrottled } from "../support/config.ts"
 import { backend } from "../support/database.ts"
+import { eventually } from "../support/eventually.ts"
 import { startGateway, type TestGateway } from "../support/gateway.ts"
 import { admin, call, createAccount, expectError } from "../support/http.ts"
 import type { Rows } from "../support/installation.ts"
-import { eventually, type Receiver, startReceiver } from "../support/receiver.ts"
+import { type Receiver, startReceiver } from "../support/receiver.ts"
 import { eventsOf, ledgerOf, pollTask, videoRequest } from "../support/tasks.ts"
 
 /**

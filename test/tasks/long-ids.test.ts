@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, it } from "vitest"
+import { createAccount } from "../support/adminApi.ts"
 import { backend } from "../support/database.ts"
 import { startGateway, type TestGateway } from "../support/gateway.ts"
-import { admin, call, createAccount, expectError } from "../support/http.ts"
+import { expectError, raw, rawAdmin } from "../support/http.ts"
 
 /**
  * An id of any length in a path names no resource: 404 with the resource's
@@ -23,10 +24,10 @@ describe(`over-long ids in paths (${backend})`, () => {
     const acct = await createAccount(gw)
     const id = `task_${"x".repeat(length)}`
     for (const kind of ["video", "image"]) {
-      const reply = await call(gw, "GET", `/v1/${kind}/tasks/${id}`, { key: acct.resource.key })
+      const reply = await raw(gw, "GET", `/v1/${kind}/tasks/${id}`, { key: acct.resource.key })
       expectError(reply, 404, "task_not_found", "not_found_error")
       // Without a key the answer is still about the key.
-      expectError(await call(gw, "GET", `/v1/${kind}/tasks/${id}`), 401, "invalid_api_key")
+      expectError(await raw(gw, "GET", `/v1/${kind}/tasks/${id}`), 401, "invalid_api_key")
     }
   })
 
@@ -34,21 +35,21 @@ describe(`over-long ids in paths (${backend})`, () => {
     const acct = await createAccount(gw)
     const long = "y".repeat(length)
     expectError(
-      await call(gw, "GET", `/v1/assets/asset_${long}/content`, { key: acct.resource.key }),
+      await raw(gw, "GET", `/v1/assets/asset_${long}/content`, { key: acct.resource.key }),
       404,
       "asset_not_found"
     )
-    expectError(await admin(gw, "GET", `/admin/v1/accounts/acct_${long}`), 404, "account_not_found")
+    expectError(await rawAdmin(gw, "GET", `/admin/v1/accounts/acct_${long}`), 404, "account_not_found")
     expectError(
-      await admin(gw, "POST", `/admin/v1/accounts/acct_${long}/credits`, { wallet: 1 }),
+      await rawAdmin(gw, "POST", `/admin/v1/accounts/acct_${long}/credits`, { wallet: 1 }),
       404,
       "account_not_found"
     )
-    expectError(await admin(gw, "POST", `/admin/v1/keys/key_${long}/disable`), 404, "key_not_found")
+    expectError(await rawAdmin(gw, "POST", `/admin/v1/keys/key_${long}/disable`), 404, "key_not_found")
   })
 
   it("a known path with another method is still 405", async () => {
-    const reply = await call(gw, "DELETE", `/v1/video/tasks/task_${"x".repeat(5000)}`)
+    const reply = await raw(gw, "DELETE", `/v1/video/tasks/task_${"x".repeat(5000)}`)
     expectError(reply, 405, "method_not_allowed")
   })
 })

@@ -3,9 +3,11 @@ import famK from "../../plugins/famK/index.ts"
 import famS from "../../plugins/famS/index.ts"
 import famV from "../../plugins/famV/index.ts"
 import image from "../../plugins/image/index.ts"
+import { adminApi, createAccount } from "../support/adminApi.ts"
+import { api } from "../support/api.ts"
 import { backend } from "../support/database.ts"
 import { startGateway, type TestGateway } from "../support/gateway.ts"
-import { admin, call, createAccount, expectError } from "../support/http.ts"
+import { expectError, raw } from "../support/http.ts"
 
 let gw: TestGateway
 beforeAll(async () => {
@@ -18,14 +20,13 @@ const allIds = [...famS.models, ...famV.models, ...famK.models, ...image.models]
 describe(`/v1/models (${backend})`, () => {
   it("lists every enabled model with its capabilities and pricing, for either key kind", async () => {
     const { model, resource } = await createAccount(gw)
-    const byModelKey = await call(gw, "GET", "/v1/models", { key: model.key })
-    const byResourceKey = await call(gw, "GET", "/v1/models", { key: resource.key })
-    expect(byModelKey.status).toBe(200)
-    expect(byResourceKey.body).toEqual(byModelKey.body)
-    expect(byModelKey.body.object).toBe("list")
-    expect(byModelKey.body.data.map((m: any) => m.id).sort()).toEqual(allIds)
+    const byModelKey = await api(gw, { model: model.key }).models()
+    const byResourceKey = await api(gw, { resource: resource.key }).models()
+    expect(byResourceKey).toEqual(byModelKey)
+    expect(byModelKey.object).toBe("list")
+    expect(byModelKey.data.map((m) => m.id).sort()).toEqual(allIds)
 
-    const v = byModelKey.body.data.find((m: any) => m.id === "provx-famV-3.1-standard-720p")
+    const v = byModelKey.data.find((m) => m.id === "provx-famV-3.1-standard-720p")
     expect(v).toMatchObject({
       object: "model",
       type: "video",
@@ -47,11 +48,11 @@ describe(`/v1/models (${backend})`, () => {
         subscription_allowed: false
       }
     })
-    const s25 = byModelKey.body.data.find((m: any) => m.id === "provy-famS-2.5-720p")
-    expect(s25.capabilities.durations).toEqual({ min: 4, max: 30 })
-    expect(s25.capabilities.media.video.max_total_duration_s).toBe(30.2)
+    const s25 = byModelKey.data.find((m) => m.id === "provy-famS-2.5-720p")
+    expect(s25?.capabilities).toMatchObject({ durations: { min: 4, max: 30 } })
+    expect(s25?.capabilities).toMatchObject({ media: { video: { max_total_duration_s: 30.2 } } })
 
-    const img = byModelKey.body.data.find((m: any) => m.id === "provx-image-1")
+    const img = byModelKey.data.find((m) => m.id === "provx-image-1")
     expect(img).toMatchObject({
       object: "model",
       type: "image",
@@ -68,22 +69,22 @@ describe(`/v1/models (${backend})`, () => {
 
   it("prices with the caller's group: the key's own group first, then the account's", async () => {
     const { id, model } = await createAccount(gw, { name: "vip", group: "vip" })
-    const vip = await call(gw, "GET", "/v1/models", { key: model.key })
-    const famV = vip.body.data.find((m: any) => m.id === "provx-famV-3.1-standard-720p")
-    expect(famV.pricing).toMatchObject({ group: "vip", group_multiplier: 0.8, effective_price: 0.16 })
+    const vip = await api(gw, { model: model.key }).models()
+    const famV = vip.data.find((m) => m.id === "provx-famV-3.1-standard-720p")
+    expect(famV?.pricing).toMatchObject({ group: "vip", group_multiplier: 0.8, effective_price: 0.16 })
 
-    const keyed = await admin(gw, "POST", `/admin/v1/accounts/${id}/keys`, { kind: "resource", group: "default" })
-    const asDefault = await call(gw, "GET", "/v1/models", { key: keyed.body.key })
-    expect(asDefault.body.data[0].pricing.group).toBe("default")
-    expect(asDefault.body.data[0].pricing.group_multiplier).toBe(1)
+    const newKey = (group: string) =>
+      adminApi(gw)((c) => c.admin.createKey({ path: { id }, payload: { kind: "resource", group } }))
+    const asDefault = await api(gw, { resource: (await newKey("default")).key }).models()
+    expect(asDefault.data[0]!.pricing.group).toBe("default")
+    expect(asDefault.data[0]!.pricing.group_multiplier).toBe(1)
 
     // An aggregate group bills at its cheapest member.
-    const auto = await admin(gw, "POST", `/admin/v1/accounts/${id}/keys`, { kind: "resource", group: "auto" })
-    const asAuto = await call(gw, "GET", "/v1/models", { key: auto.body.key })
-    expect(asAuto.body.data[0].pricing).toMatchObject({ group: "auto", group_multiplier: 0.8 })
+    const asAuto = await api(gw, { resource: (await newKey("auto")).key }).models()
+    expect(asAuto.data[0]!.pricing).toMatchObject({ group: "auto", group_multiplier: 0.8 })
   })
 
   it("needs an API key", async () => {
-    expectError(await call(gw, "GET", "/v1/models"), 401, "invalid_api_key")
+    expectError(await raw(gw, "GET", "/v1/models"), 401, "invalid_api_key")
   })
 })

@@ -2,12 +2,16 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
+import type { ImageTaskRequest, VideoTaskRequest } from "../../src/client/Tasks.ts"
 import { MAX_RESULT_BYTES } from "../../src/tasks/engine/FetchResults.ts"
+import type { VideoTask } from "../../src/tasks/Task.ts"
 import { type FakeGateway, startFakeGateway } from "../fakes/gateway.ts"
+import { createAccount, operator } from "../support/adminApi.ts"
+import { api } from "../support/api.ts"
 import { alsoWith } from "../support/config.ts"
 import { backend } from "../support/database.ts"
+import { eventually } from "../support/eventually.ts"
 import { fakeGatewayConfig, IMAGE, MODEL_TOKEN, RESOURCE_KEY, SHORT, videoTask } from "../support/fakeGateway.ts"
-import { admin, call, createAccount } from "../support/http.ts"
 import { type Installation, installation } from "../support/installation.ts"
 import { type Service, stop } from "../support/process.ts"
 import { startS3rver } from "../support/s3rver.ts"
@@ -81,35 +85,34 @@ const memory = () => {
   return { rss: kib("VmRSS"), peak: kib("VmHWM") }
 }
 
-const balanceOf = async (accountId: string) =>
-  (await admin(inst.target, "GET", `/admin/v1/accounts/${accountId}`)).body.wallet_credits as number
+const balanceOf = async (accountId: string) => (await operator(inst.target).account(accountId)).wallet_credits
 
 /** Creates a task and polls it to its end. */
-const runToEnd = async (body: unknown, kind: "video" | "image" = "video") => {
+const runToEnd = async (
+  request: { kind: "video"; body: VideoTaskRequest } | { kind: "image"; body: ImageTaskRequest }
+) => {
   const acct = await createAccount(inst.target, { name: "streamer", wallet_credits: 100 })
-  const created = await call(inst.target, "POST", `/v1/${kind}/tasks`, { key: acct.model.key, json: body })
-  expect(created.status).toBe(202)
-  const until = Date.now() + 150_000
-  for (;;) {
-    const got = await call(inst.target, "GET", `/v1/${kind}/tasks/${created.body.id}`, { key: acct.resource.key })
-    if (got.body.status === "succeeded" || got.body.status === "failed") return { acct, task: got.body }
-    if (Date.now() > until) throw new Error(`task never ended: ${JSON.stringify(got.body)}`)
-    await new Promise((r) => setTimeout(r, 200))
-  }
+  const tasks = api(inst.target, acct)
+  const created = request.kind === "video"
+    ? await tasks.createVideo(request.body)
+    : await tasks.createImage(request.body)
+  const seen = await tasks.waitTask(request.kind, created.id, undefined, { deadlineMs: 150_000, intervalMs: 200 })
+  return { acct, task: seen.at(-1)! }
 }
+const runVideo = (body: VideoTaskRequest) => runToEnd({ kind: "video", body })
 
 /** A 300 MB result through the service under test: stored whole, its peak memory far below that. */
 const largeResult = async () => {
   // A small result first, so what every task allocates once (its code paths, pools) is in the baseline.
-  expect((await runToEnd(videoTask("a warm-up result"))).task.status).toBe("succeeded")
+  expect((await runVideo(videoTask("a warm-up result"))).task.status).toBe("succeeded")
   const before = memory()
 
   const prompt = `a large result ${service.child.pid}`
   fake.lives.push({ prompt, padBytes: BIG })
-  const { task } = await runToEnd(videoTask(prompt))
+  const { task } = await runVideo(videoTask(prompt))
   const after = memory()
   expect(task.status).toBe("succeeded")
-  const video = task.result.videos[0]
+  const video = (task as VideoTask).result!.videos[0]!
   expect(video.mime_type).toBe("video/mp4")
 
   // The caller gets every byte back from our store.
@@ -140,24 +143,24 @@ describe(`results are re-hosted as streams (${backend})`, () => {
 
   it("a result over the cap fails the task with its refund, and its partial file is removed", async () => {
     fake.lives.push({ prompt: "an image too large", padBytes: MAX_RESULT_BYTES.image })
-    const { acct, task } = await runToEnd(
-      {
+    const { acct, task } = await runToEnd({
+      kind: "image",
+      body: {
         model: IMAGE,
         operation: "generation",
         input: { prompt: "an image too large" },
         output: { size: "1024x1024", format: "png", count: 1 }
-      },
-      "image"
-    )
+      }
+    })
     expect(task.status).toBe("failed")
-    expect(task.error.retryable).toBe(true)
+    expect(task.error?.retryable).toBe(true)
     expect(await balanceOf(acct.id)).toBe(100)
     expect(readdirSync(temp)).toEqual([])
   }, 120_000)
 
   it("a download that times out is tried again; no temporary file outlives either attempt", async () => {
     fake.faults.content.push({ kind: "hang" })
-    const { task } = await runToEnd(videoTask("a result that hangs once", SHORT))
+    const { task } = await runVideo(videoTask("a result that hangs once", SHORT))
     expect(task.status).toBe("succeeded")
     const downloads = fake.requests.filter((r) => r.method === "GET" && r.path.includes("/assets/"))
     expect(downloads.length).toBeGreaterThanOrEqual(2)
@@ -167,15 +170,9 @@ describe(`results are re-hosted as streams (${backend})`, () => {
   it("a download interrupted by a shutdown leaves no temporary file", async () => {
     fake.faults.content.push({ kind: "hang" })
     const acct = await createAccount(inst.target, { name: "stopped", wallet_credits: 100 })
-    const created = await call(inst.target, "POST", "/v1/video/tasks", {
-      key: acct.model.key,
-      json: videoTask("a result that hangs until the shutdown")
-    })
-    expect(created.status).toBe(202)
+    await api(inst.target, acct).createVideo(videoTask("a result that hangs until the shutdown"))
     // The download's file exists as soon as the download starts, before the upstream answers.
-    const until = Date.now() + 60_000
-    while (readdirSync(temp).length === 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 100))
-    expect(readdirSync(temp)).not.toEqual([])
+    await eventually(() => readdirSync(temp).length > 0, "the download's file exists", { deadlineMs: 60_000 })
     await stop(service)
     expect(readdirSync(temp)).toEqual([])
   }, 120_000)

@@ -1,15 +1,20 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { createAccount } from "../support/adminApi.ts"
 import { unthrottled } from "../support/config.ts"
 import { backend } from "../support/database.ts"
 import { startGateway, type TestGateway } from "../support/gateway.ts"
-import { call, createAccount } from "../support/http.ts"
+import { raw } from "../support/http.ts"
 import { eventsOf, pollTask, videoRequest } from "../support/tasks.ts"
 
 /**
  * `metadata` is an object in every task object, `{}` when the caller sent none
  * (docs/api.md, Lists): the create answer, a query, a list, a batch query and
- * the webhook event all carry it.
+ * the webhook event all carry it. Read raw: what the wire carries is the
+ * point (a decoder could fill in a missing field).
  */
+
+type Wire = { readonly id: string; readonly metadata: unknown }
+type WireList = { readonly data: ReadonlyArray<Wire> }
 
 let gw: TestGateway
 beforeAll(async () => {
@@ -38,20 +43,20 @@ describe(`metadata in task objects (${backend})`, () => {
     "$kind: {} when none was sent, in create, query, list, batch and the webhook event",
     async ({ kind, request }) => {
       const acct = await createAccount(gw, { name: `meta-${kind}`, wallet_credits: 100 })
-      const created = await call(gw, "POST", `/v1/${kind}/tasks`, { key: acct.model.key, json: request })
+      const created = await raw(gw, "POST", `/v1/${kind}/tasks`, { key: acct.model.key, json: request })
       expect(created.status).toBe(202)
-      expect(created.body.metadata).toEqual({})
-      const id = created.body.id as string
+      expect((created.body as Wire).metadata).toEqual({})
+      const id = (created.body as Wire).id
 
       const done = (await pollTask(gw, acct.resource.key, id, undefined, { kind })).at(-1)
       expect(done.metadata).toEqual({})
-      const list = await call(gw, "GET", `/v1/${kind}/tasks`, { key: acct.resource.key })
-      expect(list.body.data.map((t: any) => [t.id, t.metadata])).toEqual([[id, {}]])
-      const batch = await call(gw, "POST", `/v1/${kind}/tasks/query`, {
+      const list = await raw(gw, "GET", `/v1/${kind}/tasks`, { key: acct.resource.key })
+      expect((list.body as WireList).data.map((t) => [t.id, t.metadata])).toEqual([[id, {}]])
+      const batch = await raw(gw, "POST", `/v1/${kind}/tasks/query`, {
         key: acct.resource.key,
         json: { task_ids: [id] }
       })
-      expect(batch.body.data.map((t: any) => t.metadata)).toEqual([{}])
+      expect((batch.body as WireList).data.map((t) => t.metadata)).toEqual([{}])
       const [event] = await eventsOf(gw, id)
       expect(event!.payload.data.object).toEqual(done)
     }

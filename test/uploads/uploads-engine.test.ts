@@ -2,11 +2,15 @@ import { Effect, Either } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Registry } from "../../src/catalog/Registry.ts"
 import { validateVideoRequest } from "../../src/catalog/VideoRequest.ts"
+import type { VideoTaskRequest } from "../../src/client/Tasks.ts"
 import { TaskStore } from "../../src/tasks/TaskStore.ts"
+import { createAccount, operator } from "../support/adminApi.ts"
+import { api } from "../support/api.ts"
 import { configWith } from "../support/config.ts"
 import { backend } from "../support/database.ts"
+import { sleep } from "../support/eventually.ts"
 import { startGateway, type TestGateway } from "../support/gateway.ts"
-import { admin, call, createAccount, expectError } from "../support/http.ts"
+import { errorOf, expectError, raw } from "../support/http.ts"
 import { ledgerOf, pollTask } from "../support/tasks.ts"
 import {
   complete,
@@ -89,7 +93,7 @@ const at = (path: string) => `${server.url}${path}`
 const mediaTask = (
   model: string,
   refs: { images?: Array<string>; videos?: Array<string>; audios?: Array<string> }
-) => ({
+): VideoTaskRequest => ({
   model,
   operation: "generation",
   input: {
@@ -102,14 +106,10 @@ const mediaTask = (
   output: { duration: 4 }
 })
 
-const create = async (target: TestGateway, key: string, json: unknown) => {
-  const reply = await call(target, "POST", "/v1/video/tasks", { key, json })
-  if (reply.status !== 202) throw new Error(`create: ${reply.status} ${JSON.stringify(reply.body)}`)
-  return reply.body.id as string
-}
+const create = async (target: TestGateway, key: string, request: VideoTaskRequest) =>
+  (await api(target, { model: key }).createVideo(request)).id
 
-const balance = async (target: TestGateway, id: string) =>
-  (await admin(target, "GET", `/admin/v1/accounts/${id}`)).body.wallet_credits
+const balance = async (target: TestGateway, id: string) => (await operator(target).account(id)).wallet_credits
 
 describe(`reference media in the task engine (${backend})`, () => {
   it("external video, audio and image (reached through a redirect) are fetched, pass the checks, and the task succeeds", async () => {
@@ -131,7 +131,7 @@ describe(`reference media in the task engine (${backend})`, () => {
 
   it("each broken rule fails the task with the spec's code, retryable false, and refunds it", async () => {
     const acct = await createAccount(gw, { name: "external-bad", wallet_credits: 1000 })
-    const cases: Array<[string, unknown, string, RegExp]> = [
+    const cases: Array<[string, VideoTaskRequest, string, RegExp]> = [
       [
         "11 s video",
         mediaTask("provy-famS-2.0-480p", { videos: [at("/v11.mp4")] }),
@@ -259,12 +259,12 @@ describe(`reference media in the task engine (${backend})`, () => {
         `http://10.1.2.3/v4.mp4`
       ]
     ) {
-      const reply = await call(strict, "POST", "/v1/video/tasks", {
+      const reply = await raw(strict, "POST", "/v1/video/tasks", {
         key: acct.model.key,
         json: mediaTask("provy-famS-2.0-480p", { videos: [url] })
       })
       expectError(reply, 400, "invalid_request")
-      expect(reply.body.error.message).toMatch(
+      expect(errorOf(reply.body)?.message).toMatch(
         /input\.reference_videos\[0\].*private, loopback and local addresses are not allowed/
       )
     }
@@ -317,13 +317,13 @@ describe(`reference media in the task engine (${backend})`, () => {
 
     // Confirming again near the expiry gives a fresh URL; the older one still names the same upload.
     const [long] = await uploadAll(strict, acct.resource.key, [video((server.routes["/v11.mp4"] as any).body)])
-    // URLs are signed to the second: a second later, the renewed one differs.
-    await new Promise((r) => setTimeout(r, 1100))
+    // URLs are signed to the second: a second later, the renewed one differs. The sleep is the scenario.
+    await sleep(1100)
     const renewed = (await complete(strict, acct.resource.key, [long.id])).body.data[0]
     expect(renewed.id).toBe(long.id)
     expect(renewed.url).not.toBe(long.url)
     for (const url of [long.url, renewed.url]) {
-      const reply = await call(strict, "POST", "/v1/video/tasks", {
+      const reply = await raw(strict, "POST", "/v1/video/tasks", {
         key: acct.model.key,
         json: mediaTask("provy-famS-2.0-480p", { videos: [url] })
       })

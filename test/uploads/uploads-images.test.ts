@@ -1,8 +1,9 @@
 import { request as httpRequest } from "node:http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { createAccount } from "../support/adminApi.ts"
 import { backend } from "../support/database.ts"
 import { startGateway, type TestGateway } from "../support/gateway.ts"
-import { call, createAccount, expectError } from "../support/http.ts"
+import { call, expectError } from "../support/http.ts"
 import { randomBytes } from "../support/storage.ts"
 import { makeAudio, makeImage } from "../support/uploads.ts"
 

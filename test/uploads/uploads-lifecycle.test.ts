@@ -1,13 +1,17 @@
 import { Effect, Option } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import type { VideoTaskRequest } from "../../src/client/Tasks.ts"
 import { sha256Hex } from "../../src/platform/Digest.ts"
 import { TaskOutcomes } from "../../src/tasks/engine/TaskOutcomes.ts"
 import { TaskQueue } from "../../src/tasks/engine/TaskQueue.ts"
 import { UploadSweep } from "../../src/uploads/UploadSweep.ts"
+import { createAccount } from "../support/adminApi.ts"
+import { api } from "../support/api.ts"
 import { configWith } from "../support/config.ts"
 import { backend } from "../support/database.ts"
+import { eventually } from "../support/eventually.ts"
 import { startGateway, type TestGateway } from "../support/gateway.ts"
-import { call, createAccount } from "../support/http.ts"
+import { call, errorOf, raw } from "../support/http.ts"
 import { startS3rver } from "../support/s3rver.ts"
 import { withStorage } from "../support/storage.ts"
 import { query } from "../support/tasks.ts"
@@ -37,19 +41,12 @@ const lifetimes = (ttlS: number, sweepIntervalS: number) =>
 
 const b64 = (bytes: Uint8Array) => Buffer.from(bytes).toString("base64")
 
-/** Polls `check` until it holds or the deadline passes (then fails with `what`). */
-const eventually = async (what: string, check: () => Promise<boolean>, deadlineMs = 45_000) => {
-  const until = Date.now() + deadlineMs
-  while (Date.now() < until) {
-    if (await check()) return
-    await new Promise((r) => setTimeout(r, 200))
-  }
-  throw new Error(`never happened: ${what}`)
-}
-
 /** Waits until the clock is past `expiresAt` (Unix seconds); with no grace, a sweep may then take what expired there. */
 const pastExpiry = (expiresAt: number) =>
-  eventually(`past ${expiresAt}`, async () => Math.floor(Date.now() / 1000) > expiresAt)
+  eventually(() => Math.floor(Date.now() / 1000) > expiresAt, `past ${expiresAt}`, {
+    deadlineMs: 45_000,
+    intervalMs: 200
+  })
 
 const stored = (gw: TestGateway, key: string) => withStorage(gw, (s) => Effect.map(s.head(key), Option.isSome))
 
@@ -84,7 +81,7 @@ const keysOf = async (gw: TestGateway, id: string) => {
   return [row!.storage_key, ...pins.map((p) => p.storage_key)]
 }
 
-const mediaTask = (url: string) => ({
+const mediaTask = (url: string): VideoTaskRequest => ({
   model: "provy-famS-2.0-480p",
   operation: "generation",
   input: { prompt: "a lighthouse at dusk", reference_mode: "media", reference_images: [{ url }] },
@@ -125,11 +122,11 @@ for (const store of ["local", "s3"] as const) {
       const created = await sessions(auto, key, [image(png), image(png)])
       const [putOnly, neverPut] = created.body.data
       expect(await putBytes(putOnly, png)).toBe(200)
-      const pre = await call(auto, "POST", "/v1/image/uploads/base64", {
-        key,
-        json: { images: [b64(png), { b64_json: b64(jpg), field: "mask" }] }
-      })
-      expect(pre.status).toBe(200)
+      await api(auto, { resource: key }).client((c) =>
+        c.resource.uploads.createImageUploadsBase64({
+          payload: { images: [b64(png), { b64_json: b64(jpg), field: "mask" }] }
+        })
+      )
 
       const ids = [confirmed.id, putOnly.id, neverPut.id]
       const confirmedKeys = await keysOf(auto, confirmed.id)
@@ -147,8 +144,9 @@ for (const store of ["local", "s3"] as const) {
       for (const k of objects) expect(await stored(auto, k), k).toBe(true)
 
       await eventually(
+        async () => (await mediaRows(auto, ids)).length === 0 && (await imageRows(auto, acct.id)).length === 0,
         "every expired upload swept",
-        async () => (await mediaRows(auto, ids)).length === 0 && (await imageRows(auto, acct.id)).length === 0
+        { deadlineMs: 45_000, intervalMs: 200 }
       )
       for (const k of objects) expect(await stored(auto, k), k).toBe(false)
       expect(
@@ -169,19 +167,18 @@ for (const store of ["local", "s3"] as const) {
       const gw = manual
       const acct = await createAccount(gw, { name: "referenced", wallet_credits: 100 })
       const [used, spare] = await uploadAll(gw, acct.resource.key, [image(png), image(png)])
-      const pre = await call(gw, "POST", "/v1/image/uploads/base64", {
-        key: acct.resource.key,
-        json: { images: [b64(png), b64(jpg)] }
+      const tasks = api(gw, acct)
+      const pre = await tasks.client((c) =>
+        c.resource.uploads.createImageUploadsBase64({ payload: { images: [b64(png), b64(jpg)] } })
+      )
+      const [usedImage] = pre.images
+      const video = await tasks.createVideo(mediaTask(used!.url))
+      const edit = await tasks.createImage({
+        model: "provx-image-1",
+        operation: "edit",
+        input: { prompt: "sepia", images: [{ url: usedImage! }] }
       })
-      const [usedImage] = pre.body.images as Array<string>
-      const video = await call(gw, "POST", "/v1/video/tasks", { key: acct.model.key, json: mediaTask(used.url) })
-      expect(video.status).toBe(202)
-      const edit = await call(gw, "POST", "/v1/image/tasks", {
-        key: acct.model.key,
-        json: { model: "provx-image-1", operation: "edit", input: { prompt: "sepia", images: [{ url: usedImage }] } }
-      })
-      expect(edit.status).toBe(202)
-      const taskIds = [video.body.id, edit.body.id]
+      const taskIds = [video.id, edit.id]
 
       // Told apart by the digest of their URLs, as the sweeper does.
       const digestOf = new Map(
@@ -210,9 +207,9 @@ for (const store of ["local", "s3"] as const) {
       expect(await mediaRows(gw, [spare.id])).toEqual([])
       for (const k of spareKeys) expect(await stored(gw, k), k).toBe(false)
       // The confirmed URL still names its upload for the task's checks, expired as it is.
-      const late = await call(gw, "POST", "/v1/video/tasks", { key: acct.model.key, json: mediaTask(used.url) })
+      const late = await raw(gw, "POST", "/v1/video/tasks", { key: acct.model.key, json: mediaTask(used!.url) })
       expect(late.status).toBe(400)
-      expect(late.body.error.message).toMatch(new RegExp(`upload ${used.id} has expired`))
+      expect(errorOf(late.body)?.message).toMatch(new RegExp(`upload ${used.id} has expired`))
 
       // Running: still kept.
       const channels = await query<{ channel: string }>(

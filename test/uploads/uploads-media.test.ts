@@ -1,10 +1,13 @@
 import { Chunk, Effect, Option, Stream } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import type { VideoTaskRequest } from "../../src/client/Tasks.ts"
 import { ObjectStorage } from "../../src/storage/ObjectStorage.ts"
+import { createAccount, operator } from "../support/adminApi.ts"
+import { api } from "../support/api.ts"
 import { configWith } from "../support/config.ts"
 import { backend } from "../support/database.ts"
 import { startGateway, type TestGateway } from "../support/gateway.ts"
-import { admin, call, createAccount, expectError } from "../support/http.ts"
+import { call, errorOf, expectError, raw } from "../support/http.ts"
 import { probeBytes } from "../support/media.ts"
 import { randomBytes } from "../support/storage.ts"
 import { ledgerOf, pollTask, query } from "../support/tasks.ts"
@@ -57,14 +60,13 @@ afterAll(() => gw?.close())
 
 const nowS = () => Math.floor(Date.now() / 1000)
 
-const balance = async (accountId: string) =>
-  (await admin(gw, "GET", `/admin/v1/accounts/${accountId}`)).body.wallet_credits
+const balance = async (accountId: string) => (await operator(gw).account(accountId)).wallet_credits
 
 const mediaTask = (
   model: string,
   refs: { images?: Array<string>; videos?: Array<string>; audios?: Array<string> },
   duration = 4
-) => ({
+): VideoTaskRequest => ({
   model,
   operation: "generation",
   input: {
@@ -150,12 +152,10 @@ describe(`media uploads on the local store (${backend})`, () => {
     expect(again.body).toEqual(confirmed.body)
 
     const [mp4, wav, mp3, png] = confirmed.body.data.map((d: any) => d.url)
-    const task = await call(gw, "POST", "/v1/video/tasks", {
-      key: acct.model.key,
-      json: mediaTask("provy-famS-2.5-480p", { images: [png], videos: [mp4], audios: [wav, mp3] })
-    })
-    expect(task.status).toBe(202)
-    const done = (await pollTask(gw, acct.resource.key, task.body.id)).at(-1)
+    const task = await api(gw, acct).createVideo(
+      mediaTask("provy-famS-2.5-480p", { images: [png], videos: [mp4], audios: [wav, mp3] })
+    )
+    const done = (await pollTask(gw, acct.resource.key, task.id)).at(-1)
     expect(done).toMatchObject({ status: "succeeded", error: null })
     const result = await probeBytes(new Uint8Array(await (await fetch(done.result.videos[0].url)).arrayBuffer()))
     expect(result.video).toMatchObject({ codec: "h264", width: 854, height: 480 })
@@ -452,12 +452,16 @@ describe(`media uploads on the local store (${backend})`, () => {
       video(media.v11!),
       audio(media.wav!, "wav")
     ])
-    const create = (json: unknown, headers: Record<string, string> = {}) =>
-      call(gw, "POST", "/v1/video/tasks", { key: acct.model.key, json, headers })
+    const create = (request: VideoTaskRequest, idempotencyKey?: string) =>
+      api(gw, acct).createVideoReply(request, { idempotencyKey })
     const refused = async (json: unknown, code: string, needle: RegExp) => {
-      const reply = await create(json, { "idempotency-key": "limits-key" })
+      const reply = await raw(gw, "POST", "/v1/video/tasks", {
+        key: acct.model.key,
+        json,
+        headers: { "idempotency-key": "limits-key" }
+      })
       expectError(reply, 400, code, "invalid_request_error")
-      expect(reply.body.error.message).toMatch(needle)
+      expect(errorOf(reply.body)?.message).toMatch(needle)
     }
 
     // An 11 s video: over the 10 s per-file cap of both ranges.
@@ -493,16 +497,17 @@ describe(`media uploads on the local store (${backend})`, () => {
 
     // Nothing was created or charged, so the Idempotency-Key is still unused.
     expect(await balance(acct.id)).toBe(100)
-    expect((await call(gw, "GET", "/v1/video/tasks", { key: acct.resource.key })).body.data).toEqual([])
+    expect((await api(gw, acct).listVideos()).data).toEqual([])
     // Exactly at the limits: 30 s of video for 2.5, 8 + 3 = 11 s for 2.0 (with audio).
-    const ok25 = await create(mediaTask("provy-famS-2.5-480p", { videos: [v10a.url, v10b.url, v10c.url] }), {
-      "idempotency-key": "limits-key"
-    })
+    const ok25 = await create(
+      mediaTask("provy-famS-2.5-480p", { videos: [v10a.url, v10b.url, v10c.url] }),
+      "limits-key"
+    )
     expect(ok25.status).toBe(202)
-    expect(ok25.headers.get("idempotent-replayed")).toBeNull()
+    expect(ok25.headers["idempotent-replayed"]).toBeUndefined()
     const ok20 = await create(mediaTask("provy-famS-2.0-480p", { videos: [v8a.url, v3.url], audios: [wav.url] }))
     expect(ok20.status).toBe(202)
-    for (const id of [ok25.body.id, ok20.body.id]) {
+    for (const id of [ok25.task.id, ok20.task.id]) {
       expect((await pollTask(gw, acct.resource.key, id)).at(-1).status).toBe("succeeded")
       expect((await ledgerOf(gw, id)).map((l) => l.kind)).toEqual(["charge"])
     }

@@ -1,8 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { createAccount } from "../support/adminApi.ts"
+import { api } from "../support/api.ts"
 import { configWith } from "../support/config.ts"
 import { backend } from "../support/database.ts"
 import { startGateway, type TestGateway } from "../support/gateway.ts"
-import { call, createAccount, expectError } from "../support/http.ts"
+import { expectError, raw } from "../support/http.ts"
 import { startS3rver } from "../support/s3rver.ts"
 import { randomBytes } from "../support/storage.ts"
 import { pollTask, query } from "../support/tasks.ts"
@@ -96,23 +98,19 @@ describe(`media uploads on S3 (${backend})`, () => {
     }
 
     const [mp4, wav, mp3, png] = confirmed.body.data.map((d: any) => ({ url: d.url }))
-    const task = await call(gw, "POST", "/v1/video/tasks", {
-      key: acct.model.key,
-      json: {
-        model: "provy-famS-2.5-480p",
-        operation: "generation",
-        input: {
-          prompt: "a kite over dunes",
-          reference_mode: "media",
-          reference_images: [png],
-          reference_videos: [mp4],
-          reference_audios: [wav, mp3]
-        },
-        output: { duration: 4 }
-      }
+    const task = await api(gw, acct).createVideo({
+      model: "provy-famS-2.5-480p",
+      operation: "generation",
+      input: {
+        prompt: "a kite over dunes",
+        reference_mode: "media",
+        reference_images: [png],
+        reference_videos: [mp4],
+        reference_audios: [wav, mp3]
+      },
+      output: { duration: 4 }
     })
-    expect(task.status).toBe(202)
-    expect((await pollTask(gw, acct.resource.key, task.body.id)).at(-1)).toMatchObject({ status: "succeeded" })
+    expect((await pollTask(gw, acct.resource.key, task.id)).at(-1)).toMatchObject({ status: "succeeded" })
   })
 
   it("refusals are the same as on the local store: all or nothing, wrong real type, never PUT, over the limits at creation", async () => {
@@ -146,7 +144,7 @@ describe(`media uploads on S3 (${backend})`, () => {
 
     const [confirmed] = (await complete(gw, acct.resource.key, [long.id])).body.data
     expect(confirmed.id).toBe(long.id)
-    const task = await call(gw, "POST", "/v1/video/tasks", {
+    const task = await raw(gw, "POST", "/v1/video/tasks", {
       key: acct.model.key,
       json: {
         model: "provy-famS-2.0-480p",

@@ -2,12 +2,14 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { describe, expect, it } from "vitest"
+import { createAccount } from "../support/adminApi.ts"
 import { configWith } from "../support/config.ts"
 import { backend, createDatabase } from "../support/database.ts"
+import { eventually, sleep } from "../support/eventually.ts"
 import { ADMIN_TOKEN, freePort } from "../support/gateway.ts"
-import { admin, createAccount, type Target } from "../support/http.ts"
+import { admin, type Target } from "../support/http.ts"
 import { kill, type LogLine, type Service, start, stop, waitForHealth, waitForLog } from "../support/process.ts"
-import { eventually, type Receiver, sleep, startReceiver, verifyStandardWebhook } from "../support/receiver.ts"
+import { type Receiver, startReceiver, verifyStandardWebhook } from "../support/receiver.ts"
 
 /**
  * Webhook delivery across real processes and real signals: a SIGKILL between
@@ -90,7 +92,7 @@ const eventWhen = (
       return e !== undefined && done(e) ? e : undefined
     },
     `event ${eventId} in the awaited state`,
-    deadlineMs
+    { deadlineMs }
   )
 
 const attemptLogs = (service: Service): Array<LogLine> => service.logs().filter((l) => l.message === "webhook attempt")
@@ -152,6 +154,7 @@ describe.concurrent(`webhook delivery across crashes and replicas (${backend})`,
       )
       expect(attemptLogs(second).filter((l) => l.annotations.event_id === eventId).map((l) => l.annotations.attempt))
         .toEqual([2, 3])
+      // The sleep is the scenario: a whole retry interval after the delivery in which no fourth call may come.
       await sleep(INTERVAL_S * 1000 + 500)
       expect(hook.receipts).toHaveLength(3)
       await stop(second)
@@ -196,6 +199,7 @@ describe.concurrent(`webhook delivery across crashes and replicas (${backend})`,
         [2, "delivered", 200]
       ])
       expect(second.logs().some((l) => l.message === "webhook attempt interrupted; redelivering")).toBe(true)
+      // The sleep is the scenario: a while after the delivery in which no third call may come.
       await sleep(1_500)
       expect(hook.receipts).toHaveLength(2)
       await stop(second)
@@ -247,8 +251,9 @@ describe.concurrent(`webhook delivery across crashes and replicas (${backend})`,
             return reply.body.data.length === EVENTS ? reply.body.data : undefined
           },
           "every event delivered",
-          30_000
+          { deadlineMs: 30_000 }
         )
+        // The sleep is the scenario: a while after the last delivery in which no replica may send anything more.
         await sleep(1_500)
 
         // The receiver's view: each event exactly twice (the 500, then the 200), nothing else.

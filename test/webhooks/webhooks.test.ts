@@ -3,19 +3,17 @@ import { Effect, Option } from "effect"
 import type { LookupAddress } from "node:dns"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { guardedLookup, makeTargetHttpClient, PRIVATE_TARGET } from "../../src/runtime/node/TargetHttpClient.ts"
+import type { VideoTask } from "../../src/tasks/Task.ts"
 import { nextAttemptAt, retryPolicy } from "../../src/webhooks/DeliveryRules.ts"
+import { WebhookEventRecord } from "../../src/webhooks/EventRecord.ts"
+import { createAccount, operator } from "../support/adminApi.ts"
+import { api } from "../support/api.ts"
 import { configWith } from "../support/config.ts"
 import { backend } from "../support/database.ts"
+import { eventually, sleep } from "../support/eventually.ts"
 import { startGateway, type TestGateway } from "../support/gateway.ts"
-import { admin, call, createAccount, expectError } from "../support/http.ts"
-import {
-  eventually,
-  type Receipt,
-  type Receiver,
-  sleep,
-  startReceiver,
-  verifyStandardWebhook
-} from "../support/receiver.ts"
+import { expectError, raw, rawAdmin } from "../support/http.ts"
+import { type Receipt, type Receiver, startReceiver, verifyStandardWebhook } from "../support/receiver.ts"
 import { query, videoRequest } from "../support/tasks.ts"
 
 /**
@@ -58,33 +56,27 @@ const receiver = async (...args: Parameters<typeof startReceiver>) => {
 /** An account whose webhook points at `url`; its wk- key. */
 const withWebhook = async (url: string, credits = 0) => {
   const acct = await createAccount(gw, { name: "hooks", wallet_credits: credits })
-  const set = await admin(gw, "PUT", `/admin/v1/accounts/${acct.id}/webhook`, { url })
-  expect(set.status).toBe(200)
-  return { ...acct, webhookKey: set.body.key as string }
+  const set = await operator(gw).setWebhook(acct.id, { url })
+  return { ...acct, webhookKey: set.key }
 }
 
-const events = async (accountId: string, q = "") => {
-  const reply = await admin(gw, "GET", `/admin/v1/accounts/${accountId}/webhook/events${q}`)
-  if (reply.status !== 200) throw new Error(`events: ${reply.status} ${JSON.stringify(reply.body)}`)
-  return reply.body
-}
+const events = (accountId: string, params: { status?: string; limit?: number; after?: string } = {}) =>
+  operator(gw).webhookEvents(accountId, params)
+
+type EventRecord = (typeof WebhookEventRecord)["Type"]
 
 /** Polls the admin API until the event satisfies `done`. */
-const eventWhen = (accountId: string, eventId: string, done: (e: any) => boolean, deadlineMs = 30_000) =>
+const eventWhen = (accountId: string, eventId: string, done: (e: EventRecord) => boolean, deadlineMs = 30_000) =>
   eventually(
     async () => {
-      const e = (await events(accountId)).data.find((x: any) => x.id === eventId)
+      const e = (await events(accountId)).data.find((x) => x.id === eventId)
       return e !== undefined && done(e) ? e : undefined
     },
     `event ${eventId} in the awaited state`,
-    deadlineMs
+    { deadlineMs }
   )
 
-const sendTest = async (accountId: string) => {
-  const reply = await admin(gw, "POST", `/admin/v1/accounts/${accountId}/webhook/test`)
-  expect(reply.status).toBe(202)
-  return reply.body.event_id as string
-}
+const sendTest = async (accountId: string) => (await operator(gw).testWebhook(accountId)).event_id
 
 /** What a receiver checks on every call: method, JSON, the bearer key (whole value) and the signature. */
 const expectAuthentic = (receipt: Receipt, key: string) => {
@@ -104,28 +96,27 @@ describe(`webhook delivery (${backend})`, { timeout: 60_000 }, () => {
   it("video.task.succeeded and video.task.failed: one signed call each, data.object equal to what GET returns", async () => {
     const hook = await receiver()
     const acct = await withWebhook(hook.url, 100)
-    const created = await Promise.all([{}, { outcome: "fail" }].map(async (sandbox) => {
-      const reply = await call(gw, "POST", "/v1/video/tasks", {
-        key: acct.model.key,
-        json: videoRequest({ provider_options: { sandbox } })
-      })
-      expect(reply.status).toBe(202)
-      return reply.body.id as string
-    }))
+    const created = await Promise.all(
+      [{}, { outcome: "fail" }].map(async (sandbox) =>
+        (await api(gw, acct).createVideo(videoRequest({ provider_options: { sandbox } }))).id
+      )
+    )
     const receipts = await hook.waitFor(2, 60_000)
     for (const receipt of receipts) {
       const payload = expectAuthentic(receipt, acct.webhookKey)
-      const task = await call(gw, "GET", `/v1/video/tasks/${payload.data.object.id}`, { key: acct.resource.key })
-      expect(task.status).toBe(200)
+      // Read raw: the event's object must equal the task as the wire carries it.
+      const reply = await raw(gw, "GET", `/v1/video/tasks/${payload.data.object.id}`, { key: acct.resource.key })
+      expect(reply.status).toBe(200)
+      const task = reply.body as VideoTask
       expect(payload).toEqual({
         id: expect.stringMatching(/^evt_/),
         object: "event",
         api_version: "2026-07-17",
-        type: `video.task.${task.body.status}`,
+        type: `video.task.${task.status}`,
         created_at: expect.any(Number),
-        data: { object: task.body }
+        data: { object: task }
       })
-      expect(Math.abs(payload.created_at - task.body.completed_at)).toBeLessThanOrEqual(1)
+      expect(Math.abs(payload.created_at - task.completed_at!)).toBeLessThanOrEqual(1)
       expect(Object.keys(payload)).toEqual(["id", "object", "api_version", "type", "created_at", "data"])
     }
     const byTask = new Map(receipts.map((r) => [r.json.data.object.id, r.json]))
@@ -134,7 +125,7 @@ describe(`webhook delivery (${backend})`, { timeout: 60_000 }, () => {
     expect(byTask.get(created[1]!).type).toBe("video.task.failed")
     expect(byTask.get(created[1]!).data.object.error.code).toBe("video_task_failed")
 
-    // Delivered once each, and so recorded.
+    // Delivered once each, and so recorded. The sleep is the scenario: a whole retry interval in which no second call may come.
     await sleep(INTERVAL_S * 1000 + 500)
     expect(hook.receipts).toHaveLength(2)
     for (const r of receipts) {
@@ -175,7 +166,7 @@ describe(`webhook delivery (${backend})`, { timeout: 60_000 }, () => {
     })
 
     // Disabled: a test still goes out (it checks the receiver before enabling); task events do not.
-    await admin(gw, "PUT", `/admin/v1/accounts/${acct.id}/webhook`, { url: hook.url, enabled: false })
+    await operator(gw).setWebhook(acct.id, { url: hook.url, enabled: false })
     const second = await sendTest(acct.id)
     expect((await hook.waitFor(2))[1]!.json.id).toBe(second)
     await eventWhen(acct.id, second, (e) => e.status === "delivered")
@@ -201,6 +192,7 @@ describe(`webhook delivery (${backend})`, { timeout: 60_000 }, () => {
       [2, "failed", 500, "HTTP 500"],
       [3, "delivered", 200, null]
     ])
+    // The sleep is the scenario: a whole retry interval after the delivery in which no fourth call may come.
     await sleep(INTERVAL_S * 1000 + 500)
     expect(hook.receipts).toHaveLength(3)
   })
@@ -220,6 +212,7 @@ describe(`webhook delivery (${backend})`, { timeout: 60_000 }, () => {
       expect(a.error).toMatch(/timed out/i)
       expect(a.duration_ms).toBeGreaterThanOrEqual(TIMEOUT_S * 1000 - 50)
     }
+    // The sleep is the scenario: one more interval and time-out after the last attempt, in which no further call may come.
     await sleep(INTERVAL_S * 1000 + TIMEOUT_S * 1000 + 500)
     expect(hook.receipts).toHaveLength(MAX_ATTEMPTS)
   })
@@ -249,8 +242,7 @@ describe(`webhook delivery (${backend})`, { timeout: 60_000 }, () => {
       (x) => x.status === "pending" && x.attempts[0]?.outcome === "failed"
     )
     expect(scheduled.next_attempt_at).toEqual(expect.any(Number))
-    const rotated = await admin(gw, "POST", `/admin/v1/accounts/${acct.id}/webhook/rotate`)
-    const newKey = rotated.body.key as string
+    const newKey = (await operator(gw).rotateWebhookKey(acct.id)).key
     expect(newKey).not.toBe(acct.webhookKey)
 
     const [first, second] = await hook.waitFor(2)
@@ -268,30 +260,34 @@ describe(`webhook delivery (${backend})`, { timeout: 60_000 }, () => {
     await hook.waitFor(3)
     for (const id of ids) await eventWhen(acct.id, id, (x) => x.status === "delivered")
     const all = await events(acct.id)
-    expect(new Set(all.data.map((e: any) => e.id))).toEqual(new Set(ids))
-    const createdAt = all.data.map((e: any) => e.created_at)
+    expect(new Set(all.data.map((e) => e.id))).toEqual(new Set(ids))
+    const createdAt = all.data.map((e) => e.created_at)
     expect(createdAt).toEqual([...createdAt].sort((a, b) => b - a))
-    const page1 = await events(acct.id, "?limit=2")
+    const page1 = await events(acct.id, { limit: 2 })
     expect(page1).toMatchObject({
       object: "list",
       has_more: true,
-      first_id: page1.data[0].id,
-      last_id: page1.data[1].id
+      first_id: page1.data[0]!.id,
+      last_id: page1.data[1]!.id
     })
-    const page2 = await events(acct.id, `?limit=2&after=${page1.last_id}`)
+    const page2 = await events(acct.id, { limit: 2, after: page1.last_id! })
     expect(page2.has_more).toBe(false)
-    expect([...page1.data, ...page2.data].map((e: any) => e.id)).toEqual(all.data.map((e: any) => e.id))
-    expect((await events(acct.id, "?status=failed")).data).toEqual([])
-    expect((await events(acct.id, "?status=delivered")).data).toHaveLength(3)
+    expect([...page1.data, ...page2.data].map((e) => e.id)).toEqual(all.data.map((e) => e.id))
+    expect((await events(acct.id, { status: "failed" })).data).toEqual([])
+    expect((await events(acct.id, { status: "delivered" })).data).toHaveLength(3)
 
-    expectError(await admin(gw, "GET", `/admin/v1/accounts/${acct.id}/webhook/events?limit=0`), 400, "invalid_request")
     expectError(
-      await admin(gw, "GET", `/admin/v1/accounts/${acct.id}/webhook/events?colour=red`),
+      await rawAdmin(gw, "GET", `/admin/v1/accounts/${acct.id}/webhook/events?limit=0`),
       400,
       "invalid_request"
     )
-    expectError(await admin(gw, "GET", `/admin/v1/accounts/acct_nope/webhook/events`), 404, "account_not_found")
-    expectError(await call(gw, "GET", `/admin/v1/accounts/${acct.id}/webhook/events`), 401, "invalid_api_key")
+    expectError(
+      await rawAdmin(gw, "GET", `/admin/v1/accounts/${acct.id}/webhook/events?colour=red`),
+      400,
+      "invalid_request"
+    )
+    expectError(await rawAdmin(gw, "GET", `/admin/v1/accounts/acct_nope/webhook/events`), 404, "account_not_found")
+    expectError(await raw(gw, "GET", `/admin/v1/accounts/${acct.id}/webhook/events`), 401, "invalid_api_key")
   })
 })
 
@@ -343,20 +339,21 @@ describe(`private targets refused (${backend})`, { timeout: 60_000 }, () => {
         "http://intranet/h"
       ]
     ) {
-      expectError(await admin(strict, "PUT", `/admin/v1/accounts/${acct.id}/webhook`, { url }), 400, "invalid_request")
+      expectError(
+        await rawAdmin(strict, "PUT", `/admin/v1/accounts/${acct.id}/webhook`, { url }),
+        400,
+        "invalid_request"
+      )
     }
-    expect(
-      (await admin(strict, "PUT", `/admin/v1/accounts/${acct.id}/webhook`, { url: "https://hooks.example.com/x" }))
-        .status
-    ).toBe(200)
+    expect(await operator(strict).setWebhook(acct.id, { url: "https://hooks.example.com/x" }))
+      .toMatchObject({ url: "https://hooks.example.com/x" })
 
     // The stored URL changed behind the admin API's back (set while private targets were allowed).
     await query(strict, (sql) => sql`UPDATE accounts SET webhook_url = ${hook.url} WHERE id = ${acct.id} RETURNING id`)
-    const reply = await admin(strict, "POST", `/admin/v1/accounts/${acct.id}/webhook/test`)
-    expect(reply.status).toBe(202)
+    const { event_id } = await operator(strict).testWebhook(acct.id)
     const e = await eventually(async () => {
-      const list = await admin(strict, "GET", `/admin/v1/accounts/${acct.id}/webhook/events`)
-      const found = list.body.data.find((x: any) => x.id === reply.body.event_id)
+      const list = await operator(strict).webhookEvents(acct.id)
+      const found = list.data.find((x) => x.id === event_id)
       return found?.status === "failed" ? found : undefined
     }, "the event failed")
     expect(e.attempts).toHaveLength(2)

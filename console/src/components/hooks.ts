@@ -54,3 +54,25 @@ export const useLoad = <T>(
 
   return { data, error, reload: run }
 }
+
+/**
+ * Follows a task's live status stream while `live` holds: `onChange` runs on
+ * each `task` event (the page reloads what it shows, ledger and files
+ * included). The stream is closed on the terminal state, so the browser does
+ * not reconnect to a finished task; a dropped connection is reconnected by
+ * the browser with `Last-Event-ID`.
+ */
+export const useTaskEvents = (url: string, live: boolean, onChange: () => void) => {
+  const latest = useRef(onChange)
+  latest.current = onChange
+  useEffect(() => {
+    if (!live) return
+    const source = new EventSource(url)
+    source.addEventListener("task", (event) => {
+      const task = JSON.parse((event as MessageEvent<string>).data) as { readonly status: string }
+      if (task.status === "succeeded" || task.status === "failed") source.close()
+      latest.current()
+    })
+    return () => source.close()
+  }, [url, live])
+}

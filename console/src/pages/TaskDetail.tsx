@@ -1,7 +1,7 @@
 import { useState } from "preact/hooks"
-import { api, type Asset, assetUrl, type TaskObject } from "../api.ts"
+import { api, type Asset, assetUrl, taskEventsUrl, type TaskObject } from "../api.ts"
 import { Deliveries } from "../components/Deliveries.tsx"
-import { useLoad } from "../components/hooks.ts"
+import { useLoad, useTaskEvents } from "../components/hooks.ts"
 import { ErrorNote, Fields, Json, Loading, Progress, Section, Status } from "../components/ui.tsx"
 import { bytes, credits, dateTime, shape } from "../format.ts"
 import { href } from "../router.ts"
@@ -96,14 +96,17 @@ const Result = ({ asset }: { asset: Asset }) => (
 
 /**
  * One task: its fields, the request as stored, the result, the error, its
- * ledger lines and the webhook deliveries of its events. Polls until the
- * task is finished. The operator also sees where it ran.
+ * ledger lines and the webhook deliveries of its events. Until the task is
+ * finished the page follows its live status stream and reloads on each
+ * change; after that it polls only while webhook deliveries are pending.
+ * The operator also sees where it ran.
  */
 export const TaskDetail = ({ id, pollSeconds }: { id: string; pollSeconds: number }) => {
   const page = useLoad(() => api.task(id), [id], {
     everyMs: pollSeconds * 1000,
-    keepPolling: (p) => !terminal(p.task.status) || p.webhook_events.some((e) => e.status === "pending")
+    keepPolling: (p) => terminal(p.task.status) && p.webhook_events.some((e) => e.status === "pending")
   })
+  useTaskEvents(taskEventsUrl(id), page.data !== undefined && !terminal(page.data.task.status), page.reload)
   if (page.data === undefined) {
     return (
       <main id="main">

@@ -5,7 +5,8 @@ import { OptionField } from "../../catalog/contract/Capabilities.ts"
 import type { MediaTools } from "../../platform/MediaTools.ts"
 import type { UpstreamCallbacks } from "./Callbacks.ts"
 import type { ChannelSettings } from "./ChannelSettings.ts"
-import type { ImageGenerator, UpstreamAnswerDetail, VideoGenerator } from "./Generation.ts"
+import type { ChannelCheck } from "./Check.ts"
+import type { ImageGenerator, VideoGenerator } from "./Generation.ts"
 import type { ImageUpstream, VideoUpstream } from "./Upstream.ts"
 
 /**
@@ -18,7 +19,8 @@ import type { ImageUpstream, VideoUpstream } from "./Upstream.ts"
 
 export * from "./Callbacks.ts"
 export * from "./ChannelSettings.ts"
-export { exchange, readAnswer, type UpstreamAnswer } from "./Exchange.ts"
+export * from "./Check.ts"
+export { answerDetail, exchange, readAnswer, type UpstreamAnswer } from "./Exchange.ts"
 export { FailureCodes } from "./FailureCodes.ts"
 export * from "./Generation.ts"
 export { retryHintMs } from "./RetryHint.ts"
@@ -114,15 +116,6 @@ export interface RouteToCheck {
   readonly kind: TaskKind
   /** The route's `upstream_model` (the public id by default). */
   readonly upstreamModel: string
-}
-
-/** What a channel check found (an adapter's `check`). */
-export interface ChannelCheck {
-  readonly result: "ok" | "credentials_refused" | "unreachable" | "unexpected_answer"
-  /** Words for the operator: what was asked and what came back (never a secret). */
-  readonly detail: string
-  /** The upstream's own answer, when there was one. */
-  readonly upstream?: UpstreamAnswerDetail | undefined
 }
 
 /** An adapter of any kinds and settings, as the loader holds them. */

@@ -1,6 +1,6 @@
 import type { Headers, HttpClient, HttpClientError, HttpClientRequest, HttpClientResponse } from "@effect/platform"
 import { Duration, Effect } from "effect"
-import type { GenerationError } from "./Generation.ts"
+import { type GenerationError, type UpstreamAnswerDetail, withUpstream } from "./Generation.ts"
 
 /** An upstream's answer read whole: its status, headers, text and the text as JSON (null when it is not). */
 export interface UpstreamAnswer {
@@ -33,6 +33,37 @@ export const readAnswer = <E = never>(
     (text) => ({ status: response.status, headers: response.headers, text, body: json(text) })
   )
 
+const text = (value: unknown): string | undefined =>
+  typeof value === "string" && value !== "" ? value : typeof value === "number" ? String(value) : undefined
+
+/** The longest provider message kept for operators: enough to read, never a whole HTML page. */
+const MESSAGE_LIMIT = 500
+
+/**
+ * The upstream's own status, code and message from an answer, in the
+ * envelopes the providers use: `{ "error": { "code" | "status" | "type",
+ * "message" } }` (OpenAI, Ark, Google, a chained gateway) or a top-level
+ * `{ "code", "message" }` (Kling). A body that is not JSON keeps its first
+ * characters as the message.
+ */
+export const answerDetail = (
+  answer: Pick<UpstreamAnswer, "status" | "text"> & { readonly body?: unknown }
+): UpstreamAnswerDetail => {
+  const body = (answer.body === undefined ? json(answer.text) : answer.body) as Record<string, unknown> | null
+  const envelope = body !== null && typeof body === "object" && typeof body.error === "object" && body.error !== null
+    ? body.error as Record<string, unknown>
+    : body !== null && typeof body === "object"
+    ? body
+    : undefined
+  const code = envelope === undefined
+    ? undefined
+    : text(envelope.status) !== undefined && typeof envelope.code === "number"
+    ? text(envelope.status) // Google: `code` repeats the HTTP status, `status` is the name (UNAUTHENTICATED)
+    : text(envelope.code) ?? text(envelope.type) ?? text(envelope.status)
+  const message = envelope === undefined ? answer.text.trim() : text(envelope.message) ?? text(body?.message)
+  return { status: answer.status, code, message: message?.slice(0, MESSAGE_LIMIT) }
+}
+
 /**
  * One exchange with an upstream, bounded in time, its answer read whole:
  * what every adapter of a JSON protocol does per call. The adapter says
@@ -53,7 +84,11 @@ export const exchange = (
 ): Effect.Effect<UpstreamAnswer, GenerationError> =>
   client.execute(request).pipe(
     Effect.tapError((e) => Effect.logWarning(`${options.what} failed`).pipe(Effect.annotateLogs({ cause: e.message }))),
-    Effect.mapError(options.transport),
+    Effect.mapError((e) => withUpstream(options.transport(e), { message: `${options.what} failed: ${e.message}` })),
     Effect.flatMap((response) => readAnswer(response, options.lost)),
-    Effect.timeoutFail({ duration: Duration.seconds(options.seconds), onTimeout: options.timeout })
+    Effect.timeoutFail({
+      duration: Duration.seconds(options.seconds),
+      onTimeout: () =>
+        withUpstream(options.timeout(), { message: `${options.what}: no answer within ${options.seconds} s` })
+    })
   )

@@ -96,6 +96,22 @@ export interface UpstreamAnswerDetail {
   readonly message?: string | undefined
 }
 
+/**
+ * The same failure with the upstream's own answer beside it (operators only):
+ * what an adapter returns where it maps a refusal or a failed exchange.
+ */
+export const withUpstream = (error: GenerationError, upstream: UpstreamAnswerDetail): GenerationError =>
+  new GenerationError({
+    code: error.code,
+    message: error.message,
+    retryable: error.retryable,
+    transient: error.transient,
+    retryAfterMs: error.retryAfterMs,
+    ambiguous: error.ambiguous,
+    notAccepted: error.notAccepted,
+    upstream: { ...error.upstream, ...upstream }
+  })
+
 /** A channel's video runner: generation in this process (the sandbox, a fixture). */
 export interface VideoGenerator {
   readonly generate: (job: VideoJob) => Stream.Stream<GenerationEvent, GenerationError>

@@ -1,8 +1,9 @@
 import { Headers, HttpTraceContext } from "@effect/platform"
 import { Cause, Clock, Context, Effect, Exit, Layer, Option, Runtime } from "effect"
 import { type Failure, isFailure } from "../Failure.ts"
+import { Metrics, type MetricsService } from "../metrics/Metrics.ts"
 import { answerOf, internalError } from "./Errors.ts"
-import { logRequest, requestIdOf } from "./Middleware.ts"
+import { logRequest, requestIdOf, secondsBetween } from "./Middleware.ts"
 import { CurrentRequestId } from "./RequestId.ts"
 import { BASELINE_HEADERS } from "./SecurityHeaders.ts"
 
@@ -30,6 +31,8 @@ export interface PlainAnswer {
  */
 export interface FastRoute<R> {
   readonly match: (method: string, path: string) => ReadonlyArray<string> | undefined
+  /** The contract's path template the matched request is an instance of (the HTTP metrics' route label). */
+  readonly template: (params: ReadonlyArray<string>) => string
   readonly answer: (
     params: ReadonlyArray<string>,
     request: PlainRequest
@@ -48,9 +51,10 @@ export interface FastRoute<R> {
  *
  * What the gateway middleware adds to every answer is added here too: the
  * request id (kept from `x-request-id` or made), the spec's error body for
- * any failure, the hardening headers, one access log line and a server span
- * (parented by an incoming `traceparent`). A request with a query string is
- * left to the full path, which is the reference the tests compare with.
+ * any failure, the hardening headers, one access log line, the HTTP metrics
+ * (by the route's template) and a server span (parented by an incoming
+ * `traceparent`). A request with a query string or a `Prefer` header is left
+ * to the full path, which is the reference the tests compare with.
  */
 export class FastRoutes extends Context.Tag("FastRoutes")<FastRoutes, {
   /** The answer, or undefined at once when no fast route takes the request. */
@@ -59,17 +63,18 @@ export class FastRoutes extends Context.Tag("FastRoutes")<FastRoutes, {
   static readonly layer = <R>(routes: ReadonlyArray<FastRoute<R>>) =>
     Layer.effect(
       FastRoutes,
-      Effect.map(Effect.runtime<R>(), (runtime) => {
+      Effect.map(Effect.zip(Effect.runtime<R>(), Metrics), ([runtime, metrics]) => {
         const run = Runtime.runPromiseExit(runtime)
         return {
           handle: (request) => {
-            if (request.url.includes("?")) return undefined
+            // A request that states preferences (`Prefer`, such as a long poll's wait) is left to the full path, which honours them.
+            if (request.url.includes("?") || request.header("prefer") !== undefined) return undefined
             for (const route of routes) {
               const params = route.match(request.method, request.url)
               if (params === undefined) continue
               const requestId = requestIdOf(request.header("x-request-id"))
               // The answer's effect handles every failure; an exit that is not a success is an interruption (shutdown).
-              return run(serve(route, params, request, requestId)).then((exit) =>
+              return run(serve(route, params, request, requestId, metrics)).then((exit) =>
                 Exit.isSuccess(exit) ? exit.value : plain(answerOf(internalError(), requestId), requestId)
               )
             }
@@ -94,9 +99,15 @@ const plain = (
   body: JSON.stringify(answer.body)
 })
 
-const serve = <R>(route: FastRoute<R>, params: ReadonlyArray<string>, request: PlainRequest, requestId: string) => {
+const serve = <R>(
+  route: FastRoute<R>,
+  params: ReadonlyArray<string>,
+  request: PlainRequest,
+  requestId: string,
+  metrics: MetricsService
+) => {
   const answered = Effect.gen(function*() {
-    const started = yield* Clock.currentTimeMillis
+    const started = yield* Clock.currentTimeNanos
     const answer = yield* route.answer(params, request).pipe(
       Effect.map(({ body, status }) => ({ status, headers: {} as Record<string, string>, body })),
       Effect.catchAllCause((cause) => {
@@ -107,7 +118,9 @@ const serve = <R>(route: FastRoute<R>, params: ReadonlyArray<string>, request: P
       }),
       Effect.locally(CurrentRequestId, requestId)
     )
-    yield* logRequest(request.method, request.url, answer.status, (yield* Clock.currentTimeMillis) - started)
+    const seconds = secondsBetween(started, yield* Clock.currentTimeNanos)
+    metrics.httpRequest(request.method, route.template(params), answer.status, seconds)
+    yield* logRequest(request.method, request.url, answer.status, Math.round(seconds * 1000))
     yield* Effect.annotateCurrentSpan("http.response.status_code", answer.status)
     return plain(answer, requestId)
   })

@@ -2,6 +2,7 @@ import { type HttpApi, type HttpApp, HttpServerRequest, HttpServerResponse } fro
 import { Cause, Clock, Effect, Option } from "effect"
 import { type Failure, isFailure } from "../Failure.ts"
 import { IdPrefix, newId } from "../Ids.ts"
+import { Metrics } from "../metrics/Metrics.ts"
 import { textProblem } from "../Text.ts"
 import { notFoundOfParam } from "./ErrorContract.ts"
 import { answerOf, internalError } from "./Errors.ts"
@@ -30,7 +31,38 @@ const routesOf = (api: HttpApi.HttpApi.Any): ReadonlyArray<Route> =>
     }))
   )
 
-const matches = (route: Route, segments: ReadonlyArray<string>) =>
+/** A route's method and path template, for the HTTP metrics' labels. */
+interface Template {
+  readonly method: string
+  readonly route: string
+  readonly segments: ReadonlyArray<string>
+  /** Its fixed segments: where two templates match a path, the one with more wins (`/tasks/query` over `/tasks/:id`). */
+  readonly fixed: number
+}
+
+const templateOf = (method: string, route: string): Template => {
+  const segments = route.split("/").filter(Boolean)
+  return { method, route, segments, fixed: segments.filter((s) => !s.startsWith(":")).length }
+}
+
+/**
+ * The template a request's path matched (`/v1/video/tasks/:task_id`), the
+ * HTTP metrics' `route` label: never the path itself, which carries ids. A
+ * path no route has is `unmatched`.
+ */
+const routeLabel = (templates: ReadonlyArray<Template>, method: string, segments: ReadonlyArray<string>) => {
+  let best: Template | undefined
+  for (const t of templates) {
+    if (!matches(t, segments)) continue
+    const better = best === undefined ||
+      (t.method === method && best.method !== method) ||
+      ((t.method === method) === (best.method === method) && t.fixed > best.fixed)
+    if (better) best = t
+  }
+  return best?.route ?? "unmatched"
+}
+
+const matches = (route: { readonly segments: ReadonlyArray<string> }, segments: ReadonlyArray<string>) =>
   route.segments.length === segments.length &&
   route.segments.every((s, i) => s.startsWith(":") ? segments[i]!.length > 0 : s === segments[i])
 
@@ -101,6 +133,9 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
 export const requestIdOf = (incoming: string | undefined) =>
   incoming !== undefined && REQUEST_ID.test(incoming) ? incoming : newId(IdPrefix.request)
 
+/** Seconds between two readings of the clock's nanoseconds. */
+export const secondsBetween = (started: bigint, finished: bigint) => Number(finished - started) / 1e9
+
 /** The access log line of one request, as structured fields. */
 export const logRequest = (method: string, path: string, status: number, durationMs: number) =>
   Effect.logInfo("request").pipe(Effect.annotateLogs({ method, path, status, duration_ms: durationMs }))
@@ -109,26 +144,38 @@ export const logRequest = (method: string, path: string, status: number, duratio
  * Outermost layer of every request: assigns the request id, turns every
  * failure that escaped the contract (unknown route, wrong method, errors that
  * carry headers, defects) into the spec's error body, sets `x-request-id`
- * and the hardening headers (SecurityHeaders.ts), and writes one structured
- * access log line.
+ * and the hardening headers (SecurityHeaders.ts), writes one structured
+ * access log line and records the request in the HTTP metrics, by its
+ * route's template (platform/metrics).
  */
-export const gatewayMiddleware = (api: HttpApi.HttpApi.Any) => {
+export const gatewayMiddleware = (api: HttpApi.HttpApi.Any, plainRoutes: ReadonlyArray<string> = []) => {
   const routes = routesOf(api)
+  const labelOf = routeLabeller(api, plainRoutes)
   return (app: HttpApp.Default): HttpApp.Default =>
     Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
       const requestId = requestIdOf(request.headers["x-request-id"])
-      return Effect.annotateLogs(handle(routes, app, request, requestId), "request_id", requestId)
+      return Effect.annotateLogs(handle(routes, labelOf, app, request, requestId), "request_id", requestId)
     })
+}
+
+/** The HTTP metrics' `route` label of a request: its route's template among the contract's and `plainRoutes`. */
+export const routeLabeller = (api: HttpApi.HttpApi.Any, plainRoutes: ReadonlyArray<string>) => {
+  const templates = [
+    ...routesOf(api).map((r) => templateOf(r.method, `/${r.segments.join("/")}`)),
+    ...plainRoutes.map((r) => templateOf(r.slice(0, r.indexOf(" ")), r.slice(r.indexOf(" ") + 1)))
+  ]
+  return (method: string, path: string) => routeLabel(templates, method, path.split("/").filter(Boolean))
 }
 
 const handle = (
   routes: ReadonlyArray<Route>,
+  labelOf: (method: string, path: string) => string,
   app: HttpApp.Default,
   request: HttpServerRequest.HttpServerRequest,
   requestId: string
 ) =>
   Effect.gen(function*() {
-    const started = yield* Clock.currentTimeMillis
+    const started = yield* Clock.currentTimeNanos
     const impossible = impossibleId(routes, request)
     const routed: HttpApp.Default<Failure> = impossible === undefined ? app : Effect.fail(impossible)
     const response = yield* routed.pipe(
@@ -146,8 +193,11 @@ const handle = (
       }),
       Effect.locally(CurrentRequestId, requestId)
     )
-    const finished = yield* Clock.currentTimeMillis
-    yield* logRequest(request.method, pathOf(request), response.status, finished - started)
+    const seconds = secondsBetween(started, yield* Clock.currentTimeNanos)
+    const path = pathOf(request)
+    const route = labelOf(request.method, path)
+    ;(yield* Metrics).httpRequest(request.method, route, response.status, seconds)
+    yield* logRequest(request.method, path, response.status, Math.round(seconds * 1000))
     return yield* withSecurityHeaders(
       pathOf(request),
       HttpServerResponse.setHeader(response, "x-request-id", requestId)

@@ -36,10 +36,15 @@ const scalarOnFirstRequest = (path: `/${string}`) =>
  * wrapped by the gateway middleware. The contract and its handlers are passed
  * in (src/Gateway.ts composes them), so this module names no feature.
  */
-export const httpApp = <E, R>(api: HttpApi.HttpApi.Any, handlers: Layer.Layer<HttpApi.Api, E, R>) =>
+export const httpApp = <E, R>(
+  api: HttpApi.HttpApi.Any,
+  handlers: Layer.Layer<HttpApi.Api, E, R>,
+  /** The routes the handlers mount beside the contract (`GET /metrics`), for the metrics' route label. */
+  plainRoutes: ReadonlyArray<string> = []
+) =>
   HttpApiBuilder.serve().pipe(
     // Inside the app, so that errors become spec bodies before the server writes anything.
-    Layer.provide(HttpApiBuilder.middleware(gatewayMiddleware(api))),
+    Layer.provide(HttpApiBuilder.middleware(gatewayMiddleware(api, plainRoutes))),
     // No limit on a path parameter's length (the router's default is 100): a
     // longer id missed every route and the miss answered 405. The handlers
     // look any id up, after authentication, and answer their own 404.

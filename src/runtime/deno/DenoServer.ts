@@ -1,6 +1,7 @@
 import { Etag, HttpApp, HttpPlatform, HttpServer, HttpServerError } from "@effect/platform"
 import { NodeContext } from "@effect/platform-node"
 import { Duration, Effect, Layer, Option } from "effect"
+import { Draining } from "../../platform/http/Draining.ts"
 import { FastRoutes } from "../../platform/http/FastRoutes.ts"
 
 /**
@@ -49,6 +50,7 @@ const make = (options: { readonly host: string; readonly port: number; readonly 
       Effect.sync(() => stopSignals.forEach((signal) => Deno.addSignalListener(signal, onStop))),
       () => Effect.sync(() => stopSignals.forEach((signal) => Deno.removeSignalListener(signal, onStop)))
     )
+    const endless = yield* Effect.serviceOption(Draining)
     const server = yield* Effect.acquireRelease(
       // Deno.serve binds synchronously: a taken port or an unknown host throws here, failing the start.
       Effect.try({
@@ -64,11 +66,14 @@ const make = (options: { readonly host: string; readonly port: number; readonly 
         catch: (cause) => new HttpServerError.ServeError({ cause })
       }),
       (server) =>
-        Effect.promise(async () => {
-          draining = true
-          await idle()
-          await server.shutdown()
-        }).pipe(
+        // Endless responses (live status streams) are told to end first, so shutdown() does not wait on them.
+        Option.match(endless, { onNone: () => Effect.void, onSome: (d) => d.begin }).pipe(
+          Effect.zipRight(Effect.promise(async () => {
+            draining = true
+            await idle()
+            await server.shutdown()
+          }))
+        ).pipe(
           Effect.timeoutOption(options.drain ?? "8 seconds"),
           Effect.asVoid
         )

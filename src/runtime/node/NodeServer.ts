@@ -2,6 +2,7 @@ import { HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Duration, Effect, Layer, Option } from "effect"
 import { createServer, type IncomingMessage, type ServerOptions, type ServerResponse } from "node:http"
+import { Draining } from "../../platform/http/Draining.ts"
 import { FastRoutes } from "../../platform/http/FastRoutes.ts"
 
 /** A header's value; a repeated one joined as Node joins it for `headers`. */
@@ -36,12 +37,17 @@ export const layer = (
           ...options.server
         })
         const http = yield* NodeHttpServer.make(() => server, { host: options.host, port: options.port })
-        // Added after the server's own finalizer, so it runs first, while close() waits.
+        const draining = yield* Effect.serviceOption(Draining)
+        // Added after the server's own finalizer, so it runs first, while close() waits: endless
+        // responses (live status streams) are told to end, idle connections are closed.
         yield* Effect.addFinalizer(() =>
-          Effect.sync(() => {
-            server.closeIdleConnections()
-            setTimeout(() => server.closeAllConnections(), Duration.toMillis(options.drain ?? "8 seconds")).unref()
-          })
+          Effect.zipRight(
+            Option.match(draining, { onNone: () => Effect.void, onSome: (d) => d.begin }),
+            Effect.sync(() => {
+              server.closeIdleConnections()
+              setTimeout(() => server.closeAllConnections(), Duration.toMillis(options.drain ?? "8 seconds")).unref()
+            })
+          )
         )
         return HttpServer.make({
           address: http.address,

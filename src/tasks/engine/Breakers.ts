@@ -11,13 +11,22 @@ import { Clock, Context, Effect, Layer } from "effect"
 export class Breakers extends Context.Tag("Breakers")<Breakers, {
   readonly trip: (channel: string, cooldownMs: number) => Effect.Effect<void>
   readonly isOpen: (channel: string) => Effect.Effect<boolean>
+  /** When each channel's breaker closes again (ms; in the past when closed): what this replica reports. */
+  readonly openUntil: (channel: string) => number
+  /** The channels whose breaker is open now, in this process (the metrics' breaker gauge). */
+  readonly opened: Effect.Effect<ReadonlyArray<string>>
 }>() {
   static readonly layer = Layer.sync(Breakers, () => {
     const openUntil = new Map<string, number>()
     return {
       trip: (channel, cooldownMs) =>
         Effect.map(Clock.currentTimeMillis, (now) => void openUntil.set(channel, now + cooldownMs)),
-      isOpen: (channel) => Effect.map(Clock.currentTimeMillis, (now) => (openUntil.get(channel) ?? 0) > now)
+      isOpen: (channel) => Effect.map(Clock.currentTimeMillis, (now) => (openUntil.get(channel) ?? 0) > now),
+      openUntil: (channel) => openUntil.get(channel) ?? 0,
+      opened: Effect.map(
+        Clock.currentTimeMillis,
+        (now) => [...openUntil].filter(([, until]) => until > now).map(([channel]) => channel)
+      )
     }
   })
 }

@@ -1,7 +1,9 @@
 import { Duration, Effect, Fiber, Queue, Ref, Schedule, Stream } from "effect"
+import { ChannelStates } from "../../channel/ChannelStates.ts"
 import type { ChannelSettings } from "../../channel/contract/ChannelSettings.ts"
 import { AppConfig } from "../../platform/AppConfig.ts"
 import { randomBase62 } from "../../platform/Ids.ts"
+import { handOnQueued } from "./Failover.ts"
 import { runTask } from "./RunTask.ts"
 import { TaskQueue } from "./TaskQueue.ts"
 
@@ -13,6 +15,7 @@ import { TaskQueue } from "./TaskQueue.ts"
 export const channelWorker = (channelName: string, channel: ChannelSettings) =>
   Effect.gen(function*() {
     const queue = yield* TaskQueue
+    const states = yield* ChannelStates
     const { limits } = yield* AppConfig
     const workerId = `wrk_${randomBase62(8)}`
     const running = yield* Ref.make(0)
@@ -40,6 +43,10 @@ export const channelWorker = (channelName: string, channel: ChannelSettings) =>
     )
 
     const claimFree = Effect.gen(function*() {
+      // A draining or disabled channel takes no new work; a disabled one hands its queued tasks on.
+      const { state } = yield* states.get(channelName)
+      if (state === "disabled") yield* handOnQueued(channelName, 100)
+      if (state !== "enabled") return false
       const free = channel.concurrency - (yield* Ref.get(running))
       if (free <= 0) return false
       const claims = yield* queue.claim(channelName, workerId, free, channel.concurrency)

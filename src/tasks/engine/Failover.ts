@@ -1,19 +1,29 @@
 import { Effect } from "effect"
 import { Registry } from "../../catalog/Registry.ts"
 import { Channels } from "../../channel/Channels.ts"
-import type { GenerationError } from "../../channel/contract/Generation.ts"
+import { ChannelStates } from "../../channel/ChannelStates.ts"
+import type { GenerationError, UpstreamAnswerDetail } from "../../channel/contract/Generation.ts"
 import { Breakers } from "./Breakers.ts"
 import type { Claim } from "./Claim.ts"
 import { StaleClaim, TaskOutcomes } from "./TaskOutcomes.ts"
 import { TaskQueue } from "./TaskQueue.ts"
 
-/** The channel after the task's own in its model's order (docs/configuration.md, Routes: Failover), if any. */
-const nextChannel = (claim: Claim) =>
-  Effect.map(Registry, (registry) => {
-    const served = claim.kind === "video" ? registry.video(claim.model) : registry.image(claim.model)
+/**
+ * The first channel after the task's own in its model's order (docs/configuration.md, Routes: Failover)
+ * that takes new work (an operator may drain or disable one), if any.
+ */
+const nextChannel = (task: Pick<Claim, "kind" | "model" | "channel">) =>
+  Effect.gen(function*() {
+    const registry = yield* Registry
+    const states = yield* ChannelStates
+    const served = task.kind === "video" ? registry.video(task.model) : registry.image(task.model)
     const routes = served?.routes ?? []
-    const here = routes.findIndex((r) => r.channel === claim.channel)
-    return here < 0 ? undefined : routes[here + 1]?.channel
+    const here = routes.findIndex((r) => r.channel === task.channel)
+    if (here < 0) return undefined
+    for (const route of routes.slice(here + 1)) {
+      if (yield* states.takesNew(route.channel)) return route.channel
+    }
+    return undefined
   })
 
 /**
@@ -33,9 +43,19 @@ export const settleFailure = (claim: Claim, error: GenerationError) =>
       const channels = yield* Channels
       const cooldownS = channels.get(claim.channel)?.settings.breaker_cooldown_s ?? 60
       yield* Effect.flatMap(Breakers, (b) => b.trip(claim.channel, cooldownS * 1000))
-      const moved = yield* moveToNext(claim, { code: error.code, message: error.message })
+      const moved = yield* moveToNext(claim, { code: error.code, message: error.message }, error.upstream)
       if (moved !== undefined) return moved
     }
+    yield* Effect.flatMap(TaskQueue, (queue) =>
+      queue.attempt({
+        taskId: claim.id,
+        attempt: claim.attempt,
+        channel: claim.channel,
+        upstreamId: null,
+        outcome: error.notAccepted ? "refused" : error.ambiguous ? "ambiguous" : "failed",
+        lastAnswer: { code: error.code, message: error.message },
+        upstream: error.upstream
+      }))
     return yield* Effect.flatMap(TaskOutcomes, (outcomes) => outcomes.fail(claim, failure))
   })
 
@@ -51,7 +71,7 @@ export const skipOpenChannel = (claim: Claim) =>
   })
 
 /** The task queued again on the next channel, with the move recorded; undefined when there is none. */
-const moveToNext = (claim: Claim, why: Record<string, unknown>) =>
+const moveToNext = (claim: Claim, why: Record<string, unknown>, upstream?: UpstreamAnswerDetail) =>
   Effect.gen(function*() {
     const next = yield* nextChannel(claim)
     if (next === undefined) return undefined
@@ -63,10 +83,42 @@ const moveToNext = (claim: Claim, why: Record<string, unknown>) =>
       channel: claim.channel,
       upstreamId: null,
       outcome: "failover",
-      lastAnswer: { ...why, next_channel: next }
+      lastAnswer: { ...why, next_channel: next },
+      upstream
     })
     yield* Effect.logWarning("the task moves to the model's next channel").pipe(
       Effect.annotateLogs({ channel: claim.channel, next_channel: next, ...why })
     )
     return { status: "queued" as const }
+  })
+
+/**
+ * A disabled channel's queued tasks go on to their models' next channels
+ * that take new work, as failover (docs/operating.md, Channels); a task
+ * whose model has none left waits on this channel, as under draining. How
+ * many moved.
+ */
+export const handOnQueued = (channel: string, limit: number) =>
+  Effect.gen(function*() {
+    const queue = yield* TaskQueue
+    let moved = 0
+    for (const task of yield* queue.queued(channel, limit)) {
+      const next = yield* nextChannel({ kind: task.kind, model: task.model, channel })
+      if (next === undefined || !(yield* queue.handOn(task, channel, next))) continue
+      moved++
+      yield* queue.attempt({
+        taskId: task.id,
+        attempt: task.attempt + 1,
+        channel,
+        upstreamId: null,
+        outcome: "failover",
+        lastAnswer: { skipped: "channel disabled", next_channel: next }
+      })
+    }
+    if (moved > 0) {
+      yield* Effect.logInfo("queued tasks of a disabled channel moved on").pipe(
+        Effect.annotateLogs({ channel, moved })
+      )
+    }
+    return moved
   })

@@ -86,7 +86,12 @@ export const pollTask = (row: WaitingRow, state: UpstreamState, context: PollCon
     // A task that ends frees a slot of the channel's `concurrency`: its workers are told at once.
     const freed = queue.notify(row.channel).pipe(Effect.ignore)
     const failWith = (error: GenerationError, outcome: string) =>
-      queue.attempt({ ...attempt, outcome, lastAnswer: state.answer ?? { code: error.code, message: error.message } })
+      queue.attempt({
+        ...attempt,
+        outcome,
+        lastAnswer: state.answer ?? { code: error.code, message: error.message },
+        upstream: error.upstream
+      })
         .pipe(
           Effect.zipRight(
             outcomes.fail(claim, { code: error.code, message: error.message, retryable: error.retryable })

@@ -112,7 +112,18 @@ export const runTask = (stored: Claim, workerId: string) =>
         if (claim.attempt > 1) yield* spool.remove(claim.id)
         const assetIds = newAssetIds(outputs.length)
         const succeed = (stored: Effect.Effect.Success<ReturnType<typeof storeOutputs>>) =>
-          outcomes.succeed(claim, stored.map((s) => s.asset), { [plan.resultKey]: stored.map((s) => s.item) })
+          outcomes.succeed(claim, stored.map((s) => s.asset), { [plan.resultKey]: stored.map((s) => s.item) }).pipe(
+            Effect.tap(() =>
+              queue.attempt({
+                taskId: claim.id,
+                attempt: claim.attempt,
+                channel: claim.channel,
+                upstreamId: null,
+                outcome: "succeeded",
+                lastAnswer: undefined
+              })
+            )
+          )
         const stored = yield* Effect.either(storeOutputs(claim, plan, outputs, assetIds))
         if (Either.isRight(stored)) return yield* succeed(stored.right)
         const lost = new GenerationError({ ...plan.internalFailure, retryable: true, transient: false })
@@ -164,16 +175,8 @@ export const runTask = (stored: Claim, workerId: string) =>
         // Recorded before sending, so an attempt that dies mid-submit leaves a trace the next one reconciles.
         const inDoubt = yield* queue.submitInDoubt(claim)
         yield* queue.attempt({ ...attempt, upstreamId: null, outcome: "submitting", lastAnswer: undefined })
-        const outcome = yield* submitUpstream(claim, plan, run, engine, inDoubt).pipe(
-          Effect.tapError((e) =>
-            queue.attempt({
-              ...attempt,
-              upstreamId: null,
-              outcome: "submit_failed",
-              lastAnswer: { code: e.code, message: e.message }
-            })
-          )
-        )
+        // A failed submit is recorded where every failure is settled (Failover.ts).
+        const outcome = yield* submitUpstream(claim, plan, run, engine, inDoubt)
         if (outcome._tag === "Finished") {
           const checked = yield* checkOutputs(
             claim.kind,
@@ -200,6 +203,15 @@ export const runTask = (stored: Claim, workerId: string) =>
         yield* Effect.flatMap(ReferenceMedia, (r) => r.checkBeforeRun(claim.model, claim.request))
       }
       if (plan.run._tag === "Upstream") return yield* submit(plan.run)
+      // A run in this process is an attempt on its channel too, so the operator's view lists it.
+      yield* queue.attempt({
+        taskId: claim.id,
+        attempt: claim.attempt,
+        channel: claim.channel,
+        upstreamId: null,
+        outcome: "running",
+        lastAnswer: undefined
+      })
       return yield* finish(yield* generate(plan.run.events))
     })
 

@@ -1,7 +1,8 @@
 import { SqlClient } from "@effect/sql"
-import { Context, Data, Effect, Layer, Option } from "effect"
+import { Clock, Context, Data, Effect, Layer, Option } from "effect"
 import { Billing } from "../../billing/Billing.ts"
 import { retryingConflicts } from "../../platform/Database.ts"
+import { Metrics } from "../../platform/metrics/Metrics.ts"
 import { nowSeconds } from "../../platform/Time.ts"
 import { Outbox } from "../../webhooks/Outbox.ts"
 import { eventTypeOf } from "../Kinds.ts"
@@ -28,6 +29,20 @@ const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const billing = yield* Billing
   const outbox = yield* Outbox
+  const metrics = yield* Metrics
+
+  /** Counted once the terminal transaction has committed (a stale claim or a rollback counts nothing). */
+  const counted = (claim: Claim, status: "succeeded" | "failed", code?: string, refundedMicros = 0) =>
+    Effect.map(Clock.currentTimeMillis, (now) =>
+      metrics.taskFinished({
+        kind: claim.kind,
+        model: claim.model,
+        channel: claim.channel,
+        status,
+        code,
+        seconds: Math.max(0, now / 1000 - claim.createdAt),
+        refundedMicros
+      }))
 
   const succeed = (claim: Claim, assets: ReadonlyArray<NewAsset>, result: unknown) =>
     Effect.gen(function*() {
@@ -42,6 +57,7 @@ const make = Effect.gen(function*() {
       sql.withTransaction,
       retryingConflicts,
       Effect.catchTag("SqlError", Effect.die),
+      Effect.tap(() => counted(claim, "succeeded")),
       Effect.flatMap(({ event, task }) => Effect.as(outbox.announce(event), task)),
       Effect.withSpan("task.succeed", { attributes: { "task.id": claim.id, "task.attempt": claim.attempt } })
     )
@@ -58,11 +74,12 @@ const make = Effect.gen(function*() {
       })
       const task = toTaskObject(row)
       const event = yield* outbox.record(claim.accountId, eventTypeOf(claim.kind, "failed"), task, claim.id)
-      return { task, event }
+      return { task, event, refunded: row.charged_wallet_micros + row.charged_subscription_micros }
     }).pipe(
       sql.withTransaction,
       retryingConflicts,
       Effect.catchTag("SqlError", Effect.die),
+      Effect.tap(({ refunded }) => counted(claim, "failed", failure.code, refunded)),
       Effect.flatMap(({ event, task }) => Effect.as(outbox.announce(event), task)),
       Effect.withSpan("task.fail", {
         attributes: { "task.id": claim.id, "task.attempt": claim.attempt, "task.error_code": failure.code }

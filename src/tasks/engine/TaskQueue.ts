@@ -15,6 +15,7 @@ import { findExhausted } from "./sql/findExhausted.ts"
 import { findUnresolvedSubmit } from "./sql/findUnresolvedSubmit.ts"
 import { holdPoll } from "./sql/holdPoll.ts"
 import { markStoreWait } from "./sql/markStoreWait.ts"
+import { moveQueued, queuedOn } from "./sql/moveQueued.ts"
 import { moveTask } from "./sql/moveTask.ts"
 import { nudgeWaiting } from "./sql/nudgeWaiting.ts"
 import { type AttemptRecord, recordAttempt } from "./sql/recordAttempt.ts"
@@ -177,6 +178,18 @@ const make = Effect.gen(function*() {
       return rows.length === 1
     }).pipe(Effect.orDie)
 
+  /** Up to `limit` queued tasks of a channel (a disabled channel hands them on). */
+  const queued = (channel: string, limit: number) => queuedOn(sql, channel, limit).pipe(Effect.orDie)
+
+  /** A queued task handed from a disabled channel to `next` as a new attempt; false when a claim took it first. */
+  const handOn = (task: { readonly id: string; readonly attempt: number }, from: string, next: string) =>
+    Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      const rows = yield* moveQueued(sql, task, from, next, now)
+      if (rows.length === 1) yield* notify(next)
+      return rows.length === 1
+    }).pipe(Effect.orDie)
+
   /** Whether an earlier attempt of the claim's task was stopped mid-submit (its upstream may hold the task). */
   const submitInDoubt = (claim: Claim) =>
     findUnresolvedSubmit(sql, claim.id, claim.attempt).pipe(Effect.map((rows) => rows.length > 0), Effect.orDie)
@@ -262,6 +275,8 @@ const make = Effect.gen(function*() {
     nudges,
     attempt,
     moveTo,
+    queued,
+    handOn,
     submitInDoubt
   } as const
 })

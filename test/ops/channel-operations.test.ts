@@ -1,0 +1,169 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { ARK_KEY, type ArkSetup, startArkGateway, UPSTREAM } from "../support/ark.ts"
+import { backend } from "../support/database.ts"
+import { eventually } from "../support/eventually.ts"
+import { admin, call, createAccount, expectError } from "../support/http.ts"
+import { videoRequest } from "../support/tasks.ts"
+
+/**
+ * What an operator sees and steers of one channel, against the fake Ark: a
+ * key Ark refuses shows as Ark's own 401 and code in the task's attempts and
+ * in the channel view, and the check names it, while the caller sees only
+ * the spec's neutral failure; a draining channel takes no new task but still
+ * polls and finishes the one already upstream.
+ */
+
+const WRONG = "provy-famS-2.0-480p"
+const MAIN = "provy-famS-2.0-720p"
+const HANDED = "provy-famS-2.0-fast-480p"
+
+let ark: ArkSetup
+let key: string
+let accountId: string
+let resourceKey: string
+
+beforeAll(async () => {
+  ark = await startArkGateway({
+    [WRONG]: [{ channel: "byteplus-wrong", upstream_model: UPSTREAM }],
+    [MAIN]: [{ channel: "byteplus", upstream_model: UPSTREAM }],
+    [HANDED]: [{ channel: "byteplus-one", upstream_model: UPSTREAM }, "sandbox"]
+  }, {
+    "byteplus-wrong": { credentials: { api_key: { env: "ARK_WRONG_KEY" } } },
+    "byteplus-one": { concurrency: 1 }
+  })
+  const account = await createAccount(ark.gw, { name: "operator-view", wallet_credits: 1000 })
+  key = account.model.key
+  accountId = account.id
+  resourceKey = account.resource.key
+}, 60_000)
+afterAll(async () => {
+  await ark?.close()
+})
+
+const create = (model: string, prompt: string) =>
+  call(ark.gw, "POST", "/v1/video/tasks", { key, json: videoRequest({ model, input: { prompt } }) })
+
+const task = (id: string) => call(ark.gw, "GET", `/v1/video/tasks/${id}`, { key: resourceKey })
+
+describe(`channel operations against the fake Ark (${backend})`, () => {
+  it("a wrong key: Ark's 401 and code in the task's attempts and the channel view, the check says so; the caller sees neither", async () => {
+    const created = await create(WRONG, "a key Ark refuses")
+    expect(created.status).toBe(202)
+    const failed = await eventually(async () => {
+      const reply = await task(created.body.id)
+      return reply.body.status === "failed" ? reply.body : undefined
+    }, "the task fails")
+    expect(JSON.stringify(failed)).not.toMatch(/AuthenticationError|API key is invalid|401|byteplus/i)
+
+    const view = (await admin(ark.gw, "GET", `/admin/v1/tasks/${created.body.id}`)).body
+    expect(view.channels_tried).toEqual(["byteplus-wrong"])
+    expect(view.attempts).toMatchObject([{
+      channel: "byteplus-wrong",
+      outcome: "refused",
+      upstream: { status: 401, code: "AuthenticationError", message: expect.stringContaining("the API key is invalid") }
+    }])
+
+    const channel = (await admin(ark.gw, "GET", "/admin/v1/channels/byteplus-wrong")).body
+    expect(channel).toMatchObject({
+      object: "channel",
+      name: "byteplus-wrong",
+      adapter: "ark",
+      base_url: ark.fake.url,
+      state: "enabled",
+      last_upstream_error: { status: 401, code: "AuthenticationError" }
+    })
+    expect(channel.last_15_minutes.submitted).toBeGreaterThanOrEqual(1)
+    expect(channel.last_15_minutes.failed).toBeGreaterThanOrEqual(1)
+    expect(JSON.stringify(channel)).not.toContain(ARK_KEY)
+
+    const checked = (await admin(ark.gw, "POST", "/admin/v1/channels/byteplus-wrong/check")).body
+    expect(checked).toMatchObject({ ok: false, result: "credentials_refused" })
+    expect(checked.detail).toContain("AuthenticationError")
+    expect((await admin(ark.gw, "POST", "/admin/v1/channels/byteplus/check")).body).toMatchObject({ result: "ok" })
+  })
+
+  it("draining: no new task (503, nothing charged), the one already upstream is still polled and succeeds", async () => {
+    ark.fake.scenarios.push({ queued: 1, running: 1, stepMs: 1500 })
+    const created = await create(MAIN, "upstream before the drain")
+    expect(created.status).toBe(202)
+    await eventually(async () => {
+      const view = (await admin(ark.gw, "GET", `/admin/v1/tasks/${created.body.id}`)).body
+      return view.engine.upstream_id !== null ? view : undefined
+    }, "the task is upstream")
+
+    const drained = await admin(ark.gw, "POST", "/admin/v1/channels/byteplus/drain", { reason: "maintenance" })
+    expect(drained.body).toMatchObject({ state: "draining", reason: "maintenance", in_flight: 1 })
+    const wallet = async () => (await admin(ark.gw, "GET", `/admin/v1/accounts/${accountId}`)).body.wallet_credits
+    const before = await wallet()
+    expectError(await create(MAIN, "refused while draining"), 503, "model_unavailable", "api_error")
+    expect(await wallet()).toBe(before)
+
+    const done = await eventually(async () => {
+      const reply = await task(created.body.id)
+      return reply.body.status === "succeeded" ? reply.body : undefined
+    }, "the task upstream finishes while the channel drains")
+    expect(done.status).toBe("succeeded")
+    const list = (await admin(ark.gw, "GET", "/admin/v1/channels")).body
+    expect(list.object).toBe("list")
+    expect(list.data.find((c: any) => c.name === "byteplus")).toMatchObject({ state: "draining", in_flight: 0 })
+
+    expect((await admin(ark.gw, "POST", "/admin/v1/channels/byteplus/enable")).body.state).toBe("enabled")
+    const after = await create(MAIN, "after the drain")
+    expect(after.status).toBe(202)
+    // Its create reaches Ark before the next test scripts Ark's next task.
+    await eventually(async () => {
+      const reply = await task(after.body.id)
+      return reply.body.status === "succeeded" ? reply.body : undefined
+    }, "the task after the drain succeeds")
+  })
+
+  it("disabled: a task queued on the channel goes on to the model's next channel as failover; the one upstream is still polled", async () => {
+    // The channel's one slot is held by a task Ark keeps queued; the next task waits in the queue.
+    ark.fake.scenarios.push({ queued: Infinity })
+    const holding = await create(HANDED, "holds the only slot")
+    await eventually(
+      async () => {
+        const view = (await admin(ark.gw, "GET", `/admin/v1/tasks/${holding.body.id}`)).body
+        return view.engine.upstream_id !== null ? view : undefined
+      },
+      "the first task is upstream",
+      10_000
+    )
+    const queued = await create(HANDED, "queued behind it")
+    expect((await admin(ark.gw, "GET", `/admin/v1/tasks/${queued.body.id}`)).body.engine).toMatchObject({
+      channel: "byteplus-one",
+      run_state: "available"
+    })
+
+    expect((await admin(ark.gw, "POST", "/admin/v1/channels/byteplus-one/disable")).body.state).toBe("disabled")
+    const done = await eventually(
+      async () => {
+        const reply = await task(queued.body.id)
+        return reply.body.status === "succeeded" ? reply.body : undefined
+      },
+      "the queued task runs on the next channel",
+      10_000
+    )
+    expect(done.status).toBe("succeeded")
+    const view = (await admin(ark.gw, "GET", `/admin/v1/tasks/${queued.body.id}`)).body
+    expect(view.channels_tried).toEqual(["byteplus-one", "sandbox"])
+    expect(view.attempts).toMatchObject([
+      {
+        channel: "byteplus-one",
+        outcome: "failover",
+        last_answer: { skipped: "channel disabled", next_channel: "sandbox" }
+      },
+      { channel: "sandbox", outcome: "succeeded" }
+    ])
+    // The task upstream stays on the disabled channel, waiting for its next poll (the poller's backoff spaces them).
+    const holdingView = (await admin(ark.gw, "GET", `/admin/v1/tasks/${holding.body.id}`)).body
+    expect(holdingView.engine.channel, JSON.stringify(holdingView)).toBe("byteplus-one")
+    expect(["waiting", "polling"], JSON.stringify(holdingView)).toContain(holdingView.engine.run_state)
+    expect(holdingView.engine.polls).toBeGreaterThanOrEqual(1)
+    expect((await admin(ark.gw, "GET", "/admin/v1/channels/byteplus-one")).body).toMatchObject({
+      state: "disabled",
+      in_flight: 1,
+      waiting: 0
+    })
+  })
+})

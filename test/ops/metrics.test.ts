@@ -1,0 +1,97 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { ADMIN_TOKEN, startGateway, type TestGateway } from "../support/gateway.ts"
+import { call, createAccount, expectError } from "../support/http.ts"
+import { METRICS_TOKEN, promtool, samplesOf, scrape, valueOf } from "../support/metrics.ts"
+import { videoRequest } from "../support/tasks.ts"
+
+describe("GET /metrics", () => {
+  let gw: TestGateway
+  beforeAll(async () => {
+    gw = await startGateway({ METRICS_TOKEN })
+  })
+  afterAll(() => gw.close())
+
+  it("refuses a missing or wrong token with the admin routes' 401 body", async () => {
+    expectError(await call(gw, "GET", "/metrics"), 401, "invalid_api_key")
+    expectError(await scrape(gw, "mtk_wrong_0123456789abcdefghijkl"), 401, "invalid_api_key")
+    // A caller's API key is not a metrics token.
+    const acct = await createAccount(gw)
+    expectError(await scrape(gw, acct.resource.key), 401, "invalid_api_key")
+    expectError(
+      await call(gw, "GET", "/metrics", { headers: { authorization: `Basic ${METRICS_TOKEN}` } }),
+      401,
+      "invalid_api_key"
+    )
+  })
+
+  it("answers METRICS_TOKEN and ADMIN_TOKEN alike, in Prometheus text that promtool accepts", async () => {
+    for (const token of [METRICS_TOKEN, ADMIN_TOKEN]) {
+      const reply = await scrape(gw, token)
+      expect(reply.status).toBe(200)
+      expect(reply.headers.get("content-type")).toBe("text/plain; version=0.0.4; charset=utf-8")
+      const checked = promtool(["check", "metrics"], reply.body as string)
+      expect(checked.output).toBe("")
+      expect(checked.status).toBe(0)
+    }
+  })
+
+  it("answers OpenMetrics when Accept asks for it, ending with # EOF", async () => {
+    const reply = await scrape(
+      gw,
+      METRICS_TOKEN,
+      "application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5,*/*;q=0.1"
+    )
+    expect(reply.status).toBe(200)
+    expect(reply.headers.get("content-type")).toBe("application/openmetrics-text; version=1.0.0; charset=utf-8")
+    const text = reply.body as string
+    expect(text.endsWith("# EOF\n")).toBe(true)
+    // A counter's family is named without `_total`; its samples carry it.
+    expect(text).toContain("# TYPE mtg_http_requests counter\n")
+    expect(samplesOf(text.replace("# EOF\n", "")).some((s) => s.name === "mtg_http_requests_total")).toBe(true)
+  })
+
+  it("counts a created task and its charge, and the queue gauge reads the database", async () => {
+    const before = samplesOf((await scrape(gw, METRICS_TOKEN)).body)
+    const created0 = valueOf(before, "mtg_tasks_created_total", { model: "provy-famS-2.0-480p" }) ?? 0
+    const acct = await createAccount(gw, { name: "metered", wallet_credits: 10 })
+    const created = await call(gw, "POST", "/v1/video/tasks", { key: acct.model.key, json: videoRequest() })
+    expect(created.status).toBe(202)
+    const read = await call(gw, "GET", `/v1/video/tasks/${created.body.id}`, { key: acct.resource.key })
+    expect(read.status).toBe(200)
+    // A path no route has, carrying something that must not become a label.
+    expect((await call(gw, "GET", `/nowhere/${created.body.id}-x`)).status).toBe(404)
+    // The full path (a query string) and the fast route count under the same template.
+    expect((await call(gw, "GET", `/v1/video/tasks/${created.body.id}?x=1`, { key: acct.resource.key })).status)
+      .toBe(200)
+
+    const text = (await scrape(gw, METRICS_TOKEN)).body as string
+    const after = samplesOf(text)
+    expect(valueOf(after, "mtg_tasks_created_total", { kind: "video", model: "provy-famS-2.0-480p" })).toBe(
+      created0 + 1
+    )
+    // 4 s at 0.04 credits a second.
+    expect(valueOf(after, "mtg_credits_charged_total", { model: "provy-famS-2.0-480p" })).toBeCloseTo(0.16, 6)
+    // ROLE=api: nothing claims it, so it waits queued on its channel.
+    expect(valueOf(after, "mtg_tasks", { state: "available", channel: "sandbox" })).toBe(1)
+    expect(valueOf(after, "mtg_tasks_oldest_due_age_seconds", { state: "available", channel: "sandbox" }))
+      .toBeGreaterThanOrEqual(0)
+    expect(valueOf(after, "mtg_channel_in_flight", { channel: "sandbox" })).toBe(0)
+    expect(valueOf(after, "mtg_channel_concurrency", { channel: "sandbox" })).toBe(2)
+    expect(valueOf(after, "mtg_breaker_open", { channel: "sandbox" })).toBe(0)
+    expect(valueOf(after, "mtg_webhook_events_pending")).toBe(0)
+    // The reads went through the fast route and the full path, the create through the router: all by their template.
+    expect(
+      valueOf(after, "mtg_http_requests_total", { method: "GET", route: "/v1/video/tasks/:task_id", status: "200" })
+    ).toBe(2)
+    expect(valueOf(after, "mtg_http_requests_total", { method: "GET", route: "unmatched", status: "404" })).toBe(1)
+    expect(valueOf(after, "mtg_http_requests_total", { method: "POST", route: "/v1/video/tasks", status: "202" }))
+      .toBe(1)
+    expect(
+      valueOf(after, "mtg_http_request_duration_seconds_count", { method: "GET", route: "/v1/video/tasks/:task_id" })
+    ).toBe(2)
+    // No id, key or prompt in any label.
+    for (const secret of [created.body.id, acct.id, acct.model.key, acct.resource.key, "red fox"]) {
+      expect(text).not.toContain(secret)
+    }
+  })
+})

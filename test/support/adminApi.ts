@@ -1,0 +1,83 @@
+import { HttpApiClient, HttpClient, HttpClientRequest } from "@effect/platform"
+import { Effect, Schema } from "effect"
+import { CreateAccountRequest, CreateKeyRequest, CreditsRequest } from "../../src/accounts/Account.ts"
+import { GatewayApi } from "../../src/Api.ts"
+import { gatewayHttp, normalize } from "../../src/client/Http.ts"
+import { refine } from "../../src/ClientApi.ts"
+import { WebhookRequest } from "../../src/webhooks/Webhook.ts"
+import { run } from "./api.ts"
+import { ADMIN_TOKEN } from "./gateway.ts"
+import type { Target } from "./wire.ts"
+
+/**
+ * The admin API as tests call it: `HttpApiClient` derived from the contract
+ * (`GatewayApi`'s admin groups), with the request bodies the handlers read by
+ * hand declared from the same schemas they check against, and bearer
+ * `ADMIN_TOKEN`. Answers are decoded; a failure rejects with `GatewayError`.
+ */
+const AdminClientApi = refine(
+  refine(GatewayApi, "admin", {
+    createAccount: (e) => e.setPayload(CreateAccountRequest),
+    createKey: (e) => e.setPayload(CreateKeyRequest),
+    addCredits: (e) => e.setPayload(CreditsRequest)
+  }),
+  "adminWebhooks",
+  {
+    setWebhook: (e) => e.setPayload(WebhookRequest),
+    listWebhookEvents: (e) =>
+      e.setUrlParams(Schema.Struct({
+        status: Schema.optional(Schema.String),
+        limit: Schema.optional(Schema.NumberFromString),
+        after: Schema.optional(Schema.String)
+      }))
+  }
+)
+
+const adminClient = (gw: Target) =>
+  Effect.flatMap(HttpClient.HttpClient, (http) =>
+    HttpApiClient.makeWith(AdminClientApi, {
+      httpClient: HttpClient.mapRequest(gatewayHttp(http), HttpClientRequest.bearerToken(ADMIN_TOKEN)),
+      baseUrl: gw.url
+    }))
+
+export type AdminClient = Effect.Effect.Success<ReturnType<typeof adminClient>>
+
+// Deriving a client walks every endpoint of the contract: done once per gateway.
+const admins = new Map<string, Promise<AdminClient>>()
+
+/** Calls of the admin API on `gw`: `adminApi(gw)((c) => c.admin.getAccount({ path: { id } }))`. */
+export const adminApi = (gw: Target) => <A, E>(f: (c: AdminClient) => Effect.Effect<A, E>): Promise<A> => {
+  let client = admins.get(gw.url)
+  if (client === undefined) {
+    client = run(gw, {}, adminClient(gw))
+    admins.set(gw.url, client)
+  }
+  return client.then((c) => run(gw, {}, normalize(f(c))))
+}
+
+/** An account with one key of each kind, through the admin API. */
+export const createAccount = async (gw: Target, body: CreateAccountRequest = { name: "acme" }) => {
+  const call = adminApi(gw)
+  const account = await call((c) => c.admin.createAccount({ payload: body }))
+  const model = await call((c) => c.admin.createKey({ path: { id: account.id }, payload: { kind: "model" } }))
+  const resource = await call((c) => c.admin.createKey({ path: { id: account.id }, payload: { kind: "resource" } }))
+  return { id: account.id, account, model, resource }
+}
+export type TestAccount = Awaited<ReturnType<typeof createAccount>>
+
+/** The admin calls tests make most, bound to `gw`; `call` for any other. */
+export const operator = (gw: Target) => {
+  const call = adminApi(gw)
+  return {
+    call,
+    account: (id: string) => call((c) => c.admin.getAccount({ path: { id } })),
+    addCredits: (id: string, payload: CreditsRequest) => call((c) => c.admin.addCredits({ path: { id }, payload })),
+    setWebhook: (id: string, payload: WebhookRequest) =>
+      call((c) => c.adminWebhooks.setWebhook({ path: { id }, payload })),
+    rotateWebhookKey: (id: string) => call((c) => c.adminWebhooks.rotateWebhookKey({ path: { id } })),
+    testWebhook: (id: string) => call((c) => c.adminWebhooks.testWebhook({ path: { id } })),
+    webhookEvents: (id: string, urlParams: { status?: string; limit?: number; after?: string } = {}) =>
+      call((c) => c.adminWebhooks.listWebhookEvents({ path: { id }, urlParams })),
+    task: (id: string) => call((c) => c.adminTasks.getTask({ path: { id } }))
+  }
+}

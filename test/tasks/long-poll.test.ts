@@ -1,0 +1,93 @@
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { preferredWait } from "../../src/tasks/LongPollHttp.ts"
+import { TaskChanges } from "../../src/tasks/TaskChanges.ts"
+import { unthrottled } from "../support/config.ts"
+import { backend } from "../support/database.ts"
+import { eventually } from "../support/eventually.ts"
+import { startGateway, type TestGateway } from "../support/gateway.ts"
+import { call, createAccount, expectError } from "../support/http.ts"
+import { videoRequest } from "../support/tasks.ts"
+
+let gw: TestGateway
+beforeAll(async () => {
+  gw = await startGateway({ CONFIG_DIR: unthrottled() })
+})
+afterAll(() => gw?.close())
+
+const newTask = async () => {
+  const acct = await createAccount(gw, { name: "poller", wallet_credits: 100 })
+  const created = await call(gw, "POST", "/v1/video/tasks", { key: acct.model.key, json: videoRequest() })
+  return { acct, id: created.body.id as string }
+}
+
+const get = (key: string, id: string, prefer?: string) =>
+  call(gw, "GET", `/v1/video/tasks/${id}`, { key, ...(prefer === undefined ? {} : { headers: { prefer } }) })
+
+const finish = (id: string) =>
+  gw.runtime.runPromise(
+    Effect.flatMap(SqlClient.SqlClient, (sql) =>
+      sql`UPDATE tasks SET status = 'failed', run_state = 'done', completed_at = 1700000000,
+      error = ${JSON.stringify({ code: "generation_failed", message: "no", retryable: false })}::jsonb
+      WHERE id = ${id}`)
+  )
+
+const watchers = () => gw.runtime.runPromise(Effect.map(TaskChanges, (c) => c.watchers()))
+
+describe(`long poll (${backend})`, () => {
+  it("Prefer: wait=N answers when the task becomes terminal, with Preference-Applied", async () => {
+    const { acct, id } = await newTask()
+    const before = await watchers()
+    const answer = get(acct.resource.key, id, "wait=30")
+    // The request is waiting on the task (registered for its changes) before the task ends.
+    await eventually(async () => (await watchers()) > before || undefined, "the long poll waits")
+    await finish(id)
+    const reply = await answer
+    expect(reply.status).toBe(200)
+    expect(reply.headers.get("preference-applied")).toBe("wait=30")
+    expect(reply.body.status).toBe("failed")
+    expect(reply.body).toEqual((await get(acct.resource.key, id)).body)
+    expect(await watchers()).toBe(before)
+  })
+
+  it("past N seconds: the task as it is; a terminal task at once; N over 60 counts as 60", async () => {
+    const { acct, id } = await newTask()
+    const waited = await get(acct.resource.key, id, "wait=1")
+    expect(waited.status).toBe(200)
+    expect(waited.headers.get("preference-applied")).toBe("wait=1")
+    expect(waited.body.status).toBe("queued")
+    await finish(id)
+    const capped = await get(acct.resource.key, id, "respond-async, wait=3600")
+    expect(capped.headers.get("preference-applied")).toBe("wait=60")
+    expect(capped.body.status).toBe("failed")
+  })
+
+  it("a Prefer without a usable wait is ignored: the plain answer, no Preference-Applied", async () => {
+    const { acct, id } = await newTask()
+    for (const prefer of ["wait=0", "wait=abc", "wait=-5", "handling=lenient", "wait"]) {
+      const reply = await get(acct.resource.key, id, prefer)
+      expect(reply.status).toBe(200)
+      expect(reply.headers.get("preference-applied")).toBeNull()
+      expect(reply.body.status).toBe("queued")
+    }
+  })
+
+  it("another account's task: 404 at once, wait or not", async () => {
+    const { id } = await newTask()
+    const other = await createAccount(gw, { name: "other" })
+    expectError(await get(other.resource.key, id, "wait=30"), 404, "task_not_found")
+  })
+
+  it("reads the preference as RFC 7240 says", () => {
+    expect(preferredWait("wait=10")).toBe(10)
+    expect(preferredWait("Wait = 5")).toBe(5)
+    expect(preferredWait("respond-async, wait=7")).toBe(7)
+    expect(preferredWait("wait=\"12\"")).toBe(12)
+    expect(preferredWait("wait=61")).toBe(60)
+    expect(preferredWait("wait=99999999999999999999")).toBe(60)
+    expect(preferredWait("wait=0")).toBeUndefined()
+    expect(preferredWait("wait=1.5")).toBeUndefined()
+    expect(preferredWait(undefined)).toBeUndefined()
+  })
+})
