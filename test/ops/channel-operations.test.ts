@@ -127,7 +127,7 @@ describe(`channel operations against the fake Ark (${backend})`, () => {
         return view.engine.upstream_id !== null ? view : undefined
       },
       "the first task is upstream",
-      10_000
+      { deadlineMs: 10_000 }
     )
     const queued = await create(HANDED, "queued behind it")
     expect((await admin(ark.gw, "GET", `/admin/v1/tasks/${queued.body.id}`)).body.engine).toMatchObject({
@@ -142,7 +142,7 @@ describe(`channel operations against the fake Ark (${backend})`, () => {
         return reply.body.status === "succeeded" ? reply.body : undefined
       },
       "the queued task runs on the next channel",
-      10_000
+      { deadlineMs: 10_000 }
     )
     expect(done.status).toBe("succeeded")
     const view = (await admin(ark.gw, "GET", `/admin/v1/tasks/${queued.body.id}`)).body
