@@ -2,7 +2,14 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Effect, Layer } from "effect"
 import { AdminAuthLive } from "../accounts/Auth.ts"
 import { GatewayApi } from "../Api.ts"
-import { channelList, channelView, checkChannel, setChannelState } from "./ChannelOpsHttp.ts"
+import type { ChannelStateName } from "../channel/ChannelStates.ts"
+import { readOptionalJson } from "../platform/http/Body.ts"
+import { channelList, channelView, checkChannel, setChannelState } from "./ChannelOps.ts"
+import { StateChange } from "./ChannelsApi.ts"
+
+/** The body is optional: none is no reason. */
+const reason = Effect.map(readOptionalJson(StateChange), (body) => body?.reason ?? null)
+const setState = (name: string, state: ChannelStateName) => setChannelState(name, state, reason)
 
 /** `/admin/v1/channels` (ChannelsApi.ts), behind the admin token like the rest of the admin API. */
 export const AdminChannelsLive = HttpApiBuilder.group(
@@ -13,9 +20,9 @@ export const AdminChannelsLive = HttpApiBuilder.group(
       handlers
         .handle("listChannels", () => channelList)
         .handle("getChannel", ({ path }) => channelView(path.name))
-        .handle("enableChannel", ({ path }) => setChannelState(path.name, "enabled"))
-        .handle("drainChannel", ({ path }) => setChannelState(path.name, "draining"))
-        .handle("disableChannel", ({ path }) => setChannelState(path.name, "disabled"))
+        .handle("enableChannel", ({ path }) => setState(path.name, "enabled"))
+        .handle("drainChannel", ({ path }) => setState(path.name, "draining"))
+        .handle("disableChannel", ({ path }) => setState(path.name, "disabled"))
         .handle("checkChannel", ({ path }) => checkChannel(path.name))
     )
 ).pipe(Layer.provide(AdminAuthLive))

@@ -1,28 +1,16 @@
-import { HttpServerRequest } from "@effect/platform"
 import { Effect } from "effect"
 import { Channels } from "../channel/Channels.ts"
 import { type ChannelStateName, ChannelStates } from "../channel/ChannelStates.ts"
 import { ChannelNotFound } from "../channel/Errors.ts"
-import { readJson } from "../platform/http/Body.ts"
 import type { CheckResult } from "./ChannelsApi.ts"
-import { StateChange } from "./ChannelsApi.ts"
 import { channelViews } from "./ChannelView.ts"
 
 /**
  * The channel operations behind both doors: the admin API (ChannelsHttp.ts,
- * bearer admin token) and the operator's console pages (src/console/, cookie
- * session and CSRF token). One code path, so both log and answer alike.
+ * bearer admin token) and the operator's console pages (src/console/Http.ts,
+ * cookie session and CSRF token). One code path, so both log and answer
+ * alike; each handler reads the request's optional reason itself.
  */
-
-/** The body is optional: none (no Content-Type, no length) is no reason. */
-const reasonOf = Effect.gen(function*() {
-  const request = yield* HttpServerRequest.HttpServerRequest
-  const length = request.headers["content-length"]
-  const empty = request.headers["content-type"] === undefined &&
-    (length === undefined || length === "0") && request.headers["transfer-encoding"] === undefined
-  if (empty) return null
-  return (yield* readJson(StateChange)).reason ?? null
-})
 
 const known = (name: string) =>
   Effect.flatMap(Channels, (channels) => {
@@ -42,8 +30,12 @@ export const channelList = channelViews().pipe(
   Effect.map((data) => ({ object: "list" as const, data }))
 )
 
-/** Sets the state an operator chose, with the reason of the request's optional body; answers the new view. */
-export const setChannelState = (name: string, state: ChannelStateName) =>
+/** Sets the state an operator chose, with the reason they gave (or none); answers the new view. */
+export const setChannelState = <E, R>(
+  name: string,
+  state: ChannelStateName,
+  reasonOf: Effect.Effect<string | null, E, R>
+) =>
   Effect.gen(function*() {
     yield* known(name)
     const reason = yield* reasonOf
