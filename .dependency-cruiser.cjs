@@ -65,6 +65,8 @@ const LAYERS = {
     "accounts",
     "billing",
     "catalog",
+    "channel",
+    "ops",
     "storage",
     "tasks",
     "uploads",

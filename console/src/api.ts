@@ -28,6 +28,10 @@ export type Asset = Answer<"listAssets">["data"][number]
 export type WebhookEvent = Answer<"listWebhookEvents">["data"][number]
 export type WebhookAttempt = WebhookEvent["attempts"][number]
 export type TaskLogQuery = Wire<typeof Api.TaskLogParams>
+export type Channel = Answer<"listChannels">["data"][number]
+export type ChannelCheck = Answer<"checkChannel">
+export type Overview = Answer<"getOverview">
+export type ChannelAction = "enable" | "drain" | "disable"
 
 /** The session's CSRF token: kept only in this page's memory, sent on every write. */
 let csrfToken = ""
@@ -125,7 +129,17 @@ export const api = {
     call<"addCredits">("POST", `/operator/accounts/${segment(id)}/credits`, body),
   createKey: (id: string, body: Wire<typeof Api.CreateKeyRequest>) =>
     call<"createKey">("POST", `/operator/accounts/${segment(id)}/keys`, body),
-  disableKey: (id: string) => call<"disableKey">("POST", `/operator/keys/${segment(id)}/disable`)
+  disableKey: (id: string) => call<"disableKey">("POST", `/operator/keys/${segment(id)}/disable`),
+
+  overview: () => call<"getOverview">("GET", "/operator/overview"),
+  channels: () => call<"listChannels">("GET", "/operator/channels"),
+  setChannelState: (name: string, action: ChannelAction, body: Wire<typeof Api.StateChange>) =>
+    call<"enableChannel" | "drainChannel" | "disableChannel">(
+      "POST",
+      `/operator/channels/${segment(name)}/${action}`,
+      body
+    ),
+  checkChannel: (name: string) => call<"checkChannel">("POST", `/operator/channels/${segment(name)}/check`)
 }
 
 /** The URL through which the page loads an asset's bytes (same origin, the session authorises it). */

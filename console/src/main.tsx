@@ -4,6 +4,8 @@ import { api, onSignedOut, type SessionState, setCsrfToken, type SignedIn } from
 import { ErrorNote, Loading } from "./components/ui.tsx"
 import { AccountDetail } from "./pages/AccountDetail.tsx"
 import { Accounts } from "./pages/Accounts.tsx"
+import { Channels } from "./pages/Channels.tsx"
+import { Overview } from "./pages/Overview.tsx"
 import { Resources } from "./pages/Resources.tsx"
 import { SignIn } from "./pages/SignIn.tsx"
 import { TaskDetail } from "./pages/TaskDetail.tsx"
@@ -18,9 +20,15 @@ const NAV = [
   ["webhook", "Webhook"]
 ] as const
 
+const OPERATOR_NAV = [
+  ["accounts", "Accounts"],
+  ["channels", "Channels"],
+  ["overview", "Overview"]
+] as const
+
 const Header = ({ session, route, onSignOut }: { session: SignedIn; route: Route; onSignOut: () => void }) => {
   const current = route.path[0] ?? "tasks"
-  const links = session.role === "operator" ? [...NAV, ["accounts", "Accounts"] as const] : NAV
+  const links = session.role === "operator" ? [...NAV, ...OPERATOR_NAV] : NAV
   return (
     <header class="top">
       <a class="skip" href="#main">Skip to content</a>
@@ -49,6 +57,8 @@ const Header = ({ session, route, onSignOut }: { session: SignedIn; route: Route
 const Page = ({ session, route, onSwitch }: { session: SignedIn; route: Route; onSwitch: (id: string) => void }) => {
   const [first, second] = route.path
   const poll = session.poll_interval_s
+  if (session.role === "operator" && first === "channels") return <Channels />
+  if (session.role === "operator" && first === "overview") return <Overview />
   if (session.role === "operator" && first === "accounts") {
     return second
       ? <AccountDetail id={second} />

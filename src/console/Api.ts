@@ -19,6 +19,8 @@ import {
 import { AccountNotFound, InvalidAccountRequest, KeyNotFound, RateLimited } from "../accounts/Errors.ts"
 import { Asset, AssetDeleted } from "../assets/Asset.ts"
 import { AssetNotFound } from "../assets/Errors.ts"
+import { ChannelNotFound } from "../channel/Errors.ts"
+import { ChannelList, ChannelObject, CheckResult, StateChange } from "../ops/ChannelsApi.ts"
 import { BodyErrors, errors, httpFailures, ResourceId } from "../platform/http/ErrorContract.ts"
 import { ListEnvelope } from "../platform/http/ListEnvelope.ts"
 import { PageLimit, UnixSeconds } from "../platform/http/ListQuery.ts"
@@ -121,7 +123,7 @@ export class ConsolePrivate extends HttpApiMiddleware.Tag<ConsolePrivate>()("Con
 // (readJson, readQuery), so every refusal has the spec's error body.
 
 /** The admin API's request schemas, which the operator's and the webhook's handlers read too (the front end's types come from here). */
-export { CreateAccountRequest, CreateKeyRequest, CreditsRequest, WebhookRequest }
+export { CreateAccountRequest, CreateKeyRequest, CreditsRequest, StateChange, WebhookRequest }
 
 export const SignInRequest = Schema.Struct({ key: Schema.String.pipe(Schema.maxLength(512)) })
 export const SwitchAccountRequest = Schema.Struct({
@@ -288,6 +290,32 @@ export const AccountBalances = Schema.Struct({
   ...Balances.fields
 })
 
+/** The operator's overview charts (Overview.ts); times in Unix seconds, durations in ms, amounts in credits. */
+export const Overview = Schema.Struct({
+  object: Schema.Literal("console.overview"),
+  generated_at: Schema.Number,
+  /** The last 24 whole hours, oldest first: tasks created in the hour, by their status now. */
+  tasks_per_hour: Schema.Array(Schema.Struct({
+    hour: Schema.Number,
+    queued: Schema.Int,
+    in_progress: Schema.Int,
+    succeeded: Schema.Int,
+    failed: Schema.Int
+  })),
+  /** Tasks that succeeded in the last 24 hours, per channel. */
+  time_to_result: Schema.Array(Schema.Struct({
+    channel: Schema.String,
+    tasks: Schema.Int,
+    p50_ms: Schema.NullOr(Schema.Number),
+    p95_ms: Schema.NullOr(Schema.Number)
+  })),
+  /** Tasks that failed in the last 24 hours, by error code, most first. */
+  failures_by_code: Schema.Array(Schema.Struct({ code: Schema.String, count: Schema.Int })),
+  /** The last 14 UTC days, oldest first. */
+  credits_per_day: Schema.Array(Schema.Struct({ day: Schema.Number, charged: Schema.Number, refunded: Schema.Number }))
+})
+export type Overview = typeof Overview.Type
+
 export const DisabledKey = Schema.Struct({
   id: Schema.String,
   object: Schema.Literal("api_key"),
@@ -311,6 +339,7 @@ const assetPath = Schema.Struct({
 const eventPath = Schema.Struct({ id: ResourceId(() => new EventNotResendable()) })
 const accountPath = Schema.Struct({ id: ResourceId(() => new AccountNotFound({ message: "No such account." })) })
 const keyPath = Schema.Struct({ id: ResourceId(() => new KeyNotFound({ message: "No such key." })) })
+const channelPath = Schema.Struct({ name: ResourceId(() => new ChannelNotFound({ message: "No such channel." })) })
 
 /** A malformed or unknown query parameter (the query reader's 400). */
 const QueryErrors = httpFailures(400)
@@ -319,6 +348,13 @@ const AccountChange = errors(AccountNotFound, InvalidAccountRequest)
 const WebhookChange = errors(AccountNotFound, WebhookNotConfigured)
 
 const API = "/console/api"
+
+/** An operator's change of a channel's state, with an optional reason (the admin API's StateChange body). */
+const channelStateChange = <const N extends string, const A extends string>(name: N, action: A) =>
+  HttpApiEndpoint.post(name, `${API}/operator/channels/:name/${action}`).setPath(channelPath)
+    .addSuccess(ChannelObject)
+    .addError(BodyErrors).addError(errors(ChannelNotFound))
+    .middleware(ConsoleCsrf).middleware(ConsoleOperator).middleware(ConsoleOrigin)
 
 export class ConsoleApi extends HttpApiGroup.make("console")
   // Sessions
@@ -446,6 +482,22 @@ export class ConsoleApi extends HttpApiGroup.make("console")
   .add(
     HttpApiEndpoint.post("disableKey", `${API}/operator/keys/:id/disable`).setPath(keyPath).addSuccess(DisabledKey)
       .addError(errors(KeyNotFound))
+      .middleware(ConsoleCsrf).middleware(ConsoleOperator).middleware(ConsoleOrigin)
+  )
+  .add(
+    HttpApiEndpoint.get("getOverview", `${API}/operator/overview`).addSuccess(Overview)
+      .middleware(ConsoleOperator)
+  )
+  .add(
+    HttpApiEndpoint.get("listChannels", `${API}/operator/channels`).addSuccess(ChannelList).middleware(ConsoleOperator)
+  )
+  .add(channelStateChange("enableChannel", "enable"))
+  .add(channelStateChange("drainChannel", "drain"))
+  .add(channelStateChange("disableChannel", "disable"))
+  .add(
+    HttpApiEndpoint.post("checkChannel", `${API}/operator/channels/:name/check`).setPath(channelPath)
+      .addSuccess(CheckResult)
+      .addError(errors(ChannelNotFound))
       .middleware(ConsoleCsrf).middleware(ConsoleOperator).middleware(ConsoleOrigin)
   )
   .middleware(ConsolePrivate)

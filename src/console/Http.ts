@@ -3,11 +3,22 @@ import { Effect, Layer } from "effect"
 import type { AccountSummary as AccountRow } from "../accounts/AccountList.ts"
 import { GatewayApi } from "../Api.ts"
 import type { LedgerLine as LedgerRow } from "../billing/LedgerQuery.ts"
+import type { ChannelStateName } from "../channel/ChannelState.ts"
+import { channelList, checkChannel, setChannelState } from "../ops/ChannelOps.ts"
+import { readOptionalJson } from "../platform/http/Body.ts"
 import type { ConfirmedUploadSummary } from "../uploads/UploadList.ts"
-import { type AccountSummary, type ConfirmedUpload, ConsoleApi, ConsolePrivate, type LedgerLine } from "./Api.ts"
+import {
+  type AccountSummary,
+  type ConfirmedUpload,
+  ConsoleApi,
+  ConsolePrivate,
+  type LedgerLine,
+  StateChange
+} from "./Api.ts"
 import * as Asset from "./AssetHttp.ts"
 import { ConsoleAuthLive } from "./ConsoleAuth.ts"
 import * as Operator from "./OperatorHttp.ts"
+import { overview } from "./Overview.ts"
 import * as Session from "./SessionHttp.ts"
 import { ConsoleSessions } from "./Sessions.ts"
 import * as Task from "./TaskHttp.ts"
@@ -24,6 +35,10 @@ const ConsolePrivateLive = Layer.succeed(
     )
   )
 )
+
+/** A channel's state change with the optional reason of the body (the admin API's). */
+const setChannel = (name: string, state: ChannelStateName) =>
+  setChannelState(name, state, Effect.map(readOptionalJson(StateChange), (body) => body?.reason ?? null))
 
 /**
  * The console's handlers (Api.ts), built against the gateway's contract
@@ -55,7 +70,14 @@ const ConsoleGroupLive = HttpApiBuilder.group(GatewayApi.add(ConsoleApi), "conso
     .handle("getAccountLedger", ({ path }) => Operator.accountLedger(path.id))
     .handle("addCredits", ({ path }) => Operator.addCredits(path.id))
     .handle("createKey", ({ path }) => Operator.createKey(path.id))
-    .handle("disableKey", ({ path }) => Operator.disableKey(path.id)))
+    .handle("disableKey", ({ path }) => Operator.disableKey(path.id))
+    // The channel operations and the overview: the admin API's services, behind the operator's session.
+    .handle("getOverview", () => overview)
+    .handle("listChannels", () => channelList)
+    .handle("enableChannel", ({ path }) => setChannel(path.name, "enabled"))
+    .handle("drainChannel", ({ path }) => setChannel(path.name, "draining"))
+    .handle("disableChannel", ({ path }) => setChannel(path.name, "disabled"))
+    .handle("checkChannel", ({ path }) => checkChannel(path.name)))
 
 /** The console's group with its middleware and its session store; needs the gateway's services (src/Gateway.ts). */
 export const ConsoleLive = ConsoleGroupLive.pipe(

@@ -94,3 +94,16 @@ export const readJson = <A, I>(schema: Schema.Schema<A, I>, maxBytes?: number) =
       Effect.mapError((e) => Errors.badRequest("invalid_request", `Invalid request body: ${formatParseError(e)}`))
     )
   })
+
+/**
+ * `readJson` for an optional body: a request without one (no Content-Type,
+ * no length, not chunked) reads as null; any body is read and checked.
+ */
+export const readOptionalJson = <A, I>(schema: Schema.Schema<A, I>) =>
+  Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const length = request.headers["content-length"]
+    const empty = request.headers["content-type"] === undefined &&
+      (length === undefined || length === "0") && request.headers["transfer-encoding"] === undefined
+    return empty ? null : yield* readJson(schema)
+  })
