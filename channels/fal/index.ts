@@ -4,6 +4,7 @@ import {
   answerDetail,
   type AsyncRunner,
   type CancelOutcome,
+  checkExchange,
   defineAdapter,
   exchange as send,
   type GenerationError,
@@ -18,7 +19,7 @@ import {
   withUpstream
 } from "../../src/channel/contract/Adapter.ts"
 import { FAL_JWKS_URL, falCallbacks } from "./Callbacks.ts"
-import { appOf, routeRefusal } from "./Endpoints.ts"
+import { appOf, APPS, routeRefusal } from "./Endpoints.ts"
 import { failuresOf, upstreamOf } from "./Failures.ts"
 import {
   cancelRequest,
@@ -57,9 +58,14 @@ import { resultsOf, statusOf } from "./States.ts"
  *   hastens the poll (Callbacks.ts).
  * - results: `video.url` / `images[].url` on fal's CDN, downloaded without the
  *   key and re-hosted.
+ * - check: the status of a request that cannot exist, under a known app: fal
+ *   has no free read that succeeds, and answers this one 404 with a valid key.
  */
 
 export const FAL_BASE_URL = "https://queue.fal.run"
+
+/** The request id the check asks about: a UUID, as fal's are, that no submit returns. */
+const NO_REQUEST = "00000000-0000-0000-0000-000000000000"
 
 export default defineAdapter({
   name: "fal",
@@ -74,6 +80,24 @@ export default defineAdapter({
   providerOptions: {},
   callbacks: (channel) => falCallbacks(channel.settings.webhook_jwks_url),
   checkRoute: (_channel, route) => routeRefusal(route.family, route.upstreamModel),
+  check: (channel) =>
+    Effect.gen(function*() {
+      const client = yield* HttpClient.HttpClient
+      const base = channel.settings.base_url.replace(/\/+$/, "")
+      // A well-formed request id no submit returns: fal checks the key before it looks the request up.
+      const id = `${APPS[0]}/requests/${NO_REQUEST}`
+      return yield* checkExchange(
+        client,
+        statusRequest(base, Redacted.value(channel.settings.credentials.api_key), id),
+        {
+          what: `GET /${id}/status`,
+          seconds: channel.settings.timeouts.poll_s,
+          expectedStatus: 404,
+          // fal's JSON error body; a proxy's HTML 404 is not fal.
+          looksRight: (body) => typeof (body as { detail?: unknown } | null)?.detail === "string"
+        }
+      )
+    }),
   make: (channel) =>
     Effect.gen(function*() {
       const client = yield* HttpClient.HttpClient

@@ -25,6 +25,20 @@ const Row = Schema.Struct({
   updated_at: Schema.Union(Schema.Number, Schema.NumberFromString)
 })
 
+/**
+ * The states stored in the database, by channel (a channel with no row is
+ * enabled): what every replica reads, and what the metrics gauge reports.
+ */
+export const storedChannelStates = (sql: SqlClient.SqlClient) =>
+  sql`SELECT channel, state, reason, updated_at FROM channel_states`.pipe(
+    Effect.flatMap(Schema.decodeUnknown(Schema.Array(Row))),
+    Effect.map((rows) =>
+      new Map<string, ChannelState>(
+        rows.map((r) => [r.channel, { state: r.state, reason: r.reason, updatedAt: Number(r.updated_at) }])
+      )
+    )
+  )
+
 export interface ChannelStatesService {
   /** The channel's state as this replica last read it (the first call reads the database). */
   readonly get: (channel: string) => Effect.Effect<ChannelState>
@@ -50,12 +64,7 @@ export class ChannelStates extends Context.Tag("ChannelStates")<ChannelStates, C
       let loaded = false
 
       const read = Effect.gen(function*() {
-        const rows = yield* sql`SELECT channel, state, reason, updated_at FROM channel_states`.pipe(
-          Effect.flatMap(Schema.decodeUnknown(Schema.Array(Row)))
-        )
-        states = new Map(
-          rows.map((r) => [r.channel, { state: r.state, reason: r.reason, updatedAt: Number(r.updated_at) }])
-        )
+        states = yield* storedChannelStates(sql)
         loaded = true
       })
       // Read before first use: a replica that starts must not route to a channel an operator disabled.

@@ -2,6 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Layer, Runtime } from "effect"
 import { Registry } from "../catalog/Registry.ts"
 import { Channels } from "../channel/Channels.ts"
+import { ChannelStateName, storedChannelStates } from "../channel/ChannelStates.ts"
 import type { GaugeReading } from "../platform/metrics/Metrics.ts"
 import { Metrics } from "../platform/metrics/Metrics.ts"
 import { Breakers } from "../tasks/engine/Breakers.ts"
@@ -24,12 +25,16 @@ const GAUGES = [
   { name: "mtg_webhook_events_pending", help: "Webhook events not yet delivered or given up" },
   { name: "mtg_webhook_backlog", help: "Webhook events due for delivery now" },
   { name: "mtg_webhook_backlog_oldest_age_seconds", help: "How long the oldest webhook event due now has waited" },
+  {
+    name: "mtg_channel_state",
+    help: "1 for a channel's operator state (enabled, draining, disabled), 0 for the others (from the database)"
+  },
   { name: "mtg_breaker_open", help: "1 when a channel's circuit breaker is open in this process, else 0" }
 ]
 
 /**
  * The gauges read when metrics are collected. What lives in the database
- * (queue, in flight, webhook backlog) is read from it at each collection, so
+ * (queue, in flight, webhook backlog, channel states) is read from it at each collection, so
  * every replica answers the same; the breaker is per process by design
  * (tasks/engine/Breakers.ts) and says so in its help.
  */
@@ -44,8 +49,8 @@ export const GaugesLive = Layer.effectDiscard(
 
     const read = Effect.gen(function*() {
       const now = yield* Clock.currentTimeMillis
-      const [states, backlog, open] = yield* Effect.all(
-        [engineGauges(sql, now), webhookBacklog(sql, now), breakers.opened],
+      const [states, backlog, open, operatorStates] = yield* Effect.all(
+        [engineGauges(sql, now), webhookBacklog(sql, now), breakers.opened, storedChannelStates(sql)],
         { concurrency: 2 }
       )
       const readings: Array<GaugeReading> = []
@@ -74,6 +79,15 @@ export const GaugesLive = Layer.effectDiscard(
       for (const { name, settings } of channels.all) {
         readings.push({ name: "mtg_channel_concurrency", labels: { channel: name }, value: settings.concurrency })
         readings.push({ name: "mtg_breaker_open", labels: { channel: name }, value: open.includes(name) ? 1 : 0 })
+        // Every state has a series (1 for the current one), so a panel or rule can watch any of them.
+        const current = operatorStates.get(name)?.state ?? "enabled"
+        for (const state of ChannelStateName.literals) {
+          readings.push({
+            name: "mtg_channel_state",
+            labels: { channel: name, state },
+            value: state === current ? 1 : 0
+          })
+        }
       }
       readings.push(
         { name: "mtg_webhook_events_pending", labels: {}, value: backlog.pending },

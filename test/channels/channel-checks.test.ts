@@ -1,6 +1,7 @@
 import { createServer, type Server } from "node:http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startFakeArk } from "../fakes/ark.ts"
+import { startFakeFal } from "../fakes/fal.ts"
 import { startFakeGateway } from "../fakes/gateway.ts"
 import { type KlingAccount, startFakeKling } from "../fakes/kling.ts"
 import { startFakeImages } from "../fakes/openai-images.ts"
@@ -39,22 +40,26 @@ let nowhere: string
 let creates: () => number
 
 beforeAll(async () => {
-  const [ark, veo, kling, peer, images, videos, replicate] = await Promise.all([
+  const [ark, veo, kling, peer, images, videos, replicate, fal] = await Promise.all([
     startFakeArk([ARK_KEY]),
     startFakeVeo([GEMINI_KEY]),
     startFakeKling(KLING),
     startFakeGateway(PEER),
     startFakeImages(OPENAI_KEY),
     startFakeVideos(OPENAI_KEY),
-    startFakeReplicate([OPENAI_KEY])
+    startFakeReplicate([OPENAI_KEY]),
+    startFakeFal(OPENAI_KEY)
   ])
-  closed.push(ark.close, veo.close, kling.close, peer.close, images.close, videos.close, replicate.close)
+  closed.push(ark.close, veo.close, kling.close, peer.close, images.close, videos.close, replicate.close, fal.close)
   // Creates upstream, of every fake (the Vertex token exchange is a POST too, and creates nothing).
   creates = () =>
     ark.requests.filter((r) => r.method === "POST").length +
     veo.requests.filter((r) => r.path.endsWith(":predictLongRunning")).length +
     kling.requests.filter((r) => r.method === "POST").length + images.requests.length +
-    videos.requests.filter((r) => r.method === "POST").length + peer.requests.filter((r) => r.method === "POST").length
+    videos.requests.filter((r) => r.method === "POST").length + peer.requests.filter((r) =>
+      r.method === "POST"
+    ).length +
+    fal.queued.size
   // 200 with an HTML page on every path: a proxy's or a captive portal's answer.
   const page: Server = createServer((_, res) =>
     res.writeHead(200, { "content-type": "text/html" }).end("<html><body>Welcome</body></html>")
@@ -156,6 +161,12 @@ beforeAll(async () => {
       "/v1"
     ),
     ...variants(
+      "fal",
+      { adapter: "fal", base_url: fal.url, credentials: { api_key: { env: "OPENAI_KEY" } }, timeouts },
+      { credentials: { api_key: { env: "WRONG_KEY" } } },
+      ""
+    ),
+    ...variants(
       "ovideos",
       { adapter: "openai-videos", base_url: videos.url, credentials: { api_key: { env: "OPENAI_KEY" } }, timeouts },
       { credentials: { api_key: { env: "WRONG_KEY" } } },
@@ -194,7 +205,7 @@ afterAll(async () => {
 const check = (name: string) => admin(gw, "POST", `/admin/v1/channels/${name}/check`)
 
 describe(`channel checks against the fakes (${backend})`, () => {
-  const adapters = ["ark", "gemini", "vertex", "kling", "klingjwt", "peer", "oimages", "ovideos", "replicate"]
+  const adapters = ["ark", "gemini", "vertex", "kling", "klingjwt", "peer", "oimages", "ovideos", "replicate", "fal"]
   it.each(adapters)("%s: ok, credentials_refused, unreachable, unexpected_answer", async (name) => {
     const before = creates()
     const expected = {
@@ -213,6 +224,12 @@ describe(`channel checks against the fakes (${backend})`, () => {
       expect(reply.body.detail).not.toMatch(/a-key-of-another-account|ark-key-checks|AIzaSyCheckKey|sk-upstream-checks/)
     }
     expect(creates()).toBe(before)
+  })
+
+  it("fal: ok is fal's 404 for the status of a request that cannot exist, read with the key", async () => {
+    const reply = await check("fal-ok")
+    expect(reply.body).toMatchObject({ ok: true, result: "ok" })
+    expect(reply.body.detail).toMatch(/^GET \/[a-z0-9-]+\/[a-z0-9.-]+\/requests\/[0-9a-f-]{36}\/status: HTTP 404$/)
   })
 
   it("the sandbox has nothing to reach: ok; an unknown channel is 404 channel_not_found", async () => {

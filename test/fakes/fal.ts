@@ -19,7 +19,9 @@ import { type EndpointSchema, problemsOf, SCHEMAS } from "./falEndpoints.ts"
  *   `logs` key), `GET …/requests/{id}` (the result, or the failure), and
  *   `PUT …/requests/{id}/cancel` (202 CANCELLATION_REQUESTED, 400
  *   ALREADY_COMPLETED, 404 NOT_FOUND). A path with the endpoint's subpath
- *   is 404, as on fal;
+ *   is 404, as on fal; so is a request the queue does not know (404
+ *   `{"detail": "Request not found"}`), after the key was checked (401 for
+ *   a wrong one): the channel check relies on both;
  * - results on a CDN path whose links lapse after `resultTtlMs`;
  * - webhooks (`?fal_webhook=`) POSTed when a time-driven request completes,
  *   signed with ED25519 as fal signs them (keys at `/.well-known/jwks.json`),

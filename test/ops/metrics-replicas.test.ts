@@ -5,7 +5,7 @@ import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createDatabase } from "../support/database.ts"
 import { ADMIN_TOKEN, freePort } from "../support/gateway.ts"
-import { call, createAccount } from "../support/http.ts"
+import { admin, call, createAccount } from "../support/http.ts"
 import { METRICS_TOKEN, type Sample, samplesOf, scrape, valueOf } from "../support/metrics.ts"
 import { type Service, start, stop, waitForHealth } from "../support/process.ts"
 import { videoRequest } from "../support/tasks.ts"
@@ -15,6 +15,7 @@ const DATABASE_GAUGES = [
   "mtg_tasks",
   "mtg_channel_in_flight",
   "mtg_channel_concurrency",
+  "mtg_channel_state",
   "mtg_webhook_events_pending",
   "mtg_webhook_backlog"
 ]
@@ -71,5 +72,16 @@ describe("metrics of two replicas on one PostgreSQL", () => {
     // Counters are the process's own: the creates went to A; B's counter is at its start, zero.
     expect(valueOf(onA!, "mtg_tasks_created_total", { model: "provy-famS-2.0-480p" })).toBe(3)
     expect(valueOf(onB!, "mtg_tasks_created_total", { model: "provy-famS-2.0-480p" })).toBe(0)
+  })
+
+  it("show a drain set through one replica in the other's very next scrape", async () => {
+    const [a, b] = services.map((s) => ({ url: `http://127.0.0.1:${s.port}` }))
+    expect((await admin(a!, "POST", "/admin/v1/channels/sandbox/drain", { reason: "replicas" })).body.state)
+      .toBe("draining")
+    // Read from the table at the scrape, not from B's copy of the states: no wait for its next read.
+    const onB = samplesOf((await scrape(b!, METRICS_TOKEN)).body)
+    expect(valueOf(onB, "mtg_channel_state", { channel: "sandbox", state: "draining" })).toBe(1)
+    expect(valueOf(onB, "mtg_channel_state", { channel: "sandbox", state: "enabled" })).toBe(0)
+    expect((await admin(a!, "POST", "/admin/v1/channels/sandbox/enable")).body.state).toBe("enabled")
   })
 })

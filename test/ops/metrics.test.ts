@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { ADMIN_TOKEN, startGateway, type TestGateway } from "../support/gateway.ts"
-import { call, createAccount, expectError } from "../support/http.ts"
+import { admin, call, createAccount, expectError } from "../support/http.ts"
 import { METRICS_TOKEN, promtool, samplesOf, scrape, valueOf } from "../support/metrics.ts"
 import { videoRequest } from "../support/tasks.ts"
 
@@ -93,5 +93,26 @@ describe("GET /metrics", () => {
     for (const secret of [created.body.id, acct.id, acct.model.key, acct.resource.key, "red fox"]) {
       expect(text).not.toContain(secret)
     }
+  })
+
+  it("the channel state gauge reads the database: enabled when never set, draining after a drain", async () => {
+    const stateOf = async () => {
+      const samples = samplesOf((await scrape(gw, METRICS_TOKEN)).body)
+      return Object.fromEntries(
+        ["enabled", "draining", "disabled"].map((state) => [
+          state,
+          valueOf(samples, "mtg_channel_state", { channel: "sandbox", state })
+        ])
+      )
+    }
+    expect(await stateOf()).toEqual({ enabled: 1, draining: 0, disabled: 0 })
+    expect((await admin(gw, "POST", "/admin/v1/channels/sandbox/drain", { reason: "metrics" })).body.state)
+      .toBe("draining")
+    // Read at the scrape from the table, not from this replica's copy: no wait for the copy's next read.
+    expect(await stateOf()).toEqual({ enabled: 0, draining: 1, disabled: 0 })
+    const checked = promtool(["check", "metrics"], (await scrape(gw, METRICS_TOKEN)).body as string)
+    expect(checked.output).toBe("")
+    expect((await admin(gw, "POST", "/admin/v1/channels/sandbox/enable")).body.state).toBe("enabled")
+    expect(await stateOf()).toEqual({ enabled: 1, draining: 0, disabled: 0 })
   })
 })

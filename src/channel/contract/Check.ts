@@ -19,8 +19,8 @@ const said = (detail: UpstreamAnswerDetail) =>
  * One check exchange, as every adapter of an HTTP protocol makes it: a
  * transport failure or no answer in time is `unreachable`, 401 and 403 are
  * `credentials_refused` (with the upstream's own code and message), a 2xx
- * whose body `looksRight` is `ok`, anything else `unexpected_answer`. Never
- * fails.
+ * (or the `expectedStatus`) whose body `looksRight` is `ok`, anything else
+ * `unexpected_answer`. Never fails.
  */
 export const checkExchange = (
   client: HttpClient.HttpClient,
@@ -30,6 +30,12 @@ export const checkExchange = (
     readonly what: string
     readonly seconds: number
     readonly looksRight: (body: unknown) => boolean
+    /**
+     * The status of the expected answer when it is not a 2xx: a read of
+     * something that cannot exist, where the provider has no free read that
+     * succeeds, expects its 404.
+     */
+    readonly expectedStatus?: number | undefined
     /** Besides 401 and 403: an answer that says the credentials were refused (a protocol's own code). */
     readonly refused?: ((status: number, body: unknown) => boolean) | undefined
   }
@@ -47,7 +53,10 @@ export const checkExchange = (
       if (answer.status === 401 || answer.status === 403 || options.refused?.(answer.status, answer.body)) {
         return { result: "credentials_refused", detail, upstream }
       }
-      if (answer.status >= 200 && answer.status <= 299 && options.looksRight(answer.body)) {
+      const expected = options.expectedStatus === undefined
+        ? answer.status >= 200 && answer.status <= 299
+        : answer.status === options.expectedStatus
+      if (expected && options.looksRight(answer.body)) {
         return { result: "ok", detail: `${options.what}: HTTP ${answer.status}` }
       }
       return {
