@@ -1,11 +1,10 @@
 import { SqlClient } from "@effect/sql"
-import { Context, Data, Effect, Layer, Option } from "effect"
+import { Clock, Context, Data, Effect, Layer, Option } from "effect"
 import { Billing } from "../billing/Billing.ts"
 import { retryingConflicts } from "../platform/Database.ts"
 import { IdPrefix, newId } from "../platform/Ids.ts"
 import { Metrics } from "../platform/metrics/Metrics.ts"
 import { PooledQuery } from "../platform/PooledQuery.ts"
-import { nowSeconds } from "../platform/Time.ts"
 import { IdempotencyConflict, InvalidTaskRequest } from "./Errors.ts"
 import { insertTask, type NewTask } from "./sql/insertTask.ts"
 import { notifyQueued } from "./sql/notifyQueued.ts"
@@ -68,9 +67,10 @@ const make = Effect.gen(function*() {
   const create = (task: NewTask) =>
     Effect.gen(function*() {
       const id = newId(IdPrefix.task)
-      const now = yield* nowSeconds
+      // Milliseconds for the deadline (a whole second early would cut a short Cancel-After), seconds for the rest.
+      const nowMs = yield* Clock.currentTimeMillis
       const split = yield* billing.charge(task.accountId, id, task.chargeMicros, task.subscriptionAllowed)
-      const [inserted] = yield* insertTask(sql, id, task, split, now)
+      const [inserted] = yield* insertTask(sql, id, task, split, nowMs)
       if (inserted === undefined) return yield* new KeyTaken()
       return { task: toTaskObject(inserted), replayed: false }
     }).pipe(

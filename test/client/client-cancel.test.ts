@@ -25,7 +25,8 @@ const deadlineOf = async (id: string) => {
     gw,
     (sql) => sql`SELECT cancel_at, created_at FROM tasks WHERE id = ${id}`
   )
-  return Number(row!.cancel_at) - Number(row!.created_at) * 1000
+  // The deadline counts from the create's millisecond; created_at is its whole second.
+  return Math.floor((Number(row!.cancel_at) - Number(row!.created_at) * 1000) / 1000) * 1000
 }
 
 describe(`client and CLI cancel (${backend})`, () => {

@@ -35,7 +35,10 @@ const deadlineOf = async (id: string) => {
     gw,
     (sql) => sql`SELECT cancel_at, created_at FROM tasks WHERE id = ${id}`
   )
-  return row!.cancel_at === null ? null : Number(row!.cancel_at) - Number(row!.created_at) * 1000
+  // The deadline counts from the create's millisecond; created_at is its whole second.
+  return row!.cancel_at === null
+    ? null
+    : Math.floor((Number(row!.cancel_at) - Number(row!.created_at) * 1000) / 1000) * 1000
 }
 
 describe(`Cancel-After (${backend})`, () => {

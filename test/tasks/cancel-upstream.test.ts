@@ -10,7 +10,7 @@ import {
   videoTask as gatewayTask
 } from "../support/fakeGateway.ts"
 import { startGateway, type TestGateway } from "../support/gateway.ts"
-import { call, createAccount, expectError } from "../support/http.ts"
+import { admin, call, createAccount, expectError } from "../support/http.ts"
 import { FAST, startVideosGateway, type VideosGateway, videoTask as videosTask } from "../support/openaiVideos.ts"
 import { eventsOf, pollTask, query, videoRequest } from "../support/tasks.ts"
 import { expectChargedOnce, expectRefunded } from "../support/upstream.ts"
@@ -70,8 +70,10 @@ describe(`cancel through Ark (${backend})`, () => {
     expect(upstream!.cancelled).toBe(true)
     expect(deletes().slice(before).map((r) => r.path)).toEqual([`/api/v3/contents/generations/tasks/${upstream!.id}`])
     expect(deletes().at(-1)!.headers.authorization).toBe(`Bearer ${ARK_KEY}`)
-    // The caller sees none of Ark.
+    // The caller sees none of Ark; the operator sees why the attempt ended.
     expect(JSON.stringify(reply.body)).not.toContain(upstream!.id)
+    const view = await admin(ark.gw, "GET", `/admin/v1/tasks/${id}`)
+    expect(view.body.attempts.at(-1)).toMatchObject({ outcome: "cancelled", upstream_id: upstream!.id })
     // Ark now says `cancelled` too; nothing polls a task that ended, so it stays as the cancel left it.
     const again = await call(ark.gw, "GET", `/v1/video/tasks/${id}`, { key: acct.resource.key })
     expect(again.body).toEqual(reply.body)

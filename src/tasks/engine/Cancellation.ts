@@ -25,6 +25,8 @@ export type CancelStep = Data.TaggedEnum<{
   Moved: {}
 }>
 const CancelStep = Data.taggedEnum<CancelStep>()
+/** Where a cancel stopped looking: anything but Moved. */
+export type SettledStep = Exclude<CancelStep, { readonly _tag: "Moved" }>
 
 /** How often a cancel looks again at a task that moved while it decided (each look is one guarded write). */
 const MAX_LOOKS = 5
@@ -94,15 +96,19 @@ const make = Effect.gen(function*() {
           final: true
         })
       }
-      yield* queue.attempt({
-        taskId: state.id,
-        attempt: state.attempt,
-        channel: state.channel,
-        upstreamId: state.upstream_id,
-        outcome: "cancelled",
-        lastAnswer: { code: failure.code }
-      })
-      return yield* end(state, ["waiting", "polling"], failure)
+      const ended = yield* end(state, ["waiting", "polling"], failure)
+      // The operator's record says why the attempt ended, only when it was the cancel that ended it.
+      if (ended._tag === "Ended") {
+        yield* queue.attempt({
+          taskId: state.id,
+          attempt: state.attempt,
+          channel: state.channel,
+          upstreamId: state.upstream_id,
+          outcome: "cancelled",
+          lastAnswer: { code: failure.code }
+        })
+      }
+      return ended
     })
 
   /** One decision on the task as it is now, and at most one guarded write. */
@@ -140,11 +146,13 @@ const make = Effect.gen(function*() {
     Effect.gen(function*() {
       for (let look = 0; look < MAX_LOOKS; look++) {
         const [state] = yield* Effect.flatMap(read, decodeState).pipe(Effect.orDie)
-        if (state === undefined) return Option.none<CancelStep>()
+        if (state === undefined) return Option.none<SettledStep>()
         const result = yield* step(state, failure)
-        if (result._tag !== "Moved") return Option.some(result)
+        if (result._tag !== "Moved") return Option.some<SettledStep>(result)
       }
-      return Option.some(CancelStep.Refused({ reason: "it is changing state right now; try again.", final: false }))
+      return Option.some<SettledStep>(
+        CancelStep.Refused({ reason: "it is changing state right now; try again.", final: false })
+      )
     })
 
   /** A caller's cancel: the task object, or 404 / 409 as the contract says. */
@@ -171,8 +179,6 @@ const make = Effect.gen(function*() {
         }
         case "Refused":
           return yield* new TaskNotCancellable({ message: `The task cannot be cancelled: ${result.reason}` })
-        case "Moved":
-          return yield* Effect.die(new Error("a settled cancel cannot be Moved"))
       }
     }).pipe(Effect.withSpan("TaskCancel.cancel", { attributes: { "task.id": id, "task.kind": kind } }))
 

@@ -28,15 +28,25 @@ export const reapOnce = Effect.gen(function*() {
 })
 
 /**
+ * How often the deadline sweep looks, whatever `reaper_interval_s` says: a
+ * deadline is a promise to the caller, and one look is one indexed query of
+ * the few unfinished tasks past theirs.
+ */
+const DEADLINE_SWEEP_MS = 1000
+
+/**
  * Takes back the tasks of workers that stopped heartbeating (crashed, frozen,
- * cut off) and ends the tasks past their `Cancel-After` deadline
- * (Deadlines.ts), every `reaper_interval_s`. Every replica runs one.
+ * cut off), every `reaper_interval_s`, and ends the tasks past their
+ * `Cancel-After` deadline (Deadlines.ts), every second. Every replica runs one.
  */
 export const reaper = Effect.gen(function*() {
   const { limits } = yield* AppConfig
-  const sweep = Effect.zipRight(
-    reapOnce.pipe(Effect.catchAllCause((cause) => Effect.logError("reaper sweep failed", cause))),
-    deadlinesOnce.pipe(Effect.catchAllCause((cause) => Effect.logError("deadline sweep failed", cause)))
+  const reap = reapOnce.pipe(Effect.catchAllCause((cause) => Effect.logError("reaper sweep failed", cause)))
+  const deadlines = deadlinesOnce.pipe(
+    Effect.catchAllCause((cause) => Effect.logError("deadline sweep failed", cause))
   )
-  yield* Effect.repeat(sweep, Schedule.spaced(`${limits.engine.reaper_interval_s} seconds`))
+  yield* Effect.all([
+    Effect.repeat(reap, Schedule.spaced(`${limits.engine.reaper_interval_s} seconds`)),
+    Effect.repeat(deadlines, Schedule.spaced(`${DEADLINE_SWEEP_MS} millis`))
+  ], { concurrency: 2, discard: true })
 })

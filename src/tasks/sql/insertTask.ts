@@ -32,16 +32,18 @@ const RETURNED = taskColumns()
 /**
  * A new task, `queued`, with what its pre-charge took (refunded exactly on
  * failure). With an Idempotency-Key this account already used, nothing is
- * inserted and no row comes back: the caller replays the original.
+ * inserted and no row comes back: the caller replays the original. Times
+ * are seconds, but for the deadline (ms from `nowMs`).
  */
 export const insertTask = (
   sql: SqlClient.SqlClient,
   id: string,
   task: NewTask,
   charged: ChargeSplit,
-  now: number
-) =>
-  sql<TaskRow>`
+  nowMs: number
+) => {
+  const now = Math.floor(nowMs / 1000)
+  return sql<TaskRow>`
     INSERT INTO tasks (id, account_id, kind, model, operation, status, progress, request, request_version,
       client_reference_id, metadata, idempotency_key, request_digest, created_at, updated_at, channel, trace_context,
       charged_wallet_micros, charged_subscription_micros, cancel_at)
@@ -51,6 +53,7 @@ export const insertTask = (
       ${task.idempotencyKey}, ${task.digest}, ${now}, ${now}, ${task.channel},
       ${task.traceparent === null ? null : JSON.stringify({ traceparent: task.traceparent })}::jsonb,
       ${charged.walletMicros}, ${charged.subscriptionMicros},
-      ${task.cancelAfterSeconds == null ? null : (now + task.cancelAfterSeconds) * 1000})
+      ${task.cancelAfterSeconds == null ? null : nowMs + task.cancelAfterSeconds * 1000})
     ON CONFLICT (account_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
     RETURNING ${sql.literal(RETURNED)}`
+}
