@@ -1,15 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Context, Effect, Layer, Schedule, Schema, Stream } from "effect"
 import { makeListen } from "../platform/Notifications.ts"
-
-/**
- * An operator's state of a channel (docs/operating.md, Channels): `enabled`
- * takes new work; `draining` takes none (tasks already upstream are polled
- * and finished, queued ones wait); `disabled` takes none and its queued tasks
- * go on to the model's next channel as failover.
- */
-export const ChannelStateName = Schema.Literal("enabled", "draining", "disabled")
-export type ChannelStateName = typeof ChannelStateName.Type
+import { ChannelStateName } from "./ChannelState.ts"
 
 export interface ChannelState {
   readonly state: ChannelStateName

@@ -1,7 +1,7 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { AdminAuth } from "../accounts/Security.ts"
-import { ChannelStateName } from "../channel/ChannelStates.ts"
+import { ChannelStateName } from "../channel/ChannelState.ts"
 import { ChannelNotFound } from "../channel/Errors.ts"
 import { BodyErrors, errors, ResourceId } from "../platform/http/ErrorContract.ts"
 import { jsonBody } from "../platform/http/OpenApiBody.ts"
