@@ -116,6 +116,13 @@ export const LimitsFile = Schema.Struct({
   sync_wait_s: Schema.optionalWith(Schema.Number.pipe(Schema.positive()), { default: () => 120 }),
   /** Live status streams (`GET …/tasks/{id}/events`) one key may hold open on a replica at once (429 past it). */
   streams_per_key: Schema.optionalWith(PositiveInt, { default: () => 20 }),
+  /** Seconds between the `: keep-alive` comments of a quiet live status stream. */
+  stream_keep_alive_s: Schema.optionalWith(Schema.Number.pipe(Schema.positive()), { default: () => 15 }),
+  /**
+   * Seconds a live status stream may wait on a client that takes nothing
+   * (its socket full, the response's buffer at its mark) before it is dropped.
+   */
+  stream_stall_s: Schema.optionalWith(Schema.Number.pipe(Schema.positive()), { default: () => 60 }),
   engine: Schema.optionalWith(EngineSettings, { default: () => Schema.decodeSync(EngineSettings)({}) }),
   /** Upload URL lifetimes and reference fetching (UploadSettings above). */
   uploads: Schema.optionalWith(UploadSettings, { default: () => Schema.decodeSync(UploadSettings)({}) }),

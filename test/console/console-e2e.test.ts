@@ -63,19 +63,32 @@ describe("console end to end", () => {
       .not.toContain("ak_")
     expect(page.url()).not.toContain(acme.resource.key)
 
+    // The log's list requests, counted: while a running task is followed through its stream, the list is not re-read.
+    let listReads = 0
+    page.on("request", (r) => {
+      if (new URL(r.url()).pathname === "/console/api/tasks") listReads++
+    })
     const created = await call(gw, "POST", "/v1/video/tasks", {
       key: acme.model.key,
       json: videoRequest({
         output: { duration: 4 },
         client_reference_id: "e2e-1",
-        provider_options: { sandbox: { delay_ms: 1500 } }
+        provider_options: { sandbox: { delay_ms: 12_000 } }
       })
     })
     expect(created.status).toBe(202)
     const id = created.body.id as string
+    const followed = page.waitForResponse((r) => r.url().endsWith(`/console/api/tasks/${id}/events`))
     const row = page.locator(`tr[data-task-id="${id}"]`)
     await row.waitFor({ timeout: 30_000 })
+    expect((await followed).headers()["content-type"]).toMatch(/^text\/event-stream/)
+    const readsWhileFollowing = listReads
+    expect((await call(gw, "GET", `/v1/video/tasks/${id}`, { key: acme.resource.key })).body.status).not.toBe(
+      "succeeded"
+    )
     await row.getByText("succeeded").waitFor({ timeout: 120_000 })
+    // The task ran on for seconds past the 5 s poll interval and turned succeeded in the row without a reload.
+    expect(listReads).toBe(readsWhileFollowing)
     problems.push(...await inspectPage(page, "task-log"))
 
     await row.getByRole("link", { name: id }).click()

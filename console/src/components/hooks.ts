@@ -55,23 +55,30 @@ export const useLoad = <T>(
   return { data, error, reload: run }
 }
 
+/** What a `task` event carries that a page reads (the whole task object is there). */
+export interface TaskEvent {
+  readonly id: string
+  readonly status: string
+  readonly progress: number
+}
+
 /**
  * Follows a task's live status stream while `live` holds: `onChange` runs on
- * each `task` event (the page reloads what it shows, ledger and files
- * included). The stream is closed on the terminal state, so the browser does
+ * each `task` event with the task it carries (the task page reloads what it
+ * shows, ledger and files included; the log updates its row). The stream is closed on the terminal state, so the browser does
  * not reconnect to a finished task; a dropped connection is reconnected by
  * the browser with `Last-Event-ID`.
  */
-export const useTaskEvents = (url: string, live: boolean, onChange: () => void) => {
+export const useTaskEvents = (url: string, live: boolean, onChange: (task: TaskEvent) => void) => {
   const latest = useRef(onChange)
   latest.current = onChange
   useEffect(() => {
     if (!live) return
     const source = new EventSource(url)
     source.addEventListener("task", (event) => {
-      const task = JSON.parse((event as MessageEvent<string>).data) as { readonly status: string }
+      const task = JSON.parse((event as MessageEvent<string>).data) as TaskEvent
       if (task.status === "succeeded" || task.status === "failed") source.close()
-      latest.current()
+      latest.current(task)
     })
     return () => source.close()
   }, [url, live])

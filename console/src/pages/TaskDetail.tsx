@@ -106,7 +106,11 @@ export const TaskDetail = ({ id, pollSeconds }: { id: string; pollSeconds: numbe
     everyMs: pollSeconds * 1000,
     keepPolling: (p) => terminal(p.task.status) && p.webhook_events.some((e) => e.status === "pending")
   })
-  useTaskEvents(taskEventsUrl(id), page.data !== undefined && !terminal(page.data.task.status), page.reload)
+  useTaskEvents(
+    taskEventsUrl(id),
+    page.data !== undefined && !terminal(page.data.task.status),
+    () => void page.reload()
+  )
   if (page.data === undefined) {
     return (
       <main id="main">

@@ -1,6 +1,6 @@
 import { useState } from "preact/hooks"
-import { api, type TaskLogQuery } from "../api.ts"
-import { useLoad } from "../components/hooks.ts"
+import { api, taskEventsUrl, type TaskLogQuery } from "../api.ts"
+import { type TaskEvent, useLoad, useTaskEvents } from "../components/hooks.ts"
 import { ErrorNote, Loading, Pager, Progress, Status } from "../components/ui.tsx"
 import { dateTime, toUnix } from "../format.ts"
 import { href, navigate, type Route } from "../router.ts"
@@ -88,15 +88,40 @@ const Filters = ({ params, onApply }: { params: URLSearchParams; onApply: (value
   )
 }
 
+const terminal = (status: string) => status === "succeeded" || status === "failed"
+
+/**
+ * Running tasks of the page followed through their live status streams.
+ * Few: a session's streams are bounded on the server (`streams_per_key`,
+ * 20 by default), and a browser keeps about six connections to a host over
+ * HTTP/1.1, which the page's own requests need too.
+ */
+const FOLLOWED = 4
+
+/** While streams carry the running tasks' changes, the list is re-read this much less often (new tasks, the rest). */
+const SLOWER = 12
+
+/** One followed task's stream; renders nothing (a hook per task, which a loop cannot call). */
+const Follow = ({ id, onTask }: { id: string; onTask: (task: TaskEvent) => void }) => {
+  useTaskEvents(taskEventsUrl(id), true, onTask)
+  return null
+}
+
 /**
  * The task log: video and image tasks, newest first, with the list API's
- * filters and cursor paging. It polls at the interval the API names in
- * Retry-After, so new tasks appear and status and progress move without a reload.
+ * filters and cursor paging. The first FOLLOWED running tasks shown move
+ * live: their rows take status and progress from the tasks' event streams,
+ * and the list itself is re-read only SLOWER times less often than the
+ * interval the API names in Retry-After. With no running task followed, the
+ * log polls at that interval, so new tasks appear without a reload.
  */
 export const TaskLog = ({ route, pollSeconds }: { route: Route; pollSeconds: number }) => {
   const p = route.params
   const [after, setAfter] = useState<string>()
   const filterKey = FILTERS.map((f) => p.get(f) ?? "").join("|")
+  // The latest state each followed stream sent, by task id; a row shows it over the list's older one.
+  const [live, setLive] = useState<Record<string, TaskEvent>>({})
+  const [followed, setFollowed] = useState<ReadonlyArray<string>>([])
   const tasks = useLoad(
     () =>
       api.tasks({
@@ -111,8 +136,16 @@ export const TaskLog = ({ route, pollSeconds }: { route: Route; pollSeconds: num
         limit: "20"
       }),
     [filterKey, after],
-    { everyMs: pollSeconds * 1000 }
+    { everyMs: pollSeconds * 1000 * (followed.length > 0 ? SLOWER : 1) }
   )
+  const shown = (tasks.data?.data ?? []).map((t) => {
+    const seen = live[t.id]
+    return seen === undefined || terminal(t.status) ? t : { ...t, status: seen.status, progress: seen.progress }
+  })
+  const running = shown.filter((t) => !terminal(t.status)).slice(0, FOLLOWED).map((t) => t.id)
+  // Kept as state, so the list's polling interval changes only when the set of followed tasks does.
+  if (running.join(" ") !== followed.join(" ")) setFollowed(running)
+  const onTask = (task: TaskEvent) => setLive((now) => ({ ...now, [task.id]: task }))
 
   const apply = (values: Values) => {
     setAfter(undefined)
@@ -126,12 +159,15 @@ export const TaskLog = ({ route, pollSeconds }: { route: Route; pollSeconds: num
       <ErrorNote message={tasks.error} />
       {tasks.data === undefined ? <Loading /> : (
         <section class="card" aria-label="Tasks">
+          {followed.map((id) => <Follow key={id} id={id} onTask={onTask} />)}
           <p class="muted live" aria-live="polite">
-            {tasks.data.data.length === 0
+            {shown.length === 0
               ? "No tasks match."
+              : followed.length > 0
+              ? `Running tasks update live; the list is re-read every ${pollSeconds * SLOWER} s.`
               : `Updated every ${pollSeconds} s while this page is open.`}
           </p>
-          {tasks.data.data.length > 0 && (
+          {shown.length > 0 && (
             <table class="table">
               <thead>
                 <tr>
@@ -143,7 +179,7 @@ export const TaskLog = ({ route, pollSeconds }: { route: Route; pollSeconds: num
                 </tr>
               </thead>
               <tbody>
-                {tasks.data.data.map((t) => (
+                {shown.map((t) => (
                   <tr key={t.id} data-task-id={t.id}>
                     <td data-label="Task">
                       <a href={href(`tasks/${t.id}`)} class="mono">{t.id}</a>
