@@ -21,7 +21,7 @@ import { MediaInspector } from "./media/MediaInspector.ts"
 import { RemoteMedia } from "./media/RemoteMedia.ts"
 import { AdminChannelsLive } from "./ops/ChannelsHttp.ts"
 import { channelStartup } from "./ops/ChannelStartup.ts"
-import { GaugesLive } from "./ops/Gauges.ts"
+import { registerGauges } from "./ops/Gauges.ts"
 import { OpsLive } from "./ops/Http.ts"
 import { METRICS_PATH, MetricsRouteLive } from "./ops/MetricsHttp.ts"
 import { AppConfig, environmentConfig } from "./platform/AppConfig.ts"
@@ -138,13 +138,13 @@ export const MigratedServicesLive = Layer.effectDiscard(
     migrate,
     (applied) => Effect.logInfo("database ready").pipe(Effect.annotateLogs({ migrations_applied: applied }))
   ).pipe(
-    Effect.zipRight(channelStartup.pipe(Effect.catchAllCause((c) => Effect.logWarning("channel report failed", c))))
+    Effect.zipRight(channelStartup.pipe(Effect.catchAllCause((c) => Effect.logWarning("channel report failed", c)))),
+    // The gauges read from the database at each collection, registered once the tables exist. In this layer's
+    // own effect: built as a layer merged beside it, the log lines of in-process task runs lost their task_id
+    // and channel annotations after the run's first line (the storage-outage test reads them).
+    Effect.zipRight(registerGauges)
   )
-).pipe(
-  // The gauges read from the database at each collection, registered once the tables exist.
-  Layer.merge(GaugesLive),
-  Layer.provideMerge(ServicesLive)
-)
+).pipe(Layer.provideMerge(ServicesLive))
 
 /**
  * What the server answers: the contract (src/Api.ts) plus the console's group, which is internal to the

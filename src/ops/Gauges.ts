@@ -1,5 +1,5 @@
 import { SqlClient } from "@effect/sql"
-import { Clock, Effect, Layer, Runtime } from "effect"
+import { Clock, Effect, Runtime } from "effect"
 import { Registry } from "../catalog/Registry.ts"
 import { Channels } from "../channel/Channels.ts"
 import { ChannelStateName } from "../channel/ChannelState.ts"
@@ -39,77 +39,75 @@ const GAUGES = [
  * every replica answers the same; the breaker is per process by design
  * (tasks/engine/Breakers.ts) and says so in its help.
  */
-export const GaugesLive = Layer.effectDiscard(
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const channels = yield* Channels
-    const breakers = yield* Breakers
-    const metrics = yield* Metrics
-    const registry = yield* Registry
-    const run = Runtime.runPromise(yield* Effect.runtime<never>())
+export const registerGauges = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const channels = yield* Channels
+  const breakers = yield* Breakers
+  const metrics = yield* Metrics
+  const registry = yield* Registry
+  const run = Runtime.runPromise(yield* Effect.runtime<never>())
 
-    const read = Effect.gen(function*() {
-      const now = yield* Clock.currentTimeMillis
-      const [states, backlog, open, operatorStates] = yield* Effect.all(
-        [engineGauges(sql, now), webhookBacklog(sql, now), breakers.opened, storedChannelStates(sql)],
-        { concurrency: 2 }
-      )
-      const readings: Array<GaugeReading> = []
-      const inFlight = new Map(channels.all.map((c) => [c.name, 0]))
-      // Every channel and state has a series, zero when the database has no such task (a graph without gaps).
-      const counts = new Map(channels.all.flatMap((c) => STATES.map((state) => [`${c.name}\n${state}`, 0])))
-      const ages = new Map(channels.all.flatMap((c) => DUE_STATES.map((state) => [`${c.name}\n${state}`, 0])))
-      for (const { channel, count, oldest, state } of states) {
-        counts.set(`${channel}\n${state}`, count)
-        if (oldest !== null) ages.set(`${channel}\n${state}`, Math.max(0, (now - oldest) / 1000))
-        if (state === "running" || state === "waiting" || state === "polling") {
-          inFlight.set(channel, (inFlight.get(channel) ?? 0) + count)
-        }
-      }
-      for (const [key, value] of counts) {
-        const [channel, state] = key.split("\n") as [string, string]
-        readings.push({ name: "mtg_tasks", labels: { state, channel }, value })
-      }
-      for (const [key, value] of ages) {
-        const [channel, state] = key.split("\n") as [string, string]
-        readings.push({ name: "mtg_tasks_oldest_due_age_seconds", labels: { state, channel }, value })
-      }
-      for (const [channel, count] of inFlight) {
-        readings.push({ name: "mtg_channel_in_flight", labels: { channel }, value: count })
-      }
-      for (const { name, settings } of channels.all) {
-        readings.push({ name: "mtg_channel_concurrency", labels: { channel: name }, value: settings.concurrency })
-        readings.push({ name: "mtg_breaker_open", labels: { channel: name }, value: open.includes(name) ? 1 : 0 })
-        // Every state has a series (1 for the current one), so a panel or rule can watch any of them.
-        const current = operatorStates.get(name)?.state ?? "enabled"
-        for (const state of ChannelStateName.literals) {
-          readings.push({
-            name: "mtg_channel_state",
-            labels: { channel: name, state },
-            value: state === current ? 1 : 0
-          })
-        }
-      }
-      readings.push(
-        { name: "mtg_webhook_events_pending", labels: {}, value: backlog.pending },
-        { name: "mtg_webhook_backlog", labels: {}, value: backlog.due },
-        {
-          name: "mtg_webhook_backlog_oldest_age_seconds",
-          labels: {},
-          value: backlog.oldestDue === null ? 0 : Math.max(0, (now - backlog.oldestDue) / 1000)
-        }
-      )
-      return readings
-    }).pipe(
-      // A database away leaves these gauges out of the scrape rather than failing it (the counters still answer).
-      Effect.catchAllCause((cause) =>
-        Effect.as(Effect.logWarning("the metrics gauges could not be read", cause), [] as ReadonlyArray<GaugeReading>)
-      )
+  const read = Effect.gen(function*() {
+    const now = yield* Clock.currentTimeMillis
+    const [states, backlog, open, operatorStates] = yield* Effect.all(
+      [engineGauges(sql, now), webhookBacklog(sql, now), breakers.opened, storedChannelStates(sql)],
+      { concurrency: 2 }
     )
-    metrics.observe({ gauges: GAUGES, read: () => run(read) })
-    metrics.prepare([
-      ...registry.videoModels.map((m) => ({ kind: "video", model: m.capability.id })),
-      ...registry.imageModels.map((m) => ({ kind: "image", model: m.capability.id }))
-    ])
-  })
-)
+    const readings: Array<GaugeReading> = []
+    const inFlight = new Map(channels.all.map((c) => [c.name, 0]))
+    // Every channel and state has a series, zero when the database has no such task (a graph without gaps).
+    const counts = new Map(channels.all.flatMap((c) => STATES.map((state) => [`${c.name}\n${state}`, 0])))
+    const ages = new Map(channels.all.flatMap((c) => DUE_STATES.map((state) => [`${c.name}\n${state}`, 0])))
+    for (const { channel, count, oldest, state } of states) {
+      counts.set(`${channel}\n${state}`, count)
+      if (oldest !== null) ages.set(`${channel}\n${state}`, Math.max(0, (now - oldest) / 1000))
+      if (state === "running" || state === "waiting" || state === "polling") {
+        inFlight.set(channel, (inFlight.get(channel) ?? 0) + count)
+      }
+    }
+    for (const [key, value] of counts) {
+      const [channel, state] = key.split("\n") as [string, string]
+      readings.push({ name: "mtg_tasks", labels: { state, channel }, value })
+    }
+    for (const [key, value] of ages) {
+      const [channel, state] = key.split("\n") as [string, string]
+      readings.push({ name: "mtg_tasks_oldest_due_age_seconds", labels: { state, channel }, value })
+    }
+    for (const [channel, count] of inFlight) {
+      readings.push({ name: "mtg_channel_in_flight", labels: { channel }, value: count })
+    }
+    for (const { name, settings } of channels.all) {
+      readings.push({ name: "mtg_channel_concurrency", labels: { channel: name }, value: settings.concurrency })
+      readings.push({ name: "mtg_breaker_open", labels: { channel: name }, value: open.includes(name) ? 1 : 0 })
+      // Every state has a series (1 for the current one), so a panel or rule can watch any of them.
+      const current = operatorStates.get(name)?.state ?? "enabled"
+      for (const state of ChannelStateName.literals) {
+        readings.push({
+          name: "mtg_channel_state",
+          labels: { channel: name, state },
+          value: state === current ? 1 : 0
+        })
+      }
+    }
+    readings.push(
+      { name: "mtg_webhook_events_pending", labels: {}, value: backlog.pending },
+      { name: "mtg_webhook_backlog", labels: {}, value: backlog.due },
+      {
+        name: "mtg_webhook_backlog_oldest_age_seconds",
+        labels: {},
+        value: backlog.oldestDue === null ? 0 : Math.max(0, (now - backlog.oldestDue) / 1000)
+      }
+    )
+    return readings
+  }).pipe(
+    // A database away leaves these gauges out of the scrape rather than failing it (the counters still answer).
+    Effect.catchAllCause((cause) =>
+      Effect.as(Effect.logWarning("the metrics gauges could not be read", cause), [] as ReadonlyArray<GaugeReading>)
+    )
+  )
+  metrics.observe({ gauges: GAUGES, read: () => run(read) })
+  metrics.prepare([
+    ...registry.videoModels.map((m) => ({ kind: "video", model: m.capability.id })),
+    ...registry.imageModels.map((m) => ({ kind: "image", model: m.capability.id }))
+  ])
+})
