@@ -3,7 +3,7 @@ import { Effect, Layer } from "effect"
 import { AnyKeyAuthLive } from "../accounts/Auth.ts"
 import { CurrentPrincipal } from "../accounts/Security.ts"
 import { GatewayApi } from "../Api.ts"
-import { groupMultiplier } from "../billing/Pricing.ts"
+import { groupMultiplier } from "../billing/Billing.ts"
 import { AppConfig } from "../platform/AppConfig.ts"
 import { Registry, type ServedModel } from "./Registry.ts"
 

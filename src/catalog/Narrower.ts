@@ -7,8 +7,6 @@ import {
   ReferenceMode,
   type VideoModelCapability
 } from "./contract/Capabilities.ts"
-import type { ValidationError } from "./Errors.ts"
-import { validateVideoRequest } from "./VideoRequest.ts"
 
 /**
  * What one channel of a video model takes when it is narrower than the
@@ -85,25 +83,4 @@ export const narrowCapability = (
     aspect_ratios: ratios,
     modes
   })
-}
-
-/**
- * The first of a model's routes whose channel takes a request the model's
- * table already accepted; when none does, the first route's refusal, with
- * the spec's code for what the channel cannot take (a 400 at creation,
- * never a failed task later).
- */
-export const routeTaking = <R extends { readonly capability?: VideoModelCapability | undefined }>(
-  routes: ReadonlyArray<R>,
-  body: unknown
-): Either.Either<R, ValidationError> => {
-  let refusal: ValidationError | undefined
-  for (const route of routes) {
-    const capability = route.capability
-    if (capability === undefined) return Either.right(route)
-    const checked = validateVideoRequest((id) => (id === capability.id ? capability : undefined), body)
-    if (Either.isRight(checked)) return Either.right(route)
-    refusal ??= checked.left
-  }
-  return Either.left(refusal!)
 }

@@ -1,7 +1,9 @@
-import { Either } from "effect"
+import { Effect, Either } from "effect"
+import { ModelUnavailable } from "../channel/Errors.ts"
 import type { AspectRatio, ModeCapability, ReferenceMode, VideoModelCapability } from "./contract/Capabilities.ts"
 import type { Reference, ValidVideoRequest } from "./contract/Requests.ts"
 import type { ValidationError } from "./Errors.ts"
+import type { ServedVideoModel } from "./Registry.ts"
 import {
   checkDeclaredOptions,
   checkFields,
@@ -274,3 +276,60 @@ export const validateVideoRequest = (
   lookup: (id: string) => VideoModelCapability | undefined,
   body: unknown
 ): Either.Either<ValidVideoRequest, ValidationError> => runChecks(() => validate(lookup, body))
+
+/** A video create as the catalog admits it: the request as the model's table reads it, and who runs it. */
+export interface AdmittedVideo {
+  readonly request: ValidVideoRequest
+  readonly served: ServedVideoModel
+  /** The first of the model's routes (failover order) whose channel takes this request and new work. */
+  readonly route: ServedVideoModel["routes"][number]
+}
+
+/**
+ * The catalog's one decision on a video create, before anything is stored
+ * or charged: the body validated against its model's table (400 with the
+ * spec's code), then the channel that runs it. A channel may take less than
+ * the model's table (Narrower.ts): when none of the model's channels takes
+ * the request, the first one's refusal is the 400, never a failed task
+ * later. Among those that do, the first taking new work (`takesNew`: an
+ * operator may drain or disable a channel) is chosen; none is 503
+ * `model_unavailable`. Without `takesNew` (a quote) every channel counts.
+ */
+export function admitVideo(
+  lookup: (id: string) => ServedVideoModel | undefined,
+  body: unknown
+): Effect.Effect<AdmittedVideo, ValidationError>
+export function admitVideo(
+  lookup: (id: string) => ServedVideoModel | undefined,
+  body: unknown,
+  takesNew: (channel: string) => Effect.Effect<boolean>
+): Effect.Effect<AdmittedVideo, ValidationError | ModelUnavailable>
+export function admitVideo(
+  lookup: (id: string) => ServedVideoModel | undefined,
+  body: unknown,
+  takesNew: (channel: string) => Effect.Effect<boolean> = () => Effect.succeed(true)
+): Effect.Effect<AdmittedVideo, ValidationError | ModelUnavailable> {
+  return Effect.gen(function*() {
+    const request = yield* validateVideoRequest((id) => lookup(id)?.capability, body)
+    const served = lookup(request.model)!
+    let refusal: ValidationError | undefined
+    let anyOpen = false
+    let taken = false
+    for (const route of served.routes) {
+      const takes = route.capability === undefined ||
+        Either.match(validateVideoRequest((id) => (id === route.capability!.id ? route.capability : undefined), body), {
+          onLeft: (refused) => {
+            refusal ??= refused
+            return false
+          },
+          onRight: () => true
+        })
+      const open = yield* takesNew(route.channel)
+      anyOpen ||= open
+      taken ||= takes
+      if (takes && open) return { request, served, route }
+    }
+    if (!taken) return yield* Effect.fail(refusal!)
+    return yield* ModelUnavailable.of(request.model, anyOpen ? " for this request" : "")
+  })
+}

@@ -12,7 +12,15 @@ export class ModelUnavailable extends Schema.TaggedError<ModelUnavailable>()("Mo
   ...failure(503, "model_unavailable"),
   message: Schema.String,
   retryAfter: Schema.Number
-}) {}
+}) {
+  /** `detail` narrows the message (" for this request"); the caller may try again in 30 s: an operator's change is seconds away. */
+  static of(model: string, detail = "") {
+    return new ModelUnavailable({
+      message: `The model "${model}" is temporarily unavailable${detail}. Try again later.`,
+      retryAfter: 30
+    })
+  }
+}
 
 /** A channel name the configuration does not have (admin routes). */
 export class ChannelNotFound extends Schema.TaggedError<ChannelNotFound>()("ChannelNotFound", {

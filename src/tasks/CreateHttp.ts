@@ -1,13 +1,23 @@
-import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Effect } from "effect"
+import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { Effect, Layer, Schema } from "effect"
+import { ModelKeyAuthLive } from "../accounts/Auth.ts"
 import { CurrentPrincipal } from "../accounts/Security.ts"
+import { GatewayApi } from "../Api.ts"
+import { AppConfig } from "../platform/AppConfig.ts"
+import { readJson } from "../platform/http/Body.ts"
 import { currentTraceparent } from "../platform/TraceContext.ts"
 import { parseCancelAfter } from "./CancelAfter.ts"
 import { InvalidTaskRequest } from "./Errors.ts"
+import { imageSubmission } from "./ImageFormHttp.ts"
 import type { ImageTask, TaskKind, VideoTask } from "./Task.ts"
-import type { CreateContext } from "./Tasks.ts"
+import { type CreateContext, Tasks } from "./Tasks.ts"
 
-/** The HTTP side every task create shares: the caller and its headers in, the 202 answer out. */
+/**
+ * The task creates' handlers (`POST /v1/{video,image}/tasks`, model token):
+ * the caller and its headers in, Tasks' answer out as 202. What every
+ * create shares (the context, the 202) is also used by the synchronous
+ * image endpoints (src/images/) and the quotes.
+ */
 
 const MAX_IDEMPOTENCY_KEY = 128
 
@@ -61,3 +71,24 @@ export const accepted = (kind: TaskKind, task: VideoTask | ImageTask, replayed: 
       ...(replayed ? { "idempotent-replayed": "true" } : {})
     }
   })
+
+const createVideo = Effect.gen(function*() {
+  const context = yield* taskCreateContext
+  const body = yield* readJson(Schema.Unknown)
+  const { replayed, task } = yield* Effect.flatMap(Tasks, (tasks) => tasks.createVideo(context, body))
+  return accepted("video", task, replayed, (yield* AppConfig).limits.poll_interval_s)
+})
+
+const createImage = Effect.gen(function*() {
+  const context = yield* taskCreateContext
+  const submission = yield* imageSubmission(context.principal.accountId)
+  const { replayed, task } = yield* Effect.flatMap(Tasks, (tasks) => tasks.createImage(context, submission))
+  return accepted("image", task, replayed, (yield* AppConfig).limits.poll_interval_s)
+})
+
+export const TaskCreateLive = HttpApiBuilder.group(GatewayApi, "taskCreate", (handlers) =>
+  handlers
+    .handle("createVideoTask", () => createVideo)
+    .handle("createImageTask", () => createImage)).pipe(
+    Layer.provide(ModelKeyAuthLive)
+  )

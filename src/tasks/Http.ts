@@ -1,18 +1,14 @@
 import { HttpApiBuilder } from "@effect/platform"
-import { Effect, Layer, Option, Schema } from "effect"
-import { ModelKeyAuthLive, ResourceKeyAuthLive } from "../accounts/Auth.ts"
+import { Effect, Layer, Option } from "effect"
+import { ResourceKeyAuthLive } from "../accounts/Auth.ts"
 import { CurrentPrincipal } from "../accounts/Security.ts"
 import { GatewayApi } from "../Api.ts"
-import { AppConfig } from "../platform/AppConfig.ts"
 import { readJson } from "../platform/http/Body.ts"
 import { BatchQuery } from "./Api.ts"
-import { accepted, taskCreateContext } from "./CreateHttp.ts"
 import { TaskNotFound } from "./Errors.ts"
-import { imageSubmission } from "./ImageFormHttp.ts"
 import { longPoll } from "./LongPollHttp.ts"
 import type { ImageTask, TaskKind, VideoTask } from "./Task.ts"
 import { readListFilter } from "./TaskQueryHttp.ts"
-import { Tasks } from "./Tasks.ts"
 import { TaskStore } from "./TaskStore.ts"
 
 /** A task of the caller's account (CurrentPrincipal), or the contract's 404. */
@@ -57,25 +53,4 @@ export const TaskReadLive = HttpApiBuilder.group(GatewayApi, "taskRead", (handle
     .handle("getImageTask", ({ path }) => Effect.flatMap(findOwn<ImageTask>("image", path.task_id), longPoll("image"))))
   .pipe(
     Layer.provide(ResourceKeyAuthLive)
-  )
-
-const createVideo = Effect.gen(function*() {
-  const context = yield* taskCreateContext
-  const body = yield* readJson(Schema.Unknown)
-  const { replayed, task } = yield* Effect.flatMap(Tasks, (tasks) => tasks.createVideo(context, body))
-  return accepted("video", task, replayed, (yield* AppConfig).limits.poll_interval_s)
-})
-
-const createImage = Effect.gen(function*() {
-  const context = yield* taskCreateContext
-  const submission = yield* imageSubmission(context.principal.accountId)
-  const { replayed, task } = yield* Effect.flatMap(Tasks, (tasks) => tasks.createImage(context, submission))
-  return accepted("image", task, replayed, (yield* AppConfig).limits.poll_interval_s)
-})
-
-export const TaskCreateLive = HttpApiBuilder.group(GatewayApi, "taskCreate", (handlers) =>
-  handlers
-    .handle("createVideoTask", () => createVideo)
-    .handle("createImageTask", () => createImage)).pipe(
-    Layer.provide(ModelKeyAuthLive)
   )

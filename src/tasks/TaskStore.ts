@@ -1,15 +1,72 @@
 import { SqlClient } from "@effect/sql"
 import { Clock, Context, Data, Effect, Layer, Option } from "effect"
-import { Billing } from "../billing/Billing.ts"
+import { Billing, type ChargeSplit, type Priced } from "../billing/Billing.ts"
 import { retryingConflicts } from "../platform/Database.ts"
 import { IdPrefix, newId } from "../platform/Ids.ts"
 import { Metrics } from "../platform/metrics/Metrics.ts"
 import { PooledQuery } from "../platform/PooledQuery.ts"
 import { IdempotencyConflict, InvalidTaskRequest } from "./Errors.ts"
-import { insertTask, type NewTask } from "./sql/insertTask.ts"
 import { notifyQueued } from "./sql/notifyQueued.ts"
+import { CURRENT_VERSION } from "./StoredRequest.ts"
 import type { ImageTask, TaskKind, TaskStatus, VideoTask } from "./Task.ts"
 import { taskColumns, type TaskRow, toTaskObject } from "./TaskRow.ts"
+
+/** What a create hands the store: the task and what it costs. */
+export interface NewTask {
+  readonly accountId: string
+  readonly kind: TaskKind
+  readonly model: string
+  readonly operation: string
+  /** The validated request the engine will execute. */
+  readonly request: unknown
+  readonly clientReferenceId: string | null
+  readonly metadata: Record<string, unknown> | null
+  readonly idempotencyKey: string | null
+  /** Digest of the request content, compared when an Idempotency-Key is reused. */
+  readonly digest: string
+  /** What it is priced by: Billing.charge works out the price and takes it in the create's transaction. */
+  readonly price: Priced
+  /** The provider channel whose workers run it. */
+  readonly channel: string
+  /** W3C trace context of the create request, so the engine's spans join its trace. */
+  readonly traceparent: string | null
+  /** The caller's deadline (`Cancel-After`) in seconds from now; null for none. */
+  readonly cancelAfterSeconds?: number | null | undefined
+}
+
+const RETURNED = taskColumns()
+
+/**
+ * A new task, `queued`, with what its pre-charge took (refunded exactly on
+ * failure). With an Idempotency-Key this account already used, nothing is
+ * inserted and no row comes back: the caller replays the original. Times
+ * are seconds, but for the deadline (ms from `nowMs`).
+ */
+const insertTask = (
+  sql: SqlClient.SqlClient,
+  id: string,
+  task: NewTask,
+  charged: ChargeSplit,
+  nowMs: number
+) => {
+  const now = Math.floor(nowMs / 1000)
+  return sql<TaskRow>`
+    INSERT INTO tasks (id, account_id, kind, model, operation, status, progress, request, request_version,
+      client_reference_id, metadata, idempotency_key, request_digest, created_at, updated_at, channel, trace_context,
+      charged_wallet_micros, charged_subscription_micros, cancel_at)
+    VALUES (${id}, ${task.accountId}, ${task.kind}, ${task.model}, ${task.operation}, 'queued', 0,
+      ${JSON.stringify(task.request)}::jsonb, ${CURRENT_VERSION}, ${task.clientReferenceId},
+      ${task.metadata === null ? null : JSON.stringify(task.metadata)}::jsonb,
+      ${task.idempotencyKey}, ${task.digest}, ${now}, ${now}, ${task.channel},
+      ${task.traceparent === null ? null : JSON.stringify({ traceparent: task.traceparent })}::jsonb,
+      ${charged.walletMicros}, ${charged.subscriptionMicros},
+      ${task.cancelAfterSeconds == null ? null : nowMs + task.cancelAfterSeconds * 1000})
+    ON CONFLICT (account_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+    RETURNING ${sql.literal(RETURNED)}`
+}
+
+/** What a replay charges. */
+const NOTHING: ChargeSplit = { walletMicros: 0, subscriptionMicros: 0 }
 
 /** The INSERT found the Idempotency-Key taken: the transaction is rolled back and the original replayed. */
 class KeyTaken extends Data.TaggedError("KeyTaken") {}
@@ -48,7 +105,7 @@ const make = Effect.gen(function*() {
       if (existing.request_digest !== task.digest || existing.kind !== task.kind) {
         return yield* new IdempotencyConflict()
       }
-      return Option.some({ task: toTaskObject(existing), replayed: true })
+      return Option.some({ task: toTaskObject(existing), replayed: true, charged: NOTHING })
     })
 
   /**
@@ -69,10 +126,10 @@ const make = Effect.gen(function*() {
       const id = newId(IdPrefix.task)
       // Milliseconds for the deadline (a whole second early would cut a short Cancel-After), seconds for the rest.
       const nowMs = yield* Clock.currentTimeMillis
-      const split = yield* billing.charge(task.accountId, id, task.chargeMicros, task.subscriptionAllowed)
+      const split = yield* billing.charge(task.accountId, id, task.price)
       const [inserted] = yield* insertTask(sql, id, task, split, nowMs)
       if (inserted === undefined) return yield* new KeyTaken()
-      return { task: toTaskObject(inserted), replayed: false }
+      return { task: toTaskObject(inserted), replayed: false, charged: split }
     }).pipe(
       sql.withTransaction,
       retryingConflicts,
@@ -94,9 +151,10 @@ const make = Effect.gen(function*() {
       // all creates behind each other. Lost between commit and NOTIFY (a crash), the
       // task is still found by the workers' periodic look, which is also why a failed
       // NOTIFY does not fail a create that has committed.
-      Effect.tap(({ replayed }) =>
-        replayed ? Effect.void : Effect.suspend(() => {
-          metrics.taskCreated(task.kind, task.model, task.chargeMicros)
+      Effect.tap((created) =>
+        created.replayed ? Effect.void : Effect.suspend(() => {
+          const { subscriptionMicros, walletMicros } = created.charged
+          metrics.taskCreated(task.kind, task.model, walletMicros + subscriptionMicros)
           return Effect.ignore(notifyQueued(sql, task.channel))
         })
       ),

@@ -1,10 +1,9 @@
 import { Context, Effect, Layer } from "effect"
 import type { Principal } from "../accounts/Account.ts"
-import { groupMultiplier, priceOf } from "../billing/Pricing.ts"
+import { Billing, type Priced } from "../billing/Billing.ts"
 import type { ValidImageRequest, ValidVideoRequest } from "../catalog/contract/Requests.ts"
-import { routeTaking } from "../catalog/Narrower.ts"
 import { Registry } from "../catalog/Registry.ts"
-import { validateVideoRequest } from "../catalog/VideoRequest.ts"
+import { type AdmittedVideo, admitVideo } from "../catalog/VideoRequest.ts"
 import { ChannelStates } from "../channel/ChannelStates.ts"
 import { ModelUnavailable } from "../channel/Errors.ts"
 import { AppConfig } from "../platform/AppConfig.ts"
@@ -34,12 +33,14 @@ export interface Created<T> {
 
 /**
  * Creating tasks, with no HTTP in it: a caller and a body in, the queued
- * task (or a feature's tagged error) out. The handlers (Http.ts, the
+ * task (or a feature's tagged error) out. The handlers (CreateHttp.ts, the
  * synchronous image endpoints in src/images/) read the request and write the
- * answer; everything between is here, in the order the spec implies: the
- * plugin-derived validation, the checks of confirmed reference media, the
- * channel that takes the request, then the pre-charge and the INSERT in one
- * transaction (TaskStore.create). Nothing is charged before all checks pass.
+ * answer; everything between is here, each feature asked once, in the order
+ * the spec implies: the catalog admits the request (the plugin-derived
+ * validation and the channel that runs it, among those taking new work), the
+ * confirmed reference media are checked against the model's media table,
+ * then the store prices, pre-charges and inserts the task in one transaction
+ * (TaskStore.create, Billing.charge). Nothing is charged before all checks pass.
  */
 const make = Effect.gen(function*() {
   const registry = yield* Registry
@@ -48,61 +49,52 @@ const make = Effect.gen(function*() {
   const sha = yield* Sha256
   const config = yield* AppConfig
   const states = yield* ChannelStates
-  const { groups } = config
+  const billing = yield* Billing
 
   /** The routes whose channels take new work now; none is a 503 before anything is charged. */
   const openRoutes = <R extends { readonly channel: string }>(model: string, routes: ReadonlyArray<R>) =>
     Effect.gen(function*() {
       const open = yield* Effect.filter(routes, (r) => states.takesNew(r.channel))
-      if (open.length > 0) return open
-      return yield* new ModelUnavailable({
-        message: `The model "${model}" is temporarily unavailable. Try again later.`,
-        retryAfter: UNAVAILABLE_RETRY_S
-      })
+      return open.length > 0 ? open : yield* ModelUnavailable.of(model)
     })
 
-  /**
-   * What a task costs the caller: the create charges exactly this, the quote
-   * (Quotes.ts) shows it; price per unit × units × the group's multiplier.
-   */
-  const videoPrice = (principal: Principal, request: ValidVideoRequest) =>
-    priceOf(
-      "second",
-      registry.video(request.model)!.price,
-      request.duration,
-      groupMultiplier(groups, principal.group)
-    )
-  const imagePrice = (principal: Principal, valid: ValidImageRequest) =>
-    priceOf("image", registry.image(valid.model)!.price, valid.count, groupMultiplier(groups, principal.group))
+  /** What a task is priced by: per second of video or per image, at the caller's group's rate (Billing). */
+  const videoPriced = (principal: Principal, request: ValidVideoRequest): Priced => {
+    const served = registry.video(request.model)!
+    return {
+      unit: "second",
+      unitPrice: served.price,
+      quantity: request.duration,
+      group: principal.group,
+      subscriptionAllowed: served.settings.subscription
+    }
+  }
+  const imagePriced = (principal: Principal, valid: ValidImageRequest): Priced => {
+    const served = registry.image(valid.model)!
+    return {
+      unit: "image",
+      unitPrice: served.price,
+      quantity: valid.count,
+      group: principal.group,
+      subscriptionAllowed: served.settings.subscription
+    }
+  }
 
   /**
-   * Every check of a video create that refuses the request itself (400),
-   * before anything is stored or charged: the plugin-derived validation, the
-   * confirmed reference media against the model's media table, and some
-   * channel of the model taking the request (a channel may take less than
-   * the model's table, catalog/Narrower.ts). The quote runs exactly these.
+   * Every check of a video create that refuses the request itself, before
+   * anything is stored or charged: the catalog's admission (for a create,
+   * among the channels taking new work; for a quote, among all) and the
+   * confirmed reference media against the model's media table.
    */
-  const checkVideo = (body: unknown) =>
-    Effect.gen(function*() {
-      const request = yield* validateVideoRequest((id) => registry.video(id)?.capability, body)
-      const served = registry.video(request.model)!
-      yield* references.checkAtCreation(served.capability, request)
-      yield* routeTaking(served.routes, body)
-      return { request, served }
-    })
+  const admit = <E>(admission: Effect.Effect<AdmittedVideo, E>) =>
+    Effect.tap(admission, (admitted) => references.checkAtCreation(admitted.served.capability, admitted.request))
+
+  /** The quote's checks: those of a create, whatever the channels' states. */
+  const checkVideo = (body: unknown) => admit(admitVideo(registry.video, body))
 
   const createVideo = (context: CreateContext, body: unknown) =>
     Effect.gen(function*() {
-      const { request, served } = yield* checkVideo(body)
-      // Among the channels that take new work (an operator may drain or disable one).
-      const route = yield* routeTaking(yield* openRoutes(request.model, served.routes), body).pipe(
-        Effect.mapError(() =>
-          new ModelUnavailable({
-            message: `The model "${request.model}" is temporarily unavailable for this request. Try again later.`,
-            retryAfter: UNAVAILABLE_RETRY_S
-          })
-        )
-      )
+      const { request, route } = yield* admit(admitVideo(registry.video, body, states.takesNew))
       const created = yield* store.create({
         accountId: context.principal.accountId,
         kind: "video",
@@ -113,8 +105,7 @@ const make = Effect.gen(function*() {
         metadata: request.metadata,
         idempotencyKey: context.idempotencyKey,
         digest: yield* sha.hex(canonicalJson(body)),
-        chargeMicros: videoPrice(context.principal, request).micros,
-        subscriptionAllowed: served.settings.subscription,
+        price: videoPriced(context.principal, request),
         // The first channel that takes it; failover to the next is the engine's business.
         channel: route.channel,
         traceparent: context.traceparent,
@@ -152,8 +143,7 @@ const make = Effect.gen(function*() {
         metadata: valid.metadata,
         idempotencyKey: context.idempotencyKey,
         digest: yield* sha.hex(canonicalJson(submission.content)),
-        chargeMicros: imagePrice(context.principal, valid).micros,
-        subscriptionAllowed: served.settings.subscription,
+        price: imagePriced(context.principal, valid),
         channel: route!.channel,
         traceparent: context.traceparent,
         cancelAfterSeconds: context.cancelAfterSeconds ?? null
@@ -164,11 +154,16 @@ const make = Effect.gen(function*() {
   const createImage = (context: CreateContext, submission: ImageSubmission) =>
     Effect.flatMap(validateImage(submission), (valid) => createValidImage(context, submission, valid))
 
-  return { createVideo, createImage, validateImage, createValidImage, checkVideo, videoPrice, imagePrice } as const
+  return {
+    createVideo,
+    createImage,
+    validateImage,
+    createValidImage,
+    checkVideo,
+    videoPrice: (principal: Principal, request: ValidVideoRequest) => billing.price(videoPriced(principal, request)),
+    imagePrice: (principal: Principal, valid: ValidImageRequest) => billing.price(imagePriced(principal, valid))
+  } as const
 })
-
-/** When a caller may try a model none of whose channels takes new work again: an operator's change is seconds away. */
-const UNAVAILABLE_RETRY_S = 30
 
 /** The created task on the request's span. */
 const annotated = <T extends { readonly id: string; readonly model: string }, E, R>(

@@ -151,11 +151,11 @@ describe("the import rules (dependency-cruiser)", () => {
 
   it("a feature importing against the layers: catalog → tasks, the adapter contract → the channel loader", async () => {
     const found = await violationsOf({
-      "src/catalog/Registry.ts": importing("../tasks/TaskStore.ts", "../billing/Pricing.ts"),
+      "src/catalog/Registry.ts": importing("../tasks/TaskStore.ts", "../billing/Money.ts"),
       "src/channel/contract/Adapter.ts": importing("../Channels.ts"),
       "src/channel/Channels.ts": leaf,
       "src/tasks/TaskStore.ts": leaf,
-      "src/billing/Pricing.ts": leaf
+      "src/billing/Money.ts": leaf
     })
     expect(found.sort()).toEqual([
       "not-in-allowed: src/catalog/Registry.ts → src/tasks/TaskStore.ts",

@@ -286,8 +286,8 @@ describe(`reference media in the task engine (${backend})`, () => {
         metadata: null,
         idempotencyKey: null,
         digest: "direct",
-        chargeMicros: 4_000_000,
-        subscriptionAllowed: false,
+        // 4 credits: 4 seconds at 1 credit in the default group (multiplier 1).
+        price: { unit: "second", unitPrice: 1, quantity: 4, group: "default", subscriptionAllowed: false },
         channel: "sandbox",
         traceparent: null
       })
