@@ -4,12 +4,12 @@ import {
   answerDetail,
   type AsyncRunner,
   type CancelOutcome,
+  channelWarning,
   checkExchange,
   defineAdapter,
-  exchange as send,
-  type GenerationError,
   hasArray,
   HttpUrl,
+  providerExchange,
   type ResultRef,
   SecretFromEnv,
   SubmitOutcome,
@@ -75,7 +75,7 @@ export default defineAdapter({
     Effect.flatMap(HttpClient.HttpClient, (client) =>
       checkExchange(
         client,
-        HttpClientRequest.get(`${channel.settings.base_url.replace(/\/+$/, "")}/contents/generations/tasks`, {
+        HttpClientRequest.get(`${channel.settings.base_url}/contents/generations/tasks`, {
           urlParams: { page_num: "1", page_size: "1" }
         }).pipe(HttpClientRequest.bearerToken(Redacted.value(channel.settings.credentials.api_key))),
         {
@@ -87,33 +87,10 @@ export default defineAdapter({
   make: (channel) =>
     Effect.gen(function*() {
       const client = yield* HttpClient.HttpClient
-      const { base_url, credentials, timeouts } = channel.settings
-      const base = base_url.replace(/\/+$/, "")
+      const { base_url: base, credentials, timeouts } = channel.settings
       const apiKey = Redacted.value(credentials.api_key)
-      const log = (message: string, annotations: Record<string, unknown>) =>
-        Effect.logWarning(message).pipe(Effect.annotateLogs({ channel: channel.name, ...annotations }))
-
-      /** One exchange, bounded in time, its answer read whole; a time-out or a body cut short is `onTimeout`. */
-      const exchange = (
-        request: HttpClientRequest.HttpClientRequest,
-        seconds: number,
-        what: string,
-        onTimeout: () => GenerationError
-      ) =>
-        send(client, request, {
-          what: `${what} to Ark`,
-          seconds,
-          transport: fromTransport,
-          timeout: onTimeout,
-          // A body that breaks off after the request was sent leaves its fate unknown.
-          lost: onTimeout
-        }).pipe(
-          Effect.tap((answer) =>
-            answer.status < 200 || answer.status > 299
-              ? log(`Ark refused ${what}`, { upstream_status: answer.status, upstream_body: answer.text.slice(0, 500) })
-              : Effect.void
-          )
-        )
+      const log = channelWarning(channel.name)
+      const exchange = providerExchange(client, { provider: "Ark", channel: channel.name, transport: fromTransport })
 
       const submit = (job: VideoJob) =>
         Effect.gen(function*() {

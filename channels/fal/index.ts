@@ -4,12 +4,13 @@ import {
   answerDetail,
   type AsyncRunner,
   type CancelOutcome,
+  channelWarning,
   checkExchange,
   defineAdapter,
-  exchange as send,
   type GenerationError,
   HttpUrl,
   type ImageJob,
+  providerExchange,
   type ResultRef,
   SecretFromEnv,
   SubmitOutcome,
@@ -83,7 +84,7 @@ export default defineAdapter({
   check: (channel) =>
     Effect.gen(function*() {
       const client = yield* HttpClient.HttpClient
-      const base = channel.settings.base_url.replace(/\/+$/, "")
+      const base = channel.settings.base_url
       // A well-formed request id no submit returns: fal checks the key before it looks the request up.
       const id = `${APPS[0]}/requests/${NO_REQUEST}`
       return yield* checkExchange(
@@ -101,11 +102,9 @@ export default defineAdapter({
   make: (channel) =>
     Effect.gen(function*() {
       const client = yield* HttpClient.HttpClient
-      const { base_url, credentials, timeouts } = channel.settings
-      const base = base_url.replace(/\/+$/, "")
+      const { base_url: base, credentials, timeouts } = channel.settings
       const key = Redacted.value(credentials.api_key)
-      const log = (message: string, annotations: Record<string, unknown>) =>
-        Effect.logWarning(message).pipe(Effect.annotateLogs({ channel: channel.name, ...annotations }))
+      const log = channelWarning(channel.name)
 
       const runner = <J extends VideoJob | ImageJob>(
         kind: TaskKind,
@@ -113,29 +112,11 @@ export default defineAdapter({
       ): AsyncRunner<J> => {
         const failures = failuresOf(kind)
 
-        /** One exchange, bounded in time, its answer read whole; a time-out or a body cut short is `onTimeout`. */
-        const exchange = (
-          request: HttpClientRequest.HttpClientRequest,
-          seconds: number,
-          what: string,
-          onTimeout: () => GenerationError
-        ) =>
-          send(client, request, {
-            what: `${what} to fal`,
-            seconds,
-            transport: failures.fromTransport,
-            timeout: onTimeout,
-            lost: onTimeout
-          }).pipe(
-            Effect.tap((answer) =>
-              answer.status < 200 || answer.status > 299
-                ? log(`fal refused ${what}`, {
-                  upstream_status: answer.status,
-                  upstream_body: answer.text.slice(0, 500)
-                })
-                : Effect.void
-            )
-          )
+        const exchange = providerExchange(client, {
+          provider: "fal",
+          channel: channel.name,
+          transport: failures.fromTransport
+        })
 
         /**
          * The request's path under the queue, from the `response_url` fal

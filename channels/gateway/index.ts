@@ -63,7 +63,7 @@ export default defineAdapter({
     Effect.flatMap(HttpClient.HttpClient, (client) =>
       checkExchange(
         client,
-        HttpClientRequest.get(`${channel.settings.base_url.replace(/\/+$/, "")}/v1/models`).pipe(
+        HttpClientRequest.get(`${channel.settings.base_url}/v1/models`).pipe(
           HttpClientRequest.bearerToken(Redacted.value(channel.settings.credentials.model_token))
         ),
         { what: "GET /v1/models", seconds: channel.settings.timeouts.poll_s, looksRight: hasArray("data") }
@@ -71,8 +71,7 @@ export default defineAdapter({
   make: (channel) =>
     Effect.gen(function*() {
       const client = yield* HttpClient.HttpClient
-      const { base_url, credentials, timeouts } = channel.settings
-      const base = base_url.replace(/\/+$/, "")
+      const { base_url: base, credentials, timeouts } = channel.settings
       const modelToken = Redacted.value(credentials.model_token)
       const resourceKey = Redacted.value(credentials.resource_key)
 

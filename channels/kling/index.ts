@@ -3,15 +3,17 @@ import { Clock, Effect, Either, Redacted, Schema, Stream } from "effect"
 import {
   answerDetail,
   type AsyncRunner,
+  channelWarning,
   checkExchange,
   defineAdapter,
-  exchange as send,
   type GenerationError,
   hasArray,
   HttpUrl,
+  providerExchange,
   type ResultRef,
   SecretFromEnv,
   SubmitOutcome,
+  type UpstreamAnswer,
   type UpstreamState,
   type VideoJob,
   withUpstream
@@ -106,7 +108,7 @@ export default defineAdapter({
     Effect.gen(function*() {
       const client = yield* HttpClient.HttpClient
       const settings = channel.settings
-      const base = settings.base_url.replace(/\/+$/, "")
+      const base = settings.base_url
       const legacy = settings.api === "legacy"
       const nowS = Math.floor((yield* Clock.currentTimeMillis) / 1000)
       const token = settings.api === "legacy"
@@ -135,7 +137,7 @@ export default defineAdapter({
       const client = yield* HttpClient.HttpClient
       const settings = channel.settings
       const { timeouts } = settings
-      const base = settings.base_url.replace(/\/+$/, "")
+      const base = settings.base_url
       const tokens = settings.api === "legacy"
         ? makeTokens(
           Redacted.value(settings.credentials.access_key),
@@ -144,10 +146,18 @@ export default defineAdapter({
         : undefined
       const auth = tokens?.token ??
         Effect.succeed(Redacted.value((settings.credentials as { api_key: Redacted.Redacted<string> }).api_key))
-      const log = (message: string, annotations: Record<string, unknown>) =>
-        Effect.logWarning(message).pipe(Effect.annotateLogs({ channel: channel.name, ...annotations }))
+      const log = channelWarning(channel.name)
+      // Kling answers a refusal with HTTP 200 and a code other than 0 as often as with an HTTP error.
+      const accepted = (answer: UpstreamAnswer) =>
+        answer.status >= 200 && answer.status <= 299 && codeOf(answer.body) === 0
+      const send = providerExchange(client, {
+        provider: "Kling",
+        channel: channel.name,
+        transport: fromTransport,
+        refused: (answer) => !accepted(answer)
+      })
 
-      /** One exchange, bounded in time, its answer read whole; a time-out or a body cut short is `onTimeout`. */
+      /** One exchange with the current token; `ok` when Kling took it. */
       const exchange = (
         request: (token: string) => HttpClientRequest.HttpClientRequest,
         seconds: number,
@@ -155,24 +165,11 @@ export default defineAdapter({
         onTimeout: () => GenerationError
       ) =>
         Effect.gen(function*() {
-          const answer = yield* send(client, request(yield* auth), {
-            what: `${what} to Kling`,
-            seconds,
-            transport: fromTransport,
-            timeout: onTimeout,
-            // A body that breaks off after the request was sent leaves its fate unknown.
-            lost: onTimeout
-          })
-          const ok = answer.status >= 200 && answer.status <= 299 && codeOf(answer.body) === 0
-          if (!ok) {
-            yield* log(`Kling refused ${what}`, {
-              upstream_status: answer.status,
-              upstream_body: answer.text.slice(0, 500)
-            })
-            // A token Kling found not yet valid or expired: the next request carries a new one.
-            if (tokens && isTokenRefused(codeOf(answer.body))) yield* tokens.forget
-          }
-          return { ok, status: answer.status, headers: answer.headers, body: answer.body, text: answer.text }
+          const answer = yield* send(request(yield* auth), seconds, what, onTimeout)
+          const ok = accepted(answer)
+          // A token Kling found not yet valid or expired: the next request carries a new one.
+          if (!ok && tokens && isTokenRefused(codeOf(answer.body))) yield* tokens.forget
+          return { ok, ...answer }
         })
 
       const submit = (job: VideoJob) =>

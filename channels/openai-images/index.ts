@@ -45,7 +45,7 @@ export default defineAdapter({
     Effect.flatMap(HttpClient.HttpClient, (client) =>
       checkExchange(
         client,
-        HttpClientRequest.get(`${channel.settings.base_url.replace(/\/+$/, "")}/models`).pipe(
+        HttpClientRequest.get(`${channel.settings.base_url}/models`).pipe(
           HttpClientRequest.bearerToken(Redacted.value(channel.settings.credentials.api_key))
         ),
         { what: "GET /models", seconds: channel.settings.timeouts.poll_s, looksRight: hasArray("data") }

@@ -70,7 +70,7 @@ export default defineAdapter({
     Effect.flatMap(HttpClient.HttpClient, (client) =>
       checkExchange(
         client,
-        HttpClientRequest.get(`${channel.settings.base_url.replace(/\/+$/, "")}/videos`, {
+        HttpClientRequest.get(`${channel.settings.base_url}/videos`, {
           urlParams: { limit: "1" }
         }).pipe(HttpClientRequest.bearerToken(Redacted.value(channel.settings.credentials.api_key))),
         { what: "GET /videos (one item)", seconds: channel.settings.timeouts.poll_s, looksRight: hasArray("data") }

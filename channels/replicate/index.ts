@@ -4,12 +4,13 @@ import {
   answerDetail,
   type AsyncRunner,
   type CancelOutcome,
+  channelWarning,
   checkExchange,
   defineAdapter,
-  exchange as send,
   type GenerationError,
   HttpUrl,
   type ImageJob,
+  providerExchange,
   type ResultRef,
   SecretFromEnv,
   SubmitOutcome,
@@ -68,14 +69,14 @@ export default defineAdapter({
   checkRoute: (_channel, route) => routeProblem(route.family, route.kind, route.upstreamModel),
   callbacks: (channel) =>
     replicateCallbacks(
-      channel.settings.base_url.replace(/\/+$/, ""),
+      channel.settings.base_url,
       channel.settings.credentials.api_token,
       channel.settings.credentials.webhook_secret
     ),
   check: (channel) =>
     Effect.gen(function*() {
       const client = yield* HttpClient.HttpClient
-      const base = channel.settings.base_url.replace(/\/+$/, "")
+      const base = channel.settings.base_url
       return yield* checkExchange(
         client,
         accountRequest(base, Redacted.value(channel.settings.credentials.api_token)),
@@ -90,40 +91,20 @@ export default defineAdapter({
   make: (channel) =>
     Effect.gen(function*() {
       const client = yield* HttpClient.HttpClient
-      const { base_url, credentials, timeouts } = channel.settings
-      const base = base_url.replace(/\/+$/, "")
+      const { base_url: base, credentials, timeouts } = channel.settings
       const token = Redacted.value(credentials.api_token)
-      const log = (message: string, annotations: Record<string, unknown>) =>
-        Effect.logWarning(message).pipe(Effect.annotateLogs({ channel: channel.name, ...annotations }))
+      const log = channelWarning(channel.name)
 
       const runner = <J extends VideoJob | ImageJob>(
         kind: Kind,
         inputOf: (job: J) => Either.Either<Record<string, unknown>, string>
       ): AsyncRunner<J> => {
         const f = failuresFor(kind)
-        const exchange = (
-          request: HttpClientRequest.HttpClientRequest,
-          seconds: number,
-          what: string,
-          onTimeout: () => GenerationError
-        ) =>
-          send(client, request, {
-            what: `${what} to Replicate`,
-            seconds,
-            transport: fromTransport(f),
-            timeout: onTimeout,
-            // A body that breaks off after the request was sent leaves its fate unknown.
-            lost: onTimeout
-          }).pipe(
-            Effect.tap((answer) =>
-              answer.status < 200 || answer.status > 299
-                ? log(`Replicate refused ${what}`, {
-                  upstream_status: answer.status,
-                  upstream_body: answer.text.slice(0, 500)
-                })
-                : Effect.void
-            )
-          )
+        const exchange = providerExchange(client, {
+          provider: "Replicate",
+          channel: channel.name,
+          transport: fromTransport(f)
+        })
 
         const submit = (job: J) =>
           Effect.gen(function*() {

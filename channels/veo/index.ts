@@ -4,6 +4,7 @@ import {
   answerDetail,
   type AsyncRunner,
   type ChannelCheck,
+  channelWarning,
   checkExchange,
   defineAdapter,
   type GenerationError,
@@ -102,7 +103,7 @@ export default defineAdapter({
       if (settings.api === "gemini") {
         return yield* checkExchange(
           client,
-          HttpClientRequest.get(`${settings.base_url.replace(/\/+$/, "")}/models`, {
+          HttpClientRequest.get(`${settings.base_url}/models`, {
             urlParams: { pageSize: "1" }
           }).pipe(HttpClientRequest.setHeader("x-goog-api-key", Redacted.value(settings.credentials.api_key))),
           {
@@ -128,7 +129,7 @@ export default defineAdapter({
           upstream: said
         } satisfies ChannelCheck
       }
-      const base = (settings.base_url ?? vertexBaseUrl(settings.location)).replace(/\/+$/, "")
+      const base = settings.base_url ?? vertexBaseUrl(settings.location)
       return yield* checkExchange(
         client,
         HttpClientRequest.get(`${base}/publishers/google/models`, { urlParams: { pageSize: "1" } }).pipe(
@@ -142,14 +143,13 @@ export default defineAdapter({
       const client = yield* HttpClient.HttpClient
       const settings = channel.settings
       const { timeouts } = settings
-      const log = (message: string, annotations: Record<string, unknown>) =>
-        Effect.logWarning(message).pipe(Effect.annotateLogs({ channel: channel.name, ...annotations }))
+      const log = channelWarning(channel.name)
 
       const endpoint: Endpoint = settings.api === "gemini"
-        ? { api: "gemini", base: settings.base_url.replace(/\/+$/, "") }
+        ? { api: "gemini", base: settings.base_url }
         : {
           api: "vertex",
-          base: (settings.base_url ?? vertexBaseUrl(settings.location)).replace(/\/+$/, ""),
+          base: settings.base_url ?? vertexBaseUrl(settings.location),
           project: settings.project,
           location: settings.location
         }

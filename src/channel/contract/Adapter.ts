@@ -20,7 +20,14 @@ import type { ImageUpstream, VideoUpstream } from "./Upstream.ts"
 export * from "./Callbacks.ts"
 export * from "./ChannelSettings.ts"
 export * from "./Check.ts"
-export { answerDetail, exchange, readAnswer, type UpstreamAnswer } from "./Exchange.ts"
+export {
+  answerDetail,
+  channelWarning,
+  exchange,
+  providerExchange,
+  readAnswer,
+  type UpstreamAnswer
+} from "./Exchange.ts"
 export { FailureCodes } from "./FailureCodes.ts"
 export * from "./Generation.ts"
 export { retryHintMs } from "./RetryHint.ts"

@@ -55,8 +55,16 @@ export const ChannelSettings = Schema.Struct({
 })
 export type ChannelSettings = typeof ChannelSettings.Type
 
-/** An adapter's `base_url`: an http(s) URL, one schema for every adapter. */
-export const HttpUrl = Schema.String.pipe(Schema.pattern(/^https?:\/\/[^\s]+$/, { message: () => "an http(s) URL" }))
+/**
+ * An adapter's `base_url`: an http(s) URL, one schema for every adapter,
+ * read without its trailing slashes so that adapters join paths to it as
+ * they are (`${base}/videos`), whichever way an operator wrote it.
+ */
+export const HttpUrl = Schema.transform(
+  Schema.String.pipe(Schema.pattern(/^https?:\/\/[^\s]+$/, { message: () => "an http(s) URL" })),
+  Schema.String,
+  { strict: true, decode: (url) => url.replace(/\/+$/, ""), encode: (url) => url }
+)
 
 const EnvName = Schema.String.pipe(Schema.pattern(/^[A-Za-z_][A-Za-z0-9_]*$/))
 

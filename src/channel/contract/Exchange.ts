@@ -92,3 +92,55 @@ export const exchange = (
         withUpstream(options.timeout(), { message: `${options.what}: no answer within ${options.seconds} s` })
     })
   )
+
+/** A warning of one channel's: the log line annotated with the channel's name and what else is given. */
+export const channelWarning = (channel: string) => (message: string, annotations: Record<string, unknown> = {}) =>
+  Effect.logWarning(message).pipe(Effect.annotateLogs({ channel, ...annotations }))
+
+/** How much of a refusal's body goes into its log line. */
+const LOGGED_BODY = 500
+
+/**
+ * The exchange an adapter makes with its provider, set up once per channel:
+ * `exchange` with the provider named in its log lines, where running out of
+ * time and a body that breaks off after the request was sent are both
+ * `onTimeout` (the request's fate upstream is unknown), and every refusal
+ * (by default an answer outside 2xx; `refused` says otherwise for a provider
+ * that answers 200 with an error code) is logged as a warning of the channel
+ * with its status and the start of its body, for operators.
+ */
+export const providerExchange = (
+  client: HttpClient.HttpClient,
+  options: {
+    /** The provider as log lines name it: "a create to Ark", "Ark refused a create". */
+    readonly provider: string
+    readonly channel: string
+    readonly transport: (error: HttpClientError.HttpClientError) => GenerationError
+    readonly refused?: ((answer: UpstreamAnswer) => boolean) | undefined
+  }
+) => {
+  const warn = channelWarning(options.channel)
+  const refused = options.refused ?? ((answer: UpstreamAnswer) => answer.status < 200 || answer.status > 299)
+  return (
+    request: HttpClientRequest.HttpClientRequest,
+    seconds: number,
+    what: string,
+    onTimeout: () => GenerationError
+  ): Effect.Effect<UpstreamAnswer, GenerationError> =>
+    exchange(client, request, {
+      what: `${what} to ${options.provider}`,
+      seconds,
+      transport: options.transport,
+      timeout: onTimeout,
+      lost: onTimeout
+    }).pipe(
+      Effect.tap((answer) =>
+        refused(answer)
+          ? warn(`${options.provider} refused ${what}`, {
+            upstream_status: answer.status,
+            upstream_body: answer.text.slice(0, LOGGED_BODY)
+          })
+          : Effect.void
+      )
+    )
+}
