@@ -1,9 +1,9 @@
 import type { Browser, BrowserContext, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createAccount } from "../support/adminApi.ts"
+import { api, rejection } from "../support/api.ts"
 import { collectErrors, ensureConsoleBuilt, inspectPage, launchBrowser } from "../support/browser.ts"
 import { ADMIN_TOKEN, startGateway, type TestGateway } from "../support/gateway.ts"
-import { call } from "../support/http.ts"
 import { type Receiver, startReceiver } from "../support/receiver.ts"
 import { videoRequest } from "../support/tasks.ts"
 
@@ -68,24 +68,20 @@ describe("console end to end", () => {
     page.on("request", (r) => {
       if (new URL(r.url()).pathname === "/console/api/tasks") listReads++
     })
-    const created = await call(gw, "POST", "/v1/video/tasks", {
-      key: acme.model.key,
-      json: videoRequest({
-        output: { duration: 4 },
-        client_reference_id: "e2e-1",
-        provider_options: { sandbox: { delay_ms: 12_000 } }
-      })
-    })
+    const owner = api(gw, acme)
+    const created = await owner.createVideoReply(videoRequest({
+      output: { duration: 4 },
+      client_reference_id: "e2e-1",
+      provider_options: { sandbox: { delay_ms: 12_000 } }
+    }))
     expect(created.status).toBe(202)
-    const id = created.body.id as string
+    const id = created.task.id
     const followed = page.waitForResponse((r) => r.url().endsWith(`/console/api/tasks/${id}/events`))
     const row = page.locator(`tr[data-task-id="${id}"]`)
     await row.waitFor({ timeout: 30_000 })
     expect((await followed).headers()["content-type"]).toMatch(/^text\/event-stream/)
     const readsWhileFollowing = listReads
-    expect((await call(gw, "GET", `/v1/video/tasks/${id}`, { key: acme.resource.key })).body.status).not.toBe(
-      "succeeded"
-    )
+    expect((await owner.getVideo(id)).status).not.toBe("succeeded")
     await row.getByText("succeeded").waitFor({ timeout: 120_000 })
     // The task ran on for seconds past the 5 s poll interval and turned succeeded in the row without a reload.
     expect(listReads).toBe(readsWhileFollowing)
@@ -94,7 +90,9 @@ describe("console end to end", () => {
     await row.getByRole("link", { name: id }).click()
     const video = page.locator("video")
     await video.waitFor()
-    const task = (await call(gw, "GET", `/v1/video/tasks/${id}`, { key: acme.resource.key })).body
+    const task = await owner.getVideo(id)
+    const result = task.result?.videos[0]
+    if (result === undefined) throw new Error(`task ${id} has no video: ${JSON.stringify(task)}`)
     const played = await video.evaluate(async (v: HTMLVideoElement) => {
       if (v.readyState < 1) await new Promise((r) => v.addEventListener("loadedmetadata", r, { once: true }))
       v.muted = true
@@ -105,24 +103,21 @@ describe("console end to end", () => {
     })
     expect(played.error).toBeNull()
     expect(played.time).toBeGreaterThan(0)
-    expect(Math.abs(played.duration - task.result.videos[0].duration_ms / 1000)).toBeLessThan(0.1)
+    expect(Math.abs(played.duration - result.duration_ms / 1000)).toBeLessThan(0.1)
     expect(Math.round(played.duration)).toBe(4)
     await page.getByText("pre-charge").waitFor()
     problems.push(...await inspectPage(page, "task-detail"))
 
     // A task page opened before the task ends follows its live status stream: the page polls a
     // task only once it is finished, so the change can only come from the stream.
-    const slow = await call(gw, "POST", "/v1/video/tasks", {
-      key: acme.model.key,
-      json: videoRequest({ output: { duration: 4 }, provider_options: { sandbox: { delay_ms: 4000 } } })
-    })
-    const slowId = slow.body.id as string
+    const slow = await owner.createVideo(
+      videoRequest({ output: { duration: 4 }, provider_options: { sandbox: { delay_ms: 4000 } } })
+    )
+    const slowId = slow.id
     const events = page.waitForResponse((r) => r.url().endsWith(`/console/api/tasks/${slowId}/events`))
     await page.goto(`${gw.url}/console#/tasks/${slowId}`)
     await page.locator("h1", { hasText: slowId }).waitFor()
-    expect((await call(gw, "GET", `/v1/video/tasks/${slowId}`, { key: acme.resource.key })).body.status).not.toBe(
-      "succeeded"
-    )
+    expect((await owner.getVideo(slowId)).status).not.toBe("succeeded")
     expect((await events).headers()["content-type"]).toMatch(/^text\/event-stream/)
     await page.locator("video").waitFor({ timeout: 120_000 })
 
@@ -148,14 +143,14 @@ describe("console end to end", () => {
     problems.push(...await inspectPage(page, "webhook"))
 
     await page.getByRole("link", { name: "Resources" }).click()
-    const assetId = task.result.videos[0].asset_id as string
+    const assetId = result.asset_id
     const assetRow = page.locator(`tr[data-asset-id="${assetId}"]`)
     await assetRow.waitFor()
     problems.push(...await inspectPage(page, "resources"))
     await assetRow.getByRole("button", { name: /^Delete/ }).click()
     await assetRow.getByRole("button", { name: "Confirm delete" }).click()
     await assetRow.waitFor({ state: "detached" })
-    expect((await call(gw, "GET", `/v1/assets/${assetId}`, { key: acme.resource.key })).status).toBe(404)
+    expect((await rejection(owner.getAsset(assetId))).status).toBe(404)
 
     expect(errors).toEqual([])
     await context.close()

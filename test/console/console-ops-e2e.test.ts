@@ -1,11 +1,11 @@
 import type { Browser } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { createAccount } from "../support/adminApi.ts"
+import { createAccount, operator } from "../support/adminApi.ts"
+import { api } from "../support/api.ts"
 import { collectErrors, ensureConsoleBuilt, inspectPage, launchBrowser } from "../support/browser.ts"
 import { unthrottled } from "../support/config.ts"
 import { ADMIN_TOKEN, startGateway, type TestGateway } from "../support/gateway.ts"
-import { admin, call } from "../support/http.ts"
-import { pollTask, videoRequest } from "../support/tasks.ts"
+import { videoRequest } from "../support/tasks.ts"
 
 /**
  * The operator's Channels and Overview pages in a real browser against a
@@ -18,17 +18,15 @@ import { pollTask, videoRequest } from "../support/tasks.ts"
 let gw: TestGateway
 let browser: Browser
 
+const sandboxChannel = () => operator(gw).call((c) => c.adminChannels.getChannel({ path: { name: "sandbox" } }))
+
 beforeAll(async () => {
   ensureConsoleBuilt()
   gw = await startGateway({ CONFIG_DIR: unthrottled(), ROLE: "all" })
   const acme = await createAccount(gw, { name: "ops-e2e", wallet_credits: 100 })
   for (const outcome of ["succeed", "fail"] as const) {
-    const created = await call(gw, "POST", "/v1/video/tasks", {
-      key: acme.model.key,
-      json: videoRequest({ provider_options: { sandbox: { outcome } } })
-    })
-    expect(created.status).toBe(202)
-    await pollTask(gw, acme.resource.key, created.body.id)
+    const created = await api(gw, acme).createVideo(videoRequest({ provider_options: { sandbox: { outcome } } }))
+    await api(gw, acme).waitTask("video", created.id)
   }
   browser = await launchBrowser()
 }, 180_000)
@@ -57,14 +55,14 @@ describe("console operator pages end to end", () => {
     await card.getByRole("button", { name: "Drain sandbox" }).click()
     await card.locator(".badge", { hasText: "draining" }).waitFor()
     await card.getByText("provider maintenance").waitFor()
-    expect((await admin(gw, "GET", "/admin/v1/channels/sandbox")).body).toMatchObject({
+    expect(await sandboxChannel()).toMatchObject({
       state: "draining",
       reason: "provider maintenance"
     })
     problems.push(...await inspectPage(page, "channels"))
     await card.getByRole("button", { name: "Enable sandbox" }).click()
     await card.locator(".badge", { hasText: "enabled" }).waitFor()
-    expect((await admin(gw, "GET", "/admin/v1/channels/sandbox")).body.state).toBe("enabled")
+    expect((await sandboxChannel()).state).toBe("enabled")
     await card.getByRole("button", { name: "Check sandbox" }).click()
     await card.locator("[data-check=\"ok\"]").waitFor()
 

@@ -1,7 +1,6 @@
-import { Either } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createAccount } from "../support/adminApi.ts"
-import { typedClient } from "../support/contract.ts"
+import { api, rejection } from "../support/api.ts"
 import { backends } from "../support/database.ts"
 import { startGateway, type TestGateway } from "../support/gateway.ts"
 
@@ -21,7 +20,7 @@ describe.each(backends)("the task contract through its typed client (%s)", (on) 
 
   it("create, get, list and batch-query answer the contract's shapes", async () => {
     const acct = await createAccount(gw, { name: "contract", wallet_credits: 10 })
-    const call = typedClient(gw, { model: acct.model.key, resource: acct.resource.key })
+    const call = api(gw, acct).client
     const payload = {
       model: "provy-famS-2.0-480p",
       operation: "generation" as const,
@@ -29,24 +28,24 @@ describe.each(backends)("the task contract through its typed client (%s)", (on) 
       output: { duration: 4 },
       client_reference_id: "boat-1"
     }
-    const created = await call((c) => c.model.taskCreate.createVideoTask({ payload, headers: {}, withResponse: true }))
-    if (Either.isLeft(created)) throw created.left
-    const [task, response] = created.right
+    const [task, response] = await call((c) =>
+      c.model.taskCreate.createVideoTask({ payload, headers: {}, withResponse: true })
+    )
     expect(response.status).toBe(202)
     expect(response.headers.location).toBe(`/v1/video/tasks/${task.id}`)
     expect(task).toMatchObject({ object: "video.task", status: "queued", client_reference_id: "boat-1", metadata: {} })
 
     const got = await call((c) => c.resource.taskRead.getVideoTask({ path: { task_id: task.id } }))
-    expect(Either.getOrThrow(got).id).toBe(task.id)
+    expect(got.id).toBe(task.id)
 
-    const listed = Either.getOrThrow(
-      await call((c) => c.resource.taskRead.listVideoTasks({ urlParams: { client_reference_id: "boat-1" } }))
+    const listed = await call((c) =>
+      c.resource.taskRead.listVideoTasks({ urlParams: { client_reference_id: "boat-1" } })
     )
     expect(listed.data.map((t) => t.id)).toEqual([task.id])
     expect(listed).toMatchObject({ object: "list", has_more: false, first_id: task.id, last_id: task.id })
 
-    const batch = Either.getOrThrow(
-      await call((c) => c.resource.taskRead.queryVideoTasks({ payload: { task_ids: [task.id, "task_doesnotexist"] } }))
+    const batch = await call((c) =>
+      c.resource.taskRead.queryVideoTasks({ payload: { task_ids: [task.id, "task_doesnotexist"] } })
     )
     expect(batch.data.map((t) => t.id)).toEqual([task.id])
     expect(batch.missing).toEqual(["task_doesnotexist"])
@@ -54,18 +53,22 @@ describe.each(backends)("the task contract through its typed client (%s)", (on) 
 
   it("errors arrive as the spec's body: status, type and code", async () => {
     const acct = await createAccount(gw, { name: "contract-errors", wallet_credits: 0 })
-    const call = typedClient(gw, { model: acct.model.key, resource: acct.resource.key })
-    const missing = await call((c) => c.resource.taskRead.getVideoTask({ path: { task_id: "task_nothere" } }))
-    expect(Either.isLeft(missing) && missing.left).toMatchObject({
+    const call = api(gw, acct).client
+    const missing = await rejection(
+      call((c) => c.resource.taskRead.getVideoTask({ path: { task_id: "task_nothere" } }))
+    )
+    expect(missing).toMatchObject({
       status: 404,
       type: "not_found_error",
       code: "task_not_found"
     })
 
-    const wrongKey = await call((c) => c.model.taskRead.getVideoTask({ path: { task_id: "task_nothere" } }))
-    expect(Either.isLeft(wrongKey) && wrongKey.left).toMatchObject({ status: 403, code: "permission_denied" })
+    const wrongKey = await rejection(
+      call((c) => c.model.taskRead.getVideoTask({ path: { task_id: "task_nothere" } }))
+    )
+    expect(wrongKey).toMatchObject({ status: 403, code: "permission_denied" })
 
-    const broke = await call((c) =>
+    const broke = await rejection(call((c) =>
       c.model.taskCreate.createVideoTask({
         payload: {
           model: "provy-famS-2.0-480p",
@@ -75,8 +78,8 @@ describe.each(backends)("the task contract through its typed client (%s)", (on) 
         },
         headers: {}
       })
-    )
-    expect(Either.isLeft(broke) && broke.left).toMatchObject({
+    ))
+    expect(broke).toMatchObject({
       status: 402,
       type: "billing_error",
       code: "insufficient_balance"

@@ -1,11 +1,13 @@
 import * as NodeSdk from "@effect/opentelemetry/NodeSdk"
 import { InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base"
+import { Schema } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createAccount } from "../support/adminApi.ts"
+import { api } from "../support/api.ts"
 import { backend } from "../support/database.ts"
 import { startGateway, type TestGateway } from "../support/gateway.ts"
-import { call } from "../support/http.ts"
-import { pollTask, videoRequest } from "../support/tasks.ts"
+import { errorOf, raw } from "../support/http.ts"
+import { videoRequest } from "../support/tasks.ts"
 
 /**
  * `GET /v1/{video,image}/tasks/{id}` is answered by a fast route beside the
@@ -32,46 +34,37 @@ beforeAll(async () => {
   )
   acct = await createAccount(gw, { name: "reader", wallet_credits: 100 })
   other = await createAccount(gw, { name: "other" })
-  const create = async (path: string, json: unknown) => {
-    const reply = await call(gw, "POST", path, { key: acct.model.key, json })
-    if (reply.status !== 202) throw new Error(`${path}: ${reply.status} ${JSON.stringify(reply.body)}`)
-    return reply.body.id as string
-  }
-  ids.succeeded = await create("/v1/video/tasks", videoRequest({ metadata: { order: "42" } }))
-  ids.failed = await create(
-    "/v1/video/tasks",
-    videoRequest({ provider_options: { sandbox: { outcome: "fail" } } })
-  )
-  ids.running = await create(
-    "/v1/video/tasks",
-    videoRequest({ provider_options: { sandbox: { delay_ms: 600_000 } } })
-  )
-  ids.image = await create("/v1/image/tasks", {
-    model: "provx-image-1",
-    operation: "generation",
-    input: { prompt: "a kite" }
-  })
-  await pollTask(gw, acct.resource.key, ids.succeeded!)
-  await pollTask(gw, acct.resource.key, ids.failed!)
-  await pollTask(gw, acct.resource.key, ids.running!, (t) => t.status === "in_progress")
-  await pollTask(gw, acct.resource.key, ids.image!, undefined, { kind: "image" })
+  const reader = api(gw, acct)
+  ids.succeeded = (await reader.createVideo(videoRequest({ metadata: { order: "42" } }))).id
+  ids.failed = (await reader.createVideo(videoRequest({ provider_options: { sandbox: { outcome: "fail" } } }))).id
+  ids.running = (await reader.createVideo(videoRequest({ provider_options: { sandbox: { delay_ms: 600_000 } } }))).id
+  ids.image =
+    (await reader.createImage({ model: "provx-image-1", operation: "generation", input: { prompt: "a kite" } }))
+      .id
+  await reader.waitTask("video", ids.succeeded)
+  await reader.waitTask("video", ids.failed)
+  await reader.waitTask("video", ids.running, (t) => t.status === "in_progress")
+  await reader.waitTask("image", ids.image)
 }, 180_000)
 afterAll(() => gw?.close())
 
-/** One raw answer: status, headers but Date, and the body's exact text. */
-const raw = async (path: string, headers: Record<string, string>) => {
+/** One answer as it came: status, headers but Date, and the body's exact text. */
+const exact = async (path: string, headers: Record<string, string>) => {
   const res = await fetch(gw.url + path, { headers })
   const kept = [...(res.headers as unknown as Iterable<[string, string]>)].filter(([name]) => name !== "date")
   return { status: res.status, headers: Object.fromEntries(kept), body: await res.text() }
 }
 
+/** The status of a task's exact answer. */
+const statusOf = Schema.decodeUnknownSync(Schema.parseJson(Schema.Struct({ status: Schema.String })))
+
 /** The fast route's answer and the full path's, with the same request id so they can be equal. */
 const both = async (path: string, key?: string, extra: Record<string, string> = {}) => {
   const headers = { "x-request-id": "req_fast_routes", ...extra, ...(key ? { authorization: `Bearer ${key}` } : {}) }
   exporter.reset()
-  const fast = await raw(path, headers)
+  const fast = await exact(path, headers)
   const served = exporter.getFinishedSpans().filter((s) => s.kind === 1 /* SERVER */)
-  const full = await raw(`${path}?`, headers)
+  const full = await exact(`${path}?`, headers)
   return { fast, full, fastSpan: served[0] }
 }
 
@@ -84,13 +77,11 @@ describe(`fast task reads (${backend})`, () => {
       expect(fast.status, name).toBe(200)
       expect(fast, name).toEqual(full)
       expect(fastSpan?.attributes["gateway.fast_route"], name).toBe(true)
-      states.add(JSON.parse(fast.body).status)
+      states.add(statusOf(fast.body).status)
     }
     // The comparison covered a result, an error and a task still running.
     expect([...states].sort()).toEqual(["failed", "in_progress", "succeeded"])
-    const succeeded = JSON.parse(
-      (await raw(`/v1/video/tasks/${ids.succeeded}`, { authorization: `Bearer ${acct.resource.key}` })).body
-    )
+    const succeeded = await api(gw, acct).getVideo(ids.succeeded!)
     expect(succeeded.result).not.toBeNull()
     expect(succeeded.metadata).toEqual({ order: "42" })
   })
@@ -111,7 +102,7 @@ describe(`fast task reads (${backend})`, () => {
     for (const [name, path, key, status, code] of cases) {
       const { fast, fastSpan, full } = await both(path, key)
       expect(fast.status, name).toBe(status)
-      expect(JSON.parse(fast.body).error.code, name).toBe(code)
+      expect(errorOf(JSON.parse(fast.body) as unknown)?.code, name).toBe(code)
       expect(fast, name).toEqual(full)
       expect(fastSpan?.attributes["gateway.fast_route"], name).toBe(true)
     }
@@ -119,16 +110,19 @@ describe(`fast task reads (${backend})`, () => {
 
   it("keep a plain client request id and make one otherwise, as the full path does", async () => {
     const path = `/v1/video/tasks/${ids.succeeded}`
-    const kept = await raw(path, { authorization: `Bearer ${acct.resource.key}`, "x-request-id": "mine-1" })
+    const kept = await exact(path, { authorization: `Bearer ${acct.resource.key}`, "x-request-id": "mine-1" })
     expect(kept.headers["x-request-id"]).toBe("mine-1")
-    const made = await raw(path, { authorization: `Bearer ${acct.resource.key}`, "x-request-id": "bad id with spaces" })
+    const made = await exact(path, {
+      authorization: `Bearer ${acct.resource.key}`,
+      "x-request-id": "bad id with spaces"
+    })
     expect(made.headers["x-request-id"]).toMatch(/^req_[0-9A-Za-z]+$/)
   })
 
   it("continue the caller's trace, with the store's query (key and task in one) beneath the server span", async () => {
     exporter.reset()
     const traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
-    const reply = await call(gw, "GET", `/v1/video/tasks/${ids.succeeded}`, {
+    const reply = await raw(gw, "GET", `/v1/video/tasks/${ids.succeeded}`, {
       key: acct.resource.key,
       headers: { traceparent }
     })
@@ -147,12 +141,12 @@ describe(`fast task reads (${backend})`, () => {
   })
 
   it("leave other methods and paths to the full path", async () => {
-    const post = await call(gw, "POST", `/v1/video/tasks/${ids.succeeded}`, { key: acct.resource.key })
+    const post = await raw(gw, "POST", `/v1/video/tasks/${ids.succeeded}`, { key: acct.resource.key })
     expect(post.status).toBe(405)
     expect(post.headers.get("allow")).toBe("GET")
     exporter.reset()
-    const list = await call(gw, "GET", "/v1/video/tasks", { key: acct.resource.key })
-    expect(list.status).toBe(200)
+    // The typed client's read of the list: a 200 of the contract's shape, or it rejects.
+    await api(gw, acct).listVideos()
     const server = exporter.getFinishedSpans().find((s) => s.kind === 1)!
     expect(server.attributes["gateway.fast_route"]).toBeUndefined()
   })

@@ -1,11 +1,12 @@
 import { connect } from "node:net"
 import { crc32 } from "node:zlib"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { createAccount } from "../support/adminApi.ts"
+import { createAccount, operator } from "../support/adminApi.ts"
+import { api } from "../support/api.ts"
 import { configWith } from "../support/config.ts"
 import { backend } from "../support/database.ts"
 import { startGateway, type TestGateway } from "../support/gateway.ts"
-import { admin, call, expectError } from "../support/http.ts"
+import { errorOf, expectError, raw, rawAdmin } from "../support/http.ts"
 import { makePng } from "../support/images.ts"
 import { videoRequest } from "../support/tasks.ts"
 
@@ -26,7 +27,9 @@ beforeAll(async () => {
   const config = configWith("limits.json", (limits) => {
     limits.body.read_timeout_s = READ_TIMEOUT_S
     limits.body.upload_bytes = UPLOAD_BYTES
-    for (const rate of Object.values(limits.rate_limits) as Array<any>) rate.burst = rate.per_second = 100_000
+    for (const rate of Object.values(limits.rate_limits) as Array<{ burst: number; per_second: number }>) {
+      rate.burst = rate.per_second = 100_000
+    }
   })
   gw = await startGateway({ CONFIG_DIR: config })
   acct = await createAccount(gw, { name: "hostile", wallet_credits: 100 })
@@ -39,10 +42,10 @@ const LONE_SURROGATE = "\ud800"
 
 /** The account's balance and task count, to show nothing was created or charged. */
 const footprint = async () => {
-  const detail = await admin(gw, "GET", `/admin/v1/accounts/${acct.id}`)
-  const tasks = await call(gw, "GET", "/v1/video/tasks?limit=100", { key: acct.resource.key })
-  const images = await call(gw, "GET", "/v1/image/tasks?limit=100", { key: acct.resource.key })
-  return { wallet: detail.body.wallet_credits, tasks: tasks.body.data.length + images.body.data.length }
+  const detail = await operator(gw).account(acct.id)
+  const tasks = await api(gw, acct).listVideos({ limit: 100 })
+  const images = await api(gw, acct).listImages({ limit: 100 })
+  return { wallet: detail.wallet_credits, tasks: tasks.data.length + images.data.length }
 }
 
 /** A raw request over one socket, for bodies `fetch` will not send; resolves with the status line and body. */
@@ -117,74 +120,72 @@ describe(`text the database cannot store (${backend})`, () => {
     const key = path.startsWith("/v1/video/tasks/query") || path.startsWith("/v1/media")
       ? acct.resource.key
       : acct.model.key
-    const reply = await call(gw, method, path, { key, json })
+    const reply = await raw(gw, method, path, { key, json })
     expectError(reply, 400, "invalid_request", "invalid_request_error")
-    expect(reply.body.error.message).toMatch(/NUL|surrogate/)
+    expect(errorOf(reply.body)?.message).toMatch(/NUL|surrogate/)
     expect(await footprint()).toEqual(before)
   })
 
   it("names the field where the bad text is", async () => {
-    const reply = await call(gw, "POST", "/v1/video/tasks", {
+    const reply = await raw(gw, "POST", "/v1/video/tasks", {
       key: acct.model.key,
       json: videoRequest({ metadata: { tags: ["ok", `x${NUL}`] } })
     })
-    expect(reply.body.error.message).toContain("metadata.tags[1]")
+    expect(errorOf(reply.body)?.message).toContain("metadata.tags[1]")
   })
 
   it("admin fields: an account name with NUL is a 400", async () => {
-    expectError(await admin(gw, "POST", "/admin/v1/accounts", { name: `evil${NUL}` }), 400, "invalid_request")
+    expectError(await rawAdmin(gw, "POST", "/admin/v1/accounts", { name: `evil${NUL}` }), 400, "invalid_request")
   })
 
   it("query parameters with NUL are a 400 naming the parameter", async () => {
-    const reply = await call(gw, "GET", "/v1/video/tasks?client_reference_id=%00", { key: acct.resource.key })
+    const reply = await raw(gw, "GET", "/v1/video/tasks?client_reference_id=%00", { key: acct.resource.key })
     expectError(reply, 400, "invalid_request")
-    expect(reply.body.error.message).toContain("client_reference_id")
+    expect(errorOf(reply.body)?.message).toContain("client_reference_id")
   })
 
   it("ids in paths that cannot exist are simply not found", async () => {
     for (const id of ["%00", "task_%00", "task_%ED%A0%80", "x".repeat(5000)]) {
-      expectError(await call(gw, "GET", `/v1/video/tasks/${id}`, { key: acct.resource.key }), 404, "task_not_found")
-      expectError(await call(gw, "GET", `/v1/image/tasks/${id}`, { key: acct.resource.key }), 404, "task_not_found")
+      expectError(await raw(gw, "GET", `/v1/video/tasks/${id}`, { key: acct.resource.key }), 404, "task_not_found")
+      expectError(await raw(gw, "GET", `/v1/image/tasks/${id}`, { key: acct.resource.key }), 404, "task_not_found")
     }
-    expectError(await admin(gw, "GET", "/admin/v1/accounts/acct_%00"), 404, "account_not_found")
+    expectError(await rawAdmin(gw, "GET", "/admin/v1/accounts/acct_%00"), 404, "account_not_found")
   })
 })
 
 describe(`JSON nesting (${backend})`, () => {
-  const nested = (depth: number): unknown => {
-    let value: unknown = "leaf"
-    for (let i = 0; i < depth; i++) value = { n: value }
+  /** `depth` objects (at least one), each the only field `n` of the one above, around "leaf". */
+  const nested = (depth: number): { readonly n: unknown } => {
+    let value: { readonly n: unknown } = { n: "leaf" }
+    for (let i = 1; i < depth; i++) value = { n: value }
     return value
   }
 
   it("metadata nested 10,000 deep is a 400, not a database error", async () => {
-    const reply = await call(gw, "POST", "/v1/video/tasks", {
+    const reply = await raw(gw, "POST", "/v1/video/tasks", {
       key: acct.model.key,
       body: JSON.stringify(videoRequest()).replace(/}$/, `,"metadata":${"[".repeat(10_000)}${"]".repeat(10_000)}}`),
       headers: { "content-type": "application/json" }
     })
     expectError(reply, 400, "invalid_request")
-    expect(reply.body.error.message).toMatch(/nested deeper than 64/)
+    expect(errorOf(reply.body)?.message).toMatch(/nested deeper than 64/)
   })
 
   it("64 levels in metadata pass the bound; 65 do not, nor in provider_options", async () => {
-    const ok = await call(gw, "POST", "/v1/video/tasks", {
-      key: acct.model.key,
-      json: { ...videoRequest(), metadata: nested(64) }
-    })
+    const ok = await api(gw, acct).createVideoReply({ ...videoRequest(), metadata: nested(64) })
     expect(ok.status).toBe(202)
-    expect(ok.body.metadata).toEqual(nested(64))
-    const deep = await call(gw, "POST", "/v1/video/tasks", {
+    expect(ok.task.metadata).toEqual(nested(64))
+    const deep = await raw(gw, "POST", "/v1/video/tasks", {
       key: acct.model.key,
       json: { ...videoRequest(), metadata: nested(65) }
     })
     expectError(deep, 400, "invalid_request")
-    const options = await call(gw, "POST", "/v1/video/tasks", {
+    const options = await raw(gw, "POST", "/v1/video/tasks", {
       key: acct.model.key,
       json: { ...videoRequest(), provider_options: { sandbox: nested(70) } }
     })
     expectError(options, 400, "invalid_request")
-    expect(options.body.error.message).toMatch(/nested deeper than 64/)
+    expect(errorOf(options.body)?.message).toMatch(/nested deeper than 64/)
   })
 })
 
@@ -206,18 +207,21 @@ describe(`broken and stalled multipart bodies (${backend})`, () => {
       const before = await footprint()
       const reply = await rawRequest(multipartHead(path, key(), B, Buffer.byteLength(body)), body)
       expect(reply.status).toBe(400)
-      expect(JSON.parse(reply.body).error).toMatchObject({ type: "invalid_request_error", code: "invalid_request" })
+      expect(errorOf(JSON.parse(reply.body) as unknown)).toMatchObject({
+        type: "invalid_request_error",
+        code: "invalid_request"
+      })
       expect(await footprint()).toEqual(before)
     })
 
     it(`${path}: a body that stalls ends with 408 at the read deadline, and the server answers meanwhile`, async () => {
       const sent = part("model", "provx-image-1")
       const stalled = rawRequest(multipartHead(path, key(), B, 100_000), sent, { keepOpen: true })
-      const health = await call(gw, "GET", "/healthz")
+      const health = await raw(gw, "GET", "/healthz")
       expect(health.status).toBe(200)
       const reply = await stalled
       expect(reply.status).toBe(408)
-      expect(JSON.parse(reply.body).error.code).toBe("request_timeout")
+      expect(errorOf(JSON.parse(reply.body) as unknown)?.code).toBe("request_timeout")
       expect(reply.elapsedMs).toBeGreaterThanOrEqual(READ_TIMEOUT_S * 1000 - 100)
     })
   }
@@ -227,13 +231,13 @@ describe(`broken and stalled multipart bodies (${backend})`, () => {
     const form = new FormData()
     form.append("image", new Blob([big], { type: "image/png" }), "big.png")
     expectError(
-      await call(gw, "POST", "/v1/image/uploads", { key: acct.resource.key, body: form }),
+      await raw(gw, "POST", "/v1/image/uploads", { key: acct.resource.key, body: form }),
       413,
       "request_too_large"
     )
     const base64 = { images: [Buffer.from(big).toString("base64")] }
     expectError(
-      await call(gw, "POST", "/v1/image/uploads/base64", { key: acct.resource.key, json: base64 }),
+      await raw(gw, "POST", "/v1/image/uploads/base64", { key: acct.resource.key, json: base64 }),
       413,
       "request_too_large"
     )
@@ -243,7 +247,7 @@ describe(`broken and stalled multipart bodies (${backend})`, () => {
     const body = part("model", "provx-image-1") + part("operation", `edit${NUL}`) + `--${B}--\r\n`
     const reply = await rawRequest(multipartHead("/v1/image/tasks", acct.model.key, B, Buffer.byteLength(body)), body)
     expect(reply.status).toBe(400)
-    expect(JSON.parse(reply.body).error.message).toMatch(/NUL/)
+    expect(errorOf(JSON.parse(reply.body) as unknown)?.message).toMatch(/NUL/)
   })
 })
 
@@ -259,17 +263,20 @@ const withDimensions = (source: Uint8Array, width: number, height: number) => {
 }
 
 describe(`image files that are not what they claim, at create (${backend})`, () => {
-  const editWith = (image: Uint8Array) => {
+  const editForm = (image: Uint8Array) => {
     const form = new FormData()
     form.set("model", "provx-image-1")
     form.set("operation", "edit")
     form.set("prompt", "make it blue")
     form.append("image", new Blob([new Uint8Array(image)], { type: "image/png" }), "in.png")
-    return call(gw, "POST", "/v1/image/tasks", { key: acct.model.key, body: form })
+    return form
   }
+  /** An edit with a file that is not what it claims: sent as it is, outside the typed client. */
+  const editWith = (image: Uint8Array) =>
+    raw(gw, "POST", "/v1/image/tasks", { key: acct.model.key, body: editForm(image) })
 
   it("a real PNG is accepted (the control)", async () => {
-    expect((await editWith(png)).status).toBe(202)
+    expect((await api(gw, acct).createImageReply(editForm(png))).status).toBe(202)
   })
 
   it("a PNG behind a JPEG header is a 400; nothing is charged", async () => {
@@ -277,7 +284,7 @@ describe(`image files that are not what they claim, at create (${backend})`, () 
     const jpegHeader = new Uint8Array([0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10, 0x4a, 0x46, 0x49, 0x46, 0x00, 0x01])
     const reply = await editWith(new Uint8Array([...jpegHeader, ...png]))
     expectError(reply, 400, "invalid_request")
-    expect(reply.body.error.message).toMatch(/image\[0\]/)
+    expect(errorOf(reply.body)?.message).toMatch(/image\[0\]/)
     expect(await footprint()).toEqual(before)
   })
 
@@ -285,7 +292,7 @@ describe(`image files that are not what they claim, at create (${backend})`, () 
     const before = await footprint()
     const reply = await editWith(withDimensions(png, 60_000, 60_000))
     expectError(reply, 400, "invalid_request")
-    expect(reply.body.error.message).toMatch(/image\[0\]/)
+    expect(errorOf(reply.body)?.message).toMatch(/image\[0\]/)
     expect(await footprint()).toEqual(before)
   })
 })

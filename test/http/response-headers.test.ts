@@ -3,10 +3,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createAccount } from "../support/adminApi.ts"
 import { backend } from "../support/database.ts"
 import { startGateway, type TestGateway } from "../support/gateway.ts"
-import { call } from "../support/http.ts"
+import { raw } from "../support/http.ts"
 
 /**
- * Browser-facing hardening headers: `nosniff` and `no-referrer` on every
+ * Browser-facing hardening headers (the wire itself, so every request is `raw`): `nosniff` and `no-referrer` on every
  * answer, and on `/docs` a Content-Security-Policy that lets exactly the
  * page's own inline scripts run and no one frame it.
  */
@@ -35,12 +35,12 @@ describe(`response headers (${backend})`, () => {
   it("every answer, success or error, carries nosniff and no-referrer", async () => {
     const acct = await createAccount(gw)
     const answers = {
-      healthz: await call(gw, "GET", "/healthz"),
-      models: await call(gw, "GET", "/v1/models", { key: acct.model.key }),
-      "401": await call(gw, "GET", "/v1/video/tasks"),
-      "404 route": await call(gw, "GET", "/nowhere"),
-      "405": await call(gw, "DELETE", "/v1/models"),
-      "openapi.json": await call(gw, "GET", "/openapi.json")
+      healthz: await raw(gw, "GET", "/healthz"),
+      models: await raw(gw, "GET", "/v1/models", { key: acct.model.key }),
+      "401": await raw(gw, "GET", "/v1/video/tasks"),
+      "404 route": await raw(gw, "GET", "/nowhere"),
+      "405": await raw(gw, "DELETE", "/v1/models"),
+      "openapi.json": await raw(gw, "GET", "/openapi.json")
     }
     for (const [what, reply] of Object.entries(answers)) expectBaseline(reply.headers, what)
     expect(answers["401"].status).toBe(401)
@@ -72,6 +72,6 @@ describe(`response headers (${backend})`, () => {
   })
 
   it("the CSP is only on /docs", async () => {
-    expect((await call(gw, "GET", "/healthz")).headers.get("content-security-policy")).toBeNull()
+    expect((await raw(gw, "GET", "/healthz")).headers.get("content-security-policy")).toBeNull()
   })
 })

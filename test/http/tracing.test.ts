@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { TracingLive } from "../../src/runtime/node/Tracing.ts"
 import { backend } from "../support/database.ts"
 import { ADMIN_TOKEN, startGateway, type TestGateway } from "../support/gateway.ts"
-import { call } from "../support/http.ts"
+import { raw } from "../support/http.ts"
 
 const exporter = new InMemorySpanExporter()
 let gw: TestGateway
@@ -25,14 +25,15 @@ afterAll(() => gw?.close())
 describe(`tracing (${backend})`, () => {
   it("every HTTP request is a server span, with service spans beneath it", async () => {
     exporter.reset()
+    // Raw requests: the caller's `traceparent` header is the point.
     const traceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
-    const reply = await call(gw, "POST", "/admin/v1/accounts", {
+    const reply = await raw(gw, "POST", "/admin/v1/accounts", {
       key: ADMIN_TOKEN,
       json: { name: "traced" },
       headers: { traceparent }
     })
     expect(reply.status).toBe(201)
-    await call(gw, "GET", "/nope")
+    await raw(gw, "GET", "/nope")
 
     const spans = exporter.getFinishedSpans()
     const servers = spans.filter((s) => s.kind === 1 /* SERVER */)
@@ -79,7 +80,7 @@ describe("OTLP export", () => {
     )
     const exported = await startGateway({}, tracing)
     try {
-      expect((await call(exported, "GET", "/healthz")).status).toBe(200)
+      expect((await raw(exported, "GET", "/healthz")).status).toBe(200)
     } finally {
       // Shutting down flushes the batch processor and the metrics reader.
       await exported.close()
