@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type FakeImages, startFakeImages } from "../fakes/openai-images.ts"
 import { createAccount } from "../support/adminApi.ts"
+import { api } from "../support/api.ts"
 import { alsoWith, configWith } from "../support/config.ts"
 import { backend } from "../support/database.ts"
 import { freePort, startGateway, type TestGateway } from "../support/gateway.ts"
-import { call } from "../support/http.ts"
 import { ledgerOf, pollTask, query } from "../support/tasks.ts"
 
 /**
@@ -59,12 +59,14 @@ afterAll(async () => {
 const run = async (model: string, on: TestGateway = gw) => {
   const acct = await createAccount(on, { name: "failover", wallet_credits: 10 })
   const before = fake.requests.length
-  const created = await call(on, "POST", "/v1/image/tasks", {
-    key: acct.model.key,
-    json: { model, operation: "generation", input: { prompt: "a red kite" }, output: { size: "512x512" } }
+  const created = await api(on, acct).createImageReply({
+    model,
+    operation: "generation",
+    input: { prompt: "a red kite" },
+    output: { size: "512x512" }
   })
   expect(created.status).toBe(202)
-  const task = (await pollTask(on, acct.resource.key, created.body.id, undefined, { kind: "image" })).at(-1)
+  const task = (await pollTask(on, acct.resource.key, created.task.id, undefined, { kind: "image" })).at(-1)
   const channels = await query<{ channel: string }>(on, (sql) => sql`SELECT channel FROM tasks WHERE id = ${task.id}`)
   const attempts = await query<{ channel: string; outcome: string }>(
     on,

@@ -1,11 +1,12 @@
 import { existsSync } from "node:fs"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createAccount } from "../support/adminApi.ts"
+import { api } from "../support/api.ts"
 import { localObjectFile, storageKeyOf } from "../support/assets.ts"
 import { configWith } from "../support/config.ts"
 import { backend } from "../support/database.ts"
 import { startGateway, type TestGateway } from "../support/gateway.ts"
-import { call, expectError } from "../support/http.ts"
+import { expectError, raw } from "../support/http.ts"
 import { probeBytes } from "../support/media.ts"
 import { pollTask, videoRequest } from "../support/tasks.ts"
 
@@ -24,12 +25,11 @@ describe(`result downloads with url_auth resource_api_key (${backend})`, () => {
   it("needs the owning account's resource key; another account's key gets 404; ranges work", async () => {
     const owner = await createAccount(gw, { name: "owner", wallet_credits: 100 })
     const stranger = await createAccount(gw, { name: "stranger", wallet_credits: 100 })
-    const created = await call(gw, "POST", "/v1/video/tasks", {
-      key: owner.model.key,
-      json: videoRequest({ output: { duration: 4, generate_audio: false } })
-    })
+    const created = await api(gw, owner).createVideoReply(
+      videoRequest({ output: { duration: 4, generate_audio: false } })
+    )
     expect(created.status).toBe(202)
-    const task = (await pollTask(gw, owner.resource.key, created.body.id)).at(-1)
+    const task = (await pollTask(gw, owner.resource.key, created.task.id)).at(-1)
     expect(task.status).toBe("succeeded")
     const item = task.result.videos[0]
     expect(item).toMatchObject({ url_auth: "resource_api_key", temporary: false, mime_type: "video/mp4" })
@@ -37,9 +37,9 @@ describe(`result downloads with url_auth resource_api_key (${backend})`, () => {
 
     const anonymous = await fetch(item.url)
     expect(anonymous.status).toBe(401)
-    const withModelKey = await call(gw, "GET", new URL(item.url).pathname, { key: owner.model.key })
+    const withModelKey = await raw(gw, "GET", new URL(item.url).pathname, { key: owner.model.key })
     expectError(withModelKey, 403, "permission_denied")
-    const foreign = await call(gw, "GET", new URL(item.url).pathname, { key: stranger.resource.key })
+    const foreign = await raw(gw, "GET", new URL(item.url).pathname, { key: stranger.resource.key })
     expectError(foreign, 404, "asset_not_found", "not_found_error")
 
     const whole = await fetch(item.url, { headers: { authorization: `Bearer ${owner.resource.key}` } })
@@ -67,15 +67,13 @@ describe(`result downloads with url_auth resource_api_key (${backend})`, () => {
 
   it("the asset shows the stable content URL with no expiry; after DELETE that URL answers 404", async () => {
     const acct = await createAccount(gw, { name: "keeper", wallet_credits: 100 })
-    const created = await call(gw, "POST", "/v1/video/tasks", {
-      key: acct.model.key,
-      json: videoRequest({ output: { duration: 4, generate_audio: false } })
-    })
-    const task = (await pollTask(gw, acct.resource.key, created.body.id)).at(-1)
+    const caller = api(gw, acct)
+    const created = await caller.createVideo(videoRequest({ output: { duration: 4, generate_audio: false } }))
+    const task = (await pollTask(gw, acct.resource.key, created.id)).at(-1)
     expect(task.status).toBe("succeeded")
     const item = task.result.videos[0]
-    const asset = await call(gw, "GET", `/v1/assets/${item.asset_id}`, { key: acct.resource.key })
-    expect(asset.body).toMatchObject({
+    const asset = await caller.getAsset(item.asset_id)
+    expect(asset).toMatchObject({
       id: item.asset_id,
       kind: "video",
       url: `${gw.url}/v1/assets/${item.asset_id}/content`,
@@ -88,9 +86,9 @@ describe(`result downloads with url_auth resource_api_key (${backend})`, () => {
     const auth = { headers: { authorization: `Bearer ${acct.resource.key}` } }
     expect((await fetch(item.url, auth)).status).toBe(200)
 
-    const deleted = await call(gw, "DELETE", `/v1/assets/${item.asset_id}`, { key: acct.resource.key })
-    expect(deleted.body).toEqual({ id: item.asset_id, object: "asset.deleted", deleted: true })
+    const deleted = await caller.deleteAsset(item.asset_id)
+    expect(deleted).toEqual({ id: item.asset_id, object: "asset.deleted", deleted: true })
     expect(existsSync(file)).toBe(false)
-    expectError(await call(gw, "GET", new URL(item.url).pathname, { key: acct.resource.key }), 404, "asset_not_found")
+    expectError(await raw(gw, "GET", new URL(item.url).pathname, { key: acct.resource.key }), 404, "asset_not_found")
   })
 })

@@ -5,11 +5,11 @@ import { reapOnce } from "../../src/tasks/engine/Reaper.ts"
 import { TaskOutcomes } from "../../src/tasks/engine/TaskOutcomes.ts"
 import { TaskQueue } from "../../src/tasks/engine/TaskQueue.ts"
 import { createAccount } from "../support/adminApi.ts"
+import { api } from "../support/api.ts"
 import { after } from "../support/clock.ts"
 import { configWith } from "../support/config.ts"
 import { backends } from "../support/database.ts"
 import { startGateway, type TestGateway } from "../support/gateway.ts"
-import { call } from "../support/http.ts"
 import { eventsOf, ledgerOf, query, videoRequest } from "../support/tasks.ts"
 
 /**
@@ -43,8 +43,8 @@ const newTasks = async (n: number) => {
   const acct = await createAccount(gw, { name: "claims", wallet_credits: 1000 })
   const ids: Array<string> = []
   for (let i = 0; i < n; i++) {
-    const reply = await call(gw, "POST", "/v1/video/tasks", { key: acct.model.key, json: videoRequest() })
-    ids.push(reply.body.id)
+    const task = await api(gw, acct).createVideo(videoRequest())
+    ids.push(task.id)
   }
   return { acct, ids }
 }
@@ -150,8 +150,8 @@ describe.each(backends)("queue claims (%s)", (on) => {
     // The engine's own reaper sweep, three at once as on three replicas.
     await Promise.all([reapOnce, reapOnce, reapOnce].map((sweep) => run(afterLeases(sweep))))
     expect((await statusOf(id!)).status).toBe("failed")
-    const failed = await call(gw, "GET", `/v1/video/tasks/${id}`, { key: acct.resource.key })
-    expect(failed.body.error).toEqual({ code: "video_task_failed", message: expect.any(String), retryable: true })
+    const failed = await api(gw, acct).getVideo(id!)
+    expect(failed.error).toEqual({ code: "video_task_failed", message: expect.any(String), retryable: true })
     const ledger = await ledgerOf(gw, id!)
     expect(ledger.map((l) => l.kind)).toEqual(["charge", "refund"])
     expect(ledger[0]!.wallet_micros + ledger[1]!.wallet_micros).toBe(0)
@@ -161,18 +161,19 @@ describe.each(backends)("queue claims (%s)", (on) => {
   it("an image task whose attempts are spent fails with the image code 524, retryable, refunded", async () => {
     await drain()
     const acct = await createAccount(gw, { name: "image-claims", wallet_credits: 10 })
-    const created = await call(gw, "POST", "/v1/image/tasks", {
-      key: acct.model.key,
-      json: { model: "provx-image-1", operation: "generation", input: { prompt: "a kite" } }
+    const created = await api(gw, acct).createImageReply({
+      model: "provx-image-1",
+      operation: "generation",
+      input: { prompt: "a kite" }
     })
     expect(created.status).toBe(202)
-    const id = created.body.id as string
+    const id = created.task.id
     for (const worker of ["crashing-1", "crashing-2"]) {
       expect((await claim(worker)).map((c) => c.id)).toEqual([id])
       await run(afterLeases(reapOnce))
     }
-    const failed = await call(gw, "GET", `/v1/image/tasks/${id}`, { key: acct.resource.key })
-    expect(failed.body).toMatchObject({ status: "failed", error: { code: "524", retryable: true } })
+    const failed = await api(gw, acct).getImage(id)
+    expect(failed).toMatchObject({ status: "failed", error: { code: "524", retryable: true } })
     expect((await ledgerOf(gw, id)).map((l) => l.kind)).toEqual(["charge", "refund"])
     const [event] = await eventsOf(gw, id)
     expect(event).toMatchObject({ type: "image.task.failed" })

@@ -4,9 +4,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { WorkersLive } from "../../src/Gateway.ts"
 import { MediaToolsLive } from "../../src/runtime/node/MediaTools.ts"
 import { createAccount } from "../support/adminApi.ts"
+import { api } from "../support/api.ts"
 import { backends } from "../support/database.ts"
 import { startGateway, type TestGateway } from "../support/gateway.ts"
-import { call } from "../support/http.ts"
 import { ledgerOf, pollTask, query, videoRequest } from "../support/tasks.ts"
 
 /**
@@ -18,8 +18,7 @@ import { ledgerOf, pollTask, query, videoRequest } from "../support/tasks.ts"
 
 let gw: TestGateway
 
-const create = async (key: string) =>
-  (await call(gw, "POST", "/v1/video/tasks", { key, json: videoRequest() })).body.id as string
+const create = async (key: string) => (await api(gw, { model: key }).createVideo(videoRequest())).id
 
 describe.each(backends)("stored task requests (%s)", (on) => {
   beforeAll(async () => {

@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { reapOnce } from "../../src/tasks/engine/Reaper.ts"
 import type { ScriptedRecord } from "../fixtures/channels/scripted/index.ts"
-import { createAccount } from "../support/adminApi.ts"
+import { createAccount, operator } from "../support/adminApi.ts"
+import { api } from "../support/api.ts"
 import { alsoWith, configWith } from "../support/config.ts"
 import { backend } from "../support/database.ts"
 import { eventually } from "../support/eventually.ts"
 import { fixtureRef } from "../support/fixtures.ts"
 import { startGateway, type TestGateway } from "../support/gateway.ts"
-import { admin, call } from "../support/http.ts"
 import { probeBytes } from "../support/media.ts"
 import { ledgerOf, pollTask, query, videoRequest } from "../support/tasks.ts"
 
@@ -49,12 +49,9 @@ afterAll(async () => {
 
 const run = async (model: string, prompt: string) => {
   const acct = await createAccount(gw, { name: prompt, wallet_credits: 100 })
-  const created = await call(gw, "POST", "/v1/video/tasks", {
-    key: acct.model.key,
-    json: videoRequest({ model, input: { prompt } })
-  })
+  const created = await api(gw, acct).createVideoReply(videoRequest({ model, input: { prompt } }))
   expect(created.status).toBe(202)
-  const seen = await pollTask(gw, acct.resource.key, created.body.id)
+  const seen = await pollTask(gw, acct.resource.key, created.task.id)
   return { task: seen.at(-1), seen }
 }
 
@@ -94,9 +91,9 @@ describe(`the engine on an asynchronous upstream (${backend})`, () => {
     const polled = rec().polls.filter((p) => rec().upstream.get(p.id)?.taskId === task.id)
     expect(polled.length).toBeGreaterThan(1)
     await expectRefunded(task.id)
-    const view = await admin(gw, "GET", `/admin/v1/tasks/${task.id}`)
-    expect(view.body.attempts[0]).toMatchObject({ channel: "scripted-short", outcome: "deadline" })
-    expect(view.body.attempts[0].last_answer.status).toBe("mystery")
+    const view = await operator(gw).task(task.id)
+    expect(view.attempts[0]).toMatchObject({ channel: "scripted-short", outcome: "deadline" })
+    expect(view.attempts[0]!.last_answer).toMatchObject({ status: "mystery" })
   })
 
   it("done with no output, or failed upstream, fails with the refund", async () => {
@@ -117,11 +114,7 @@ describe(`the engine on an asynchronous upstream (${backend})`, () => {
 
   it("a process stopped mid-submit: the next attempt finds the upstream task instead of submitting again", async () => {
     const acct = await createAccount(gw, { name: "hang", wallet_credits: 100 })
-    const created = await call(gw, "POST", "/v1/video/tasks", {
-      key: acct.model.key,
-      json: videoRequest({ model: WITH_FIND, input: { prompt: "hang" } })
-    })
-    const id = created.body.id
+    const { id } = await api(gw, acct).createVideo(videoRequest({ model: WITH_FIND, input: { prompt: "hang" } }))
     await eventually(async () => rec().submits.get(id) === 1 || undefined, "the submit reached the upstream")
     await gw.stop()
     gw = await startGateway(env, undefined, {}, backend, gw)
@@ -129,30 +122,27 @@ describe(`the engine on an asynchronous upstream (${backend})`, () => {
     expect(task.status).toBe("succeeded")
     expect(rec().submits.get(id)).toBe(1)
     expect([...rec().upstream.values()].filter((t) => t.taskId === id)).toHaveLength(1)
-    const view = await admin(gw, "GET", `/admin/v1/tasks/${id}`)
-    expect(view.body.attempts.map((a: any) => a.outcome)).toEqual(["submitting", "succeeded"])
+    const view = await operator(gw).task(id)
+    expect(view.attempts.map((a) => a.outcome)).toEqual(["submitting", "succeeded"])
   }, 120_000)
 
   it("the reaper leaves waiting tasks alone", async () => {
     const acct = await createAccount(gw, { name: "reaper", wallet_credits: 100 })
-    const created = await call(gw, "POST", "/v1/video/tasks", {
-      key: acct.model.key,
-      json: videoRequest({ model: SHORT, input: { prompt: "unknown" } })
-    })
-    await pollTask(gw, acct.resource.key, created.body.id, () => true)
+    const created = await api(gw, acct).createVideo(videoRequest({ model: SHORT, input: { prompt: "unknown" } }))
+    await pollTask(gw, acct.resource.key, created.id, () => true)
     await eventually(async () => {
       const [row] = await query<{ run_state: string }>(
         gw,
-        (sql) => sql`SELECT run_state FROM tasks WHERE id = ${created.body.id}`
+        (sql) => sql`SELECT run_state FROM tasks WHERE id = ${created.id}`
       )
       return row!.run_state === "waiting" || undefined
     }, "the task waits upstream")
     // Even with a lease end long past (a waiting task has none), a sweep does not requeue it.
-    await query(gw, (sql) => sql`UPDATE tasks SET lease_expires_at = 0 WHERE id = ${created.body.id} RETURNING id`)
+    await query(gw, (sql) => sql`UPDATE tasks SET lease_expires_at = 0 WHERE id = ${created.id} RETURNING id`)
     await gw.runtime.runPromise(reapOnce)
     const [row] = await query<{ run_state: string; status: string; attempt: number }>(
       gw,
-      (sql) => sql`SELECT run_state, status, attempt FROM tasks WHERE id = ${created.body.id}`
+      (sql) => sql`SELECT run_state, status, attempt FROM tasks WHERE id = ${created.id}`
     )
     expect(row).toMatchObject({ run_state: "waiting", status: "in_progress", attempt: 1 })
   })

@@ -1,12 +1,14 @@
 // Runs on PostgreSQL only: PGlite is embedded, with no connection to cut (vitest.config.ts).
 import { afterEach, describe, expect, it } from "vitest"
+import { GatewayError } from "../../src/client/Errors.ts"
+import type { VideoTaskRequest } from "../../src/client/Tasks.ts"
 import { createAccount } from "../support/adminApi.ts"
+import { api } from "../support/api.ts"
 import { checkBooks } from "../support/books.ts"
 import { alsoWith, configWith } from "../support/config.ts"
 import { backend } from "../support/database.ts"
 import { sleep } from "../support/eventually.ts"
 import { type FaultProxy, startFaultProxy } from "../support/faultProxy.ts"
-import { call } from "../support/http.ts"
 import { type Installation, installation, withDatabase } from "../support/installation.ts"
 import { kill, type Service, stop } from "../support/process.ts"
 import { untilStatuses } from "../support/taskRuns.ts"
@@ -38,17 +40,25 @@ afterEach(async (context) => {
   await inst?.close()
 })
 
+/** A create's answer: its status and what came with it (the task, or the error); undefined when none came. */
+const answerOf = async (target: Installation["target"], token: string, key: string, body: VideoTaskRequest) => {
+  try {
+    const reply = await api(target, { model: token }).createVideoReply(body, { idempotencyKey: key })
+    return { status: reply.status, id: reply.task.id, body: reply.task }
+  } catch (error) {
+    // An error answer has its status; a connection cut before a whole answer (or its body) is no answer.
+    const answered = error instanceof GatewayError && error.status >= 300
+    return answered ? { status: error.status, id: undefined, body: error } : undefined
+  }
+}
+
 /** Creates a task under `key`, sending again (same Idempotency-Key) until it is answered 202; every answer met. */
-const createSurely = async (target: Installation["target"], token: string, key: string, body: unknown) => {
+const createSurely = async (target: Installation["target"], token: string, key: string, body: VideoTaskRequest) => {
   const answers: Array<number> = []
   for (;;) {
-    const reply = await call(target, "POST", "/v1/video/tasks", {
-      key: token,
-      json: body,
-      headers: { "idempotency-key": key }
-    }).catch(() => undefined)
+    const reply = await answerOf(target, token, key, body)
     answers.push(reply?.status ?? 0)
-    if (reply?.status === 202) return { id: reply.body.id as string, answers }
+    if (reply?.status === 202 && reply.id !== undefined) return { id: reply.id, answers }
     // Anything but 202 while the database is away must be a server-side error, never a client's.
     if (reply !== undefined) expect(reply.status, JSON.stringify(reply.body)).toBeGreaterThanOrEqual(500)
     // A client's pause before sending again: the pacing is the scenario, not a wait for something.

@@ -6,7 +6,7 @@ import { createAccount } from "../support/adminApi.ts"
 import { checkBooks } from "../support/books.ts"
 import { alsoWith, configWith } from "../support/config.ts"
 import { backend } from "../support/database.ts"
-import { call, expectError } from "../support/http.ts"
+import { expectError, raw } from "../support/http.ts"
 import { type Installation, installation, withDatabase } from "../support/installation.ts"
 import { probeBytes } from "../support/media.ts"
 import { kill, type Service, stop, waitForLog } from "../support/process.ts"
@@ -111,7 +111,7 @@ describe(`the local store's disk full, then freed (${backend})`, { timeout: 300_
     )
 
     // Callers: a pre-upload cannot be written, 503 and nothing stored; what was stored is still served.
-    const preUpload = await call(inst.target, "POST", "/v1/image/uploads/base64", {
+    const preUpload = await raw(inst.target, "POST", "/v1/image/uploads/base64", {
       key: acct.resource.key,
       json: { images: [`data:image/png;base64,${png.toString("base64")}`] }
     })

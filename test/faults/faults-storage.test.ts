@@ -4,15 +4,17 @@ import { join } from "node:path"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { type FakeArk, startFakeArk } from "../fakes/ark.ts"
 import { mp4 } from "../fakes/arkTasks.ts"
-import { createAccount } from "../support/adminApi.ts"
+import { createAccount, operator } from "../support/adminApi.ts"
+import { api } from "../support/api.ts"
 import { checkBooks } from "../support/books.ts"
 import { alsoWith, configWith } from "../support/config.ts"
 import { backend } from "../support/database.ts"
 import { eventually, sleep } from "../support/eventually.ts"
 import { type FaultProxy, startFaultProxy } from "../support/faultProxy.ts"
-import { admin, call, expectError } from "../support/http.ts"
+import { errorOf, expectError, raw } from "../support/http.ts"
 import { type Installation, installation, withDatabase } from "../support/installation.ts"
 import { probeBytes } from "../support/media.ts"
+import { replyOf } from "../support/opsApi.ts"
 import { kill, type Service, stop, waitForLog } from "../support/process.ts"
 import { startS3rver } from "../support/s3rver.ts"
 import { createVideoTask, untilStatuses, videoTasks } from "../support/taskRuns.ts"
@@ -162,22 +164,22 @@ describe(`storage outages, the service as a process (${backend})`, { timeout: 30
     const spooledTask = (await waitForLog(first, (l) => l.message === SPOOLED, 120_000)).annotations.task_id
     const upstreamTask = (await waitForLog(first, (l) => l.message === LEFT_UPSTREAM, 120_000)).annotations.task_id
     // Operators see what waits, where and since when.
-    const inSpool = await admin(inst.target, "GET", `/admin/v1/tasks/${spooledTask}`)
-    expect(inSpool.body.engine).toMatchObject({ run_state: "storing", spool_id: expect.any(String) })
-    expect(inSpool.body.engine.store_since).toBeGreaterThan(outageStart)
-    const atUpstream = await admin(inst.target, "GET", `/admin/v1/tasks/${upstreamTask}`)
-    expect(atUpstream.body.engine).toMatchObject({
+    const inSpool = await operator(inst.target).task(spooledTask)
+    expect(inSpool.engine).toMatchObject({ run_state: "storing", spool_id: expect.any(String) })
+    expect(inSpool.engine.store_since).toBeGreaterThan(outageStart)
+    const atUpstream = await operator(inst.target).task(upstreamTask)
+    expect(atUpstream.engine).toMatchObject({
       run_state: expect.stringMatching(/^(waiting|polling)$/),
       spool_id: null
     })
-    expect(atUpstream.body.engine.store_since).toBeGreaterThan(outageStart)
+    expect(atUpstream.engine.store_since).toBeGreaterThan(outageStart)
 
     // Callers are told to come back, never given a 500; the store is named as what is down.
     for (
       const refused of [
         await sessions(inst.target, acct.resource.key, [image(png)]),
         await complete(inst.target, acct.resource.key, [session.id]),
-        await call(inst.target, "GET", `/v1/assets/${early.result.videos[0].asset_id}/content`, {
+        await raw(inst.target, "GET", `/v1/assets/${early.result.videos[0].asset_id}/content`, {
           key: acct.resource.key
         })
       ]
@@ -185,11 +187,12 @@ describe(`storage outages, the service as a process (${backend})`, { timeout: 30
       expectError(refused, 503, "storage_unavailable", "api_error")
       expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0)
     }
-    const ready = await call(inst.target, "GET", "/readyz")
+    const ready = await raw(inst.target, "GET", "/readyz")
     expectError(ready, 503, "not_ready", "api_error")
-    expect(ready.body.error.message).toContain("object storage is unavailable")
-    expect(ready.body.error.message).not.toContain("database")
-    expect((await call(inst.target, "GET", "/healthz")).status).toBe(200)
+    expect(errorOf(ready.body)?.message).toContain("object storage is unavailable")
+    expect(errorOf(ready.body)?.message).not.toContain("database")
+    const health = await replyOf(api(inst.target, {}).client((c) => c.resource.ops.healthz({ withResponse: true })))
+    expect(health.status).toBe(200)
     // Nothing has failed; the results wait.
     expect((await videoTasks(inst.target, acct.resource.key, ids)).filter((t) => t.status === "failed")).toEqual([])
 

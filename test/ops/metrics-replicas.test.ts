@@ -3,10 +3,12 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { createAccount, operator } from "../support/adminApi.ts"
+import { api } from "../support/api.ts"
 import { createDatabase } from "../support/database.ts"
 import { ADMIN_TOKEN, freePort } from "../support/gateway.ts"
-import { admin, call, createAccount } from "../support/http.ts"
-import { METRICS_TOKEN, type Sample, samplesOf, scrape, valueOf } from "../support/metrics.ts"
+import { METRICS_TOKEN, type Sample, samplesOf, valueOf } from "../support/metrics.ts"
+import { metricsText } from "../support/opsApi.ts"
 import { type Service, start, stop, waitForHealth } from "../support/process.ts"
 import { videoRequest } from "../support/tasks.ts"
 
@@ -55,11 +57,11 @@ describe("metrics of two replicas on one PostgreSQL", () => {
     const [a, b] = services.map((s) => ({ url: `http://127.0.0.1:${s.port}` }))
     const acct = await createAccount(a!, { name: "replicas", wallet_credits: 10 })
     for (let i = 0; i < 3; i++) {
-      const created = await call(a!, "POST", "/v1/video/tasks", { key: acct.model.key, json: videoRequest() })
+      const created = await api(a!, acct).createVideoReply(videoRequest())
       expect(created.status).toBe(202)
     }
     const [onA, onB] = await Promise.all(
-      [a!, b!].map(async (gw) => samplesOf((await scrape(gw, METRICS_TOKEN)).body))
+      [a!, b!].map(async (gw) => samplesOf((await metricsText(gw, METRICS_TOKEN)).body))
     )
     expect(valueOf(onA!, "mtg_tasks", { state: "available", channel: "sandbox" })).toBe(3)
     expect(gaugesOf(onB!)).toEqual(gaugesOf(onA!))
@@ -76,12 +78,11 @@ describe("metrics of two replicas on one PostgreSQL", () => {
 
   it("show a drain set through one replica in the other's very next scrape", async () => {
     const [a, b] = services.map((s) => ({ url: `http://127.0.0.1:${s.port}` }))
-    expect((await admin(a!, "POST", "/admin/v1/channels/sandbox/drain", { reason: "replicas" })).body.state)
-      .toBe("draining")
+    expect((await operator(a!).setChannelState("sandbox", "drain", "replicas")).state).toBe("draining")
     // Read from the table at the scrape, not from B's copy of the states: no wait for its next read.
-    const onB = samplesOf((await scrape(b!, METRICS_TOKEN)).body)
+    const onB = samplesOf((await metricsText(b!, METRICS_TOKEN)).body)
     expect(valueOf(onB, "mtg_channel_state", { channel: "sandbox", state: "draining" })).toBe(1)
     expect(valueOf(onB, "mtg_channel_state", { channel: "sandbox", state: "enabled" })).toBe(0)
-    expect((await admin(a!, "POST", "/admin/v1/channels/sandbox/enable")).body.state).toBe("enabled")
+    expect((await operator(a!).setChannelState("sandbox", "enable")).state).toBe("enabled")
   })
 })

@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { createAccount, operator } from "../support/adminApi.ts"
 import { eventually } from "../support/eventually.ts"
 import { type FakeGatewayEnv, runTask, startFakeGatewayEnv, VIDEO, videoTask } from "../support/fakeGateway.ts"
-import { admin, createAccount } from "../support/http.ts"
-import { METRICS_TOKEN, samplesOf, scrape, valueOf } from "../support/metrics.ts"
+import { METRICS_TOKEN, samplesOf, valueOf } from "../support/metrics.ts"
+import { metricsText, replyOf } from "../support/opsApi.ts"
 import { type Prometheus, startPrometheus } from "../support/prometheus.ts"
 import { startReceiver } from "../support/receiver.ts"
 
@@ -23,7 +24,7 @@ describe("a real Prometheus scraping the gateway", () => {
     expect(task.status).toBe("succeeded")
 
     // The engine's side, straight from the scrape: one submit and polls on the channel, the task's end and time.
-    const samples = samplesOf((await scrape(env.gw, METRICS_TOKEN)).body)
+    const samples = samplesOf((await metricsText(env.gw, METRICS_TOKEN)).body)
     expect(valueOf(samples, "mtg_upstream_requests_total", { channel: "upgw", operation: "submit", outcome: "ok" }))
       .toBe(1)
     expect(valueOf(samples, "mtg_upstream_requests_total", { channel: "upgw", operation: "poll", outcome: "ok" }))
@@ -58,7 +59,7 @@ describe("a real Prometheus scraping the gateway", () => {
     const failing = await startReceiver(() => 500)
     try {
       const counts = async () => {
-        const samples = samplesOf((await scrape(env.gw, METRICS_TOKEN)).body)
+        const samples = samplesOf((await metricsText(env.gw, METRICS_TOKEN)).body)
         return {
           delivered: valueOf(samples, "mtg_webhook_deliveries_total", { outcome: "delivered" }) ?? 0,
           retry: valueOf(samples, "mtg_webhook_deliveries_total", { outcome: "retry" }) ?? 0,
@@ -69,8 +70,15 @@ describe("a real Prometheus scraping the gateway", () => {
       const before = await counts()
       for (const url of [receiver.url, failing.url]) {
         const acct = await createAccount(env.gw, { name: "hooked" })
-        expect((await admin(env.gw, "PUT", `/admin/v1/accounts/${acct.id}/webhook`, { url })).status).toBe(200)
-        expect((await admin(env.gw, "POST", `/admin/v1/accounts/${acct.id}/webhook/test`)).status).toBe(202)
+        const path = { id: acct.id }
+        const set = await replyOf(
+          operator(env.gw).call((c) => c.adminWebhooks.setWebhook({ path, payload: { url }, withResponse: true }))
+        )
+        expect(set.status).toBe(200)
+        const sent = await replyOf(
+          operator(env.gw).call((c) => c.adminWebhooks.testWebhook({ path, withResponse: true }))
+        )
+        expect(sent.status).toBe(202)
       }
       // One delivered; one refused with 500, to be tried again in WEBHOOK_RETRY_INTERVAL_S (30 s): pending, not due.
       const after = await eventually(async () => {

@@ -2,13 +2,16 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { createAccount } from "../support/adminApi.ts"
+import type { ImageTaskRequest, VideoTaskRequest } from "../../src/client/Tasks.ts"
+import { createAccount, operator } from "../support/adminApi.ts"
+import { api } from "../support/api.ts"
 import { configWith } from "../support/config.ts"
 import { backend, createDatabase } from "../support/database.ts"
 import { eventually } from "../support/eventually.ts"
 import { ADMIN_TOKEN, freePort } from "../support/gateway.ts"
-import { admin, call, type Target } from "../support/http.ts"
+import type { Target } from "../support/http.ts"
 import { probeBytes } from "../support/media.ts"
+import { replyOf } from "../support/opsApi.ts"
 import { RUNTIME, type Service, start, stop, waitForHealth } from "../support/process.ts"
 import { type Receiver, startReceiver, verifyStandardWebhook } from "../support/receiver.ts"
 import { keptAlive } from "../support/socket.ts"
@@ -70,7 +73,11 @@ beforeAll(async () => {
   )
   expect(await waitForHealth(service, 90_000), service.output()).toBe(true)
   acct = await createAccount(target, { name: "runtime", wallet_credits: 1000 })
-  const set = await admin(target, "PUT", `/admin/v1/accounts/${acct.id}/webhook`, { url: hook.url })
+  const set = await replyOf(
+    operator(target).call((c) =>
+      c.adminWebhooks.setWebhook({ path: { id: acct.id }, payload: { url: hook.url }, withResponse: true })
+    )
+  )
   expect(set.status).toBe(200)
   webhookKey = set.body.key
 }, 120_000)
@@ -87,21 +94,18 @@ afterAll(async () => {
   rmSync(configDir, { recursive: true, force: true })
 })
 
-const create = async (kind: "video" | "image", json: unknown) => {
-  const reply = await call(target, "POST", `/v1/${kind}/tasks`, { key: acct.model.key, json })
-  if (reply.status !== 202) throw new Error(`create: ${reply.status} ${JSON.stringify(reply.body)}`)
-  return reply.body.id as string
-}
+/** Creates a task (the answer must be a 202); its id. */
+const createVideo = async (request: VideoTaskRequest) => (await api(target, acct).createVideo(request)).id
+const createImage = async (request: ImageTaskRequest) => (await api(target, acct).createImage(request)).id
 
 /** Polls a task until it ends; a deadline, not a speed measurement. */
-const finish = (kind: "video" | "image", id: string) =>
+const finish = <K extends "video" | "image">(kind: K, id: string) =>
   eventually(
     async () => {
-      const reply = await call(target, "GET", `/v1/${kind}/tasks/${id}`, { key: acct.resource.key })
-      if (reply.status !== 200) throw new Error(`GET ${id}: ${reply.status} ${JSON.stringify(reply.body)}`)
-      if (reply.body.status !== "succeeded" && reply.body.status !== "failed") return undefined
-      finished.set(id, `${kind}.task.${reply.body.status}`)
-      return reply.body
+      const task = await api(target, acct).getTask(kind, id)
+      if (task.status !== "succeeded" && task.status !== "failed") return undefined
+      finished.set(id, `${kind}.task.${task.status}`)
+      return task
     },
     `task ${id} finished`,
     { deadlineMs: 120_000 }
@@ -125,7 +129,7 @@ describe(`the API of a service process (${RUNTIME}, ${backend})`, { timeout: 180
     const served = new Uint8Array(await (await fetch(confirmed[0].url)).arrayBuffer())
     expect(served).toEqual(files[0]!.bytes)
 
-    const id = await create("video", {
+    const id = await createVideo({
       model: "provy-famS-2.0-480p",
       operation: "generation",
       input: {
@@ -173,7 +177,7 @@ describe(`the API of a service process (${RUNTIME}, ${backend})`, { timeout: 180
   it("a video task of each family succeeds; its result downloads whole and by range", async () => {
     const ids = await Promise.all(
       ["provy-famS-2.0-480p", "provx-famV-3.1-fast-720p", "provx-famK-3.0-720p"].map((model) =>
-        create("video", {
+        createVideo({
           model,
           operation: "generation",
           input: { prompt: `a fox (${model})` },
@@ -184,7 +188,7 @@ describe(`the API of a service process (${RUNTIME}, ${backend})`, { timeout: 180
     const tasks = await Promise.all(ids.map((id) => finish("video", id)))
     for (const task of tasks) expect(task, task.model).toMatchObject({ status: "succeeded", error: null })
 
-    const item = tasks[0].result.videos[0]
+    const item = tasks[0]!.result!.videos[0]!
     const whole = await fetch(item.url, item.url_auth === "resource_api_key" ? withKey() : {})
     expect(whole.status).toBe(200)
     const bytes = new Uint8Array(await whole.arrayBuffer())
@@ -202,7 +206,7 @@ describe(`the API of a service process (${RUNTIME}, ${backend})`, { timeout: 180
   })
 
   it("image tasks: a JSON generation and a multipart edit succeed, and their images decode", async () => {
-    const generated = await create("image", {
+    const generated = await createImage({
       model: "provy-image-1-fast",
       operation: "generation",
       input: { prompt: "a kite" },
@@ -221,13 +225,13 @@ describe(`the API of a service process (${RUNTIME}, ${backend})`, { timeout: 180
       form.append(k, v)
     }
     form.append("image", new Blob([(await makeImage("png", "256x256")).slice()], { type: "image/png" }), "a.png")
-    const edit = await call(target, "POST", "/v1/image/tasks", { key: acct.model.key, body: form })
-    expect(edit.status, JSON.stringify(edit.body)).toBe(202)
+    const edit = await api(target, acct).createImageReply(form)
+    expect(edit.status, JSON.stringify(edit.task)).toBe(202)
 
-    for (const id of [generated, edit.body.id as string]) {
+    for (const id of [generated, edit.task.id]) {
       const task = await finish("image", id)
       expect(task).toMatchObject({ status: "succeeded", error: null })
-      const item = task.result.images[0]
+      const item = task.result!.images[0]!
       const res = await fetch(item.url, item.url_auth === "resource_api_key" ? withKey() : {})
       expect(res.status).toBe(200)
       const probed = await probeBytes(new Uint8Array(await res.arrayBuffer()))

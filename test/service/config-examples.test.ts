@@ -4,9 +4,10 @@ import net from "node:net"
 import { join, resolve } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createAccount } from "../support/adminApi.ts"
+import { api } from "../support/api.ts"
 import { backend } from "../support/database.ts"
 import { startGateway } from "../support/gateway.ts"
-import { call } from "../support/http.ts"
+import { replyOf } from "../support/opsApi.ts"
 
 /**
  * Every directory of `config/examples/` is a complete configuration an
@@ -132,14 +133,16 @@ describe(`config/examples (${backend})`, () => {
       ...Object.fromEntries(secrets.map((s) => [s.name, dummy(s)]))
     })
     try {
-      const health = await call(gw, "GET", "/healthz")
+      const health = await replyOf(api(gw, {}).client((c) => c.resource.ops.healthz({ withResponse: true })))
       expect(health.status).toBe(200)
       expect(health.body).toEqual({ status: "ok" })
 
       const { model } = await createAccount(gw)
-      const listing = await call(gw, "GET", "/v1/models", { key: model.key })
+      const listing = await replyOf(
+        api(gw, { model: model.key }).client((c) => c.model.models.listModels({ withResponse: true }))
+      )
       expect(listing.status).toBe(200)
-      const served = new Map<string, number>(listing.body.data.map((m: any) => [m.id, m.pricing.price]))
+      const served = new Map<string, number>(listing.body.data.map((m) => [m.id, m.pricing.price]))
       const configured = Object.entries(models.models as Record<string, any>)
         .filter(([, m]) => m.enabled !== false)
         .map(([id, m]) => [id, m.price_per_second ?? m.price_per_image] as const)

@@ -9,7 +9,7 @@ import { StorageError } from "../../src/storage/ObjectStorage.ts"
 import { backend } from "../support/database.ts"
 import { eventually } from "../support/eventually.ts"
 import { startGateway, type TestGateway } from "../support/gateway.ts"
-import { call, expectError } from "../support/http.ts"
+import { expectError, raw } from "../support/http.ts"
 import { randomBytes, send, shiftedClock, sourceFile, withParam, withStorage } from "../support/storage.ts"
 
 let gw: TestGateway
@@ -327,10 +327,10 @@ describe(`local object storage over HTTP (${backend})`, () => {
   it("other methods → 405 with Allow; a key with '/' in the path → 404", async () => {
     const { url } = await presignGet(freshKey())
     const path = new URL(url).pathname
-    const reply = await call(gw, "DELETE", path)
+    const reply = await raw(gw, "DELETE", path)
     expectError(reply, 405, "method_not_allowed")
     expect(reply.headers.get("allow")).toBe("GET, PUT")
-    expectError(await call(gw, "GET", "/storage/uploads/a/b"), 404, "not_found")
+    expectError(await raw(gw, "GET", "/storage/uploads/a/b"), 404, "not_found")
   })
 
   it("another replica given the same STORAGE_SIGNING_KEY accepts the URLs; the key is kept under DATA_DIR", async () => {

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { StorageError } from "../../src/storage/ObjectStorage.ts"
 import { backend } from "../support/database.ts"
 import { startGateway, type TestGateway } from "../support/gateway.ts"
-import { call, expectError } from "../support/http.ts"
+import { expectError, raw } from "../support/http.ts"
 import { startS3rver } from "../support/s3rver.ts"
 import { randomBytes, send, shiftedClock, sourceFile, withParam, withStorage } from "../support/storage.ts"
 
@@ -198,7 +198,7 @@ describe(`S3 object storage against s3rver (${backend})`, () => {
   })
 
   it("with S3 configured the service serves no /storage URLs and keeps no local objects", async () => {
-    expectError(await call(gw, "GET", "/storage/uploads~a~b.mp4?X-Expires=1&X-Signature=x"), 404, "not_found")
+    expectError(await raw(gw, "GET", "/storage/uploads~a~b.mp4?X-Expires=1&X-Signature=x"), 404, "not_found")
     expect(existsSync(join(gw.dataDir, "objects"))).toBe(false)
   })
 

@@ -4,6 +4,7 @@ import { CreateAccountRequest, CreateKeyRequest, CreditsRequest } from "../../sr
 import { GatewayApi } from "../../src/Api.ts"
 import { gatewayHttp, normalize } from "../../src/client/Http.ts"
 import { refine } from "../../src/ClientApi.ts"
+import { StateChange } from "../../src/ops/ChannelsApi.ts"
 import { WebhookRequest } from "../../src/webhooks/Webhook.ts"
 import { run } from "./api.ts"
 import { ADMIN_TOKEN } from "./gateway.ts"
@@ -33,9 +34,16 @@ const AdminClientApi = refine(
   }
 )
 
+/** A channel's state changes read their optional body (a reason) by hand; the client sends `{}` for none. */
+const AdminWithChannelsApi = refine(AdminClientApi, "adminChannels", {
+  enableChannel: (e) => e.setPayload(StateChange),
+  drainChannel: (e) => e.setPayload(StateChange),
+  disableChannel: (e) => e.setPayload(StateChange)
+})
+
 const adminClient = (gw: Target) =>
   Effect.flatMap(HttpClient.HttpClient, (http) =>
-    HttpApiClient.makeWith(AdminClientApi, {
+    HttpApiClient.makeWith(AdminWithChannelsApi, {
       httpClient: HttpClient.mapRequest(gatewayHttp(http), HttpClientRequest.bearerToken(ADMIN_TOKEN)),
       baseUrl: gw.url
     }))
@@ -78,6 +86,20 @@ export const operator = (gw: Target) => {
     testWebhook: (id: string) => call((c) => c.adminWebhooks.testWebhook({ path: { id } })),
     webhookEvents: (id: string, urlParams: { status?: string; limit?: number; after?: string } = {}) =>
       call((c) => c.adminWebhooks.listWebhookEvents({ path: { id }, urlParams })),
-    task: (id: string) => call((c) => c.adminTasks.getTask({ path: { id } }))
+    task: (id: string) => call((c) => c.adminTasks.getTask({ path: { id } })),
+    channels: () => call((c) => c.adminChannels.listChannels()),
+    channel: (name: string) => call((c) => c.adminChannels.getChannel({ path: { name } })),
+    /** Enables, drains or disables a channel, with a reason or none. */
+    setChannelState: (name: string, to: "enable" | "drain" | "disable", reason?: string) => {
+      const request = { path: { name }, payload: reason === undefined ? {} : { reason } }
+      return call((c) =>
+        to === "enable"
+          ? c.adminChannels.enableChannel(request)
+          : to === "drain"
+          ? c.adminChannels.drainChannel(request)
+          : c.adminChannels.disableChannel(request)
+      )
+    },
+    checkChannel: (name: string) => call((c) => c.adminChannels.checkChannel({ path: { name } }))
   }
 }

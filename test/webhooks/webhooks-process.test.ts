@@ -2,12 +2,14 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { describe, expect, it } from "vitest"
-import { createAccount } from "../support/adminApi.ts"
+import type { WebhookEventRecord } from "../../src/webhooks/EventRecord.ts"
+import { createAccount, operator } from "../support/adminApi.ts"
 import { configWith } from "../support/config.ts"
 import { backend, createDatabase } from "../support/database.ts"
 import { eventually, sleep } from "../support/eventually.ts"
 import { ADMIN_TOKEN, freePort } from "../support/gateway.ts"
-import { admin, type Target } from "../support/http.ts"
+import type { Target } from "../support/http.ts"
+import { replyOf } from "../support/opsApi.ts"
 import { kill, type LogLine, type Service, start, stop, waitForHealth, waitForLog } from "../support/process.ts"
 import { type Receiver, startReceiver, verifyStandardWebhook } from "../support/receiver.ts"
 
@@ -73,17 +75,16 @@ const installation = async (webhook: Record<string, string>, ...answer: Paramete
   return { hook, serve, close }
 }
 
-const eventOf = async (target: Target, accountId: string, eventId: string) => {
-  const reply = await admin(target, "GET", `/admin/v1/accounts/${accountId}/webhook/events?limit=100`)
-  if (reply.status !== 200) throw new Error(`events: ${reply.status} ${JSON.stringify(reply.body)}`)
-  return reply.body.data.find((e: any) => e.id === eventId)
-}
+type EventRecord = typeof WebhookEventRecord.Type
+
+const eventOf = async (target: Target, accountId: string, eventId: string) =>
+  (await operator(target).webhookEvents(accountId, { limit: 100 })).data.find((e) => e.id === eventId)
 
 const eventWhen = (
   target: Target,
   accountId: string,
   eventId: string,
-  done: (e: any) => boolean,
+  done: (e: EventRecord) => boolean,
   deadlineMs = 60_000
 ) =>
   eventually(
@@ -100,11 +101,14 @@ const attemptLogs = (service: Service): Array<LogLine> => service.logs().filter(
 /** An account whose webhook points at the receiver, and one webhook.test event for it. */
 const testEvent = async (target: Target, hook: Receiver) => {
   const acct = await createAccount(target, { name: "hooks" })
-  const set = await admin(target, "PUT", `/admin/v1/accounts/${acct.id}/webhook`, { url: hook.url })
+  const path = { id: acct.id }
+  const set = await replyOf(
+    operator(target).call((c) => c.adminWebhooks.setWebhook({ path, payload: { url: hook.url }, withResponse: true }))
+  )
   expect(set.status).toBe(200)
-  const sent = await admin(target, "POST", `/admin/v1/accounts/${acct.id}/webhook/test`)
+  const sent = await replyOf(operator(target).call((c) => c.adminWebhooks.testWebhook({ path, withResponse: true })))
   expect(sent.status).toBe(202)
-  return { accountId: acct.id, key: set.body.key as string, eventId: sent.body.event_id as string }
+  return { accountId: acct.id, key: set.body.key, eventId: sent.body.event_id }
 }
 
 describe.concurrent(`webhook delivery across crashes and replicas (${backend})`, { timeout: 120_000 }, () => {
@@ -141,7 +145,7 @@ describe.concurrent(`webhook delivery across crashes and replicas (${backend})`,
       expect(receipts[2]!.at - receipts[1]!.at).toBeGreaterThanOrEqual(INTERVAL_S * 1000 - 20)
 
       const e = await eventWhen(target, accountId, eventId, (x) => x.status === "delivered")
-      expect(e.attempts.map((a: any) => [a.attempt, a.outcome, a.status_code])).toEqual([
+      expect(e.attempts.map((a) => [a.attempt, a.outcome, a.status_code])).toEqual([
         [1, "failed", 500],
         [2, "failed", 500],
         [3, "delivered", 200]
@@ -181,8 +185,8 @@ describe.concurrent(`webhook delivery across crashes and replicas (${backend})`,
       await hook.waitFor(1)
       // The receiver has answered 200; the attempt is still unrecorded ("sending") when the process dies.
       const before = await eventOf(target, accountId, eventId)
-      expect(before.status).toBe("pending")
-      expect(before.attempts.map((a: any) => [a.attempt, a.outcome])).toEqual([[1, "sending"]])
+      expect(before?.status).toBe("pending")
+      expect(before?.attempts.map((a) => [a.attempt, a.outcome])).toEqual([[1, "sending"]])
       await kill(first)
       expect(attemptLogs(first)).toEqual([])
 
@@ -194,7 +198,7 @@ describe.concurrent(`webhook delivery across crashes and replicas (${backend})`,
       verifyStandardWebhook(receipts[1]!, key)
 
       const e = await eventWhen(target, accountId, eventId, (x) => x.status === "delivered")
-      expect(e.attempts.map((a: any) => [a.attempt, a.outcome, a.status_code])).toEqual([
+      expect(e.attempts.map((a) => [a.attempt, a.outcome, a.status_code])).toEqual([
         [1, "interrupted", null],
         [2, "delivered", 200]
       ])
@@ -232,23 +236,26 @@ describe.concurrent(`webhook delivery across crashes and replicas (${backend})`,
         const targets = ports.map((port) => ({ url: `http://127.0.0.1:${port}` }))
         const replicas = await Promise.all(ports.map((port) => site.serve(port)))
         const acct = await createAccount(targets[0]!, { name: "replicas" })
-        const set = await admin(targets[0]!, "PUT", `/admin/v1/accounts/${acct.id}/webhook`, { url: hook.url })
+        const path = { id: acct.id }
+        const set = await replyOf(
+          operator(targets[0]!).call((c) =>
+            c.adminWebhooks.setWebhook({ path, payload: { url: hook.url }, withResponse: true })
+          )
+        )
         expect(set.status).toBe(200)
         const ids = await Promise.all(Array.from({ length: EVENTS }, async (_, i) => {
-          const reply = await admin(targets[i % 2]!, "POST", `/admin/v1/accounts/${acct.id}/webhook/test`)
+          const reply = await replyOf(
+            operator(targets[i % 2]!).call((c) => c.adminWebhooks.testWebhook({ path, withResponse: true }))
+          )
           expect(reply.status).toBe(202)
-          return reply.body.event_id as string
+          return reply.body.event_id
         }))
 
         await hook.waitFor(2 * EVENTS, 60_000)
         const delivered = await eventually(
           async () => {
-            const reply = await admin(
-              targets[1]!,
-              "GET",
-              `/admin/v1/accounts/${acct.id}/webhook/events?limit=100&status=delivered`
-            )
-            return reply.body.data.length === EVENTS ? reply.body.data : undefined
+            const reply = await operator(targets[1]!).webhookEvents(acct.id, { limit: 100, status: "delivered" })
+            return reply.data.length === EVENTS ? reply.data : undefined
           },
           "every event delivered",
           { deadlineMs: 30_000 }
@@ -261,7 +268,7 @@ describe.concurrent(`webhook delivery across crashes and replicas (${backend})`,
         expect(new Map([...seen].sort())).toEqual(new Map(ids.map((id) => [id, 2] as const).sort()))
         // The database's view: attempts 1 (failed) and 2 (delivered) for each, no interrupted ones.
         for (const e of delivered) {
-          expect(e.attempts.map((a: any) => [a.attempt, a.outcome, a.status_code]), e.id).toEqual([[1, "failed", 500], [
+          expect(e.attempts.map((a) => [a.attempt, a.outcome, a.status_code]), e.id).toEqual([[1, "failed", 500], [
             2,
             "delivered",
             200
