@@ -206,7 +206,7 @@ describe(`the ark channel: requests and results (${backend})`, () => {
     })
     expect(creates).toHaveLength(0)
     expect(task).toMatchObject({ status: "failed", error: { code: "video_task_failed", retryable: false } })
-    expect(task.error.message).toContain("camera_fixed")
+    expect(task.error?.message).toContain("camera_fixed")
   })
 
   it("polls many waiting tasks with one list call carrying every id, and never one GET per task", async () => {

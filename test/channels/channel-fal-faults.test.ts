@@ -99,7 +99,7 @@ describe(`the fal channel's failures (${backend})`, () => {
   it("a content-policy refusal (422 at the result fetch) fails the task, not retryable", async () => {
     setup.fake.scenarios.push({ end: "content_policy" })
     const run = await runFal(setup, famK())
-    expect(run.task.error.message).toMatch(/content safety/)
+    expect(run.task.error?.message).toMatch(/content safety/)
     await expectFailed(run.task, false)
   })
 
@@ -136,7 +136,7 @@ describe(`the fal channel's failures (${backend})`, () => {
       output: { duration: 14 }
     })
     await expectFailed(tooLong.task, false)
-    expect(tooLong.task.error.message).toMatch(/duration of 14 s is not supported/)
+    expect(tooLong.task.error?.message).toMatch(/duration of 14 s is not supported/)
     const references = await runFal(setup, {
       model: FAMS,
       operation: "generation",
@@ -144,7 +144,7 @@ describe(`the fal channel's failures (${backend})`, () => {
       output: { duration: 5 }
     })
     await expectFailed(references.task, false)
-    expect(references.task.error.message).toMatch(/Reference mode "media" is not supported/)
+    expect(references.task.error?.message).toMatch(/Reference mode "media" is not supported/)
     expect(setup.fake.requests.length).toBe(before)
   })
 

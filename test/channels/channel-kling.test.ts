@@ -192,7 +192,7 @@ describe(`the kling channel, current API (${backend})`, () => {
     })
     expect(creates).toHaveLength(0)
     expect(task).toMatchObject({ status: "failed", error: { code: "video_task_failed", retryable: false } })
-    expect(task.error.message).toContain("negative_prompt")
+    expect(task.error?.message).toContain("negative_prompt")
     expectNothingUpstream(current.fake, task)
   })
 

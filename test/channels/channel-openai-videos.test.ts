@@ -47,7 +47,7 @@ describe(`the openai-videos channel (${backend})`, () => {
     const download = env.fake.requests.find((r) => r.path === `/v1/videos/${video!.id}/content`)
     expect(download?.headers.accept).toBe("application/binary")
 
-    const result = task.result.videos[0]
+    const result = task.result!.videos[0]
     expect(new URL(result.url).origin).toBe(env.gw.url)
     const probed = await probeBytes(new Uint8Array(await (await fetch(result.url)).arrayBuffer()))
     expect(probed.formatName).toContain("mp4")
@@ -121,7 +121,7 @@ describe(`the openai-videos channel (${backend})`, () => {
       ["refused prompt", "broken run", "cancelled run"].map((prompt) => run(videoTask(prompt)))
     )
     expect(refused!.task.error).toMatchObject({ code: "video_task_failed", retryable: false })
-    expect(refused!.task.error.message).toMatch(/content policy/)
+    expect(refused!.task.error?.message).toMatch(/content policy/)
     expect(broken!.task.error).toMatchObject({ code: "video_task_failed", retryable: true })
     expect(cancelled!.task.error).toMatchObject({ code: "video_task_failed", retryable: true })
     for (const { creates, task } of [refused!, broken!, cancelled!]) {

@@ -102,7 +102,7 @@ describe(`the replicate channel: requests and results (${backend})`, () => {
     expect(creates[0]!.body).toEqual({
       input: { prompt: "a red fox in snow", duration: 5, aspect_ratio: "16:9", resolution: "480p", fps: 24 }
     })
-    const probed = await download(task.result.videos[0].url)
+    const probed = await download(task.result!.videos[0].url)
     expect(probed.video).toMatchObject({ codec: "h264", width: 160, height: 90 })
     expect(probed.audio).toBeUndefined()
     expect(probed.durationS).toBeGreaterThan(4.8)
@@ -134,7 +134,7 @@ describe(`the replicate channel: requests and results (${backend})`, () => {
       camera_fixed: true,
       fps: 24
     })
-    expect((await download(task.result.videos[0].url)).durationS).toBeGreaterThan(5.8)
+    expect((await download(task.result!.videos[0].url)).durationS).toBeGreaterThan(5.8)
   })
 
   it("famK text only: integer duration, `mode` from the resolution, the audio switch, progress from the logs", async () => {
@@ -155,7 +155,7 @@ describe(`the replicate channel: requests and results (${backend})`, () => {
     })
     // The model's progress bar, read from the prediction's logs while it processed.
     expect(seen.some((t) => t.status === "in_progress" && t.progress > 0 && t.progress < 100)).toBe(true)
-    const probed = await download(task.result.videos[0].url)
+    const probed = await download(task.result!.videos[0].url)
     expect(probed.video).toMatchObject({ width: 90, height: 160 })
     expect(probed.audio?.codec).toBe("aac")
   })
@@ -178,7 +178,7 @@ describe(`the replicate channel: requests and results (${backend})`, () => {
       mode: "standard",
       generate_audio: false
     })
-    expect((await download(task.result.videos[0].url)).audio).toBeUndefined()
+    expect((await download(task.result!.videos[0].url)).audio).toBeUndefined()
   })
 
   it("famV text only on veo-3.1-fast: resolution, aspect ratio, audio", async () => {
@@ -193,7 +193,7 @@ describe(`the replicate channel: requests and results (${backend})`, () => {
       resolution: "720p",
       generate_audio: true
     })
-    const probed = await download(task.result.videos[0].url)
+    const probed = await download(task.result!.videos[0].url)
     expect(probed.durationS).toBeGreaterThan(7.8)
     expect(probed.audio?.codec).toBe("aac")
   })
@@ -221,7 +221,7 @@ describe(`the replicate channel: requests and results (${backend})`, () => {
         negative_prompt: "people"
       }
     })
-    expect((await download(task.result.videos[0].url)).video?.codec).toBe("h264")
+    expect((await download(task.result!.videos[0].url)).video?.codec).toBe("h264")
   })
 
   it("famV reference images: the `images` mode as `reference_images`", async () => {
@@ -256,7 +256,7 @@ describe(`the replicate channel: requests and results (${backend})`, () => {
     ) {
       const { task } = await runReplicate(r, body)
       expect(task).toMatchObject({ status: "failed", error: { code: "video_task_failed", retryable: false } })
-      expect(task.error.message).toMatch(words)
+      expect(task.error?.message).toMatch(words)
       await expectRefunded(r.gw, task.id)
     }
     expect(r.fake.requests.slice(before)).toEqual([])
@@ -279,8 +279,8 @@ describe(`the replicate channel: requests and results (${backend})`, () => {
       aspect_ratio: "3:2",
       output_format: "png"
     })
-    expect(task.result.images[0]).toMatchObject({ mime_type: "image/png", format: "png", width: 96, height: 64 })
-    expect(new URL(task.result.images[0].url).origin).toBe(r.gw.url)
+    expect(task.result!.images[0]).toMatchObject({ mime_type: "image/png", format: "png", width: 96, height: 64 })
+    expect(new URL(task.result!.images[0].url).origin).toBe(r.gw.url)
     expectNothingUpstream(r.fake, task)
   })
 

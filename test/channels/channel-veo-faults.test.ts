@@ -86,7 +86,7 @@ describe(`the veo channel: states and faults (${backend})`, () => {
       expect(seen.some((t) => t.status === "in_progress")).toBe(true)
       expect(creates).toHaveLength(1)
       await expectFailed(task, retryable)
-      if (word) expect(task.error.message).toContain(word)
+      if (word) expect(task.error?.message).toContain(word)
       const view = await admin(veo.gw, "GET", `/admin/v1/tasks/${task.id}`)
       expect(view.body.attempts.at(-1).last_answer.done).toBe(true)
     }
@@ -200,7 +200,7 @@ describe(`the veo channel: states and faults (${backend})`, () => {
   it("a Vertex result in Cloud Storage (gcsUri), which this channel cannot read, fails clearly with its refund", async () => {
     const { task } = await run("stored in a bucket", { model: VMAIN, scenario: { end: "gcs" } })
     await expectFailed(task, true)
-    expect(task.error.message).toContain("cannot read")
+    expect(task.error?.message).toContain("cannot read")
   })
 
   it("reads Google's answers as the engine needs them", () => {

@@ -169,7 +169,7 @@ describe(`the veo channel, Gemini API: requests and results (${backend})`, () =>
     })
     expect(creates).toHaveLength(0)
     expect(task).toMatchObject({ status: "failed", error: { code: "video_task_failed", retryable: false } })
-    expect(task.error.message).toContain("generate_audio")
+    expect(task.error?.message).toContain("generate_audio")
     await expectRefunded(veo.gw, task.id)
   })
 
@@ -182,7 +182,7 @@ describe(`the veo channel, Gemini API: requests and results (${backend})`, () =>
     })
     expect(creates).toHaveLength(0)
     expect(task).toMatchObject({ status: "failed", error: { code: "video_task_failed" } })
-    expect(task.error.message).toContain("input.image")
+    expect(task.error?.message).toContain("input.image")
     await expectRefunded(veo.gw, task.id)
   })
 })
