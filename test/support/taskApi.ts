@@ -1,4 +1,5 @@
 import { Chunk, Effect, Stream } from "effect"
+import type { GatewayError } from "../../src/client/Errors.ts"
 import * as Tasks from "../../src/client/Tasks.ts"
 import { type WatchOptions, watchTask } from "../../src/client/Watch.ts"
 import type { TaskKind } from "../../src/tasks/Task.ts"
@@ -14,6 +15,10 @@ import type { Target } from "./wire.ts"
 export const taskApi = (gw: Target, account: Keys | KeyPair) => {
   const base = api(gw, account)
   const { client, keys } = base
+  const headers = (options: Tasks.CreateOptions) => ({
+    ...(options.idempotencyKey === undefined ? {} : { "idempotency-key": options.idempotencyKey }),
+    ...(options.cancelAfter === undefined ? {} : { "cancel-after": String(options.cancelAfter) })
+  })
   return {
     ...base,
     /** `POST /v1/{kind}/tasks/{id}/cancel` with the resource key: the task as it ended. */
@@ -22,14 +27,12 @@ export const taskApi = (gw: Target, account: Keys | KeyPair) => {
     /** `POST /v1/video/tasks` with its headers (`Idempotency-Key`, `Cancel-After`): the task, status and headers. */
     createVideoWith: (request: Tasks.VideoTaskRequest, options: Tasks.CreateOptions) =>
       client((c) =>
-        c.model.taskCreate.createVideoTask({
-          payload: request,
-          headers: {
-            ...(options.idempotencyKey === undefined ? {} : { "idempotency-key": options.idempotencyKey }),
-            ...(options.cancelAfter === undefined ? {} : { "cancel-after": String(options.cancelAfter) })
-          },
-          withResponse: true
-        })
+        c.model.taskCreate.createVideoTask({ payload: request, headers: headers(options), withResponse: true })
+      ).then(([task, response]) => ({ task, status: response.status, headers: response.headers })),
+    /** `POST /v1/image/tasks` (JSON form) with its headers: the task, status and headers. */
+    createImageWith: (request: Tasks.ImageTaskRequest, options: Tasks.CreateOptions) =>
+      client((c) =>
+        c.model.taskCreate.createImageTask({ payload: request, headers: headers(options), withResponse: true })
       ).then(([task, response]) => ({ task, status: response.status, headers: response.headers })),
     /** `POST /v1/video/tasks/quote` with the model token. */
     quoteVideo: (request: Tasks.VideoTaskRequest) => run(gw, keys, Tasks.quoteVideoTask(request)),
@@ -58,3 +61,8 @@ export const refused = async (call: Promise<unknown>, status: number, code: stri
   if (problems.length) throw new Error(`${problems.join("; ")}: ${error.message}`)
   return error
 }
+
+/** A refusal's error as the answer's body carried it, for checks of what the caller saw. */
+export const errorBody = (error: GatewayError) => ({
+  error: { code: error.code, type: error.type, message: error.message, request_id: error.request_id }
+})
