@@ -8,12 +8,12 @@ import { CatalogLive } from "../../src/Gateway.ts"
 import { AppConfig } from "../../src/platform/AppConfig.ts"
 import { MediaToolsLive } from "../../src/runtime/node/MediaTools.ts"
 import { UpstreamHttpClientLive } from "../../src/runtime/node/UpstreamHttpClient.ts"
-import { createAccount } from "../support/adminApi.ts"
+import { createAccount, operator } from "../support/adminApi.ts"
 import { type ArkSetup, engineRow, expectNothingUpstream, runArk, startArkGateway, UPSTREAM } from "../support/ark.ts"
 import { configWith } from "../support/config.ts"
 import { backend } from "../support/database.ts"
 import { eventually } from "../support/eventually.ts"
-import { admin, call } from "../support/http.ts"
+import { call } from "../support/http.ts"
 import { probeBytes } from "../support/media.ts"
 import { pollTask, query } from "../support/tasks.ts"
 import { audio, image, makeAudio, makeImage, makeVideo, startMediaServer, uploadAll } from "../support/uploads.ts"
@@ -91,9 +91,9 @@ describe(`the ark channel: requests and results (${backend})`, () => {
     expectNothingUpstream(ark.fake, task)
 
     // Operators do see Ark's task and its answer.
-    const view = await admin(ark.gw, "GET", `/admin/v1/tasks/${task.id}`)
-    expect(view.body.attempts[0]).toMatchObject({ channel: "byteplus", outcome: "succeeded" })
-    expect(view.body.attempts[0].last_answer).toMatchObject({ status: "succeeded", model: UPSTREAM })
+    const view = await operator(ark.gw).task(task.id)
+    expect(view.attempts[0]).toMatchObject({ channel: "byteplus", outcome: "succeeded" })
+    expect(view.attempts[0]?.last_answer).toMatchObject({ status: "succeeded", model: UPSTREAM })
     expect((await engineRow(ark.gw, task.id)).upstream_id).toMatch(/^cgt-/)
   })
 

@@ -9,11 +9,11 @@ import { AppConfig } from "../../src/platform/AppConfig.ts"
 import { MediaToolsLive } from "../../src/runtime/node/MediaTools.ts"
 import { UpstreamHttpClientLive } from "../../src/runtime/node/UpstreamHttpClient.ts"
 import { verifyJwt } from "../fakes/kling.ts"
-import { createAccount } from "../support/adminApi.ts"
+import { createAccount, operator } from "../support/adminApi.ts"
 import { configWith } from "../support/config.ts"
 import { backend } from "../support/database.ts"
 import { eventually } from "../support/eventually.ts"
-import { admin, call } from "../support/http.ts"
+import { call } from "../support/http.ts"
 import {
   ACCOUNT,
   engineRow,
@@ -105,9 +105,9 @@ describe(`the kling channel, current API (${backend})`, () => {
     expectNothingUpstream(current.fake, task)
 
     // Operators do see Kling's task and its answer.
-    const view = await admin(current.gw, "GET", `/admin/v1/tasks/${task.id}`)
-    expect(view.body.attempts[0]).toMatchObject({ channel: "klingai", outcome: "succeeded" })
-    expect(view.body.attempts[0].last_answer).toMatchObject({ status: "succeeded", external_id: task.id })
+    const view = await operator(current.gw).task(task.id)
+    expect(view.attempts[0]).toMatchObject({ channel: "klingai", outcome: "succeeded" })
+    expect(view.attempts[0]?.last_answer).toMatchObject({ status: "succeeded", external_id: task.id })
     expect(current.fake.tasks.has((await engineRow(current.gw, task.id)).upstream_id!)).toBe(true)
   })
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { operator } from "../support/adminApi.ts"
 import { backend } from "../support/database.ts"
-import { admin } from "../support/http.ts"
 import { probeBytes } from "../support/media.ts"
 import {
   DOWN,
@@ -58,11 +58,11 @@ describe(`the openai-videos channel (${backend})`, () => {
     expectNothingUpstream(env, task)
 
     // Operators see the upstream id and its last answer; callers never do.
-    const view = await admin(env.gw, "GET", `/admin/v1/tasks/${task.id}`)
-    expect(view.status).toBe(200)
-    expect(view.body.engine).toMatchObject({ channel: "ovideos", upstream_id: video!.id, upstream_model: "sora-2" })
-    expect(view.body.attempts.at(-1)).toMatchObject({ upstream_id: video!.id, outcome: "succeeded" })
-    expect(view.body.attempts.at(-1).last_answer).toMatchObject({ id: video!.id, status: "completed" })
+    // A 200: the typed admin client decodes the contract's answer or fails.
+    const view = await operator(env.gw).task(task.id)
+    expect(view.engine).toMatchObject({ channel: "ovideos", upstream_id: video!.id, upstream_model: "sora-2" })
+    expect(view.attempts.at(-1)).toMatchObject({ upstream_id: video!.id, outcome: "succeeded" })
+    expect(view.attempts.at(-1)?.last_answer).toMatchObject({ id: video!.id, status: "completed" })
   })
 
   it("sends a first frame as input_reference, and 9:16 as 720x1280", async () => {

@@ -7,9 +7,10 @@ import { AppConfig } from "../../src/platform/AppConfig.ts"
 import { MediaToolsLive } from "../../src/runtime/node/MediaTools.ts"
 import { UpstreamHttpClientLive } from "../../src/runtime/node/UpstreamHttpClient.ts"
 import { versionOf } from "../fakes/replicateModels.ts"
+import { operator } from "../support/adminApi.ts"
 import { configWith } from "../support/config.ts"
 import { backend } from "../support/database.ts"
-import { admin, call, createAccount } from "../support/http.ts"
+import { call, createAccount } from "../support/http.ts"
 import { makePng } from "../support/images.ts"
 import { probeBytes } from "../support/media.ts"
 import {
@@ -108,9 +109,9 @@ describe(`the replicate channel: requests and results (${backend})`, () => {
     expect(probed.durationS).toBeGreaterThan(4.8)
     expectNothingUpstream(r.fake, task)
     // Operators do see the prediction.
-    const view = await admin(r.gw, "GET", `/admin/v1/tasks/${task.id}`)
-    expect(view.body.attempts[0]).toMatchObject({ channel: "marketplace", outcome: "succeeded" })
-    expect(view.body.attempts[0].last_answer).toMatchObject({ status: "succeeded" })
+    const view = await operator(r.gw).task(task.id)
+    expect(view.attempts[0]).toMatchObject({ channel: "marketplace", outcome: "succeeded" })
+    expect(view.attempts[0]?.last_answer).toMatchObject({ status: "succeeded" })
     expect(r.fake.predictions.has((await engineRow(r.gw, task.id)).upstream_id!)).toBe(true)
   })
 

@@ -114,3 +114,17 @@ export const expectNoneOf = (
   const text = ignoreCase ? JSON.stringify(seen).toLowerCase() : JSON.stringify(seen)
   for (const word of words) expect(text).not.toContain(ignoreCase ? word.toLowerCase() : word)
 }
+
+/**
+ * A field deep in an upstream's own JSON (an attempt's `last_answer` in the
+ * operator's task view, which the contract leaves `unknown`); undefined where
+ * the path does not lead.
+ */
+export const fieldOf = (value: unknown, ...path: ReadonlyArray<string | number>): unknown => {
+  let at = value
+  for (const key of path) {
+    if (typeof at !== "object" || at === null) return undefined
+    at = (at as Record<string | number, unknown>)[key]
+  }
+  return at
+}
