@@ -9,13 +9,13 @@ import { AppConfig } from "../../src/platform/AppConfig.ts"
 import { MediaToolsLive } from "../../src/runtime/node/MediaTools.ts"
 import { UpstreamHttpClientLive } from "../../src/runtime/node/UpstreamHttpClient.ts"
 import { createAccount, operator } from "../support/adminApi.ts"
+import { api } from "../support/api.ts"
 import { type ArkSetup, engineRow, expectNothingUpstream, runArk, startArkGateway, UPSTREAM } from "../support/ark.ts"
 import { configWith } from "../support/config.ts"
 import { backend } from "../support/database.ts"
 import { eventually } from "../support/eventually.ts"
-import { call } from "../support/http.ts"
 import { probeBytes } from "../support/media.ts"
-import { pollTask, query } from "../support/tasks.ts"
+import { query } from "../support/tasks.ts"
 import { audio, image, makeAudio, makeImage, makeVideo, startMediaServer, uploadAll } from "../support/uploads.ts"
 
 /**
@@ -215,8 +215,8 @@ describe(`the ark channel: requests and results (${backend})`, () => {
     // Queued until released below, so all six wait upstream at once.
     for (const _ of prompts) ark.fake.scenarios.push({ queued: 1000, running: 0 })
     const ids: Array<string> = await Promise.all(prompts.map(async (prompt) => {
-      const body = { model: TEXT, operation: "generation", input: { prompt }, output: { duration: 4 } }
-      return (await call(ark.gw, "POST", "/v1/video/tasks", { key: acct.model.key, json: body })).body.id
+      const body = { model: TEXT, operation: "generation", input: { prompt }, output: { duration: 4 } } as const
+      return (await api(ark.gw, acct).createVideo(body)).id
     }))
     const upstream = () => [...ark.fake.tasks.values()].filter((t) => prompts.includes(t.body.content[0].text))
     await eventually(
@@ -248,7 +248,7 @@ describe(`the ark channel: requests and results (${backend})`, () => {
     // Released upstream, and due at once rather than after their backoff.
     for (const task of upstream()) task.observed = 1000
     await query(ark.gw, (sql) => sql`UPDATE tasks SET run_at = 0 WHERE id IN ${sql.in(ids)} RETURNING id`)
-    for (const id of ids) expect((await pollTask(ark.gw, acct.resource.key, id)).at(-1).status).toBe("succeeded")
+    for (const id of ids) expect((await api(ark.gw, acct).waitTask("video", id)).at(-1)?.status).toBe("succeeded")
     expect(ark.fake.requests.filter((r) => r.method === "GET" && r.path.includes("/tasks/"))).toEqual([])
   })
 

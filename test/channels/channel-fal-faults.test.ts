@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { createAccount } from "../support/adminApi.ts"
+import { api, rejection } from "../support/api.ts"
 import { backend } from "../support/database.ts"
 import {
   expectChargedOnce,
@@ -8,7 +10,6 @@ import {
   runFal,
   startFalGateway
 } from "../support/fal.ts"
-import { call, createAccount } from "../support/http.ts"
 import { makeImage, startMediaServer } from "../support/uploads.ts"
 
 /**
@@ -150,11 +151,15 @@ describe(`the fal channel's failures (${backend})`, () => {
 
   it("with the route narrowed as the docs say, the same requests are refused at creation (400)", async () => {
     const acct = await createAccount(setup.gw, { name: "narrow", wallet_credits: 100 })
-    const refused = await call(setup.gw, "POST", "/v1/video/tasks", {
-      key: acct.model.key,
-      json: { model: FAMS_NARROW, operation: "generation", input: { prompt: "a boat" }, output: { duration: 14 } }
-    })
+    const refused = await rejection(
+      api(setup.gw, acct).createVideo({
+        model: FAMS_NARROW,
+        operation: "generation",
+        input: { prompt: "a boat" },
+        output: { duration: 14 }
+      })
+    )
     expect(refused.status).toBe(400)
-    expect(refused.body.error.code).toBe("invalid_video_duration")
+    expect(refused.code).toBe("invalid_video_duration")
   })
 })

@@ -7,10 +7,11 @@ import { AppConfig } from "../../src/platform/AppConfig.ts"
 import { MediaToolsLive } from "../../src/runtime/node/MediaTools.ts"
 import { UpstreamHttpClientLive } from "../../src/runtime/node/UpstreamHttpClient.ts"
 import { versionOf } from "../fakes/replicateModels.ts"
-import { operator } from "../support/adminApi.ts"
+import { createAccount, operator } from "../support/adminApi.ts"
+import { api } from "../support/api.ts"
 import { configWith } from "../support/config.ts"
 import { backend } from "../support/database.ts"
-import { call, createAccount } from "../support/http.ts"
+import { raw } from "../support/http.ts"
 import { makePng } from "../support/images.ts"
 import { probeBytes } from "../support/media.ts"
 import {
@@ -22,7 +23,6 @@ import {
   runReplicate,
   startReplicateGateway
 } from "../support/replicate.ts"
-import { pollTask } from "../support/tasks.ts"
 import { makeImage, startMediaServer } from "../support/uploads.ts"
 import { createAndWait } from "../support/upstream.ts"
 
@@ -243,7 +243,8 @@ describe(`the replicate channel: requests and results (${backend})`, () => {
     const acct = await createAccount(r.gw, { name: "refusals", wallet_credits: 100 })
     const before = r.fake.requests.length
     // Past the route's narrower durations: a 400 at creation, nothing charged.
-    const long = await call(r.gw, "POST", "/v1/video/tasks", {
+    // Raw: a request the route refuses at creation, built by the untyped `video` helper (only its status is checked).
+    const long = await raw(r.gw, "POST", "/v1/video/tasks", {
       key: acct.model.key,
       json: video(FAMS_TEXT, { prompt: "too long" }, { duration: 15, generate_audio: false })
     })
@@ -294,9 +295,9 @@ describe(`the replicate channel: requests and results (${backend})`, () => {
     }
     form.append("image", new Blob([photo.slice()]), "photo.png")
     const before = r.fake.requests.length
-    const created = await call(r.gw, "POST", "/v1/image/tasks", { key: acct.model.key, body: form })
+    const created = await api(r.gw, acct).createImageReply(form)
     expect(created.status).toBe(202)
-    const task = (await pollTask(r.gw, acct.resource.key, created.body.id, undefined, { kind: "image" })).at(-1)
+    const task = (await api(r.gw, acct).waitTask("image", created.task.id)).at(-1)!
     expect(task.status).toBe("succeeded")
     const [sent] = r.fake.requests.slice(before).filter((q) => q.method === "POST")
     expect(sent!.body.input).toEqual({
