@@ -1,13 +1,14 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { AssetListParams } from "../../src/client/Assets.ts"
+import type { ImageTask, VideoTask } from "../../src/tasks/Task.ts"
 import { createAccount } from "../support/adminApi.ts"
 import { api } from "../support/api.ts"
 import { insertAsset, insertTask, localObjectFile, runTask, storageKeyOf, walkAssets } from "../support/assets.ts"
 import { unthrottled } from "../support/config.ts"
 import { backend } from "../support/database.ts"
 import { startGateway, type TestGateway } from "../support/gateway.ts"
-import { call, expectError } from "../support/http.ts"
+import { errorOf, expectError, raw } from "../support/http.ts"
 import { videoRequest } from "../support/tasks.ts"
 
 /**
@@ -20,11 +21,21 @@ import { videoRequest } from "../support/tasks.ts"
 let gw: TestGateway
 let owner: Awaited<ReturnType<typeof createAccount>>
 let stranger: Awaited<ReturnType<typeof createAccount>>
-let video: any
-let image: any
+let video: VideoTask
+let image: ImageTask
 
 const keys = (acct: typeof owner) => ({ model: acct.model.key, resource: acct.resource.key })
-const get = (path: string, key = owner.resource.key) => call(gw, "GET", path, { key })
+// Raw: the refusals, and the answers whose exact fields are the point.
+const get = (path: string, key = owner.resource.key) => raw(gw, "GET", path, { key })
+const owned = () => api(gw, owner)
+
+/** The parts of the OpenAPI document this test reads. */
+interface OpenApiPaths {
+  readonly paths: Record<
+    string,
+    Record<string, { parameters: Array<{ name: string }>; responses: Record<string, unknown> }>
+  >
+}
 
 beforeAll(async () => {
   gw = await startGateway({ ROLE: "all", CONFIG_DIR: unthrottled() })
@@ -43,7 +54,7 @@ afterAll(() => gw?.close())
 
 describe(`assets API (${backend})`, () => {
   it("an asset shows what its task's result item carries, with the signed URL's expiry", async () => {
-    const item = video.result.videos[0]
+    const item = video.result!.videos[0]!
     const signed = await fetch(item.url)
     expect(signed.status).toBe(200)
     const bytes = new Uint8Array(await signed.arrayBuffer())
@@ -69,11 +80,11 @@ describe(`assets API (${backend})`, () => {
       created_at: video.completed_at
     })
     // Signed when stored, just before the task completed, for the channel's 86400 s.
-    expect(expires - video.completed_at).toBeGreaterThan(86400 - 10)
-    expect(expires - video.completed_at).toBeLessThanOrEqual(86400)
+    expect(expires - (video.completed_at ?? Infinity)).toBeGreaterThan(86400 - 10)
+    expect(expires - (video.completed_at ?? -Infinity)).toBeLessThanOrEqual(86400)
 
-    for (const img of image.result.images) {
-      const asset = (await get(`/v1/assets/${img.asset_id}`)).body
+    for (const img of image.result!.images) {
+      const asset = await owned().getAsset(img.asset_id)
       expect(asset).toMatchObject({
         id: img.asset_id,
         task_id: image.id,
@@ -92,7 +103,7 @@ describe(`assets API (${backend})`, () => {
   })
 
   it("content: the owner's resource key downloads the bytes; other keys do not", async () => {
-    const item = image.result.images[0]
+    const item = image.result!.images[0]!
     const path = `/v1/assets/${item.asset_id}/content`
     const viaSigned = new Uint8Array(await (await fetch(item.url)).arrayBuffer())
     const res = await fetch(gw.url + path, { headers: { authorization: `Bearer ${owner.resource.key}` } })
@@ -103,16 +114,16 @@ describe(`assets API (${backend})`, () => {
 
     expectError(await get(path, stranger.resource.key), 404, "asset_not_found", "not_found_error")
     expectError(await get(path, owner.model.key), 403, "permission_denied", "permission_error")
-    expectError(await call(gw, "GET", path), 401, "invalid_api_key")
+    expectError(await raw(gw, "GET", path), 401, "invalid_api_key")
   })
 
   it("lists the account's assets newest first, in creation order, with every filter", async () => {
-    const [v] = video.result.videos.map((i: any) => i.asset_id)
-    const [i0, i1] = image.result.images.map((i: any) => i.asset_id)
+    const [v] = video.result!.videos.map((i) => i.asset_id)
+    const [i0, i1] = image.result!.images.map((i) => i.asset_id)
     const all = await walkAssets(gw, owner.resource.key)
     // The images were written after the video, each task's items in order.
     expect(all.map((a) => a.id)).toEqual([i1, i0, v])
-    expect(all[2]).toEqual((await get(`/v1/assets/${v}`)).body)
+    expect(all[2]).toEqual(await owned().getAsset(v!))
     const ids = async (filters: AssetListParams, limit?: number) =>
       (await walkAssets(gw, owner.resource.key, filters, limit)).map((a) => a.id)
 
@@ -132,10 +143,10 @@ describe(`assets API (${backend})`, () => {
     expect(await ids({ created_before: created[v]! - 1 })).toEqual([])
     expect(await ids({ created_after: lo + 1 })).toEqual([])
 
-    const first = await get("/v1/assets?limit=1")
-    expect(first.body).toMatchObject({ has_more: true, first_id: i1, last_id: i1 })
-    const second = await get(`/v1/assets?limit=1&after=${i1}`)
-    expect(second.body.data.map((a: any) => a.id)).toEqual([i0])
+    const first = await owned().listAssets({ limit: 1 })
+    expect(first).toMatchObject({ has_more: true, first_id: i1, last_id: i1 })
+    const second = await owned().listAssets({ limit: 1, after: i1! })
+    expect(second.data.map((a) => a.id)).toEqual([i0])
 
     // Another account sees none of them.
     expect(await walkAssets(gw, stranger.resource.key)).toEqual([])
@@ -172,13 +183,14 @@ describe(`assets API (${backend})`, () => {
       .toEqual(expected((a) => a.kind === "video" && a.createdAt >= T0 + 3))
 
     // A caller deleting what it has paged through keeps paging from the deleted asset.
-    const page = await get("/v1/assets?limit=10", pager.resource.key)
-    expect(page.body.data.map((a: any) => a.id)).toEqual(expected(() => true).slice(0, 10))
-    expect(await api(gw, pager).deleteAsset(page.body.last_id)).toMatchObject({ deleted: true })
-    const next = await get(`/v1/assets?limit=10&after=${page.body.last_id}`, pager.resource.key)
-    expect(next.status).toBe(200)
-    expect(next.body.data.map((a: any) => a.id)).toEqual(expected(() => true).slice(10, 20))
-    expect(await ids({}, 50)).toEqual(expected((a) => a.id !== page.body.last_id))
+    const page = await api(gw, pager).listAssets({ limit: 10 })
+    expect(page.data.map((a) => a.id)).toEqual(expected(() => true).slice(0, 10))
+    const lastId = page.last_id!
+    expect(await api(gw, pager).deleteAsset(lastId)).toMatchObject({ deleted: true })
+    // A 200: the typed client decodes the contract's answer or fails.
+    const next = await api(gw, pager).listAssets({ limit: 10, after: lastId })
+    expect(next.data.map((a) => a.id)).toEqual(expected(() => true).slice(10, 20))
+    expect(await ids({}, 50)).toEqual(expected((a) => a.id !== lastId))
   })
 
   it("refuses bad query parameters with 400 invalid_request naming the parameter", async () => {
@@ -203,12 +215,12 @@ describe(`assets API (${backend})`, () => {
     for (const [q, param] of cases) {
       const reply = await get(`/v1/assets?${q}`, foreign.resource.key)
       expectError(reply, 400, "invalid_request", "invalid_request_error")
-      expect(reply.body.error.message, q).toContain(param)
+      expect(errorOf(reply.body)?.message, q).toContain(param)
     }
   })
 
   it("another account's, unknown and malformed ids are 404 asset_not_found; a model token is 403", async () => {
-    const mine = video.result.videos[0].asset_id
+    const mine = video.result!.videos[0]!.asset_id
     const absent = [
       [mine, stranger.resource.key],
       ["asset_0000000000000000000000", owner.resource.key],
@@ -218,68 +230,69 @@ describe(`assets API (${backend})`, () => {
     ]
     for (const [id, key] of absent) {
       for (const [method, suffix] of [["GET", ""], ["DELETE", ""], ["GET", "/content"]]) {
-        const reply = await call(gw, method!, `/v1/assets/${id}${suffix}`, { key })
+        const reply = await raw(gw, method!, `/v1/assets/${id}${suffix}`, { key })
         expectError(reply, 404, "asset_not_found", "not_found_error")
       }
     }
-    // The stranger's DELETE changed nothing.
-    expect((await get(`/v1/assets/${mine}`)).status).toBe(200)
+    // The stranger's DELETE changed nothing: a 200 (the typed client decodes the contract's answer or fails).
+    await owned().getAsset(mine)
 
     for (
       const [method, path] of [["GET", "/v1/assets"], ["GET", `/v1/assets/${mine}`], ["DELETE", `/v1/assets/${mine}`]]
     ) {
       expectError(
-        await call(gw, method!, path!, { key: owner.model.key }),
+        await raw(gw, method!, path!, { key: owner.model.key }),
         403,
         "permission_denied",
         "permission_error"
       )
-      expectError(await call(gw, method!, path!), 401, "invalid_api_key", "authentication_error")
+      expectError(await raw(gw, method!, path!), 401, "invalid_api_key", "authentication_error")
     }
-    expect((await get(`/v1/assets/${mine}`)).status).toBe(200)
+    await owned().getAsset(mine)
   })
 
   it("DELETE removes the bytes: the result URL, the asset and its content are gone; the task is unchanged", async () => {
-    const item = image.result.images[0]
+    const item = image.result!.images[0]!
     const file = localObjectFile(gw, await storageKeyOf(gw, item.asset_id))
     expect(existsSync(file)).toBe(true)
     expect((await fetch(item.url)).status).toBe(200)
-    const taskBefore = (await get(`/v1/image/tasks/${image.id}`)).body
+    const taskBefore = await owned().getImage(image.id)
 
     const deleted = await api(gw, owner).deleteAsset(item.asset_id)
     expect(deleted).toEqual({ id: item.asset_id, object: "asset.deleted", deleted: true })
 
     expect(existsSync(file)).toBe(false)
     expect(existsSync(`${file}~meta.json`)).toBe(false)
-    const signed = await call(gw, "GET", new URL(item.url).pathname + new URL(item.url).search)
+    const signed = await raw(gw, "GET", new URL(item.url).pathname + new URL(item.url).search)
     expectError(signed, 404, "object_not_found")
     expectError(await get(`/v1/assets/${item.asset_id}`), 404, "asset_not_found")
     expectError(await get(`/v1/assets/${item.asset_id}/content`), 404, "asset_not_found")
     expectError(
-      await call(gw, "DELETE", `/v1/assets/${item.asset_id}`, { key: owner.resource.key }),
+      await raw(gw, "DELETE", `/v1/assets/${item.asset_id}`, { key: owner.resource.key }),
       404,
       "asset_not_found"
     )
     expect((await walkAssets(gw, owner.resource.key, { task_id: image.id })).map((a) => a.id))
-      .toEqual([image.result.images[1].asset_id])
+      .toEqual([image.result!.images[1]!.asset_id])
     // The other image of the task is untouched.
-    expect((await fetch(image.result.images[1].url)).status).toBe(200)
+    expect((await fetch(image.result!.images[1]!.url)).status).toBe(200)
     // The task object keeps its result as it was; only the URL there no longer works.
-    expect((await get(`/v1/image/tasks/${image.id}`)).body).toEqual(taskBefore)
+    expect(await owned().getImage(image.id)).toEqual(taskBefore)
   })
 
   it("a DELETE whose storage removal fails answers 503 with Retry-After and changes nothing; repeated, it succeeds", async () => {
-    const item = image.result.images[1]
+    const item = image.result!.images[1]!
     const file = localObjectFile(gw, await storageKeyOf(gw, item.asset_id))
     const bytes = readFileSync(file)
     // A non-empty directory where the file was: the store cannot remove it.
     rmSync(file)
     mkdirSync(file)
     writeFileSync(`${file}/blocker`, "x")
-    const failed = await call(gw, "DELETE", `/v1/assets/${item.asset_id}`, { key: owner.resource.key })
+    // Raw: the 503's Retry-After header is checked.
+    const failed = await raw(gw, "DELETE", `/v1/assets/${item.asset_id}`, { key: owner.resource.key })
     expectError(failed, 503, "storage_unavailable", "api_error")
     expect(failed.headers.get("retry-after")).toBe("10")
-    expect((await get(`/v1/assets/${item.asset_id}`)).status).toBe(200)
+    await owned().getAsset(item.asset_id)
     expect((await walkAssets(gw, owner.resource.key, { task_id: image.id })).map((a) => a.id)).toEqual([item.asset_id])
 
     rmSync(file, { recursive: true })
@@ -290,14 +303,15 @@ describe(`assets API (${backend})`, () => {
   })
 
   it("the OpenAPI document describes the assets endpoints", async () => {
-    const doc = await call(gw, "GET", "/openapi.json")
+    const doc = await raw(gw, "GET", "/openapi.json")
     expect(doc.status).toBe(200)
-    const paths = doc.body.paths
-    expect(Object.keys(paths["/v1/assets"])).toContain("get")
-    expect(Object.keys(paths["/v1/assets/{asset_id}"]).sort()).toEqual(["delete", "get"])
-    expect(Object.keys(paths["/v1/assets/{asset_id}/content"])).toContain("get")
-    expect(paths["/v1/assets"].get.parameters.map((p: any) => p.name).sort())
+    expect(typeof doc.body).toBe("object")
+    const paths = (doc.body as OpenApiPaths).paths
+    expect(Object.keys(paths["/v1/assets"] ?? {})).toContain("get")
+    expect(Object.keys(paths["/v1/assets/{asset_id}"] ?? {}).sort()).toEqual(["delete", "get"])
+    expect(Object.keys(paths["/v1/assets/{asset_id}/content"] ?? {})).toContain("get")
+    expect(paths["/v1/assets"]?.get?.parameters.map((p) => p.name).sort())
       .toEqual(["after", "created_after", "created_before", "kind", "limit", "task_id"])
-    expect(JSON.stringify(paths["/v1/assets/{asset_id}"].get.responses["200"])).toContain("expires_at")
+    expect(JSON.stringify(paths["/v1/assets/{asset_id}"]?.get?.responses["200"])).toContain("expires_at")
   })
 })

@@ -1,18 +1,21 @@
+import { Schema } from "effect"
 import { existsSync, renameSync, rmSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import OpenAI, { APIError, toFile } from "openai"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { createAccount } from "../support/adminApi.ts"
+import { ImageTask } from "../../src/tasks/Task.ts"
+import { createAccount, operator } from "../support/adminApi.ts"
+import { api } from "../support/api.ts"
 import { configWith } from "../support/config.ts"
 import { backend } from "../support/database.ts"
 import { eventually } from "../support/eventually.ts"
 import { startGateway, type TestGateway } from "../support/gateway.ts"
-import { admin, call, expectError } from "../support/http.ts"
+import { errorOf, expectError, raw } from "../support/http.ts"
 import { columns, makeLeftHalfMask, makePng, rgbPixels } from "../support/images.ts"
 import { probeBytes } from "../support/media.ts"
 import { meanAbsDiff, removeScratch, sha256 } from "../support/sandboxMedia.ts"
 import { switchableFfmpeg } from "../support/switchableFfmpeg.ts"
-import { eventsOf, ledgerOf, pollTask, query } from "../support/tasks.ts"
+import { eventsOf, ledgerOf, query } from "../support/tasks.ts"
 
 /**
  * The synchronous image endpoints driven by the official `openai` client
@@ -78,18 +81,23 @@ const download = async (url: string) => {
 const fromBase64 = (b64: string) => new Uint8Array(Buffer.from(b64, "base64"))
 
 /** The account's image tasks, newest first. */
-const tasksOf = async (target: TestGateway, resourceKey: string) => {
-  const reply = await call(target, "GET", "/v1/image/tasks", { key: resourceKey })
-  expect(reply.status).toBe(200)
-  return reply.body.data as Array<any>
-}
+const tasksOf = async (target: TestGateway, resourceKey: string) => // A 200: the typed client decodes the contract's answer or fails.
+[...(await api(target, { resource: resourceKey }).listImages()).data]
 
 /** The validated request the engine runs, as stored with the task. */
 const storedRequest = async (target: TestGateway, taskId: string) =>
   (await query<{ request: any }>(target, (sql) => sql`SELECT request FROM tasks WHERE id = ${taskId}`))[0]!.request
 
 const walletOf = async (target: TestGateway, accountId: string) =>
-  (await admin(target, "GET", `/admin/v1/accounts/${accountId}`)).body.wallet_credits
+  (await operator(target).account(accountId)).wallet_credits
+
+/** The parts of the OpenAPI document this test reads. */
+interface OpenApiPaths {
+  readonly paths: Record<
+    string,
+    Record<string, { readonly requestBody?: { readonly content: object }; readonly responses: object }>
+  >
+}
 
 const charged = (ledger: ReadonlyArray<{ kind: string; wallet_micros: number; subscription_micros: number }>) =>
   ledger.filter((l) => l.kind === "charge").reduce((sum, l) => sum + l.wallet_micros + l.subscription_micros, 0)
@@ -122,7 +130,7 @@ describe(`synchronous image endpoints (${backend})`, () => {
       const [task, ...others] = await tasksOf(gw, acct.resource.key)
       expect(others).toHaveLength(0)
       expect(task).toMatchObject({ status: "succeeded", operation: "generation", model: "provx-image-1" })
-      expect(task.result.images.map((i: any) => i.url)).toEqual(result.data!.map((d) => d.url))
+      expect(task.result!.images.map((i) => i.url)).toEqual(result.data!.map((d) => d.url))
       expect(result.created).toBe(task.completed_at)
       expect(await storedRequest(gw, task.id)).toMatchObject({
         prompt: params.prompt,
@@ -133,18 +141,15 @@ describe(`synchronous image endpoints (${backend})`, () => {
       })
 
       // The same request through POST /v1/image/tasks costs the same: 2 × 0.04 × the vip multiplier 0.8.
-      const asynchronous = await call(gw, "POST", "/v1/image/tasks", {
-        key: acct.model.key,
-        json: {
-          model: params.model,
-          operation: "generation",
-          input: { prompt: params.prompt },
-          output: { count: 2, size: params.size, quality: params.quality, format: params.output_format }
-        }
+      const asynchronous = await api(gw, acct).createImageReply({
+        model: params.model,
+        operation: "generation",
+        input: { prompt: params.prompt },
+        output: { count: 2, size: params.size, quality: params.quality, format: params.output_format }
       })
       expect(asynchronous.status).toBe(202)
-      expect(charged(await ledgerOf(gw, task.id))).toBe(-64_000)
-      expect(charged(await ledgerOf(gw, asynchronous.body.id))).toBe(charged(await ledgerOf(gw, task.id)))
+      expect(charged(await ledgerOf(gw, task!.id))).toBe(-64_000)
+      expect(charged(await ledgerOf(gw, asynchronous.task.id))).toBe(charged(await ledgerOf(gw, task!.id)))
     },
     90_000
   )
@@ -166,7 +171,7 @@ describe(`synchronous image endpoints (${backend})`, () => {
     await expectImage(bytes, "png", 512, 512)
 
     const [task] = await tasksOf(gw, acct.resource.key)
-    expect(sha256(bytes)).toBe(sha256(await download(task.result.images[0].url)))
+    expect(sha256(bytes)).toBe(sha256(await download(task.result!.images[0].url)))
     expect(await storedRequest(gw, task.id)).toMatchObject({ count: 1, quality: "standard", format: "png" })
   }, 60_000)
 
@@ -238,9 +243,9 @@ describe(`synchronous image endpoints (${backend})`, () => {
         [{ prompt: "no model" }, "invalid_request"]
       ]
       for (const [json, code, names] of cases) {
-        const reply = await call(gw, "POST", "/v1/images/generations", { key: acct.model.key, json })
+        const reply = await raw(gw, "POST", "/v1/images/generations", { key: acct.model.key, json })
         expectError(reply, 400, code)
-        if (names !== undefined) expect(reply.body.error.message).toContain(names)
+        if (names !== undefined) expect(errorOf(reply.body)?.message).toContain(names)
       }
 
       const form = (fields: Record<string, string>, files: Array<[string, Uint8Array]>) => {
@@ -265,30 +270,35 @@ describe(`synchronous image endpoints (${backend})`, () => {
         [form({ ...base, n: "two" }, [["image", png]]), "invalid_request"]
       ]
       for (const [body, code] of editCases) {
-        expectError(await call(gw, "POST", "/v1/images/edits", { key: acct.model.key, body }), 400, code)
+        expectError(await raw(gw, "POST", "/v1/images/edits", { key: acct.model.key, body }), 400, code)
       }
       expectError(
-        await call(gw, "POST", "/v1/images/edits", { key: acct.model.key, json: base }),
+        await raw(gw, "POST", "/v1/images/edits", { key: acct.model.key, json: base }),
         415,
         "unsupported_media_type"
       )
       // Model tokens only, as for creating tasks.
       expectError(
-        await call(gw, "POST", "/v1/images/generations", { key: acct.resource.key, json: base }),
+        await raw(gw, "POST", "/v1/images/generations", { key: acct.resource.key, json: base }),
         403,
         "permission_denied"
       )
-      expectError(await call(gw, "POST", "/v1/images/generations", { json: base }), 401, "invalid_api_key")
+      expectError(await raw(gw, "POST", "/v1/images/generations", { json: base }), 401, "invalid_api_key")
 
       expect(await tasksOf(gw, acct.resource.key)).toHaveLength(0)
       expect(await walletOf(gw, acct.id)).toBe(10)
 
-      const doc = await call(gw, "GET", "/openapi.json")
-      expect(Object.keys(doc.body.paths)).toEqual(
+      const reply = await raw(gw, "GET", "/openapi.json")
+      expect(reply.status).toBe(200)
+      expect(typeof reply.body).toBe("object")
+      const doc = reply.body as OpenApiPaths
+      expect(Object.keys(doc.paths)).toEqual(
         expect.arrayContaining(["/v1/images/generations", "/v1/images/edits"])
       )
-      expect(Object.keys(doc.body.paths["/v1/images/edits"].post.requestBody.content)).toEqual(["multipart/form-data"])
-      expect(Object.keys(doc.body.paths["/v1/images/generations"].post.responses)).toEqual(
+      expect(Object.keys(doc.paths["/v1/images/edits"]?.post?.requestBody?.content ?? {})).toEqual([
+        "multipart/form-data"
+      ])
+      expect(Object.keys(doc.paths["/v1/images/generations"]?.post?.responses ?? {})).toEqual(
         expect.arrayContaining(["200", "202"])
       )
     },
@@ -306,14 +316,15 @@ describe(`synchronous image endpoints (${backend})`, () => {
         expect(thrown).toBeInstanceOf(APIError)
         expect(thrown).toMatchObject({ status: 503, code: "524", type: "api_error" })
 
-        const reply = await call(gw, "POST", "/v1/images/generations", {
+        // Raw: the 503's Retry-After header is checked.
+        const reply = await raw(gw, "POST", "/v1/images/generations", {
           key: acct.model.key,
           json: request,
           headers: { "idempotency-key": "storm-1" }
         })
         expectError(reply, 503, "524", "api_error")
         expect(reply.headers.get("retry-after")).toBe("5")
-        expect(reply.body.error.message).toBe(
+        expect(errorOf(reply.body)?.message).toBe(
           "The image service is temporarily unavailable. Create a new task to try again."
         )
       } finally {
@@ -330,7 +341,7 @@ describe(`synchronous image endpoints (${backend})`, () => {
       expect(await walletOf(gw, acct.id)).toBe(10)
 
       // The service is up again, but the key names the failed task: it is answered again, not run again.
-      const replay = await call(gw, "POST", "/v1/images/generations", {
+      const replay = await raw(gw, "POST", "/v1/images/generations", {
         key: acct.model.key,
         json: request,
         headers: { "idempotency-key": "storm-1" }
@@ -368,7 +379,7 @@ describe(`synchronous image endpoints (${backend})`, () => {
 
     const [task] = await tasksOf(gw, acct.resource.key)
     expect(task).toMatchObject({ status: "failed", error: { code: "image_task_failed" } })
-    expect(thrown.error.message).toBe(task.error.message)
+    expect(thrown.error.message).toBe(task.error?.message)
     expect((await ledgerOf(gw, task.id)).map((l) => l.kind)).toEqual(["charge", "refund"])
     expect(await walletOf(gw, acct.id)).toBe(10)
   }, 60_000)
@@ -396,20 +407,16 @@ describe(`synchronous image endpoints (${backend})`, () => {
       // The key's content is the task itself: the same task asked of POST /v1/image/tasks is that task.
       const tasks = await tasksOf(gw, acct.resource.key)
       expect(tasks).toHaveLength(1)
-      const asTask = await call(gw, "POST", "/v1/image/tasks", {
-        key: acct.model.key,
-        json: {
-          model: request.model,
-          operation: "generation",
-          input: { prompt: request.prompt },
-          output: { size: request.size }
-        },
-        headers: { "idempotency-key": "lamp-1" }
-      })
+      const asTask = await api(gw, acct).createImageReply({
+        model: request.model,
+        operation: "generation",
+        input: { prompt: request.prompt },
+        output: { size: request.size }
+      }, { idempotencyKey: "lamp-1" })
       expect(asTask.status).toBe(202)
-      expect(asTask.body.id).toBe(tasks[0].id)
-      expect(asTask.headers.get("idempotent-replayed")).toBe("true")
-      expect((await ledgerOf(gw, tasks[0].id)).map((l) => l.kind)).toEqual(["charge"])
+      expect(asTask.task.id).toBe(tasks[0]!.id)
+      expect(asTask.headers["idempotent-replayed"]).toBe("true")
+      expect((await ledgerOf(gw, tasks[0]!.id)).map((l) => l.kind)).toEqual(["charge"])
     },
     60_000
   )
@@ -421,26 +428,29 @@ describe(`synchronous image endpoints (${backend})`, () => {
       const request = { model: "provx-image-1", prompt: "a slow boat", size: "1024x1536", output_format: "jpeg" }
       const headers = { "idempotency-key": "slow-1" }
       slowTools.hold(true)
+      // Raw: the 202's Location and Retry-After headers are the point.
       let reply
       try {
-        reply = await call(slow, "POST", "/v1/images/generations", { key: acct.model.key, json: request, headers })
+        reply = await raw(slow, "POST", "/v1/images/generations", { key: acct.model.key, json: request, headers })
       } finally {
         slowTools.hold(false)
       }
       expect(reply.status).toBe(202)
-      expect(reply.headers.get("location")).toBe(`/v1/image/tasks/${reply.body.id}`)
+      const queued = Schema.decodeUnknownSync(ImageTask)(reply.body)
+      expect(reply.headers.get("location")).toBe(`/v1/image/tasks/${queued.id}`)
       expect(reply.headers.get("retry-after")).toBe("5")
-      expect(reply.body).toMatchObject({ object: "image.task", operation: "generation", result: null, error: null })
-      expect(["queued", "in_progress"]).toContain(reply.body.status)
+      expect(queued).toMatchObject({ object: "image.task", operation: "generation", result: null, error: null })
+      expect(["queued", "in_progress"]).toContain(queued.status)
 
-      const done = (await pollTask(slow, acct.resource.key, reply.body.id, undefined, { kind: "image" })).at(-1)
+      const done = (await api(slow, acct).waitTask("image", queued.id)).at(-1)!
       expect(done.status).toBe("succeeded")
-      await expectImage(await download(done.result.images[0].url), "jpeg", 1024, 1536)
+      await expectImage(await download(done.result!.images[0]!.url), "jpeg", 1024, 1536)
 
-      const replay = await call(slow, "POST", "/v1/images/generations", { key: acct.model.key, json: request, headers })
+      const replay = await raw(slow, "POST", "/v1/images/generations", { key: acct.model.key, json: request, headers })
       expect(replay.status).toBe(200)
-      expect(replay.body.data).toEqual([{ url: done.result.images[0].url }])
-      expect((await ledgerOf(slow, reply.body.id)).map((l) => l.kind)).toEqual(["charge"])
+      expect(typeof replay.body).toBe("object")
+      expect((replay.body as { data?: unknown }).data).toEqual([{ url: done.result!.images[0]!.url }])
+      expect((await ledgerOf(slow, queued.id)).map((l) => l.kind)).toEqual(["charge"])
     },
     90_000
   )
@@ -466,8 +476,8 @@ describe(`synchronous image endpoints (${backend})`, () => {
       slowTools.hold(false)
     }
     const [task] = await tasksOf(slow, acct.resource.key)
-    const done = (await pollTask(slow, acct.resource.key, task.id, undefined, { kind: "image" })).at(-1)
-    expect(done.status).toBe("succeeded")
-    expect((await ledgerOf(slow, task.id)).map((l) => l.kind)).toEqual(["charge"])
+    const done = (await api(slow, acct).waitTask("image", task!.id)).at(-1)
+    expect(done?.status).toBe("succeeded")
+    expect((await ledgerOf(slow, task!.id)).map((l) => l.kind)).toEqual(["charge"])
   }, 60_000)
 })

@@ -1,10 +1,12 @@
 import { rmSync } from "node:fs"
 import { afterAll, afterEach, describe, expect, it } from "vitest"
-import { createAccount } from "../support/adminApi.ts"
+import type { ImageTaskRequest, VideoTaskRequest } from "../../src/client/Tasks.ts"
+import type { TaskKind } from "../../src/tasks/Task.ts"
+import { createAccount, operator } from "../support/adminApi.ts"
+import { api } from "../support/api.ts"
 import { alsoWith, configWith } from "../support/config.ts"
 import { backend } from "../support/database.ts"
 import { eventually } from "../support/eventually.ts"
-import { admin, call } from "../support/http.ts"
 import { rgbPixels } from "../support/images.ts"
 import { type Installation, installation as newInstallation, withDatabase } from "../support/installation.ts"
 import { probeBytes } from "../support/media.ts"
@@ -95,11 +97,11 @@ const chain = async () => {
   return { a, b, peer, aService, startA: () => a.serve("all", config, options) }
 }
 
-const create = async (target: { url: string }, key: string, kind: "video" | "image", json: unknown) => {
-  const reply = await call(target, "POST", `/v1/${kind}/tasks`, { key, json })
-  if (reply.status !== 202) throw new Error(`create: ${reply.status} ${JSON.stringify(reply.body)}`)
-  return reply.body
-}
+/** A create through the typed client: the queued task (the answer must be the 202). */
+const createVideo = (target: { url: string }, key: string, request: VideoTaskRequest) =>
+  api(target, { model: key }).createVideo(request)
+const createImage = (target: { url: string }, key: string, request: ImageTaskRequest) =>
+  api(target, { model: key }).createImage(request)
 
 /** What `read` gives once `done` holds for it; a deadline, not a speed measurement. */
 const until = <A>(read: () => Promise<A>, done: (value: A) => boolean, what: string) =>
@@ -112,18 +114,16 @@ const until = <A>(read: () => Promise<A>, done: (value: A) => boolean, what: str
     { deadlineMs: DEADLINE_MS, intervalMs: 200 }
   ).then(({ value }) => value)
 
-const taskOf = async (target: { url: string }, key: string, kind: "video" | "image", id: string) => {
-  const reply = await call(target, "GET", `/v1/${kind}/tasks/${id}`, { key })
-  if (reply.status !== 200) throw new Error(`GET ${id}: ${reply.status} ${JSON.stringify(reply.body)}`)
-  return reply.body
-}
-const finished = (task: any) => task.status === "succeeded" || task.status === "failed"
+const taskOf = <K extends TaskKind>(target: { url: string }, key: string, kind: K, id: string) =>
+  api(target, { resource: key }).getTask(kind, id)
+const finished = (task: { readonly status: string }) => task.status === "succeeded" || task.status === "failed"
 
 /** B's tasks for A's account there, through B's own API (any backend, while B runs). */
 const bTasks = async (b: Installation, peerKey: string, kind: "video" | "image") => {
-  const reply = await call(b.target, "GET", `/v1/${kind}/tasks?limit=100`, { key: peerKey })
-  expect(reply.status).toBe(200)
-  return reply.body.data as Array<any>
+  // A 200: the typed client decodes the contract's answer or fails.
+  const caller = api(b.target, { resource: peerKey })
+  const page = kind === "video" ? await caller.listVideos({ limit: 100 }) : await caller.listImages({ limit: 100 })
+  return [...page.data]
 }
 
 const download = async (url: string) => {
@@ -141,28 +141,30 @@ describe(`two gateways chained as processes (${backend})`, { timeout: 240_000 },
       operation: "generation",
       input: { prompt: "a lighthouse" },
       output: { size: "1536x1024", format: "png", count: 1 }
-    }
+    } as const
     const created = [
-      await create(a.target, acct.model.key, "video", videoRequest()),
-      await create(a.target, acct.model.key, "image", imageRequest)
-    ]
+      await createVideo(a.target, acct.model.key, videoRequest()),
+      await createImage(a.target, acct.model.key, imageRequest)
+    ] as const
     const [video, image] = await Promise.all([
       until(() => taskOf(a.target, acct.resource.key, "video", created[0].id), finished, "a finished video"),
       until(() => taskOf(a.target, acct.resource.key, "image", created[1].id), finished, "a finished image")
     ])
+    const videoItem = video.result!.videos[0]!
+    const imageItem = image.result!.images[0]!
     expect([video.status, image.status]).toEqual(["succeeded", "succeeded"])
 
     // The MP4, downloaded from A's own URL, has a video stream of the task's duration.
-    expect(video.result.videos[0].url.startsWith(`${a.url}/`)).toBe(true)
-    const probed = await probeBytes(await download(video.result.videos[0].url))
+    expect(videoItem.url.startsWith(`${a.url}/`)).toBe(true)
+    const probed = await probeBytes(await download(videoItem.url))
     expect(probed.formatName).toContain("mp4")
     expect(probed.video?.codec).toBe("h264")
     expect(Math.abs(probed.durationS - videoRequest().output.duration)).toBeLessThan(0.1)
-    expect(video.result.videos[0].duration_ms).toBe(videoRequest().output.duration * 1000)
+    expect(videoItem.duration_ms).toBe(videoRequest().output.duration * 1000)
 
     // The image, from A's own URL, decodes to the requested size.
-    expect(image.result.images[0].url.startsWith(`${a.url}/`)).toBe(true)
-    const png = await download(image.result.images[0].url)
+    expect(imageItem.url.startsWith(`${a.url}/`)).toBe(true)
+    const png = await download(imageItem.url)
     expect((await probeBytes(png)).video).toMatchObject({ codec: "png", width: 1536, height: 1024 })
     expect((await rgbPixels(png)).length).toBe(1536 * 1024 * 3)
 
@@ -172,8 +174,8 @@ describe(`two gateways chained as processes (${backend})`, { timeout: 240_000 },
       [video.id, "succeeded"],
       [image.id, "succeeded"]
     ])
-    const listed = await call(a.target, "GET", "/v1/video/tasks", { key: acct.resource.key })
-    const text = JSON.stringify([created, video, image, listed.body])
+    const listed = await api(a.target, acct).listVideos()
+    const text = JSON.stringify([created, video, image, listed])
     for (const t of held) expect(text).not.toContain(t.id)
     expect(text).not.toContain(b.url)
     expect(text).not.toContain(CHANNEL)
@@ -187,13 +189,13 @@ describe(`two gateways chained as processes (${backend})`, { timeout: 240_000 },
     // Slow on B (all ten render at once there), so every one is still running upstream at the kill.
     const slow = videoRequest({ provider_options: { sandbox: { delay_ms: 10_000 } } })
     const ids = await Promise.all(Array.from({ length: 10 }, async (_, i) => {
-      const task = await create(a.target, accounts[i % 2]!.model.key, "video", slow)
-      return { id: task.id as string, acct: accounts[i % 2]! }
+      const task = await createVideo(a.target, accounts[i % 2]!.model.key, slow)
+      return { id: task.id, acct: accounts[i % 2]! }
     }))
 
     // Every task submitted: A holds it `waiting` (no lease, no fiber), as A's operator view shows.
     const views = await until(
-      () => Promise.all(ids.map(({ id }) => admin(a.target, "GET", `/admin/v1/tasks/${id}`).then((r) => r.body))),
+      () => Promise.all(ids.map(({ id }) => operator(a.target).task(id))),
       (all) => all.every((v) => v.engine?.run_state === "waiting"),
       "all ten waiting upstream"
     )
@@ -218,7 +220,7 @@ describe(`two gateways chained as processes (${backend})`, { timeout: 240_000 },
     const after = await bTasks(b, peer.resource.key, "video")
     expect(new Set(after.map((t) => t.id))).toEqual(new Set(before.map((t) => t.id)))
     expect(after.map((t) => t.client_reference_id).sort()).toEqual(ids.map((t) => t.id).sort())
-    const onB = (await admin(b.target, "GET", `/admin/v1/accounts/${peer.id}`)).body
+    const onB = await operator(b.target).account(peer.id)
     expect(onB.ledger).toMatchObject({ entries: 11, refunded: 0 })
 
     // Both databases, read from outside once their processes stopped (PGlite's files are one process's).

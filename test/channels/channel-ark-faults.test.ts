@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { fromCreateStatus } from "../../channels/ark/Failures.ts"
 import type { Fault, Scenario } from "../fakes/ark.ts"
+import { operator } from "../support/adminApi.ts"
 import {
   ARK_KEY,
   type ArkSetup,
@@ -13,8 +14,8 @@ import {
 } from "../support/ark.ts"
 import { backend } from "../support/database.ts"
 import { eventually } from "../support/eventually.ts"
-import { admin } from "../support/http.ts"
 import { ledgerOf } from "../support/tasks.ts"
+import { fieldOf } from "../support/upstream.ts"
 
 /**
  * The `ark` adapter against the fake Ark when things go wrong
@@ -90,8 +91,8 @@ describe(`the ark channel: states and faults (${backend})`, () => {
       expect(seen.some((t) => t.status === "in_progress")).toBe(true)
       expect(creates).toHaveLength(1)
       await expectFailed(task, retryable)
-      const view = await admin(ark.gw, "GET", `/admin/v1/tasks/${task.id}`)
-      expect(view.body.attempts.at(-1).last_answer.status).toBe(upstreamStatus)
+      const view = await operator(ark.gw).task(task.id)
+      expect(fieldOf(view.attempts.at(-1)?.last_answer, "status")).toBe(upstreamStatus)
     }
   })
 
@@ -120,9 +121,9 @@ describe(`the ark channel: states and faults (${backend})`, () => {
     })
     await expectFailed(task, true)
     expect(upstreamTasksOf("a status never seen")[0]!.observed).toBeGreaterThan(1)
-    const view = await admin(ark.gw, "GET", `/admin/v1/tasks/${task.id}`)
-    expect(view.body.attempts[0]).toMatchObject({ outcome: "deadline" })
-    expect(view.body.attempts[0].last_answer.status).toBe("paused")
+    const view = await operator(ark.gw).task(task.id)
+    expect(view.attempts[0]).toMatchObject({ outcome: "deadline" })
+    expect(fieldOf(view.attempts[0]?.last_answer, "status")).toBe("paused")
   })
 
   it("polls answered with garbage (200, no Ark answer) go on until the deadline, then the task fails with the refund", async () => {
@@ -135,8 +136,8 @@ describe(`the ark channel: states and faults (${backend})`, () => {
     await expectFailed(task, true)
     expect(creates).toHaveLength(1)
     expect(polls).toBeGreaterThan(1)
-    const view = await admin(ark.gw, "GET", `/admin/v1/tasks/${task.id}`)
-    expect(view.body.attempts[0]).toMatchObject({ outcome: "deadline" })
+    const view = await operator(ark.gw).task(task.id)
+    expect(view.attempts[0]).toMatchObject({ outcome: "deadline" })
   })
 
   it("429 waits as long as Retry-After asks; 429 without it and a 503 page are retried at once; then it succeeds", async () => {
@@ -202,10 +203,10 @@ describe(`the ark channel: states and faults (${backend})`, () => {
     expect(creates[0]!.headers.authorization).toBe("Bearer ark-key-of-another-region")
     expect(await engineRow(ark.gw, task.id)).toMatchObject({ channel: "sandbox" })
     expect((await ledgerOf(ark.gw, task.id)).map((l) => l.kind)).toEqual(["charge"])
-    const view = await admin(ark.gw, "GET", `/admin/v1/tasks/${task.id}`)
+    const view = await operator(ark.gw).task(task.id)
     // The operator sees both attempts and Ark's own answer; the caller sees none of it.
-    expect(view.body.channels_tried).toEqual(["byteplus-elsewhere", "sandbox"])
-    expect(view.body.attempts).toMatchObject([
+    expect(view.channels_tried).toEqual(["byteplus-elsewhere", "sandbox"])
+    expect(view.attempts).toMatchObject([
       {
         attempt: 1,
         channel: "byteplus-elsewhere",
@@ -225,8 +226,8 @@ describe(`the ark channel: states and faults (${backend})`, () => {
   it("a result link that has lapsed (403 from storage) fails the task, retryable, with its refund", async () => {
     const { task } = await run("a link already expired", { scenario: { resultTtlMs: -1 } })
     await expectFailed(task, true)
-    const view = await admin(ark.gw, "GET", `/admin/v1/tasks/${task.id}`)
-    expect(view.body.attempts.at(-1)).toMatchObject({ outcome: "fetch_failed" })
+    const view = await operator(ark.gw).task(task.id)
+    expect(view.attempts.at(-1)).toMatchObject({ outcome: "fetch_failed" })
   })
 
   it("reads Ark's error answers as the engine needs them", () => {

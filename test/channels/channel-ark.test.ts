@@ -8,14 +8,14 @@ import { CatalogLive } from "../../src/Gateway.ts"
 import { AppConfig } from "../../src/platform/AppConfig.ts"
 import { MediaToolsLive } from "../../src/runtime/node/MediaTools.ts"
 import { UpstreamHttpClientLive } from "../../src/runtime/node/UpstreamHttpClient.ts"
-import { createAccount } from "../support/adminApi.ts"
+import { createAccount, operator } from "../support/adminApi.ts"
+import { api } from "../support/api.ts"
 import { type ArkSetup, engineRow, expectNothingUpstream, runArk, startArkGateway, UPSTREAM } from "../support/ark.ts"
 import { configWith } from "../support/config.ts"
 import { backend } from "../support/database.ts"
 import { eventually } from "../support/eventually.ts"
-import { admin, call } from "../support/http.ts"
 import { probeBytes } from "../support/media.ts"
-import { pollTask, query } from "../support/tasks.ts"
+import { query } from "../support/tasks.ts"
 import { audio, image, makeAudio, makeImage, makeVideo, startMediaServer, uploadAll } from "../support/uploads.ts"
 
 /**
@@ -91,9 +91,9 @@ describe(`the ark channel: requests and results (${backend})`, () => {
     expectNothingUpstream(ark.fake, task)
 
     // Operators do see Ark's task and its answer.
-    const view = await admin(ark.gw, "GET", `/admin/v1/tasks/${task.id}`)
-    expect(view.body.attempts[0]).toMatchObject({ channel: "byteplus", outcome: "succeeded" })
-    expect(view.body.attempts[0].last_answer).toMatchObject({ status: "succeeded", model: UPSTREAM })
+    const view = await operator(ark.gw).task(task.id)
+    expect(view.attempts[0]).toMatchObject({ channel: "byteplus", outcome: "succeeded" })
+    expect(view.attempts[0]?.last_answer).toMatchObject({ status: "succeeded", model: UPSTREAM })
     expect((await engineRow(ark.gw, task.id)).upstream_id).toMatch(/^cgt-/)
   })
 
@@ -206,7 +206,7 @@ describe(`the ark channel: requests and results (${backend})`, () => {
     })
     expect(creates).toHaveLength(0)
     expect(task).toMatchObject({ status: "failed", error: { code: "video_task_failed", retryable: false } })
-    expect(task.error.message).toContain("camera_fixed")
+    expect(task.error?.message).toContain("camera_fixed")
   })
 
   it("polls many waiting tasks with one list call carrying every id, and never one GET per task", async () => {
@@ -215,8 +215,8 @@ describe(`the ark channel: requests and results (${backend})`, () => {
     // Queued until released below, so all six wait upstream at once.
     for (const _ of prompts) ark.fake.scenarios.push({ queued: 1000, running: 0 })
     const ids: Array<string> = await Promise.all(prompts.map(async (prompt) => {
-      const body = { model: TEXT, operation: "generation", input: { prompt }, output: { duration: 4 } }
-      return (await call(ark.gw, "POST", "/v1/video/tasks", { key: acct.model.key, json: body })).body.id
+      const body = { model: TEXT, operation: "generation", input: { prompt }, output: { duration: 4 } } as const
+      return (await api(ark.gw, acct).createVideo(body)).id
     }))
     const upstream = () => [...ark.fake.tasks.values()].filter((t) => prompts.includes(t.body.content[0].text))
     await eventually(
@@ -248,7 +248,7 @@ describe(`the ark channel: requests and results (${backend})`, () => {
     // Released upstream, and due at once rather than after their backoff.
     for (const task of upstream()) task.observed = 1000
     await query(ark.gw, (sql) => sql`UPDATE tasks SET run_at = 0 WHERE id IN ${sql.in(ids)} RETURNING id`)
-    for (const id of ids) expect((await pollTask(ark.gw, acct.resource.key, id)).at(-1).status).toBe("succeeded")
+    for (const id of ids) expect((await api(ark.gw, acct).waitTask("video", id)).at(-1)?.status).toBe("succeeded")
     expect(ark.fake.requests.filter((r) => r.method === "GET" && r.path.includes("/tasks/"))).toEqual([])
   })
 

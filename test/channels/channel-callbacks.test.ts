@@ -6,14 +6,14 @@ import { type FakeArk, startFakeArk } from "../fakes/ark.ts"
 import { signatureHeaders } from "../fakes/callbackEmitter.ts"
 import { type FakeKling, startFakeKling } from "../fakes/kling.ts"
 import { createAccount } from "../support/adminApi.ts"
+import { api } from "../support/api.ts"
 import { ARK_KEY, UPSTREAM } from "../support/ark.ts"
 import { alsoWith, configWith } from "../support/config.ts"
 import { backend } from "../support/database.ts"
 import { eventually, sleep } from "../support/eventually.ts"
 import { startGateway, type TestGateway } from "../support/gateway.ts"
-import { call } from "../support/http.ts"
 import { ACCOUNT } from "../support/kling.ts"
-import { pollTask, query } from "../support/tasks.ts"
+import { query } from "../support/tasks.ts"
 
 /**
  * Upstream callbacks as an accelerator, never as truth
@@ -103,16 +103,16 @@ const start = async (pollIntervalMs: number): Promise<Setup> => {
 
 const body = (model: string) => ({
   model,
-  operation: "generation",
+  operation: "generation" as const,
   input: { prompt: "a lighthouse in a storm" },
   output: { duration: 5 }
 })
 
 const create = async (gw: TestGateway, model: string) => {
   const acct = await createAccount(gw, { name: "callbacks", wallet_credits: 100 })
-  const created = await call(gw, "POST", "/v1/video/tasks", { key: acct.model.key, json: body(model) })
+  const created = await api(gw, acct).createVideoReply(body(model))
   expect(created.status).toBe(202)
-  return { key: acct.resource.key, id: created.body.id as string, at: Date.now() }
+  return { key: acct.resource.key, id: created.task.id, at: Date.now() }
 }
 
 const row = async (gw: TestGateway, id: string) =>
@@ -151,8 +151,11 @@ describe(`upstream callbacks with polling slowed to ${SLOW_POLL_MS / 1000} s (${
       create(s.gw, KLING_LEGACY_MODEL)
     ])
     for (const task of tasks) {
-      const seen = await pollTask(s.gw, task.key, task.id, undefined, { intervalMs: 100, deadlineMs: 15_000 })
-      expect(seen.at(-1).status).toBe("succeeded")
+      const seen = await api(s.gw, { resource: task.key }).waitTask("video", task.id, undefined, {
+        intervalMs: 100,
+        deadlineMs: 15_000
+      })
+      expect(seen.at(-1)?.status).toBe("succeeded")
       // Far sooner than the first scheduled poll: the callbacks did it.
       expect(Date.now() - task.at).toBeLessThan(SLOW_POLL_MS / 2)
       expect(JSON.stringify(seen.at(-1))).not.toContain(CALLBACK_PATH)
@@ -187,9 +190,12 @@ describe(`upstream callbacks with polling slowed to ${SLOW_POLL_MS / 1000} s (${
         const klingBefore = s.kling.requests.filter((r) => r.method === "POST").length
         const tasks = await Promise.all([create(s.gw, ARK_MODEL), create(s.gw, KLING_MODEL)])
         for (const task of tasks) {
-          const seen = await pollTask(s.gw, task.key, task.id, undefined, { intervalMs: 100, deadlineMs: 15_000 })
-          expect(seen.at(-1).status).toBe("succeeded")
-          expect(seen.at(-1).result.videos).toHaveLength(1)
+          const seen = await api(s.gw, { resource: task.key }).waitTask("video", task.id, undefined, {
+            intervalMs: 100,
+            deadlineMs: 15_000
+          })
+          expect(seen.at(-1)?.status).toBe("succeeded")
+          expect(seen.at(-1)?.result?.videos).toHaveLength(1)
           expect(Date.now() - task.at).toBeLessThan(SLOW_POLL_MS / 2)
         }
         // One upstream task each: a callback never causes a submit.
@@ -248,8 +254,8 @@ describe(`upstream callbacks with polling slowed to ${SLOW_POLL_MS / 1000} s (${
       const after = await row(s.gw, task.id)
       expect(after).toMatchObject({ run_state: "waiting", run_at: before.run_at, nudged: false })
       expect(polls()).toBe(pollsBefore)
-      const seen = await call(s.gw, "GET", `/v1/video/tasks/${task.id}`, { key: task.key })
-      expect(seen.body.status).toBe("in_progress")
+      const seen = await api(s.gw, { resource: task.key }).getVideo(task.id)
+      expect(seen.status).toBe("in_progress")
     } finally {
       s.kling.callbacks.options.signature = "valid"
     }
@@ -281,8 +287,8 @@ describe(`upstream callbacks with polling slowed to ${SLOW_POLL_MS / 1000} s (${
     await eventually(() => listed() > pollsBefore, "the poll the lie brought", { deadlineMs: 3_000, intervalMs: 50 })
     // The sleep is the scenario: a while after that poll in which the lie must not have finished the task.
     await sleep(300)
-    const seen = await call(s.gw, "GET", `/v1/video/tasks/${task.id}`, { key: task.key })
-    expect(seen.body.status).toBe("in_progress")
+    const seen = await api(s.gw, { resource: task.key }).getVideo(task.id)
+    expect(seen.status).toBe("in_progress")
     expect((await row(s.gw, task.id)).run_state).toBe("waiting")
   }, 60_000)
 
@@ -339,8 +345,11 @@ describe(`upstream callbacks never delivered: polling still finishes the tasks (
       create(s.gw, KLING_LEGACY_MODEL)
     ])
     for (const task of tasks) {
-      const seen = await pollTask(s.gw, task.key, task.id, undefined, { intervalMs: 100, deadlineMs: 30_000 })
-      expect(seen.at(-1).status).toBe("succeeded")
+      const seen = await api(s.gw, { resource: task.key }).waitTask("video", task.id, undefined, {
+        intervalMs: 100,
+        deadlineMs: 30_000
+      })
+      expect(seen.at(-1)?.status).toBe("succeeded")
     }
     expect(s.ark.callbacks.delivered).toHaveLength(0)
     expect(s.kling.callbacks.delivered).toHaveLength(0)

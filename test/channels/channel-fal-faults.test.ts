@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { createAccount } from "../support/adminApi.ts"
+import { api, rejection } from "../support/api.ts"
 import { backend } from "../support/database.ts"
 import {
   expectChargedOnce,
@@ -8,7 +10,6 @@ import {
   runFal,
   startFalGateway
 } from "../support/fal.ts"
-import { call, createAccount } from "../support/http.ts"
 import { makeImage, startMediaServer } from "../support/uploads.ts"
 
 /**
@@ -99,7 +100,7 @@ describe(`the fal channel's failures (${backend})`, () => {
   it("a content-policy refusal (422 at the result fetch) fails the task, not retryable", async () => {
     setup.fake.scenarios.push({ end: "content_policy" })
     const run = await runFal(setup, famK())
-    expect(run.task.error.message).toMatch(/content safety/)
+    expect(run.task.error?.message).toMatch(/content safety/)
     await expectFailed(run.task, false)
   })
 
@@ -136,7 +137,7 @@ describe(`the fal channel's failures (${backend})`, () => {
       output: { duration: 14 }
     })
     await expectFailed(tooLong.task, false)
-    expect(tooLong.task.error.message).toMatch(/duration of 14 s is not supported/)
+    expect(tooLong.task.error?.message).toMatch(/duration of 14 s is not supported/)
     const references = await runFal(setup, {
       model: FAMS,
       operation: "generation",
@@ -144,17 +145,21 @@ describe(`the fal channel's failures (${backend})`, () => {
       output: { duration: 5 }
     })
     await expectFailed(references.task, false)
-    expect(references.task.error.message).toMatch(/Reference mode "media" is not supported/)
+    expect(references.task.error?.message).toMatch(/Reference mode "media" is not supported/)
     expect(setup.fake.requests.length).toBe(before)
   })
 
   it("with the route narrowed as the docs say, the same requests are refused at creation (400)", async () => {
     const acct = await createAccount(setup.gw, { name: "narrow", wallet_credits: 100 })
-    const refused = await call(setup.gw, "POST", "/v1/video/tasks", {
-      key: acct.model.key,
-      json: { model: FAMS_NARROW, operation: "generation", input: { prompt: "a boat" }, output: { duration: 14 } }
-    })
+    const refused = await rejection(
+      api(setup.gw, acct).createVideo({
+        model: FAMS_NARROW,
+        operation: "generation",
+        input: { prompt: "a boat" },
+        output: { duration: 14 }
+      })
+    )
     expect(refused.status).toBe(400)
-    expect(refused.body.error.code).toBe("invalid_video_duration")
+    expect(refused.code).toBe("invalid_video_duration")
   })
 })

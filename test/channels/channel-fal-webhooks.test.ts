@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { createAccount } from "../support/adminApi.ts"
+import { api } from "../support/api.ts"
 import { backend } from "../support/database.ts"
 import { eventually } from "../support/eventually.ts"
 import { type FalSetup, startFalGateway } from "../support/fal.ts"
-import { call, createAccount } from "../support/http.ts"
-import { pollTask } from "../support/tasks.ts"
 
 /**
  * fal's webhooks as an accelerator, never as truth (docs/adapters/fal.md,
@@ -33,10 +33,10 @@ afterAll(async () => {
 
 const create = async (prompt: string) => {
   const acct = await createAccount(f.gw, { name: "fal webhooks", wallet_credits: 100 })
-  const body = { model: MODEL, operation: "generation", input: { prompt }, output: { duration: 5 } }
-  const created = await call(f.gw, "POST", "/v1/video/tasks", { key: acct.model.key, json: body })
+  const body = { model: MODEL, operation: "generation", input: { prompt }, output: { duration: 5 } } as const
+  const created = await api(f.gw, acct).createVideoReply(body)
   expect(created.status).toBe(202)
-  return { key: acct.resource.key, id: created.body.id as string, at: Date.now() }
+  return { key: acct.resource.key, id: created.task.id, at: Date.now() }
 }
 
 const deliveriesOf = (prompt: string) =>
@@ -49,8 +49,11 @@ describe(`fal webhooks with polling slowed to ${SLOW_POLL_MS / 1000} s (${backen
   it("a signed webhook, delivered twice, ends the task soon after; one request", async () => {
     f.fake.scenarios.push({ stepMs: 300, webhook: "duplicate" })
     const task = await create("called back")
-    const seen = await pollTask(f.gw, task.key, task.id, undefined, { intervalMs: 100, deadlineMs: 15_000 })
-    expect(seen.at(-1).status).toBe("succeeded")
+    const seen = await api(f.gw, { resource: task.key }).waitTask("video", task.id, undefined, {
+      intervalMs: 100,
+      deadlineMs: 15_000
+    })
+    expect(seen.at(-1)?.status).toBe("succeeded")
     // Far sooner than the first scheduled poll: the webhook did it.
     expect(Date.now() - task.at).toBeLessThan(SLOW_POLL_MS / 2)
     const submits = f.fake.requests.filter((q) => q.method === "POST" && q.body?.prompt === "called back")
@@ -78,7 +81,7 @@ describe(`fal webhooks with polling slowed to ${SLOW_POLL_MS / 1000} s (${backen
         { deadlineMs: 10_000 }
       )
       for (const d of delivered) expect(d.status).toBe(400)
-      const now = (await call(f.gw, "GET", `/v1/video/tasks/${task.id}`, { key: task.key })).body
+      const now = await api(f.gw, { resource: task.key }).getVideo(task.id)
       expect(now.status).not.toBe("succeeded")
     }
   }, 60_000)

@@ -1,12 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { createAccount } from "../support/adminApi.ts"
+import { createAccount, operator } from "../support/adminApi.ts"
+import { api, rejection } from "../support/api.ts"
 import { alsoWith, configWith } from "../support/config.ts"
 import { backend } from "../support/database.ts"
 import { eventually } from "../support/eventually.ts"
 import { startGateway, type TestGateway } from "../support/gateway.ts"
-import { admin, call } from "../support/http.ts"
+import { raw } from "../support/http.ts"
 import { probeBytes } from "../support/media.ts"
-import { ledgerOf, pollTask, query, videoRequest } from "../support/tasks.ts"
+import { ledgerOf, query, videoRequest } from "../support/tasks.ts"
 
 /**
  * Two gateways chained on loopback (docs/adapters/gateway.md): B runs the
@@ -73,11 +74,11 @@ const expectNothingOfB = async (task: any) => {
 describe(`the gateway channel (${backend})`, () => {
   it("a video task on A runs on B, is re-hosted by A and plays; B holds exactly one task for it", async () => {
     const acct = await createAccount(a, { name: "caller", wallet_credits: 100 })
-    const created = await call(a, "POST", "/v1/video/tasks", { key: acct.model.key, json: videoRequest() })
+    const created = await api(a, acct).createVideoReply(videoRequest())
     expect(created.status).toBe(202)
-    const task = (await pollTask(a, acct.resource.key, created.body.id)).at(-1)
+    const task = (await api(a, acct).waitTask("video", created.task.id)).at(-1)!
     expect(task.status).toBe("succeeded")
-    const video = task.result.videos[0]
+    const video = task.result!.videos[0]!
     expect(video.url.startsWith(a.url)).toBe(true)
     const bytes = new Uint8Array(await (await fetch(video.url)).arrayBuffer())
     const probed = await probeBytes(bytes)
@@ -102,12 +103,12 @@ describe(`the gateway channel (${backend})`, () => {
       operation: "generation",
       input: { prompt: "a lighthouse" },
       output: { size: "1024x1024", format: "png", count: 1 }
-    }
-    const created = await call(a, "POST", "/v1/image/tasks", { key: acct.model.key, json: body })
+    } as const
+    const created = await api(a, acct).createImageReply(body)
     expect(created.status).toBe(202)
-    const task = (await pollTask(a, acct.resource.key, created.body.id, undefined, { kind: "image" })).at(-1)
+    const task = (await api(a, acct).waitTask("image", created.task.id)).at(-1)!
     expect(task.status).toBe("succeeded")
-    const image = task.result.images[0]
+    const image = task.result!.images[0]!
     const png = new Uint8Array(await (await fetch(image.url)).arrayBuffer())
     expect([...png.slice(1, 4)]).toEqual([0x50, 0x4e, 0x47])
     expect(await bTasksFor(task.id)).toHaveLength(1)
@@ -116,50 +117,49 @@ describe(`the gateway channel (${backend})`, () => {
 
   it("operators see the task's account, ledger, attempts, channel and upstream answer; callers never do", async () => {
     const acct = await createAccount(a, { name: "audited", wallet_credits: 100 })
-    const created = await call(a, "POST", "/v1/video/tasks", { key: acct.model.key, json: videoRequest() })
-    const task = (await pollTask(a, acct.resource.key, created.body.id)).at(-1)
+    const created = await api(a, acct).createVideo(videoRequest())
+    const task = (await api(a, acct).waitTask("video", created.id)).at(-1)!
     expect(task.status).toBe("succeeded")
     const [upstream] = await bTasksFor(task.id)
 
-    const view = await admin(a, "GET", `/admin/v1/tasks/${task.id}`)
-    expect(view.status).toBe(200)
-    expect(view.body.object).toBe("admin.task")
-    expect(view.body.task).toEqual(task)
-    expect(view.body.account.id).toBe(acct.id)
-    expect(view.body.ledger.map((l: any) => l.kind)).toEqual(["charge"])
-    expect(view.body.channels_tried).toEqual(["peer"])
-    expect(view.body.engine).toMatchObject({
+    // A 200: the typed admin client decodes the contract's answer or fails.
+    const view = await operator(a).task(task.id)
+    expect(view.object).toBe("admin.task")
+    expect(view.task).toEqual(task)
+    expect(view.account?.id).toBe(acct.id)
+    expect(view.ledger.map((l) => (l as { kind?: unknown }).kind)).toEqual(["charge"])
+    expect(view.channels_tried).toEqual(["peer"])
+    expect(view.engine).toMatchObject({
       run_state: "done",
       channel: "peer",
       upstream_id: upstream!.id,
       upstream_model: VIDEO
     })
-    expect(view.body.attempts).toHaveLength(1)
-    expect(view.body.attempts[0]).toMatchObject({
+    expect(view.attempts).toHaveLength(1)
+    expect(view.attempts[0]).toMatchObject({
       attempt: 1,
       channel: "peer",
       upstream_id: upstream!.id,
       outcome: "succeeded"
     })
-    expect(view.body.attempts[0].last_answer).toMatchObject({ id: upstream!.id, status: "succeeded" })
+    expect(view.attempts[0]?.last_answer).toMatchObject({ id: upstream!.id, status: "succeeded" })
 
     // Not with a caller's keys, and unknown ids are 404.
     for (const key of [acct.model.key, acct.resource.key]) {
-      expect((await call(a, "GET", `/admin/v1/tasks/${task.id}`, { key })).status).toBe(401)
+      expect((await raw(a, "GET", `/admin/v1/tasks/${task.id}`, { key })).status).toBe(401)
     }
-    expect((await admin(a, "GET", "/admin/v1/tasks/task_doesnotexist0000000000")).status).toBe(404)
+    expect((await rejection(operator(a).task("task_doesnotexist0000000000"))).status).toBe(404)
   }, 120_000)
 
   it("a task failing on B fails on A with B's code, refunded on A", async () => {
     const acct = await createAccount(a, { name: "failing", wallet_credits: 100 })
-    const created = await call(a, "POST", "/v1/video/tasks", {
-      key: acct.model.key,
-      json: videoRequest({ provider_options: { sandbox: { outcome: "fail" } } })
-    })
+    const created = await api(a, acct).createVideoReply(
+      videoRequest({ provider_options: { sandbox: { outcome: "fail" } } })
+    )
     expect(created.status).toBe(202)
-    const task = (await pollTask(a, acct.resource.key, created.body.id)).at(-1)
+    const task = (await api(a, acct).waitTask("video", created.task.id)).at(-1)!
     expect(task.status).toBe("failed")
-    expect(task.error.code).toBe("video_task_failed")
+    expect(task.error?.code).toBe("video_task_failed")
     const ledger = await ledgerOf(a, task.id)
     expect(ledger.map((l) => l.kind)).toEqual(["charge", "refund"])
     expect(ledger[0]!.wallet_micros + ledger[1]!.wallet_micros).toBe(0)
@@ -171,16 +171,15 @@ describe(`the gateway channel (${backend})`, () => {
     const acct = await createAccount(a, { name: "restart", wallet_credits: 100 })
     const ids: Array<string> = []
     for (let i = 0; i < 3; i++) {
-      const created = await call(a, "POST", "/v1/video/tasks", {
-        key: acct.model.key,
-        json: videoRequest({ provider_options: { sandbox: { delay_ms: 4000 } } })
-      })
+      const created = await api(a, acct).createVideoReply(
+        videoRequest({ provider_options: { sandbox: { delay_ms: 4000 } } })
+      )
       expect(created.status).toBe(202)
-      ids.push(created.body.id)
+      ids.push(created.task.id)
     }
     // Every task submitted and waiting upstream, holding no lease.
     for (const id of ids) {
-      await pollTask(a, acct.resource.key, id, () => true)
+      await api(a, acct).waitTask("video", id, () => true)
       const row = await eventually(async () => {
         const [row] = await query<{ run_state: string; lease_owner: string | null }>(
           a,
@@ -193,8 +192,8 @@ describe(`the gateway channel (${backend})`, () => {
     await a.stop()
     a = await startGateway(aEnv, undefined, {}, backend, a)
     for (const id of ids) {
-      const task = (await pollTask(a, acct.resource.key, id)).at(-1)
-      expect(task.status).toBe("succeeded")
+      const task = (await api(a, acct).waitTask("video", id)).at(-1)
+      expect(task?.status).toBe("succeeded")
       expect(await bTasksFor(id)).toHaveLength(1)
       const ledger = await ledgerOf(a, id)
       expect(ledger.map((l) => l.kind)).toEqual(["charge"])

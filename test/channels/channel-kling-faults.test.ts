@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { CONCURRENCY_BACKOFF_MS, fromCreateStatus } from "../../channels/kling/Failures.ts"
 import { currentStateOf, legacyStateOf } from "../../channels/kling/States.ts"
 import type { Fault, Scenario } from "../fakes/kling.ts"
+import { operator } from "../support/adminApi.ts"
 import { backend } from "../support/database.ts"
-import { admin } from "../support/http.ts"
 import {
   engineRow,
   expectNothingUpstream,
@@ -13,6 +13,7 @@ import {
   startKlingGateway
 } from "../support/kling.ts"
 import { ledgerOf } from "../support/tasks.ts"
+import { fieldOf } from "../support/upstream.ts"
 
 /**
  * The `kling` adapter against the fake Kling when things go wrong
@@ -84,12 +85,12 @@ describe(`the kling channel: states and faults (${backend})`, () => {
         expect(creates).toHaveLength(1)
         await expectFailed(task, retryable)
         // Operators see Kling's own words.
-        const answer = (await admin(k.gw, "GET", `/admin/v1/tasks/${task.id}`)).body.attempts.at(-1).last_answer
+        const answer = (await operator(k.gw).task(task.id)).attempts.at(-1)?.last_answer
         if (model === LEGACY) {
-          expect(answer.task_status).toBe(scenario.end === "no_video" ? "succeed" : "failed")
-          if (scenario.message) expect(answer.task_status_msg).toBe(scenario.message)
+          expect(fieldOf(answer, "task_status")).toBe(scenario.end === "no_video" ? "succeed" : "failed")
+          if (scenario.message) expect(fieldOf(answer, "task_status_msg")).toBe(scenario.message)
         } else {
-          expect(answer.status).toBe(scenario.end === "no_video" ? "succeeded" : "failed")
+          expect(fieldOf(answer, "status")).toBe(scenario.end === "no_video" ? "succeeded" : "failed")
         }
       }
     }
@@ -160,9 +161,9 @@ describe(`the kling channel: states and faults (${backend})`, () => {
     expect(moved.creates).toHaveLength(1)
     expect(await engineRow(k.gw, moved.task.id)).toMatchObject({ channel: "sandbox" })
     expect((await ledgerOf(k.gw, moved.task.id)).map((l) => l.kind)).toEqual(["charge"])
-    const view = await admin(k.gw, "GET", `/admin/v1/tasks/${moved.task.id}`)
-    expect(view.body.channels_tried).toEqual(["klingai-second", "sandbox"])
-    expect(view.body.attempts).toMatchObject([
+    const view = await operator(k.gw).task(moved.task.id)
+    expect(view.channels_tried).toEqual(["klingai-second", "sandbox"])
+    expect(view.attempts).toMatchObject([
       { attempt: 1, channel: "klingai-second", outcome: "failover", upstream: { status: 429, code: "1102" } },
       { attempt: 2, channel: "sandbox", outcome: "succeeded", upstream: null }
     ])
@@ -241,8 +242,8 @@ describe(`the kling channel: states and faults (${backend})`, () => {
   it("a result link that has lapsed (403 from the CDN) fails the task, retryable, with its refund", async () => {
     const { task } = await run("a link already expired", { scenario: { resultTtlMs: -1 } })
     await expectFailed(task, true)
-    const view = await admin(k.gw, "GET", `/admin/v1/tasks/${task.id}`)
-    expect(view.body.attempts.at(-1)).toMatchObject({ outcome: "fetch_failed" })
+    const view = await operator(k.gw).task(task.id)
+    expect(view.attempts.at(-1)).toMatchObject({ outcome: "fetch_failed" })
   })
 
   it("reads Kling's error envelopes as the engine needs them", () => {

@@ -9,11 +9,11 @@ import { AppConfig } from "../../src/platform/AppConfig.ts"
 import { MediaToolsLive } from "../../src/runtime/node/MediaTools.ts"
 import { UpstreamHttpClientLive } from "../../src/runtime/node/UpstreamHttpClient.ts"
 import { verifyJwt } from "../fakes/kling.ts"
-import { createAccount } from "../support/adminApi.ts"
+import { createAccount, operator } from "../support/adminApi.ts"
+import { api } from "../support/api.ts"
 import { configWith } from "../support/config.ts"
 import { backend } from "../support/database.ts"
 import { eventually } from "../support/eventually.ts"
-import { admin, call } from "../support/http.ts"
 import {
   ACCOUNT,
   engineRow,
@@ -23,7 +23,7 @@ import {
   startKlingGateway
 } from "../support/kling.ts"
 import { probeBytes } from "../support/media.ts"
-import { pollTask, query } from "../support/tasks.ts"
+import { query } from "../support/tasks.ts"
 import { makeImage, startMediaServer } from "../support/uploads.ts"
 
 /**
@@ -105,9 +105,9 @@ describe(`the kling channel, current API (${backend})`, () => {
     expectNothingUpstream(current.fake, task)
 
     // Operators do see Kling's task and its answer.
-    const view = await admin(current.gw, "GET", `/admin/v1/tasks/${task.id}`)
-    expect(view.body.attempts[0]).toMatchObject({ channel: "klingai", outcome: "succeeded" })
-    expect(view.body.attempts[0].last_answer).toMatchObject({ status: "succeeded", external_id: task.id })
+    const view = await operator(current.gw).task(task.id)
+    expect(view.attempts[0]).toMatchObject({ channel: "klingai", outcome: "succeeded" })
+    expect(view.attempts[0]?.last_answer).toMatchObject({ status: "succeeded", external_id: task.id })
     expect(current.fake.tasks.has((await engineRow(current.gw, task.id)).upstream_id!)).toBe(true)
   })
 
@@ -192,7 +192,7 @@ describe(`the kling channel, current API (${backend})`, () => {
     })
     expect(creates).toHaveLength(0)
     expect(task).toMatchObject({ status: "failed", error: { code: "video_task_failed", retryable: false } })
-    expect(task.error.message).toContain("negative_prompt")
+    expect(task.error?.message).toContain("negative_prompt")
     expectNothingUpstream(current.fake, task)
   })
 
@@ -201,8 +201,8 @@ describe(`the kling channel, current API (${backend})`, () => {
     const prompts = Array.from({ length: 5 }, (_, i) => `batch number ${i}`)
     for (const _ of prompts) current.fake.scenarios.push({ submitted: 1000, processing: 0 })
     const ids: Array<string> = await Promise.all(prompts.map(async (prompt) => {
-      const body = { model: PLAIN_720, operation: "generation", input: { prompt }, output: { duration: 4 } }
-      return (await call(current.gw, "POST", "/v1/video/tasks", { key: acct.model.key, json: body })).body.id
+      const body = { model: PLAIN_720, operation: "generation", input: { prompt }, output: { duration: 4 } } as const
+      return (await api(current.gw, acct).createVideo(body)).id
     }))
     const upstream = () => [...current.fake.tasks.values()].filter((t) => prompts.includes(t.body.prompt))
     await eventually(
@@ -228,7 +228,7 @@ describe(`the kling channel, current API (${backend})`, () => {
     for (const task of upstream()) task.observed = 1000
     await query(current.gw, (sql) => sql`UPDATE tasks SET run_at = 0 WHERE id IN ${sql.in(ids)} RETURNING id`)
     for (const id of ids) {
-      expect((await pollTask(current.gw, acct.resource.key, id)).at(-1).status).toBe("succeeded")
+      expect((await api(current.gw, acct).waitTask("video", id)).at(-1)?.status).toBe("succeeded")
     }
   })
 })

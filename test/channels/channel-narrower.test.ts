@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createAccount } from "../support/adminApi.ts"
+import { api, rejection } from "../support/api.ts"
 import { alsoWith, configWith } from "../support/config.ts"
 import { startGateway, type TestGateway } from "../support/gateway.ts"
-import { call } from "../support/http.ts"
 import { query, videoRequest } from "../support/tasks.ts"
 
 /**
@@ -39,14 +39,13 @@ beforeAll(async () => {
 afterAll(() => gw?.close())
 
 const create = (model: string, over: { input?: object; output?: object } = {}) =>
-  call(gw, "POST", "/v1/video/tasks", {
-    key,
-    json: videoRequest({
-      model,
-      input: { prompt: "a harbour at dusk", ...over.input },
-      output: { duration: 5, ...over.output }
-    })
-  })
+  api(gw, { model: key }).createVideoReply(videoRequest({
+    model,
+    input: { prompt: "a harbour at dusk", ...over.input },
+    output: { duration: 5, ...over.output }
+  }))
+/** A create the gateway refuses: its `GatewayError`. */
+const refusal = (model: string, over: { input?: object; output?: object } = {}) => rejection(create(model, over))
 const channelOf = async (id: string) =>
   (await query<{ channel: string }>(gw, (sql) => sql`SELECT channel FROM tasks WHERE id = ${id}`))[0]!.channel
 const images = (n: number) =>
@@ -54,40 +53,40 @@ const images = (n: number) =>
 
 describe("a channel narrower than the family's table", () => {
   it("refuses at creation, with the spec's code, what the model's only channel cannot take", async () => {
-    const long = await create(ONLY_NARROW, { output: { duration: 20 } })
+    const long = await refusal(ONLY_NARROW, { output: { duration: 20 } })
     expect(long.status).toBe(400)
-    expect(long.body.error).toMatchObject({ code: "invalid_video_duration" })
-    expect(long.body.error.message).toContain("4 to 12")
+    expect(long).toMatchObject({ code: "invalid_video_duration" })
+    expect(long.message).toContain("4 to 12")
 
-    const square = await create(ONLY_NARROW, { output: { aspect_ratio: "1:1" } })
+    const square = await refusal(ONLY_NARROW, { output: { aspect_ratio: "1:1" } })
     expect(square.status).toBe(400)
-    expect(square.body.error).toMatchObject({ code: "invalid_video_aspect_ratio" })
+    expect(square).toMatchObject({ code: "invalid_video_aspect_ratio" })
 
-    const many = await create(ONLY_NARROW, { input: { reference_mode: "media", reference_images: images(3) } })
+    const many = await refusal(ONLY_NARROW, { input: { reference_mode: "media", reference_images: images(3) } })
     expect(many.status).toBe(400)
-    expect(many.body.error.message).toContain("at most 2")
+    expect(many.message).toContain("at most 2")
 
     // The family's table takes all three: without the narrower channel they would be accepted.
     const fits = await create(ONLY_NARROW, { output: { duration: 12, aspect_ratio: "9:16" } })
-    expect(fits.status, JSON.stringify(fits.body)).toBe(202)
-    expect(await channelOf(fits.body.id)).toBe("sandbox-live")
+    expect(fits.status, JSON.stringify(fits.task)).toBe(202)
+    expect(await channelOf(fits.task.id)).toBe("sandbox-live")
   })
 
   it("sends what the narrower channel cannot take to the model's next channel, and the rest to the first", async () => {
     const long = await create(THEN_FULL, { output: { duration: 20 } })
-    expect(long.status, JSON.stringify(long.body)).toBe(202)
-    expect(await channelOf(long.body.id)).toBe("sandbox")
+    expect(long.status, JSON.stringify(long.task)).toBe(202)
+    expect(await channelOf(long.task.id)).toBe("sandbox")
     const short = await create(THEN_FULL, { output: { duration: 8 } })
     expect(short.status).toBe(202)
-    expect(await channelOf(short.body.id)).toBe("sandbox-live")
+    expect(await channelOf(short.task.id)).toBe("sandbox-live")
     // Nothing about channels reaches the caller.
-    expect(JSON.stringify([long.body, short.body])).not.toContain("sandbox")
+    expect(JSON.stringify([long.task, short.task])).not.toContain("sandbox")
   })
 
   it("what the model's table refuses is refused as before, whatever the channels", async () => {
-    const tooLong = await create(THEN_FULL, { output: { duration: 31 } })
+    const tooLong = await refusal(THEN_FULL, { output: { duration: 31 } })
     expect(tooLong.status).toBe(400)
-    expect(tooLong.body.error).toMatchObject({ code: "invalid_video_duration" })
-    expect(tooLong.body.error.message).toContain("4 to 30")
+    expect(tooLong).toMatchObject({ code: "invalid_video_duration" })
+    expect(tooLong.message).toContain("4 to 30")
   })
 })

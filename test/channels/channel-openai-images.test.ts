@@ -1,13 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import type { ImageTaskRequest } from "../../src/client/Tasks.ts"
 import { type FakeImages, startFakeImages } from "../fakes/openai-images.ts"
 import { createAccount } from "../support/adminApi.ts"
+import { api } from "../support/api.ts"
 import { alsoWith, configWith } from "../support/config.ts"
 import { backend } from "../support/database.ts"
 import { startGateway, type TestGateway } from "../support/gateway.ts"
-import { call } from "../support/http.ts"
 import { makeLeftHalfMask, makePng } from "../support/images.ts"
 import { probeBytes } from "../support/media.ts"
-import { ledgerOf, pollTask } from "../support/tasks.ts"
+import { ledgerOf } from "../support/tasks.ts"
 
 /**
  * The `openai-images` adapter against a fake OpenAI Images API speaking the
@@ -42,7 +43,7 @@ afterAll(async () => {
   await fake?.close()
 })
 
-const generation = (over: Record<string, unknown> = {}) => ({
+const generation = (over: Partial<ImageTaskRequest> = {}): ImageTaskRequest => ({
   model: "provx-image-1",
   operation: "generation",
   input: { prompt: "a lighthouse at dusk" },
@@ -51,12 +52,12 @@ const generation = (over: Record<string, unknown> = {}) => ({
 })
 
 /** Creates a task, waits for its end; returns the task and the upstream requests it caused. */
-const run = async (body: unknown) => {
+const run = async (body: ImageTaskRequest) => {
   const acct = await createAccount(gw, { name: "images", wallet_credits: 10 })
   const before = fake.requests.length
-  const created = await call(gw, "POST", "/v1/image/tasks", { key: acct.model.key, json: body })
+  const created = await api(gw, acct).createImageReply(body)
   expect(created.status).toBe(202)
-  const task = (await pollTask(gw, acct.resource.key, created.body.id, undefined, { kind: "image" })).at(-1)
+  const task = (await api(gw, acct).waitTask("image", created.task.id)).at(-1)!
   return { acct, task, upstream: fake.requests.slice(before) }
 }
 
@@ -100,8 +101,8 @@ describe(`the openai-images channel (${backend})`, () => {
       quality: "high",
       output_format: "png"
     })
-    expect(task.result.images).toHaveLength(2)
-    for (const image of task.result.images) {
+    expect(task.result!.images).toHaveLength(2)
+    for (const image of task.result!.images) {
       expect(image).toMatchObject({ mime_type: "image/png", format: "png", width: 1024, height: 1536 })
       // Served by the gateway's own store, never the upstream's.
       expect(new URL(image.url).origin).toBe(gw.url)
@@ -130,9 +131,9 @@ describe(`the openai-images channel (${backend})`, () => {
     form.append("image", new Blob([photo.slice()]), "photo.png")
     form.append("mask", new Blob([mask.slice()]), "mask.png")
     const before = fake.requests.length
-    const created = await call(gw, "POST", "/v1/image/tasks", { key: acct.model.key, body: form })
+    const created = await api(gw, acct).createImageReply(form)
     expect(created.status).toBe(202)
-    const task = (await pollTask(gw, acct.resource.key, created.body.id, undefined, { kind: "image" })).at(-1)
+    const task = (await api(gw, acct).waitTask("image", created.task.id)).at(-1)!
     expect(task.error ?? null).toBe(null)
     expect(task.status).toBe("succeeded")
     const [sent] = fake.requests.slice(before)
@@ -146,7 +147,7 @@ describe(`the openai-images channel (${backend})`, () => {
     })
     expect(sent!.files.image).toEqual([photo])
     expect(sent!.files.mask).toEqual([mask])
-    expect(task.result.images[0]).toMatchObject({ mime_type: "image/webp", format: "webp", width: 512, height: 512 })
+    expect(task.result!.images[0]).toMatchObject({ mime_type: "image/webp", format: "webp", width: 512, height: 512 })
   })
 
   it("waits as long as a 429 asks, retries 5xx pages, and succeeds", async () => {

@@ -119,7 +119,7 @@ describe(`the openai-videos channel's faults (${backend})`, () => {
     for (const [i, { creates, task }] of runs.entries()) {
       expect(creates).toHaveLength(0)
       expect(task).toMatchObject({ status: "failed", error: { code: cases[i]!.code, retryable: false } })
-      expect(task.error.message).toMatch(cases[i]!.says)
+      expect(task.error?.message).toMatch(cases[i]!.says)
       expectNothingUpstream(env, task)
       await expectRefunded(env.gw, task.id)
     }
@@ -139,7 +139,7 @@ describe(`the openai-videos channel's faults (${backend})`, () => {
     env.fake.faults.create.push({ kind: "status", status: 400, body: moderation })
     const refused = await run(videoTask("refused at the door"))
     expect(refused.task.error).toMatchObject({ code: "video_task_failed", retryable: false })
-    expect(refused.task.error.message).toMatch(/content policy/)
+    expect(refused.task.error?.message).toMatch(/content policy/)
 
     env.fake.faults.create.push({ kind: "status", status: 401, body: { error: { code: "invalid_api_key" } } })
     const unauthorised = await run(videoTask("wrong key"))

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { Fault, Scenario } from "../fakes/replicate.ts"
+import { operator } from "../support/adminApi.ts"
 import { backend } from "../support/database.ts"
-import { admin } from "../support/http.ts"
 import {
   engineRow,
   expectNothingUpstream,
@@ -11,6 +11,7 @@ import {
   startReplicateGateway
 } from "../support/replicate.ts"
 import { ledgerOf } from "../support/tasks.ts"
+import { fieldOf } from "../support/upstream.ts"
 
 /**
  * The `replicate` adapter against the fake Replicate when things go wrong
@@ -72,8 +73,8 @@ describe(`the replicate channel: states and faults (${backend})`, () => {
       const { creates, task } = await run(`ending ${status} ${retryable}`, { scenario })
       expect(creates).toHaveLength(1)
       await expectFailed(task, retryable)
-      const view = await admin(r.gw, "GET", `/admin/v1/tasks/${task.id}`)
-      expect(view.body.attempts.at(-1).last_answer.status).toBe(status)
+      const view = await operator(r.gw).task(task.id)
+      expect(fieldOf(view.attempts.at(-1)?.last_answer, "status")).toBe(status)
     }
   })
 
@@ -157,8 +158,8 @@ describe(`the replicate channel: states and faults (${backend})`, () => {
     expect(predictionsOf("no credit left")).toHaveLength(0)
     expect(await engineRow(r.gw, task.id)).toMatchObject({ channel: "sandbox" })
     expect((await ledgerOf(r.gw, task.id)).map((l) => l.kind)).toEqual(["charge"])
-    const view = await admin(r.gw, "GET", `/admin/v1/tasks/${task.id}`)
-    expect(view.body.attempts[0]).toMatchObject({ channel: "marketplace", outcome: "failover" })
+    const view = await operator(r.gw).task(task.id)
+    expect(view.attempts[0]).toMatchObject({ channel: "marketplace", outcome: "failover" })
   })
 
   it("no failover when Replicate may hold the prediction (cut off after it was read): failed, refunded, never elsewhere", async () => {
@@ -178,8 +179,8 @@ describe(`the replicate channel: states and faults (${backend})`, () => {
     try {
       const { task } = await run("an output already gone")
       await expectFailed(task, true)
-      const view = await admin(r.gw, "GET", `/admin/v1/tasks/${task.id}`)
-      expect(view.body.attempts.at(-1)).toMatchObject({ outcome: "fetch_failed" })
+      const view = await operator(r.gw).task(task.id)
+      expect(view.attempts.at(-1)).toMatchObject({ outcome: "fetch_failed" })
     } finally {
       r.fake.outputTtlMs = 60 * 60 * 1000
     }

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { createAccount } from "../support/adminApi.ts"
+import { api } from "../support/api.ts"
 import { backend } from "../support/database.ts"
-import { call, createAccount } from "../support/http.ts"
 import { type ReplicateSetup, startReplicateGateway } from "../support/replicate.ts"
-import { pollTask } from "../support/tasks.ts"
 
 /**
  * Replicate's webhooks as an accelerator, never as truth
@@ -32,10 +32,10 @@ afterAll(async () => {
 
 const create = async (prompt: string) => {
   const acct = await createAccount(r.gw, { name: "webhooks", wallet_credits: 100 })
-  const body = { model: MODEL, operation: "generation", input: { prompt }, output: { duration: 5 } }
-  const created = await call(r.gw, "POST", "/v1/video/tasks", { key: acct.model.key, json: body })
+  const body = { model: MODEL, operation: "generation", input: { prompt }, output: { duration: 5 } } as const
+  const created = await api(r.gw, acct).createVideoReply(body)
   expect(created.status).toBe(202)
-  return { key: acct.resource.key, id: created.body.id as string, at: Date.now() }
+  return { key: acct.resource.key, id: created.task.id, at: Date.now() }
 }
 
 describe(`replicate webhooks with polling slowed to ${SLOW_POLL_MS / 1000} s (${backend})`, () => {
@@ -43,8 +43,11 @@ describe(`replicate webhooks with polling slowed to ${SLOW_POLL_MS / 1000} s (${
     r.fake.webhooks.options.delivery = "duplicate"
     r.fake.scenarios.push({ stepMs: 300 })
     const task = await create("called back")
-    const seen = await pollTask(r.gw, task.key, task.id, undefined, { intervalMs: 100, deadlineMs: 15_000 })
-    expect(seen.at(-1).status).toBe("succeeded")
+    const seen = await api(r.gw, { resource: task.key }).waitTask("video", task.id, undefined, {
+      intervalMs: 100,
+      deadlineMs: 15_000
+    })
+    expect(seen.at(-1)?.status).toBe("succeeded")
     // Far sooner than the first scheduled poll: the webhook did it.
     expect(Date.now() - task.at).toBeLessThan(SLOW_POLL_MS / 2)
     const creates = r.fake.requests.filter((q) => q.method === "POST" && q.body?.input?.prompt === "called back")
@@ -75,7 +78,7 @@ describe(`replicate webhooks with polling slowed to ${SLOW_POLL_MS / 1000} s (${
       for (const d of r.fake.webhooks.delivered.filter((d) => d.body.input.prompt === "forged")) {
         expect(d.status).toBeGreaterThanOrEqual(400)
       }
-      const now = (await call(r.gw, "GET", `/v1/video/tasks/${task.id}`, { key: task.key })).body
+      const now = await api(r.gw, { resource: task.key }).getVideo(task.id)
       expect(now.status).not.toBe("succeeded")
     } finally {
       r.fake.webhooks.options.signature = "valid"

@@ -2,10 +2,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { fromCreateStatus } from "../../channels/veo/Failures.ts"
 import { stateOf } from "../../channels/veo/States.ts"
 import type { Fault, Scenario } from "../fakes/veo.ts"
+import { operator } from "../support/adminApi.ts"
 import { backend } from "../support/database.ts"
 import { eventually } from "../support/eventually.ts"
-import { admin } from "../support/http.ts"
 import { ledgerOf } from "../support/tasks.ts"
+import { fieldOf } from "../support/upstream.ts"
 import {
   engineRow,
   expectNothingUpstream,
@@ -86,9 +87,9 @@ describe(`the veo channel: states and faults (${backend})`, () => {
       expect(seen.some((t) => t.status === "in_progress")).toBe(true)
       expect(creates).toHaveLength(1)
       await expectFailed(task, retryable)
-      if (word) expect(task.error.message).toContain(word)
-      const view = await admin(veo.gw, "GET", `/admin/v1/tasks/${task.id}`)
-      expect(view.body.attempts.at(-1).last_answer.done).toBe(true)
+      if (word) expect(task.error?.message).toContain(word)
+      const view = await operator(veo.gw).task(task.id)
+      expect(fieldOf(view.attempts.at(-1)?.last_answer, "done")).toBe(true)
     }
   })
 
@@ -159,8 +160,8 @@ describe(`the veo channel: states and faults (${backend})`, () => {
     expect(creates).toHaveLength(1)
     expect(await engineRow(veo.gw, task.id)).toMatchObject({ channel: "sandbox" })
     expect((await ledgerOf(veo.gw, task.id)).map((l) => l.kind)).toEqual(["charge"])
-    const view = await admin(veo.gw, "GET", `/admin/v1/tasks/${task.id}`)
-    expect(view.body.attempts[0]).toMatchObject({ channel: "gemini-elsewhere", outcome: "failover" })
+    const view = await operator(veo.gw).task(task.id)
+    expect(view.attempts[0]).toMatchObject({ channel: "gemini-elsewhere", outcome: "failover" })
   })
 
   it("a service account the token endpoint refuses: nothing is created, the task moves to the next channel", async () => {
@@ -177,8 +178,8 @@ describe(`the veo channel: states and faults (${backend})`, () => {
   it("an expired Gemini file (404) fails the task, retryable, with its refund", async () => {
     const { task } = await run("a file already gone", { scenario: { resultTtlMs: -1 } })
     await expectFailed(task, true)
-    const view = await admin(veo.gw, "GET", `/admin/v1/tasks/${task.id}`)
-    expect(view.body.attempts.at(-1)).toMatchObject({ outcome: "fetch_failed" })
+    const view = await operator(veo.gw).task(task.id)
+    expect(view.attempts.at(-1)).toMatchObject({ outcome: "fetch_failed" })
   })
 
   it("an operation that vanishes (404 NOT_FOUND) fails, retryable, with its refund", async () => {
@@ -200,7 +201,7 @@ describe(`the veo channel: states and faults (${backend})`, () => {
   it("a Vertex result in Cloud Storage (gcsUri), which this channel cannot read, fails clearly with its refund", async () => {
     const { task } = await run("stored in a bucket", { model: VMAIN, scenario: { end: "gcs" } })
     await expectFailed(task, true)
-    expect(task.error.message).toContain("cannot read")
+    expect(task.error?.message).toContain("cannot read")
   })
 
   it("reads Google's answers as the engine needs them", () => {

@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { operator } from "../support/adminApi.ts"
 import { backend } from "../support/database.ts"
-import { admin } from "../support/http.ts"
 import { probeBytes } from "../support/media.ts"
 import { ledgerOf } from "../support/tasks.ts"
 import { makeImage, startMediaServer } from "../support/uploads.ts"
+import { fieldOf } from "../support/upstream.ts"
 import {
   engineRow,
   expectNothingUpstream,
@@ -99,9 +100,9 @@ describe(`the veo channel, Gemini API: requests and results (${backend})`, () =>
     expect((await ledgerOf(veo.gw, task.id)).map((l) => l.kind)).toEqual(["charge"])
 
     // Operators do see Google's operation.
-    const view = await admin(veo.gw, "GET", `/admin/v1/tasks/${task.id}`)
-    expect(view.body.attempts[0]).toMatchObject({ channel: "gemini", outcome: "succeeded" })
-    expect(view.body.attempts[0].last_answer).toMatchObject({ name, done: true })
+    const view = await operator(veo.gw).task(task.id)
+    expect(view.attempts[0]).toMatchObject({ channel: "gemini", outcome: "succeeded" })
+    expect(view.attempts[0]?.last_answer).toMatchObject({ name, done: true })
   })
 
   it("first and last frame with the famV options: image and lastFrame inline, negativePrompt; seed not sent", async () => {
@@ -169,7 +170,7 @@ describe(`the veo channel, Gemini API: requests and results (${backend})`, () =>
     })
     expect(creates).toHaveLength(0)
     expect(task).toMatchObject({ status: "failed", error: { code: "video_task_failed", retryable: false } })
-    expect(task.error.message).toContain("generate_audio")
+    expect(task.error?.message).toContain("generate_audio")
     await expectRefunded(veo.gw, task.id)
   })
 
@@ -182,7 +183,7 @@ describe(`the veo channel, Gemini API: requests and results (${backend})`, () =>
     })
     expect(creates).toHaveLength(0)
     expect(task).toMatchObject({ status: "failed", error: { code: "video_task_failed" } })
-    expect(task.error.message).toContain("input.image")
+    expect(task.error?.message).toContain("input.image")
     await expectRefunded(veo.gw, task.id)
   })
 })
@@ -234,8 +235,8 @@ describe(`the veo channel, Vertex AI: requests and results (${backend})`, () => 
     expect(bytes).toEqual(await videoOf(op))
     expectNothingUpstream(veo.fake, task)
     // The base64 never reaches task_attempts: the operator sees the operation with a marker.
-    const view = await admin(veo.gw, "GET", `/admin/v1/tasks/${task.id}`)
-    expect(view.body.attempts[0].last_answer.response.videos).toEqual([
+    const view = await operator(veo.gw).task(task.id)
+    expect(fieldOf(view.attempts[0]?.last_answer, "response", "videos")).toEqual([
       { bytesBase64Encoded: "veo-inline:0", mimeType: "video/mp4" }
     ])
   })

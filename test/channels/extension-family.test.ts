@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createAccount } from "../support/adminApi.ts"
+import { api } from "../support/api.ts"
 import { configWith } from "../support/config.ts"
 import { backend } from "../support/database.ts"
 import { fixtureRef } from "../support/fixtures.ts"
 import { startGateway, type TestGateway } from "../support/gateway.ts"
-import { call, expectError } from "../support/http.ts"
 import { probeBytes } from "../support/media.ts"
-import { pollTask } from "../support/tasks.ts"
+import { refused } from "../support/taskApi.ts"
 
 /**
  * A new family is a folder plus a config line (docs/architecture.md): a copy of
@@ -28,8 +28,9 @@ afterAll(() => gw?.close())
 describe(`a family from a fixture folder (${backend})`, () => {
   it("is listed, refuses what its table does not allow, and finishes a task with a real video", async () => {
     const acct = await createAccount(gw, { name: "famz", wallet_credits: 10 })
-    const models = await call(gw, "GET", "/v1/models", { key: acct.model.key })
-    expect(models.body.data.find((m: any) => m.id === "provz-famZ-1-480p")).toMatchObject({
+    const caller = api(gw, acct)
+    const models = await caller.models()
+    expect(models.data.find((m) => m.id === "provz-famZ-1-480p")).toMatchObject({
       type: "video",
       family: "famZ",
       owned_by: "famZ",
@@ -42,29 +43,22 @@ describe(`a family from a fixture folder (${backend})`, () => {
       operation: "generation",
       input: { prompt: "a paper boat" },
       output: { duration: 1 }
-    }
-    expectError(
-      await call(gw, "POST", "/v1/video/tasks", { key: acct.model.key, json: { ...base, output: { duration: 5 } } }),
-      400,
-      "invalid_video_duration"
-    )
-    expectError(
-      await call(gw, "POST", "/v1/video/tasks", {
-        key: acct.model.key,
-        json: { ...base, provider_options: { famZ: { style: "loud" } } }
-      }),
+    } as const
+    await refused(caller.createVideo({ ...base, output: { duration: 5 } }), 400, "invalid_video_duration")
+    await refused(
+      caller.createVideo({ ...base, provider_options: { famZ: { style: "loud" } } }),
       400,
       "invalid_provider_options"
     )
 
-    const created = await call(gw, "POST", "/v1/video/tasks", {
-      key: acct.model.key,
-      json: { ...base, provider_options: { famZ: { style: "bold" }, sandbox: { outcome: "succeed" } } }
+    const created = await caller.createVideoReply({
+      ...base,
+      provider_options: { famZ: { style: "bold" }, sandbox: { outcome: "succeed" } }
     })
     expect(created.status).toBe(202)
-    const done = (await pollTask(gw, acct.resource.key, created.body.id)).at(-1)
+    const done = (await caller.waitTask("video", created.task.id)).at(-1)!
     expect(done).toMatchObject({ status: "succeeded", model: "provz-famZ-1-480p", error: null })
-    const video = done.result.videos[0]
+    const video = done.result!.videos[0]!
     expect(video).toMatchObject({ width: 854, height: 480, duration_ms: 1000 })
     const bytes = new Uint8Array(await (await fetch(video.url)).arrayBuffer())
     expect((await probeBytes(bytes)).video).toMatchObject({ codec: "h264", width: 854, height: 480 })

@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { createAccount } from "../support/adminApi.ts"
+import { api } from "../support/api.ts"
 import { alsoWith, configWith } from "../support/config.ts"
 import { backend } from "../support/database.ts"
 import { startGateway, type TestGateway } from "../support/gateway.ts"
-import { call, createAccount } from "../support/http.ts"
 import { probeBytes } from "../support/media.ts"
-import { pollTask, query } from "../support/tasks.ts"
+import { query } from "../support/tasks.ts"
 
 /**
  * Image result items carry `url_auth` as video items do (docs/api.md, Image
@@ -49,16 +50,22 @@ afterAll(async () => {
   await b?.close()
 })
 
-const body = { model: IMAGE, operation: "generation", input: { prompt: "a key" }, output: { size: "512x512" } }
+const body = {
+  model: IMAGE,
+  operation: "generation",
+  input: { prompt: "a key" },
+  output: { size: "512x512" }
+} as const
 
 describe(`image result items carry url_auth (${backend})`, () => {
   it("a chained gateway's image says it needs the resource key; without it 401, with it the PNG", async () => {
     const acct = await createAccount(a, { name: "images", wallet_credits: 100 })
-    const created = await call(a, "POST", "/v1/image/tasks", { key: acct.model.key, json: body })
+    const caller = api(a, acct)
+    const created = await caller.createImageReply(body)
     expect(created.status).toBe(202)
-    const task = (await pollTask(a, acct.resource.key, created.body.id, undefined, { kind: "image" })).at(-1)
+    const task = (await caller.waitTask("image", created.task.id)).at(-1)!
     expect(task.status).toBe("succeeded")
-    const item = task.result.images[0]
+    const item = task.result!.images[0]!
     expect(item.url_auth).toBe("resource_api_key")
     expect(item.url).toBe(`${a.url}/v1/assets/${item.asset_id}/content`)
 
@@ -69,8 +76,8 @@ describe(`image result items carry url_auth (${backend})`, () => {
     expect(probed.video).toMatchObject({ codec: "png", width: 512, height: 512 })
 
     // The list and B's own item say the same.
-    const listed = await call(a, "GET", "/v1/image/tasks?limit=1", { key: acct.resource.key })
-    expect(listed.body.data[0].result.images[0].url_auth).toBe("resource_api_key")
+    const listed = await caller.listImages({ limit: 1 })
+    expect(listed.data[0]?.result?.images[0]?.url_auth).toBe("resource_api_key")
     const [bRow] = await query<{ result: any }>(
       b,
       (sql) => sql`SELECT result FROM tasks WHERE idempotency_key = ${task.id}`
@@ -84,7 +91,7 @@ describe(`image result items carry url_auth (${backend})`, () => {
         sql`UPDATE tasks SET result = ${JSON.stringify({ images: [{ ...item, url_auth: undefined }] })}::jsonb
           WHERE id = ${task.id} RETURNING id`
     )
-    const old = await call(a, "GET", `/v1/image/tasks/${task.id}`, { key: acct.resource.key })
-    expect(old.body.result.images[0].url_auth).toBe("resource_api_key")
+    const old = await caller.getImage(task.id)
+    expect(old.result?.images[0]?.url_auth).toBe("resource_api_key")
   })
 })

@@ -2,11 +2,11 @@ import { createServer } from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type FakeFal, startFakeFal } from "../fakes/fal.ts"
 import { type FakeKling, type Fault as KlingFault, startFakeKling } from "../fakes/kling.ts"
+import { operator } from "../support/adminApi.ts"
 import { configWith } from "../support/config.ts"
 import { backend } from "../support/database.ts"
 import { FAL_KEY } from "../support/fal.ts"
 import { startGateway, type TestGateway } from "../support/gateway.ts"
-import { admin } from "../support/http.ts"
 import { ACCOUNT } from "../support/kling.ts"
 import { ledgerOf } from "../support/tasks.ts"
 import { createAndWait, engineRow, expectChargedOnce, quickEngine } from "../support/upstream.ts"
@@ -94,9 +94,9 @@ const expectRanOnFal = async (
   expect(falSubmits[0]!.path).toBe("/fal-ai/kling-video/v3/pro/text-to-video")
   expect(await engineRow(gw, task.id)).toMatchObject({ channel: "fal-market" })
   await expectChargedOnce(gw, task.id)
-  const view = await admin(gw, "GET", `/admin/v1/tasks/${task.id}`)
-  expect(view.body.attempts[0]).toMatchObject({ channel: firstChannel, outcome: "failover" })
-  expect(view.body.attempts.at(-1)).toMatchObject({ channel: "fal-market", outcome: "succeeded" })
+  const view = await operator(gw).task(task.id)
+  expect(view.attempts[0]).toMatchObject({ channel: firstChannel, outcome: "failover" })
+  expect(view.attempts.at(-1)).toMatchObject({ channel: "fal-market", outcome: "succeeded" })
   // The caller sees neither channel.
   expect(JSON.stringify(task)).not.toMatch(/kling|fal-market|fal-ai/i)
 }

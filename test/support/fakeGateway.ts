@@ -1,3 +1,4 @@
+import type { TaskKind } from "../../src/tasks/Task.ts"
 import { type FakeGateway, startFakeGateway } from "../fakes/gateway.ts"
 import { configWith } from "./config.ts"
 import { startGateway, type TestGateway } from "./gateway.ts"
@@ -71,8 +72,12 @@ export const videoTask = (prompt: string, model = VIDEO) =>
   videoRequest({ model, input: { prompt } }) as ReturnType<typeof videoRequest> & { input: { prompt: string } }
 
 /** Creates a task, waits for its end; returns it with the upstream task and requests its prompt caused. */
-export const runTask = async ({ fake, gw }: FakeGatewayEnv, body: { input: { prompt: string } }, kind = "video") => {
-  const { acct, task } = await createAndWait(gw, body, { kind: kind as "video" | "image" })
+export const runTask = async <K extends TaskKind = "video">(
+  { fake, gw }: FakeGatewayEnv,
+  body: { input: { prompt: string } },
+  kind: K = "video" as K
+) => {
+  const { acct, task } = await createAndWait(gw, body, { kind })
   const prompt = body.input.prompt
   const upstream = [...fake.tasks.values()].filter((t) => t.prompt === prompt)
   const creates = fake.requests.filter((r) => r.path.endsWith("/tasks") && r.fields.input?.prompt === prompt)

@@ -44,12 +44,11 @@ export const startFalGateway = async (
 }
 
 /** Creates a task and waits for its end: every state the caller saw, and the submits it caused upstream. */
-export const runFal = (setup: FalSetup, body: Record<string, unknown>, kind: "video" | "image" = "video") =>
-  kind === "video"
-    ? runBesideFake(setup, body, "fal caller", (r) => r.method === "POST")
-    : runFalImage(setup, body)
+export const runFal = (setup: FalSetup, body: Record<string, unknown>) =>
+  runBesideFake(setup, body, "fal caller", (r) => r.method === "POST")
 
-const runFalImage = async (setup: FalSetup, body: Record<string, unknown>) => {
+/** `runFal` for an image task. */
+export const runFalImage = async (setup: FalSetup, body: Record<string, unknown>) => {
   const before = setup.fake.requests.length
   const run = await createAndWait(setup.gw, body, { kind: "image", name: "fal caller", intervalMs: 50 })
   const requests = setup.fake.requests.slice(before)

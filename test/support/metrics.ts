@@ -2,8 +2,7 @@ import { spawnSync } from "node:child_process"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import type { Target } from "./http.ts"
-import { call } from "./http.ts"
+import { raw, type Target } from "./http.ts"
 
 export const METRICS_TOKEN = "mtk_test_0123456789abcdefghijkl"
 
@@ -14,12 +13,21 @@ export interface Sample {
   readonly value: number
 }
 
-/** `GET /metrics` with a token, as Prometheus text (or OpenMetrics when `accept` asks for it). */
+/**
+ * `GET /metrics` with a token, as Prometheus text (or OpenMetrics when
+ * `accept` asks for it): the wire itself (the exposition's text, its content
+ * type, the error body of a wrong token), so outside the typed client.
+ */
 export const scrape = (gw: Target, token: string, accept?: string) =>
-  call(gw, "GET", "/metrics", { key: token, headers: accept === undefined ? {} : { accept } })
+  raw(gw, "GET", "/metrics", { key: token, headers: accept === undefined ? {} : { accept } })
 
 /** The samples of an exposition in Prometheus text or OpenMetrics (label values here hold no `,` or `"`). */
-export const samplesOf = (text: string): Array<Sample> =>
+export const samplesOf = (text: unknown): Array<Sample> => {
+  if (typeof text !== "string") throw new Error(`not an exposition: ${JSON.stringify(text)}`)
+  return samplesOfText(text)
+}
+
+const samplesOfText = (text: string): Array<Sample> =>
   text.split("\n").filter((line) => line !== "" && !line.startsWith("#")).map((line) => {
     const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line)
     if (match === null) throw new Error(`not a sample line: ${line}`)

@@ -1,28 +1,31 @@
+import { NetworkError } from "../../src/client/Errors.ts"
+import type { VideoTaskRequest } from "../../src/client/Tasks.ts"
+import { api } from "./api.ts"
 import { eventually } from "./eventually.ts"
-import { call, type Target } from "./http.ts"
+import type { Target } from "./wire.ts"
 
 /**
  * Tasks driven over HTTP by process-level tests: created, then polled until
  * their statuses satisfy a condition, with a deadline (never a speed measurement).
  */
 
+// The typed client sends a request met by a reset once more (`fetchRetryingReset`); a reset met twice
+// reaches here as its `NetworkError` (whose message no longer names the code).
 const isReset = (e: unknown) =>
-  e instanceof TypeError && String((e as { cause?: { code?: string } }).cause?.code) === "ECONNRESET"
+  e instanceof NetworkError ||
+  (e instanceof TypeError && String((e as { cause?: { code?: string } }).cause?.code) === "ECONNRESET")
 
-/** Creates a video task; its id. */
-export const createVideoTask = async (target: Target, key: string, body: unknown) => {
-  const reply = await call(target, "POST", "/v1/video/tasks", { key, json: body })
-  if (reply.status !== 202) throw new Error(`create: ${reply.status} ${JSON.stringify(reply.body)}`)
-  return reply.body.id as string
-}
+/** Creates a video task through the typed client (rejecting unless it answers 202); its id. */
+export const createVideoTask = async (target: Target, key: string, body: VideoTaskRequest) =>
+  (await api(target, { model: key }).createVideo(body)).id
 
-/** The tasks as the query endpoint answers them, in order. */
-export const videoTasks = (target: Target, key: string, ids: ReadonlyArray<string>) =>
-  Promise.all(ids.map(async (id) => {
-    const reply = await call(target, "GET", `/v1/video/tasks/${id}`, { key })
-    if (reply.status !== 200) throw new Error(`GET ${id}: ${reply.status} ${JSON.stringify(reply.body)}`)
-    return reply.body
-  }))
+/** The tasks as the task endpoint answers them (decoded by the typed client), in order. */
+export const videoTaskStates = (target: Target, key: string, ids: ReadonlyArray<string>) =>
+  Promise.all(ids.map((id) => api(target, { resource: key }).getVideo(id)))
+
+/** `videoTaskStates` loosely typed, for the files not yet moved to it. */
+export const videoTasks = (target: Target, key: string, ids: ReadonlyArray<string>): Promise<Array<any>> =>
+  videoTaskStates(target, key, ids).then((tasks) => [...tasks])
 
 export const count = (values: ReadonlyArray<string>) =>
   values.reduce<Record<string, number>>((acc, v) => ({ ...acc, [v]: (acc[v] ?? 0) + 1 }), {})
@@ -43,8 +46,8 @@ export const untilStatuses = async (
   await eventually(
     async () => {
       // A poll racing a kept-alive socket the server just closed (ECONNRESET) is a poll to repeat, not a verdict.
-      const polled = await videoTasks(target, key, ids).then(
-        (tasks) => tasks.map((t) => t.status as string),
+      const polled = await videoTaskStates(target, key, ids).then(
+        (tasks) => tasks.map((t): string => t.status),
         (error: unknown) => {
           if (!isReset(error)) failure = { error }
           return undefined

@@ -1,9 +1,10 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
+import { GatewayError } from "../../src/client/Errors.ts"
 import type { VideoTaskRequest } from "../../src/client/Tasks.ts"
+import { api } from "./api.ts"
 import { eventually } from "./eventually.ts"
 import type { TestGateway } from "./gateway.ts"
-import { call } from "./http.ts"
 
 /** A valid video task request (the sandbox's famS 480p), with `over`'s fields in place of the defaults. */
 export const videoRequest = (over: Partial<VideoTaskRequest> = {}): VideoTaskRequest => ({
@@ -14,7 +15,12 @@ export const videoRequest = (over: Partial<VideoTaskRequest> = {}): VideoTaskReq
   ...over
 })
 
-/** Polls a task until `done` holds; returns every state seen, the last one satisfying `done`. */
+/**
+ * Polls a task through the typed client until `done` holds; returns every
+ * state seen, the last one satisfying `done`. Its loose types are for the
+ * files not yet moved to `api(gw, account).waitTask` (`./api.ts`), which new
+ * tests use instead.
+ */
 export const pollTask = async (
   gw: TestGateway,
   key: string,
@@ -27,10 +33,14 @@ export const pollTask = async (
   let failure: Error | undefined
   await eventually(
     async () => {
-      const reply = await call(gw, "GET", `/v1/${kind}/tasks/${id}`, { key })
-      if (reply.status !== 200) failure = new Error(`GET task: ${reply.status} ${JSON.stringify(reply.body)}`)
-      else seen.push(reply.body)
-      return failure !== undefined || done(reply.body)
+      const task = await api(gw, { resource: key }).getTask(kind, id).catch((error: unknown) => {
+        if (!(error instanceof GatewayError)) throw error
+        failure = new Error(`GET task: ${error.status} ${error.code}: ${error.message}`)
+        return undefined
+      })
+      if (task === undefined) return true
+      seen.push(task)
+      return done(task)
     },
     `task ${id} reaches the awaited state`,
     { deadlineMs, intervalMs }

@@ -8,7 +8,7 @@ import { join } from "node:path"
 import { promisify } from "node:util"
 import type { ConfirmedUpload } from "../../src/uploads/Upload.ts"
 import { api } from "./api.ts"
-import { call, type Reply, type Target } from "./http.ts"
+import { raw, type RawReply, type Reply, type Target } from "./http.ts"
 
 const exec = promisify(execFile)
 
@@ -77,9 +77,19 @@ const described = (files: ReadonlyArray<UploadFile>) =>
     size_bytes: f.size_bytes ?? f.bytes.length
   }))
 
+/** Step 1 through the typed client: the pre-signed sessions, in order. */
+export const createSessions = (gw: Target, key: string, files: ReadonlyArray<UploadFile>) =>
+  api(gw, { resource: key }).client((c) =>
+    c.resource.uploads.createMediaUploads({ payload: { files: described(files) } })
+  ).then((r) => r.data)
+
 /** Step 1 sent as it is, for tests of what it refuses (their error body is the point). */
-export const sessions = (gw: Target, key: string, files: ReadonlyArray<UploadFile>) =>
-  call(gw, "POST", "/v1/media/uploads", { key, json: { files: described(files) } })
+export const rawSessions = (gw: Target, key: string, files: ReadonlyArray<UploadFile>): Promise<RawReply> =>
+  raw(gw, "POST", "/v1/media/uploads", { key, json: { files: described(files) } })
+
+/** `rawSessions` with its body loosely typed, for the files not yet moved to `createSessions`. */
+export const sessions = (gw: Target, key: string, files: ReadonlyArray<UploadFile>): Promise<Reply> =>
+  rawSessions(gw, key, files)
 
 /** Step 2: the bytes straight to storage by plain fetch, with exactly the returned method and headers. */
 export const putBytes = async (
@@ -95,8 +105,18 @@ export const putBytes = async (
   return res.status
 }
 
+/** Step 3 through the typed client: the confirmed uploads, in order; a refusal rejects with `GatewayError`. */
+export const confirm = (gw: Target, key: string, ids: ReadonlyArray<string>) =>
+  api(gw, { resource: key }).client((c) => c.resource.uploads.completeMediaUploads({ payload: { upload_ids: ids } }))
+    .then((r) => r.data)
+
+/** Step 3 sent as it is, where its error body is the point. */
+export const rawComplete = (gw: Target, key: string, ids: ReadonlyArray<string>): Promise<RawReply> =>
+  raw(gw, "POST", "/v1/media/uploads/complete", { key, json: { upload_ids: ids } })
+
+/** `rawComplete` with its body loosely typed, for the files not yet moved to `confirm`. */
 export const complete = (gw: Target, key: string, ids: ReadonlyArray<string>): Promise<Reply> =>
-  call(gw, "POST", "/v1/media/uploads/complete", { key, json: { upload_ids: ids } })
+  rawComplete(gw, key, ids)
 
 /**
  * All three steps through the typed client (the PUT by plain fetch, as any
@@ -108,14 +128,12 @@ export const uploadAll = async (
   key: string,
   files: ReadonlyArray<UploadFile>
 ): Promise<ReadonlyArray<ConfirmedUpload>> => {
-  const { client } = api(gw, { resource: key })
-  const created = await client((c) => c.resource.uploads.createMediaUploads({ payload: { files: described(files) } }))
-  for (const [i, session] of created.data.entries()) {
+  const created = await createSessions(gw, key, files)
+  for (const [i, session] of created.entries()) {
     const status = await putBytes(session, files[i]!.bytes)
     if (status !== 200) throw new Error(`PUT ${i}: ${status}`)
   }
-  const upload_ids = created.data.map((s) => s.id)
-  return (await client((c) => c.resource.uploads.completeMediaUploads({ payload: { upload_ids } }))).data
+  return confirm(gw, key, created.map((s) => s.id))
 }
 
 export const video = (bytes: Uint8Array, filename = "clip.mp4"): UploadFile => ({

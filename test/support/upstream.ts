@@ -1,9 +1,14 @@
+import { Schema } from "effect"
 import { expect } from "vitest"
+import { VideoCreateRequest } from "../../src/catalog/VideoCreateRequest.ts"
+import type { TaskOf } from "../../src/client/Tasks.ts"
+import { ImageCreateRequest } from "../../src/tasks/Requests.ts"
+import type { TaskKind } from "../../src/tasks/Task.ts"
 import { createAccount } from "./adminApi.ts"
+import { api } from "./api.ts"
 import { alsoWith } from "./config.ts"
 import type { TestGateway } from "./gateway.ts"
-import { call } from "./http.ts"
-import { ledgerOf, pollTask, query } from "./tasks.ts"
+import { ledgerOf, query } from "./tasks.ts"
 
 /**
  * What the tests of every upstream channel share: a gateway beside its fake
@@ -35,24 +40,35 @@ export const quickEngine = (configDir: string) =>
     for (const rate of Object.values(limits.rate_limits) as Array<any>) rate.burst = rate.per_second = 10_000
   })
 
-/** Creates a task with a new account's key and polls it to its end: the account and every state the caller saw. */
-export const createAndWait = async (
+// A request checked against the contract, every field of it kept (an unknown field fails here, not silently dropped).
+const strictly = { onExcessProperty: "error" } as const
+const videoBody = Schema.decodeUnknownSync(VideoCreateRequest, strictly)
+const imageBody = Schema.decodeUnknownSync(ImageCreateRequest, strictly)
+
+/**
+ * Creates a task with a new account's key through the typed client (the
+ * body must be a valid request of its kind; the answer must be the 202) and
+ * polls it to its end: the account and every state the caller saw.
+ */
+export const createAndWait = async <K extends TaskKind = "video">(
   gw: TestGateway,
   body: unknown,
-  { intervalMs, kind = "video", name = "caller" }: {
-    readonly kind?: "video" | "image"
+  { intervalMs, kind = "video" as K, name = "caller" }: {
+    readonly kind?: K
     readonly name?: string
     readonly intervalMs?: number
   } = {}
 ) => {
   const acct = await createAccount(gw, { name, wallet_credits: 100 })
-  const created = await call(gw, "POST", `/v1/${kind}/tasks`, { key: acct.model.key, json: body })
-  expect(created.status).toBe(202)
-  const seen = await pollTask(gw, acct.resource.key, created.body.id, undefined, {
-    kind,
+  const caller = api(gw, acct)
+  const created = kind === "image"
+    ? await caller.createImage(imageBody(body))
+    : await caller.createVideo(videoBody(body))
+  const seen: Array<TaskOf<K>> = await caller.waitTask(kind, created.id, undefined, {
+    deadlineMs: 90_000,
     ...(intervalMs === undefined ? {} : { intervalMs })
   })
-  return { acct, task: seen.at(-1), seen }
+  return { acct, task: seen.at(-1)!, seen }
 }
 
 /**
@@ -97,4 +113,18 @@ export const expectNoneOf = (
 ) => {
   const text = ignoreCase ? JSON.stringify(seen).toLowerCase() : JSON.stringify(seen)
   for (const word of words) expect(text).not.toContain(ignoreCase ? word.toLowerCase() : word)
+}
+
+/**
+ * A field deep in an upstream's own JSON (an attempt's `last_answer` in the
+ * operator's task view, which the contract leaves `unknown`); undefined where
+ * the path does not lead.
+ */
+export const fieldOf = (value: unknown, ...path: ReadonlyArray<string | number>): unknown => {
+  let at = value
+  for (const key of path) {
+    if (typeof at !== "object" || at === null) return undefined
+    at = (at as Record<string | number, unknown>)[key]
+  }
+  return at
 }

@@ -1,9 +1,12 @@
 import { request } from "node:http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { createAccount } from "../support/adminApi.ts"
+import { api } from "../support/api.ts"
 import { unthrottled } from "../support/config.ts"
 import { backend } from "../support/database.ts"
 import { startGateway, type TestGateway } from "../support/gateway.ts"
-import { call, createAccount, expectError } from "../support/http.ts"
+import { errorOf, expectError, raw } from "../support/http.ts"
+import { taskApi } from "../support/taskApi.ts"
 import { ledgerOf, query, videoRequest } from "../support/tasks.ts"
 
 /** The `Cancel-After` header of both creates: what it takes, what it refuses, what it stores. */
@@ -16,17 +19,25 @@ beforeAll(async () => {
 })
 afterAll(() => gw?.close())
 
-const createVideo = (cancelAfter: string, extra: Record<string, string> = {}) =>
-  call(gw, "POST", "/v1/video/tasks", {
+const imageRequest = { model: "provx-image-1", operation: "generation", input: { prompt: "a kite" } } as const
+
+const createVideo = (cancelAfter: string, idempotencyKey?: string) =>
+  taskApi(gw, acct).createVideoWith(videoRequest(), { cancelAfter, idempotencyKey })
+
+const createImage = (cancelAfter: string) => taskApi(gw, acct).createImageWith(imageRequest, { cancelAfter })
+
+// A header the gateway must refuse, sent as it is.
+const rawVideo = (cancelAfter: string) =>
+  raw(gw, "POST", "/v1/video/tasks", {
     key: acct.model.key,
     json: videoRequest(),
-    headers: { "cancel-after": cancelAfter, ...extra }
+    headers: { "cancel-after": cancelAfter }
   })
 
-const createImage = (cancelAfter: string) =>
-  call(gw, "POST", "/v1/image/tasks", {
+const rawImage = (cancelAfter: string) =>
+  raw(gw, "POST", "/v1/image/tasks", {
     key: acct.model.key,
-    json: { model: "provx-image-1", operation: "generation", input: { prompt: "a kite" } },
+    json: imageRequest,
     headers: { "cancel-after": cancelAfter }
   })
 
@@ -57,13 +68,13 @@ describe(`Cancel-After (${backend})`, () => {
     for (const [header, seconds] of cases) {
       const reply = await createVideo(header)
       expect(reply.status, header).toBe(202)
-      expect(await deadlineOf(reply.body.id), header).toBe(seconds * 1000)
+      expect(await deadlineOf(reply.task.id), header).toBe(seconds * 1000)
     }
     const image = await createImage("1h")
     expect(image.status).toBe(202)
-    expect(await deadlineOf(image.body.id)).toBe(3_600_000)
-    const none = await call(gw, "POST", "/v1/video/tasks", { key: acct.model.key, json: videoRequest() })
-    expect(await deadlineOf(none.body.id)).toBeNull()
+    expect(await deadlineOf(image.task.id)).toBe(3_600_000)
+    const none = await api(gw, acct).createVideo(videoRequest())
+    expect(await deadlineOf(none.id)).toBeNull()
   })
 
   it("refuses malformed, negative, zero, too short and over 48 h with 400 invalid_request, creating and charging nothing", async () => {
@@ -95,17 +106,17 @@ describe(`Cancel-After (${backend})`, () => {
       "10s;20s"
     ]
     for (const header of refused) {
-      const reply = await createVideo(header)
+      const reply = await rawVideo(header)
       expectError(reply, 400, "invalid_request")
-      expect(reply.body.error.message, header).toMatch(/Cancel-After/)
-      expectError(await createImage(header), 400, "invalid_request")
+      expect(errorOf(reply.body)?.message, header).toMatch(/Cancel-After/)
+      expectError(await rawImage(header), 400, "invalid_request")
     }
     const [{ n: after }] = await query<{ n: number }>(gw, (sql) => sql`SELECT count(*)::int AS n FROM tasks`) as any
     expect(after).toBe(before)
   })
 
   it("refuses the header sent twice (400), even with two valid values", async () => {
-    const reply = await new Promise<{ status: number; body: any }>((resolve, reject) => {
+    const reply = await new Promise<{ status: number; body: unknown }>((resolve, reject) => {
       const body = JSON.stringify(videoRequest())
       const req = request(`${gw.url}/v1/video/tasks`, {
         method: "POST",
@@ -117,26 +128,26 @@ describe(`Cancel-After (${backend})`, () => {
       }, (res) => {
         let text = ""
         res.on("data", (c) => (text += c))
-        res.on("end", () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }))
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) as unknown }))
       })
       req.on("error", reject)
       req.end(body)
     })
     expect(reply.status).toBe(400)
-    expect(reply.body.error.code).toBe("invalid_request")
-    expect(reply.body.error.message).toMatch(/Cancel-After/)
+    expect(errorOf(reply.body)?.code).toBe("invalid_request")
+    expect(errorOf(reply.body)?.message).toMatch(/Cancel-After/)
   })
 
   it("an idempotent replay returns the original task with its original deadline, charged once", async () => {
-    const first = await createVideo("30m", { "idempotency-key": "deadline-replay" })
-    const replay = await createVideo("30m", { "idempotency-key": "deadline-replay" })
+    const first = await createVideo("30m", "deadline-replay")
+    const replay = await createVideo("30m", "deadline-replay")
     expect(replay.status).toBe(202)
-    expect(replay.headers.get("idempotent-replayed")).toBe("true")
-    expect(replay.body).toEqual(first.body)
+    expect(replay.headers["idempotent-replayed"]).toBe("true")
+    expect(replay.task).toEqual(first.task)
     // A replay with another deadline is still the original request: the body decides, and the deadline stays.
-    const other = await createVideo("2h", { "idempotency-key": "deadline-replay" })
-    expect(other.body.id).toBe(first.body.id)
-    expect(await deadlineOf(first.body.id)).toBe(1_800_000)
-    expect((await ledgerOf(gw, first.body.id)).map((l) => l.kind)).toEqual(["charge"])
+    const other = await createVideo("2h", "deadline-replay")
+    expect(other.task.id).toBe(first.task.id)
+    expect(await deadlineOf(first.task.id)).toBe(1_800_000)
+    expect((await ledgerOf(gw, first.task.id)).map((l) => l.kind)).toEqual(["charge"])
   })
 })

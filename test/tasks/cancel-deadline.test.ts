@@ -1,13 +1,14 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { createAccount } from "../support/adminApi.ts"
 import { checkBooks } from "../support/books.ts"
 import { unthrottled } from "../support/config.ts"
 import { backend } from "../support/database.ts"
 import { startGateway, type TestGateway } from "../support/gateway.ts"
-import { call, createAccount } from "../support/http.ts"
 import type { Rows } from "../support/installation.ts"
-import { eventsOf, pollTask, query, videoRequest } from "../support/tasks.ts"
+import { taskApi } from "../support/taskApi.ts"
+import { eventsOf, query, videoRequest } from "../support/tasks.ts"
 
 /**
  * Deadlines enforced by the engine (ROLE=all, the default limits): a 60 s
@@ -38,22 +39,19 @@ describe(`deadlines (${backend})`, () => {
     async () => {
       const acct = await createAccount(gw, { name: "d1", wallet_credits: GRANTED.wallet })
       const sentAt = Date.now()
-      const created = await call(gw, "POST", "/v1/video/tasks", {
-        key: acct.model.key,
-        json: videoRequest(slow),
-        headers: { "cancel-after": "10s" }
-      })
+      const caller = taskApi(gw, acct)
+      const created = await caller.createVideoWith(videoRequest(slow), { cancelAfter: "10s" })
       expect(created.status).toBe(202)
-      const seen = await pollTask(gw, acct.resource.key, created.body.id, undefined, { intervalMs: 200 })
+      const seen = await caller.waitTask("video", created.task.id, undefined, { deadlineMs: 90_000, intervalMs: 200 })
       const endedAfterMs = Date.now() - sentAt
-      const task = seen.at(-1)
+      const task = seen.at(-1)!
       expect(seen.some((t) => t.status === "in_progress")).toBe(true)
       expect(task).toMatchObject({ status: "failed", error: { code: "task_deadline_exceeded", retryable: true } })
       // The contract's bound, on the task's own clock (whole seconds).
-      expect(task.completed_at - task.created_at).toBeLessThanOrEqual(15)
+      expect((task.completed_at ?? Infinity) - task.created_at).toBeLessThanOrEqual(15)
       console.log(`deadline (${backend}): Cancel-After 10s ended after ${endedAfterMs} ms as the caller saw it`)
-      expect((await eventsOf(gw, created.body.id)).map((e) => e.type)).toEqual(["video.task.failed"])
-      await checkBooks(rowsOf(gw), acct.id, GRANTED, new Map([[created.body.id, "failed" as const]]))
+      expect((await eventsOf(gw, created.task.id)).map((e) => e.type)).toEqual(["video.task.failed"])
+      await checkBooks(rowsOf(gw), acct.id, GRANTED, new Map([[created.task.id, "failed" as const]]))
     },
     60_000
   )
@@ -65,26 +63,26 @@ describe(`deadlines (${backend})`, () => {
       let engine: TestGateway | undefined
       try {
         const acct = await createAccount(api, { name: "d2", wallet_credits: GRANTED.wallet })
-        const created = await call(api, "POST", "/v1/video/tasks", {
-          key: acct.model.key,
-          json: videoRequest(),
-          headers: { "cancel-after": "10m" }
-        })
-        expect(created.status).toBe(202)
+        const reply = await taskApi(api, acct).createVideoWith(videoRequest(), { cancelAfter: "10m" })
+        expect(reply.status).toBe(202)
+        const created = reply.task
         // As if ten minutes had passed with no engine running: the deadline is behind it.
-        await query(api, (sql) => sql`UPDATE tasks SET cancel_at = 1 WHERE id = ${created.body.id}`)
+        await query(api, (sql) => sql`UPDATE tasks SET cancel_at = 1 WHERE id = ${created.id}`)
         await api.stop()
         engine = await startGateway({ CONFIG_DIR: unthrottled(), ROLE: "all" }, undefined, {}, backend, api)
-        const seen = await pollTask(engine, acct.resource.key, created.body.id, undefined, { intervalMs: 200 })
-        const task = seen.at(-1)
+        const seen = await taskApi(engine, acct).waitTask("video", created.id, undefined, {
+          deadlineMs: 90_000,
+          intervalMs: 200
+        })
+        const task = seen.at(-1)!
         expect(task).toMatchObject({ status: "failed", error: { code: "task_deadline_exceeded", retryable: true } })
         expect(task.started_at).toBeNull()
         const [row] = await query<{ attempt: number }>(
           engine,
-          (sql) => sql`SELECT attempt FROM tasks WHERE id = ${created.body.id}`
+          (sql) => sql`SELECT attempt FROM tasks WHERE id = ${created.id}`
         )
         expect(row!.attempt).toBe(0)
-        await checkBooks(rowsOf(engine), acct.id, GRANTED, new Map([[created.body.id, "failed" as const]]))
+        await checkBooks(rowsOf(engine), acct.id, GRANTED, new Map([[created.id, "failed" as const]]))
       } finally {
         await (engine ?? api).close()
       }

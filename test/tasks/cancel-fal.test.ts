@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { createAccount } from "../support/adminApi.ts"
 import { backend } from "../support/database.ts"
 import { eventually } from "../support/eventually.ts"
 import { FAL_KEY, type FalSetup, startFalGateway } from "../support/fal.ts"
-import { call, createAccount } from "../support/http.ts"
+import { taskApi } from "../support/taskApi.ts"
 import { eventsOf, query } from "../support/tasks.ts"
 import { expectRefunded } from "../support/upstream.ts"
 
@@ -26,10 +27,10 @@ afterAll(() => f?.close())
 /** A task whose request fal holds, read at least once. */
 const waiting = async (prompt: string) => {
   const acct = await createAccount(f.gw, { name: "fal cancels", wallet_credits: 100 })
-  const body = { model: MODEL, operation: "generation", input: { prompt }, output: { duration: 5 } }
-  const created = await call(f.gw, "POST", "/v1/video/tasks", { key: acct.model.key, json: body })
+  const body = { model: MODEL, operation: "generation", input: { prompt }, output: { duration: 5 } } as const
+  const created = await taskApi(f.gw, acct).createVideoReply(body)
   expect(created.status).toBe(202)
-  const id: string = created.body.id
+  const id = created.task.id
   await eventually(async () => {
     const [row] = await query<{ run_state: string; polls: number }>(
       f.gw,
@@ -46,15 +47,15 @@ describe(`cancel through fal (${backend})`, () => {
     f.fake.scenarios.push({ queued: Infinity })
     const prompt = "cancel while queued at fal"
     const { acct, id, queued } = await waiting(prompt)
-    const reply = await call(f.gw, "POST", `/v1/video/tasks/${id}/cancel`, { key: acct.resource.key })
-    expect(reply.status).toBe(200)
-    expect(reply.body).toMatchObject({ id, status: "failed", error: { code: "task_cancelled", retryable: false } })
+    // A 200: the typed client decodes the contract's answer or fails.
+    const reply = await taskApi(f.gw, acct).cancelVideo(id)
+    expect(reply).toMatchObject({ id, status: "failed", error: { code: "task_cancelled", retryable: false } })
     await expectRefunded(f.gw, id)
     expect((await eventsOf(f.gw, id)).map((e) => e.type)).toEqual(["video.task.failed"])
     expect(queued.cancelled).toBe(true)
     const sent = f.fake.requests.filter((q) => q.method === "PUT" && q.path.endsWith(`/requests/${queued.id}/cancel`))
     expect(sent).toHaveLength(1)
     expect(sent[0]!.headers.authorization).toBe(`Key ${FAL_KEY}`)
-    expect(JSON.stringify(reply.body)).not.toContain(queued.id)
+    expect(JSON.stringify(reply)).not.toContain(queued.id)
   })
 })

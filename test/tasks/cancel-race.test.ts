@@ -4,11 +4,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Cancellation } from "../../src/tasks/engine/Cancellation.ts"
 import { TaskOutcomes } from "../../src/tasks/engine/TaskOutcomes.ts"
 import { TaskQueue } from "../../src/tasks/engine/TaskQueue.ts"
+import { createAccount } from "../support/adminApi.ts"
+import { api } from "../support/api.ts"
 import { checkBooks } from "../support/books.ts"
 import { unthrottled } from "../support/config.ts"
 import { backend } from "../support/database.ts"
 import { startGateway, type TestGateway } from "../support/gateway.ts"
-import { call, createAccount } from "../support/http.ts"
 import type { Rows } from "../support/installation.ts"
 import { videoRequest } from "../support/tasks.ts"
 
@@ -61,9 +62,9 @@ describe(`cancel racing completion (${backend})`, () => {
     const outcomes = new Map<string, "succeeded" | "failed">()
     const tally = { cancelWon: 0, completionWon: 0 }
     for (let round = 0; round < ROUNDS; round++) {
-      const created = await call(gw, "POST", "/v1/video/tasks", { key: acct.model.key, json: videoRequest() })
+      const created = await api(gw, acct).createVideoReply(videoRequest())
       expect(created.status).toBe(202)
-      const id: string = created.body.id
+      const id = created.task.id
       const queuedRace = round % 2 === 1
       let worker: Effect.Effect<string, never, Services>
       if (queuedRace) {

@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { createAccount } from "../support/adminApi.ts"
 import { backend } from "../support/database.ts"
 import { eventually } from "../support/eventually.ts"
-import { call, createAccount } from "../support/http.ts"
 import { REPLICATE_TOKEN, type ReplicateSetup, startReplicateGateway } from "../support/replicate.ts"
+import { taskApi } from "../support/taskApi.ts"
 import { eventsOf, query } from "../support/tasks.ts"
 import { expectRefunded } from "../support/upstream.ts"
 
@@ -23,10 +24,10 @@ afterAll(() => r?.close())
 
 const waiting = async (prompt: string) => {
   const acct = await createAccount(r.gw, { name: "cancels", wallet_credits: 100 })
-  const body = { model: MODEL, operation: "generation", input: { prompt }, output: { duration: 4 } }
-  const created = await call(r.gw, "POST", "/v1/video/tasks", { key: acct.model.key, json: body })
+  const body = { model: MODEL, operation: "generation", input: { prompt }, output: { duration: 4 } } as const
+  const created = await taskApi(r.gw, acct).createVideoReply(body)
   expect(created.status).toBe(202)
-  const id: string = created.body.id
+  const id = created.task.id
   await eventually(async () => {
     const [row] = await query<{ run_state: string; polls: number }>(
       r.gw,
@@ -48,9 +49,9 @@ describe(`cancel through Replicate (${backend})`, () => {
       r.fake.scenarios.push(scenario)
       const prompt = `cancel while ${stage}`
       const { acct, id } = await waiting(prompt)
-      const reply = await call(r.gw, "POST", `/v1/video/tasks/${id}/cancel`, { key: acct.resource.key })
-      expect(reply.status).toBe(200)
-      expect(reply.body).toMatchObject({ id, status: "failed", error: { code: "task_cancelled", retryable: false } })
+      // A 200: the typed client decodes the contract's answer or fails.
+      const reply = await taskApi(r.gw, acct).cancelVideo(id)
+      expect(reply).toMatchObject({ id, status: "failed", error: { code: "task_cancelled", retryable: false } })
       await expectRefunded(r.gw, id)
       expect((await eventsOf(r.gw, id)).map((e) => e.type)).toEqual(["video.task.failed"])
       const [prediction] = [...r.fake.predictions.values()].filter((p) => p.input.prompt === prompt)
@@ -58,7 +59,7 @@ describe(`cancel through Replicate (${backend})`, () => {
       const sent = r.fake.requests.filter((q) => q.path === `/v1/predictions/${prediction!.id}/cancel`)
       expect(sent).toHaveLength(1)
       expect(sent[0]!.headers.authorization).toBe(`Bearer ${REPLICATE_TOKEN}`)
-      expect(JSON.stringify(reply.body)).not.toContain(prediction!.id)
+      expect(JSON.stringify(reply)).not.toContain(prediction!.id)
     })
   }
 })

@@ -1,4 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import type { VideoTaskRequest } from "../../src/client/Tasks.ts"
+import type { VideoTask } from "../../src/tasks/Task.ts"
+import { createAccount, operator } from "../support/adminApi.ts"
+import { api } from "../support/api.ts"
 import { ARK_KEY, type ArkSetup, startArkGateway, UPSTREAM } from "../support/ark.ts"
 import { alsoWith, configWith } from "../support/config.ts"
 import { backend } from "../support/database.ts"
@@ -10,9 +14,9 @@ import {
   videoTask as gatewayTask
 } from "../support/fakeGateway.ts"
 import { startGateway, type TestGateway } from "../support/gateway.ts"
-import { admin, call, createAccount, expectError } from "../support/http.ts"
 import { FAST, startVideosGateway, type VideosGateway, videoTask as videosTask } from "../support/openaiVideos.ts"
-import { eventsOf, pollTask, query, videoRequest } from "../support/tasks.ts"
+import { errorBody, refused, taskApi } from "../support/taskApi.ts"
+import { eventsOf, query, videoRequest } from "../support/tasks.ts"
 import { expectChargedOnce, expectRefunded } from "../support/upstream.ts"
 
 /**
@@ -25,11 +29,11 @@ import { expectChargedOnce, expectRefunded } from "../support/upstream.ts"
 type Setup = { readonly gw: TestGateway }
 
 /** Creates a task and waits until the engine holds it waiting upstream. */
-const createWaiting = async (setup: Setup, body: unknown, name: string) => {
+const createWaiting = async (setup: Setup, body: VideoTaskRequest, name: string) => {
   const acct = await createAccount(setup.gw, { name, wallet_credits: 100 })
-  const created = await call(setup.gw, "POST", "/v1/video/tasks", { key: acct.model.key, json: body })
+  const created = await api(setup.gw, acct).createVideoReply(body)
   expect(created.status).toBe(202)
-  const id: string = created.body.id
+  const id = created.task.id
   await eventually(async () => {
     const [row] = await query<{ run_state: string; polls: number }>(
       setup.gw,
@@ -40,11 +44,11 @@ const createWaiting = async (setup: Setup, body: unknown, name: string) => {
   return { acct, id }
 }
 
-const cancel = (gw: TestGateway, key: string, id: string) => call(gw, "POST", `/v1/video/tasks/${id}/cancel`, { key })
+/** The cancel; a 200 or it rejects (the typed client decodes the contract's answer or fails). */
+const cancel = (gw: TestGateway, key: string, id: string) => taskApi(gw, { resource: key }).cancelVideo(id)
 
-const expectCancelled = async (gw: TestGateway, reply: Awaited<ReturnType<typeof cancel>>, id: string) => {
-  expect(reply.status).toBe(200)
-  expect(reply.body).toMatchObject({ id, status: "failed", error: { code: "task_cancelled", retryable: false } })
+const expectCancelled = async (gw: TestGateway, reply: VideoTask, id: string) => {
+  expect(reply).toMatchObject({ id, status: "failed", error: { code: "task_cancelled", retryable: false } })
   await expectRefunded(gw, id)
   expect((await eventsOf(gw, id)).map((e) => e.type)).toEqual(["video.task.failed"])
 }
@@ -71,12 +75,12 @@ describe(`cancel through Ark (${backend})`, () => {
     expect(deletes().slice(before).map((r) => r.path)).toEqual([`/api/v3/contents/generations/tasks/${upstream!.id}`])
     expect(deletes().at(-1)!.headers.authorization).toBe(`Bearer ${ARK_KEY}`)
     // The caller sees none of Ark; the operator sees why the attempt ended.
-    expect(JSON.stringify(reply.body)).not.toContain(upstream!.id)
-    const view = await admin(ark.gw, "GET", `/admin/v1/tasks/${id}`)
-    expect(view.body.attempts.at(-1)).toMatchObject({ outcome: "cancelled", upstream_id: upstream!.id })
+    expect(JSON.stringify(reply)).not.toContain(upstream!.id)
+    const view = await operator(ark.gw).task(id)
+    expect(view.attempts.at(-1)).toMatchObject({ outcome: "cancelled", upstream_id: upstream!.id })
     // Ark now says `cancelled` too; nothing polls a task that ended, so it stays as the cancel left it.
-    const again = await call(ark.gw, "GET", `/v1/video/tasks/${id}`, { key: acct.resource.key })
-    expect(again.body).toEqual(reply.body)
+    const again = await api(ark.gw, acct).getVideo(id)
+    expect(again).toEqual(reply)
     await expectRefunded(ark.gw, id)
   })
 
@@ -84,12 +88,16 @@ describe(`cancel through Ark (${backend})`, () => {
     ark.fake.scenarios.push({ queued: 0, running: 8, end: "succeeded" })
     const before = deletes().length
     const { acct, id } = await createWaiting(ark, videoRequest({ model: TEXT, input: { prompt: "ark running" } }), "a2")
-    const reply = await cancel(ark.gw, acct.resource.key, id)
-    expectError(reply, 409, "task_not_cancellable", "conflict_error")
-    expect(reply.body.error.message).toMatch(/already started/)
+    const reply = await refused(
+      cancel(ark.gw, acct.resource.key, id),
+      409,
+      "task_not_cancellable",
+      "conflict_error"
+    )
+    expect(reply.message).toMatch(/already started/)
     expect(deletes().length).toBe(before)
-    const task = (await pollTask(ark.gw, acct.resource.key, id, undefined, { intervalMs: 100 })).at(-1)
-    expect(task.status).toBe("succeeded")
+    const task = (await api(ark.gw, acct).waitTask("video", id)).at(-1)
+    expect(task?.status).toBe("succeeded")
     await expectChargedOnce(ark.gw, id)
   })
 })
@@ -113,17 +121,21 @@ describe(`cancel through the gateway adapter, fake upstream (${backend})`, () =>
     const sent = cancels().at(-1)!
     expect(sent.path).toBe(`/v1/video/tasks/${upstream!.id}/cancel`)
     expect(sent.headers.authorization).toMatch(/^Bearer ak_/)
-    expectNothingUpstream(env, reply.body)
+    expectNothingUpstream(env, reply)
   })
 
   it("a task the upstream already runs: 409, and it goes on to succeed", async () => {
     env.fake.lives.push({ prompt: "gw running", statuses: ["in_progress", "in_progress", "in_progress", "succeeded"] })
     const { acct, id } = await createWaiting(env, gatewayTask("gw running"), "g2")
-    const reply = await cancel(env.gw, acct.resource.key, id)
-    expectError(reply, 409, "task_not_cancellable", "conflict_error")
-    expectNothingUpstream(env, reply.body)
-    const task = (await pollTask(env.gw, acct.resource.key, id, undefined, { intervalMs: 100 })).at(-1)
-    expect(task.status).toBe("succeeded")
+    const reply = await refused(
+      cancel(env.gw, acct.resource.key, id),
+      409,
+      "task_not_cancellable",
+      "conflict_error"
+    )
+    expectNothingUpstream(env, errorBody(reply))
+    const task = (await api(env.gw, acct).waitTask("video", id)).at(-1)
+    expect(task?.status).toBe("succeeded")
     await expectChargedOnce(env.gw, id)
   })
 
@@ -131,11 +143,10 @@ describe(`cancel through the gateway adapter, fake upstream (${backend})`, () =>
     env.fake.lives.push({ prompt: "gw flaky", statuses: ["queued"] })
     const { acct, id } = await createWaiting(env, gatewayTask("gw flaky"), "g3")
     env.fake.faults.cancel.push({ kind: "status", status: 503 })
-    const refused = await cancel(env.gw, acct.resource.key, id)
-    expectError(refused, 409, "task_not_cancellable")
-    expect(refused.body.error.message).toMatch(/try again/)
-    const read = await call(env.gw, "GET", `/v1/video/tasks/${id}`, { key: acct.resource.key })
-    expect(read.body.status).toBe("in_progress")
+    const refusal = await refused(cancel(env.gw, acct.resource.key, id), 409, "task_not_cancellable")
+    expect(refusal.message).toMatch(/try again/)
+    const read = await api(env.gw, acct).getVideo(id)
+    expect(read.status).toBe("in_progress")
     await expectCancelled(env.gw, await cancel(env.gw, acct.resource.key, id), id)
   })
 })
@@ -154,12 +165,16 @@ describe(`cancel where the upstream has none (${backend})`, () => {
     })
     const { acct, id } = await createWaiting(videos, videosTask("no cancel here", { model: FAST }), "v1")
     const before = videos.fake.requests.length
-    const reply = await cancel(videos.gw, acct.resource.key, id)
-    expectError(reply, 409, "task_not_cancellable", "conflict_error")
-    expect(reply.body.error.message).toMatch(/cannot cancel/)
+    const reply = await refused(
+      cancel(videos.gw, acct.resource.key, id),
+      409,
+      "task_not_cancellable",
+      "conflict_error"
+    )
+    expect(reply.message).toMatch(/cannot cancel/)
     expect(videos.fake.requests.slice(before).filter((r) => r.method !== "GET")).toEqual([])
-    const task = (await pollTask(videos.gw, acct.resource.key, id, undefined, { intervalMs: 100 })).at(-1)
-    expect(task.status).toBe("succeeded")
+    const task = (await api(videos.gw, acct).waitTask("video", id)).at(-1)
+    expect(task?.status).toBe("succeeded")
     await expectChargedOnce(videos.gw, id)
   })
 })
@@ -209,8 +224,8 @@ describe(`cancel through chained gateways (${backend})`, () => {
     expect(bAfter).toEqual({ status: "failed", code: "task_cancelled" })
     await expectRefunded(b, bTask!.id)
     // A second cancel at A answers the cancelled task again, asking B nothing.
+    // A 200 (the typed client decodes the contract's answer or fails).
     const again = await cancel(a, acct.resource.key, id)
-    expect(again.status).toBe(200)
-    expect(again.body).toEqual(reply.body)
+    expect(again).toEqual(reply)
   }, 60_000)
 })

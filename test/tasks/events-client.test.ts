@@ -2,12 +2,13 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createClient } from "../../src/client/Promise.ts"
+import { createAccount } from "../support/adminApi.ts"
+import { api } from "../support/api.ts"
 import { mtgEnv, mtgInProcess } from "../support/cli.ts"
 import { unthrottled } from "../support/config.ts"
 import { backend } from "../support/database.ts"
 import { type FaultProxy, startFaultProxy } from "../support/faultProxy.ts"
 import { startGateway, type TestGateway } from "../support/gateway.ts"
-import { call, createAccount } from "../support/http.ts"
 import { videoRequest } from "../support/tasks.ts"
 
 /** The typed client's watch and quote, and the CLI's --wait and --quote, against a gateway that runs no engine. */
@@ -34,8 +35,8 @@ const fail = (id: string) =>
 
 const newTask = async () => {
   const acct = await createAccount(gw, { name: "client", wallet_credits: 100 })
-  const created = await call(gw, "POST", "/v1/video/tasks", { key: acct.model.key, json: videoRequest() })
-  return { acct, id: created.body.id as string }
+  const created = await api(gw, acct).createVideo(videoRequest())
+  return { acct, id: created.id }
 }
 
 describe(`typed client: watch and quote (${backend})`, () => {
@@ -98,8 +99,8 @@ describe(`typed client: watch and quote (${backend})`, () => {
     ], env)
     expect(quoted.code).toBe(0)
     expect(JSON.parse(quoted.stdout)).toMatchObject({ object: "task.quote", billing: { credits: 0.2 } })
-    const listed = await call(gw, "GET", "/v1/video/tasks", { key: acct.resource.key })
-    expect(listed.body.data.map((t: any) => t.id)).toEqual([id])
+    const listed = await api(gw, acct).listVideos()
+    expect(listed.data.map((t) => t.id)).toEqual([id])
     await progress(id, 10)
     const watching = mtgInProcess(["tasks", "watch", id, "--json"], env)
     await fail(id)

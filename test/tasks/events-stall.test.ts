@@ -4,11 +4,12 @@ import { connect, type Socket } from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { StreamSlots } from "../../src/tasks/StreamSlots.ts"
 import { TaskChanges } from "../../src/tasks/TaskChanges.ts"
+import { createAccount } from "../support/adminApi.ts"
+import { api } from "../support/api.ts"
 import { configWith } from "../support/config.ts"
 import { backend } from "../support/database.ts"
 import { eventually } from "../support/eventually.ts"
 import { startGateway, type TestGateway } from "../support/gateway.ts"
-import { call, createAccount } from "../support/http.ts"
 import { openEvents } from "../support/sse.ts"
 import { videoRequest } from "../support/tasks.ts"
 
@@ -46,12 +47,9 @@ const CHANGES = 99
 describe(`live status stream: stalled client and keep-alive (${backend})`, () => {
   it("a client that never reads holds a bounded buffer, and is dropped; nothing is left behind", async () => {
     const acct = await createAccount(gw, { name: "stalled", wallet_credits: 100 })
-    const created = await call(gw, "POST", "/v1/video/tasks", {
-      key: acct.model.key,
-      json: videoRequest({ metadata: { big: BIG } })
-    })
+    const created = await api(gw, acct).createVideoReply(videoRequest({ metadata: { big: BIG } }))
     expect(created.status).toBe(202)
-    const id = created.body.id as string
+    const id = created.task.id
     const before = await leftBehind()
 
     const url = new URL(gw.url)
@@ -102,8 +100,8 @@ describe(`live status stream: stalled client and keep-alive (${backend})`, () =>
 
   it("a quiet stream gets a keep-alive comment", async () => {
     const acct = await createAccount(gw, { name: "quiet", wallet_credits: 100 })
-    const created = await call(gw, "POST", "/v1/video/tasks", { key: acct.model.key, json: videoRequest() })
-    const stream = await openEvents(gw, `/v1/video/tasks/${created.body.id}/events`, acct.resource.key)
+    const created = await api(gw, acct).createVideo(videoRequest())
+    const stream = await openEvents(gw, `/v1/video/tasks/${created.id}/events`, acct.resource.key)
     expect(stream.status).toBe(200)
     expect((await stream.next())?.event).toBe("task")
     const comment = await stream.next({ comments: true })

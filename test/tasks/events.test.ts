@@ -3,11 +3,13 @@ import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { StreamSlots } from "../../src/tasks/StreamSlots.ts"
 import { TaskChanges } from "../../src/tasks/TaskChanges.ts"
+import { createAccount } from "../support/adminApi.ts"
+import { api } from "../support/api.ts"
 import { configWith } from "../support/config.ts"
 import { backend } from "../support/database.ts"
 import { eventually } from "../support/eventually.ts"
 import { startGateway, type TestGateway } from "../support/gateway.ts"
-import { call, createAccount, expectError } from "../support/http.ts"
+import { expectError } from "../support/http.ts"
 import { openEvents } from "../support/sse.ts"
 import { videoRequest } from "../support/tasks.ts"
 
@@ -42,12 +44,12 @@ const fail = (id: string) =>
 
 const newTask = async () => {
   const acct = await createAccount(gw, { name: "watcher", wallet_credits: 100 })
-  const created = await call(gw, "POST", "/v1/video/tasks", { key: acct.model.key, json: videoRequest() })
+  const created = await api(gw, acct).createVideoReply(videoRequest())
   expect(created.status).toBe(202)
-  return { acct, id: created.body.id as string, path: `/v1/video/tasks/${created.body.id}/events` }
+  return { acct, id: created.task.id, path: `/v1/video/tasks/${created.task.id}/events` }
 }
 
-const current = async (key: string, id: string) => (await call(gw, "GET", `/v1/video/tasks/${id}`, { key })).body
+const current = (key: string, id: string) => api(gw, { resource: key }).getVideo(id)
 
 /** Nothing is left registered once every stream is gone. */
 const leftBehind = () =>

@@ -1,13 +1,16 @@
 import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { preferredWait } from "../../src/tasks/LongPollHttp.ts"
+import { VideoTask } from "../../src/tasks/Task.ts"
 import { TaskChanges } from "../../src/tasks/TaskChanges.ts"
+import { createAccount } from "../support/adminApi.ts"
+import { api } from "../support/api.ts"
 import { unthrottled } from "../support/config.ts"
 import { backend } from "../support/database.ts"
 import { eventually } from "../support/eventually.ts"
 import { startGateway, type TestGateway } from "../support/gateway.ts"
-import { call, createAccount, expectError } from "../support/http.ts"
+import { expectError, raw, type RawReply } from "../support/http.ts"
 import { videoRequest } from "../support/tasks.ts"
 
 let gw: TestGateway
@@ -18,12 +21,16 @@ afterAll(() => gw?.close())
 
 const newTask = async () => {
   const acct = await createAccount(gw, { name: "poller", wallet_credits: 100 })
-  const created = await call(gw, "POST", "/v1/video/tasks", { key: acct.model.key, json: videoRequest() })
-  return { acct, id: created.body.id as string }
+  const created = await api(gw, acct).createVideo(videoRequest())
+  return { acct, id: created.id }
 }
 
+// Raw: the `Prefer` header sent and `Preference-Applied` answered are the point (the typed client sends neither).
 const get = (key: string, id: string, prefer?: string) =>
-  call(gw, "GET", `/v1/video/tasks/${id}`, { key, ...(prefer === undefined ? {} : { headers: { prefer } }) })
+  raw(gw, "GET", `/v1/video/tasks/${id}`, { key, ...(prefer === undefined ? {} : { headers: { prefer } }) })
+
+/** The task an answer carried, decoded with the contract's schema. */
+const taskOf = (reply: RawReply) => Schema.decodeUnknownSync(VideoTask)(reply.body)
 
 const finish = (id: string) =>
   gw.runtime.runPromise(
@@ -46,7 +53,7 @@ describe(`long poll (${backend})`, () => {
     const reply = await answer
     expect(reply.status).toBe(200)
     expect(reply.headers.get("preference-applied")).toBe("wait=30")
-    expect(reply.body.status).toBe("failed")
+    expect(taskOf(reply).status).toBe("failed")
     expect(reply.body).toEqual((await get(acct.resource.key, id)).body)
     expect(await watchers()).toBe(before)
   })
@@ -56,11 +63,11 @@ describe(`long poll (${backend})`, () => {
     const waited = await get(acct.resource.key, id, "wait=1")
     expect(waited.status).toBe(200)
     expect(waited.headers.get("preference-applied")).toBe("wait=1")
-    expect(waited.body.status).toBe("queued")
+    expect(taskOf(waited).status).toBe("queued")
     await finish(id)
     const capped = await get(acct.resource.key, id, "respond-async, wait=3600")
     expect(capped.headers.get("preference-applied")).toBe("wait=60")
-    expect(capped.body.status).toBe("failed")
+    expect(taskOf(capped).status).toBe("failed")
   })
 
   it("a Prefer without a usable wait is ignored: the plain answer, no Preference-Applied", async () => {
@@ -69,7 +76,7 @@ describe(`long poll (${backend})`, () => {
       const reply = await get(acct.resource.key, id, prefer)
       expect(reply.status).toBe(200)
       expect(reply.headers.get("preference-applied")).toBeNull()
-      expect(reply.body.status).toBe("queued")
+      expect(taskOf(reply).status).toBe("queued")
     }
   })
 

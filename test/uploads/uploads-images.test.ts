@@ -1,9 +1,12 @@
+import { Schema } from "effect"
 import { request as httpRequest } from "node:http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { type ImageUploadBase64Request, ImageUploadList } from "../../src/uploads/Upload.ts"
 import { createAccount } from "../support/adminApi.ts"
+import { api } from "../support/api.ts"
 import { backend } from "../support/database.ts"
 import { startGateway, type TestGateway } from "../support/gateway.ts"
-import { call, expectError } from "../support/http.ts"
+import { errorOf, expectError, raw, type RawReply } from "../support/http.ts"
 import { randomBytes } from "../support/storage.ts"
 import { makeAudio, makeImage } from "../support/uploads.ts"
 
@@ -50,11 +53,22 @@ const form = (parts: Array<[string, Uint8Array | string, string?]>) => {
   return data
 }
 
+// Raw: what is refused on purpose, and an answer whose exact fields are the point.
 const multipart = (parts: Array<[string, Uint8Array | string, string?]>, as = key) =>
-  call(gw, "POST", "/v1/image/uploads", { key: as, body: form(parts) })
+  raw(gw, "POST", "/v1/image/uploads", { key: as, body: form(parts) })
 
-const base64 = (images: unknown, as = key) =>
-  call(gw, "POST", "/v1/image/uploads/base64", { key: as, json: { images } })
+const base64 = (images: unknown, as = key) => raw(gw, "POST", "/v1/image/uploads/base64", { key: as, json: { images } })
+
+/** A raw answer's list, decoded with the contract's schema (after its status was checked). */
+const listOf = (reply: RawReply) => Schema.decodeUnknownSync(ImageUploadList)(reply.body)
+
+type Base64Items = typeof ImageUploadBase64Request.Type["images"]
+
+// Through the typed client: valid calls, their answer decoded (a 200 or they reject).
+const uploadBase64 = (images: Base64Items) =>
+  api(gw, { resource: key }).client((c) => c.resource.uploads.createImageUploadsBase64({ payload: { images } }))
+const uploadForm = (parts: Array<[string, Uint8Array | string, string?]>) =>
+  api(gw, { resource: key }).client((c) => c.resource.uploads.createImageUploads({ payload: form(parts) }))
 
 /** Each URL serves the expected bytes with the real type and expires after image_url_ttl_s (1 day). */
 const expectServed = async (urls: Array<string>, expected: Array<[Uint8Array, string]>) => {
@@ -69,14 +83,9 @@ const expectServed = async (urls: Array<string>, expected: Array<[Uint8Array, st
   }
 }
 
-const refused = async (
-  reply: Awaited<ReturnType<typeof call>>,
-  message: RegExp,
-  status = 400,
-  code = "invalid_request"
-) => {
+const refused = async (reply: RawReply, message: RegExp, status = 400, code = "invalid_request") => {
   expectError(reply, status, code)
-  expect(reply.body.error.message).toMatch(message)
+  expect(errorOf(reply.body)?.message).toMatch(message)
 }
 
 describe(`image pre-upload (${backend})`, () => {
@@ -88,23 +97,28 @@ describe(`image pre-upload (${backend})`, () => {
       ["mask", media.png!, "mask.png"]
     ])
     expect(reply.status).toBe(200)
-    expect(Object.keys(reply.body).sort()).toEqual(["data", "images", "mask", "object"])
-    expect(reply.body).toMatchObject({ object: "image.upload.list", data: [] })
-    await expectServed(reply.body.images, [[media.png!, "image/png"], [media.jpg!, "image/jpeg"], [
+    const list = listOf(reply)
+    expect(Object.keys(list).sort()).toEqual(["data", "images", "mask", "object"])
+    expect(reply.body).toEqual(list)
+    expect(list).toMatchObject({ object: "image.upload.list", data: [] })
+    await expectServed([...list.images], [[media.png!, "image/png"], [media.jpg!, "image/jpeg"], [
       media.webp!,
       "image/webp"
     ]])
-    await expectServed([reply.body.mask], [[media.png!, "image/png"]])
+    await expectServed([list.mask!], [[media.png!, "image/png"]])
 
     const noMask = await multipart([["image", media.jpg!]])
     expect(noMask.status).toBe(200)
-    expect(Object.keys(noMask.body).sort()).toEqual(["data", "images", "object"])
+    const noMaskList = listOf(noMask)
+    expect(noMask.body).toEqual(noMaskList)
+    expect(Object.keys(noMaskList).sort()).toEqual(["data", "images", "object"])
   })
 
   it("base64: plain strings, data URLs, b64_json / base64 / data objects with field, URL-safe and wrapped base64", async () => {
     const urlSafe = Buffer.from(media.webp!).toString("base64url")
     const wrapped = b64(media.jpg!).replace(/.{60}/g, "$&\n")
-    const reply = await base64([
+    // A 200: the typed client decodes the contract's answer or fails.
+    const reply = await uploadBase64([
       b64(media.png!),
       `data:image/jpeg;base64,${b64(media.jpg!)}`,
       { b64_json: urlSafe },
@@ -112,32 +126,30 @@ describe(`image pre-upload (${backend})`, () => {
       // The declared type of a data URL is not trusted: the bytes say PNG.
       { data: `data:image/webp;base64,${b64(media.png!)}`, field: "mask" }
     ])
-    expect(reply.status).toBe(200)
-    expect(reply.body).toMatchObject({ object: "image.upload.list", data: [] })
-    await expectServed(reply.body.images, [
+    expect(reply).toMatchObject({ object: "image.upload.list", data: [] })
+    await expectServed([...reply.images], [
       [media.png!, "image/png"],
       [media.jpg!, "image/jpeg"],
       [media.webp!, "image/webp"],
       [media.jpg!, "image/jpeg"]
     ])
-    await expectServed([reply.body.mask], [[media.png!, "image/png"]])
+    await expectServed([reply.mask!], [[media.png!, "image/png"]])
   })
 
   it("up to 16 images per call (the image edit APIs' bound, from the image plugin's table) plus a mask; 17 are refused", async () => {
     const sixteen = Array.from({ length: MAX_IMAGES }, (_, i) => (i % 2 === 0 ? media.png! : media.jpg!))
-    const viaBase64 = await base64([...sixteen.map(b64), { b64_json: b64(media.png!), field: "mask" }])
-    expect(viaBase64.status).toBe(200)
+    // 200s: the typed client decodes the contract's answer or fails.
+    const viaBase64 = await uploadBase64([...sixteen.map(b64), { b64_json: b64(media.png!), field: "mask" }])
     await expectServed(
-      viaBase64.body.images,
+      [...viaBase64.images],
       sixteen.map((bytes, i) => [bytes, i % 2 === 0 ? "image/png" : "image/jpeg"])
     )
-    expect(typeof viaBase64.body.mask).toBe("string")
-    const viaForm = await multipart([...sixteen.map((bytes): [string, Uint8Array] => ["image", bytes]), [
+    expect(typeof viaBase64.mask).toBe("string")
+    const viaForm = await uploadForm([...sixteen.map((bytes): [string, Uint8Array] => ["image", bytes]), [
       "mask",
       media.png!
     ]])
-    expect(viaForm.status).toBe(200)
-    expect(viaForm.body.images).toHaveLength(16)
+    expect(viaForm.images).toHaveLength(16)
 
     const seventeen = [...sixteen, media.webp!]
     await refused(await base64(seventeen.map(b64)), /At most 16 images are accepted per call; got 17/)
@@ -184,11 +196,11 @@ describe(`image pre-upload (${backend})`, () => {
     // The envelope.
     await refused(await base64("x"), /images/)
     await refused(
-      await call(gw, "POST", "/v1/image/uploads/base64", { key, json: { images: [png], extra: 1 } }),
+      await raw(gw, "POST", "/v1/image/uploads/base64", { key, json: { images: [png], extra: 1 } }),
       /extra/
     )
     expectError(
-      await call(gw, "POST", "/v1/image/uploads/base64", { key, body: png, headers: { "content-type": "text/plain" } }),
+      await raw(gw, "POST", "/v1/image/uploads/base64", { key, body: png, headers: { "content-type": "text/plain" } }),
       415,
       "unsupported_media_type"
     )
@@ -213,7 +225,7 @@ describe(`image pre-upload (${backend})`, () => {
     await refused(await multipart([["image", media.png!], ["model", "provx-image-1"]]), /Unknown form field "model"/)
     await refused(await multipart([["image", new Uint8Array(0)]]), /image\[0\] is empty/)
     expectError(
-      await call(gw, "POST", "/v1/image/uploads", { key, json: { images: [] } }),
+      await raw(gw, "POST", "/v1/image/uploads", { key, json: { images: [] } }),
       415,
       "unsupported_media_type"
     )
@@ -234,7 +246,7 @@ describe(`image pre-upload (${backend})`, () => {
     // A declared Content-Length over the limit is refused before any byte is read.
     const perItem = Math.ceil(MAX_BYTES / 3) * 4 + 256
     const limit = perItem * (MAX_IMAGES + 1) + 64 * 1024
-    const reply = await new Promise<{ status: number; body: any }>((resolve, reject) => {
+    const reply = await new Promise<{ status: number; body: unknown }>((resolve, reject) => {
       const req = httpRequest(`${gw.url}/v1/image/uploads/base64`, {
         method: "POST",
         headers: {
@@ -245,12 +257,12 @@ describe(`image pre-upload (${backend})`, () => {
       }, (res) => {
         let text = ""
         res.on("data", (c) => (text += c))
-        res.on("end", () => resolve({ status: res.statusCode!, body: JSON.parse(text) }))
+        res.on("end", () => resolve({ status: res.statusCode!, body: JSON.parse(text) as unknown }))
       })
       req.on("error", reject)
       req.flushHeaders()
     })
     expect(reply.status).toBe(413)
-    expect(reply.body.error.code).toBe("request_too_large")
+    expect(errorOf(reply.body)?.code).toBe("request_too_large")
   })
 })

@@ -6,16 +6,17 @@ import { TaskOutcomes } from "../../src/tasks/engine/TaskOutcomes.ts"
 import { TaskQueue } from "../../src/tasks/engine/TaskQueue.ts"
 import { UploadSweep } from "../../src/uploads/UploadSweep.ts"
 import { createAccount } from "../support/adminApi.ts"
-import { api } from "../support/api.ts"
+import { api, rejection } from "../support/api.ts"
 import { configWith } from "../support/config.ts"
 import { backend } from "../support/database.ts"
 import { eventually } from "../support/eventually.ts"
 import { startGateway, type TestGateway } from "../support/gateway.ts"
-import { call, errorOf, raw } from "../support/http.ts"
+import { errorOf, raw } from "../support/http.ts"
+
 import { startS3rver } from "../support/s3rver.ts"
 import { withStorage } from "../support/storage.ts"
 import { query } from "../support/tasks.ts"
-import { image, makeImage, putBytes, sessions, uploadAll } from "../support/uploads.ts"
+import { confirm, createSessions, image, makeImage, putBytes, uploadAll } from "../support/uploads.ts"
 
 /**
  * The upload lifecycle on both object stores: sessions never confirmed,
@@ -119,16 +120,15 @@ for (const store of ["local", "s3"] as const) {
       const acct = await createAccount(auto, { name: "expiry" })
       const key = acct.resource.key
       const [confirmed] = await uploadAll(auto, key, [image(png)])
-      const created = await sessions(auto, key, [image(png), image(png)])
-      const [putOnly, neverPut] = created.body.data
-      expect(await putBytes(putOnly, png)).toBe(200)
+      const [putOnly, neverPut] = await createSessions(auto, key, [image(png), image(png)])
+      expect(await putBytes(putOnly!, png)).toBe(200)
       await api(auto, { resource: key }).client((c) =>
         c.resource.uploads.createImageUploadsBase64({
           payload: { images: [b64(png), { b64_json: b64(jpg), field: "mask" }] }
         })
       )
 
-      const ids = [confirmed.id, putOnly.id, neverPut.id]
+      const ids = [confirmed!.id, putOnly!.id, neverPut!.id]
       const confirmedKeys = await keysOf(auto, confirmed.id)
       const [row] = await mediaRows(auto, [confirmed.id])
       // The PUT key's object and the pinned copy the confirmed URL serves.
@@ -156,10 +156,7 @@ for (const store of ["local", "s3"] as const) {
         await query(auto, (sql) => sql`SELECT url_digest FROM media_upload_urls WHERE ${sql.in("upload_id", ids)}`)
       ).toEqual([])
       // Gone for the caller too.
-      const again = await call(auto, "POST", "/v1/media/uploads/complete", {
-        key,
-        json: { upload_ids: [confirmed.id] }
-      })
+      const again = await rejection(confirm(auto, key, [confirmed!.id]))
       expect(again.status).toBe(404)
     })
 
@@ -249,13 +246,13 @@ for (const store of ["local", "s3"] as const) {
     it("concurrent sweeps remove each upload once; a sweep that died after removing the objects is finished by a later one", async () => {
       const gw = manual
       const acct = await createAccount(gw, { name: "replicas" })
-      const created = await sessions(gw, acct.resource.key, Array.from({ length: 6 }, () => image(png)))
-      const ids: Array<string> = created.body.data.map((s: any) => s.id)
-      for (const session of created.body.data.slice(0, 3)) expect(await putBytes(session, png)).toBe(200)
+      const created = await createSessions(gw, acct.resource.key, Array.from({ length: 6 }, () => image(png)))
+      const ids = created.map((s) => s.id)
+      for (const session of created.slice(0, 3)) expect(await putBytes(session, png)).toBe(200)
       const [dead] = await uploadAll(gw, acct.resource.key, [image(png)])
       const deadKeys = await keysOf(gw, dead.id)
       const [live] = await uploadAll(gw, acct.resource.key, [image(png)])
-      await pastExpiry(Math.max(created.body.data[0].expires_at, dead.expires_at, live.expires_at))
+      await pastExpiry(Math.max(created[0]!.expires_at, dead!.expires_at, live!.expires_at))
 
       // A sweeper died holding `dead`: its objects are gone, its lease has run out. Another holds `live` right now.
       await withStorage(gw, (s) => Effect.forEach(deadKeys, (k) => s.remove(k)))
@@ -269,10 +266,7 @@ for (const store of ["local", "s3"] as const) {
         (sql) => sql`UPDATE media_uploads SET sweep_lease_until = ${now + 600} WHERE id = ${live.id} RETURNING id`
       )
       // A row a sweeper holds is no longer the caller's.
-      const held = await call(gw, "POST", "/v1/media/uploads/complete", {
-        key: acct.resource.key,
-        json: { upload_ids: [live.id] }
-      })
+      const held = await rejection(confirm(gw, acct.resource.key, [live!.id]))
       expect(held.status).toBe(404)
 
       const all = async () =>

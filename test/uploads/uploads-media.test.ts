@@ -1,29 +1,58 @@
-import { Chunk, Effect, Option, Stream } from "effect"
+import { Chunk, Effect, Option, Schema, Stream } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { VideoTaskRequest } from "../../src/client/Tasks.ts"
 import { ObjectStorage } from "../../src/storage/ObjectStorage.ts"
+import { type MediaUploadFile, MediaUploadList, MediaUploadSessionList } from "../../src/uploads/Upload.ts"
 import { createAccount, operator } from "../support/adminApi.ts"
 import { api } from "../support/api.ts"
 import { configWith } from "../support/config.ts"
 import { backend } from "../support/database.ts"
 import { startGateway, type TestGateway } from "../support/gateway.ts"
-import { call, errorOf, expectError, raw } from "../support/http.ts"
+import { errorOf, expectError, raw, type RawReply } from "../support/http.ts"
 import { probeBytes } from "../support/media.ts"
 import { randomBytes } from "../support/storage.ts"
-import { ledgerOf, pollTask, query } from "../support/tasks.ts"
+import { ledgerOf, query } from "../support/tasks.ts"
 import {
   audio,
-  complete,
+  confirm,
+  createSessions,
   image,
   makeAudio,
   makeImage,
   makeVideo,
   putBytes,
-  sessions,
+  rawComplete,
+  rawSessions,
   uploadAll,
   type UploadFile,
   video
 } from "../support/uploads.ts"
+
+// The answers of steps 1 and 3, decoded with the contract's schemas from a raw answer whose exact fields are checked.
+const sessionsOf = (reply: RawReply) => Schema.decodeUnknownSync(MediaUploadSessionList)(reply.body)
+const uploadsOf = (reply: RawReply) => Schema.decodeUnknownSync(MediaUploadList)(reply.body)
+
+/** The parts of the OpenAPI document these tests read. */
+interface SchemaObject {
+  readonly $ref?: string
+  readonly properties?: Record<string, unknown>
+}
+interface OpenApiDocument {
+  readonly paths: Record<
+    string,
+    Record<
+      string,
+      { readonly responses: Record<string, { readonly content: Record<string, { schema: SchemaObject }> }> }
+    >
+  >
+  readonly components: { readonly schemas: Record<string, SchemaObject> }
+}
+const openApi = async (gw: TestGateway) => {
+  const reply = await raw(gw, "GET", "/openapi.json")
+  expect(reply.status).toBe(200)
+  expect(typeof reply.body).toBe("object")
+  return reply.body as OpenApiDocument
+}
 
 /**
  * The three-step direct upload on the local object store, with the engine
@@ -90,11 +119,14 @@ describe(`media uploads on the local store (${backend})`, () => {
     ]
 
     // Step 1: sessions in request order, each with a PUT URL, the headers to send and an expiry.
-    const created = await sessions(gw, acct.resource.key, files)
-    expect(created.status).toBe(200)
-    expect(created.body.object).toBe("media.upload.session.list")
-    expect(created.body.data).toHaveLength(4)
-    for (const [i, session] of created.body.data.entries()) {
+    // Raw: the exact fields of each session are the point.
+    const reply = await rawSessions(gw, acct.resource.key, files)
+    expect(reply.status).toBe(200)
+    const created = sessionsOf(reply)
+    expect(reply.body).toEqual(created)
+    expect(created.object).toBe("media.upload.session.list")
+    expect(created.data).toHaveLength(4)
+    for (const [i, session] of created.data.entries()) {
       expect(Object.keys(session).sort()).toEqual([
         "client_id",
         "expires_at",
@@ -109,20 +141,23 @@ describe(`media uploads on the local store (${backend})`, () => {
       expect(session.headers).toEqual({ "Content-Type": files[i]!.mime_type })
       expect(Math.abs(session.expires_at - (nowS() + 900))).toBeLessThanOrEqual(5)
     }
-    const ids = created.body.data.map((s: any) => s.id)
+    const ids = created.data.map((s) => s.id)
 
     // Step 2: the bytes, by plain HTTP, straight to storage.
-    for (const [i, session] of created.body.data.entries()) {
+    for (const [i, session] of created.data.entries()) {
       expect(await putBytes(session, files[i]!.bytes)).toBe(200)
     }
 
     // Step 3: confirmed from the stored bytes.
-    const confirmed = await complete(gw, acct.resource.key, ids)
-    expect(confirmed.status).toBe(200)
-    expect(confirmed.body.object).toBe("media.upload.list")
-    expect(confirmed.body.data.map((d: any) => d.id)).toEqual(ids)
+    // Raw: the exact fields of each confirmed item are the point.
+    const confirmedReply = await rawComplete(gw, acct.resource.key, ids)
+    expect(confirmedReply.status).toBe(200)
+    const confirmed = uploadsOf(confirmedReply)
+    expect(confirmedReply.body).toEqual(confirmed)
+    expect(confirmed.object).toBe("media.upload.list")
+    expect(confirmed.data.map((d) => d.id)).toEqual(ids)
     const types = ["video/mp4", "audio/wav", "audio/mpeg", "image/png"]
-    for (const [i, item] of confirmed.body.data.entries()) {
+    for (const [i, item] of confirmed.data.entries()) {
       expect(Object.keys(item).sort()).toEqual([
         "client_id",
         "expires_at",
@@ -148,16 +183,16 @@ describe(`media uploads on the local store (${backend})`, () => {
       expect(Buffer.from(await download.arrayBuffer()).equals(Buffer.from(files[i]!.bytes))).toBe(true)
     }
     // Confirming again answers the same confirmed items.
-    const again = await complete(gw, acct.resource.key, ids)
-    expect(again.body).toEqual(confirmed.body)
+    const again = await confirm(gw, acct.resource.key, ids)
+    expect(again).toEqual(confirmed.data)
 
-    const [mp4, wav, mp3, png] = confirmed.body.data.map((d: any) => d.url)
+    const [mp4, wav, mp3, png] = confirmed.data.map((d) => d.url)
     const task = await api(gw, acct).createVideo(
-      mediaTask("provy-famS-2.5-480p", { images: [png], videos: [mp4], audios: [wav, mp3] })
+      mediaTask("provy-famS-2.5-480p", { images: [png!], videos: [mp4!], audios: [wav!, mp3!] })
     )
-    const done = (await pollTask(gw, acct.resource.key, task.id)).at(-1)
+    const done = (await api(gw, acct).waitTask("video", task.id)).at(-1)!
     expect(done).toMatchObject({ status: "succeeded", error: null })
-    const result = await probeBytes(new Uint8Array(await (await fetch(done.result.videos[0].url)).arrayBuffer()))
+    const result = await probeBytes(new Uint8Array(await (await fetch(done.result!.videos[0]!.url)).arrayBuffer()))
     expect(result.video).toMatchObject({ codec: "h264", width: 854, height: 480 })
     expect(Math.abs(result.durationS - 4)).toBeLessThan(0.1)
   })
@@ -174,9 +209,9 @@ describe(`media uploads on the local store (${backend})`, () => {
       ...over
     })
     const refused = async (files: Array<unknown>, needle: string | RegExp) => {
-      const reply = await call(gw, "POST", "/v1/media/uploads", { key, json: { files } })
+      const reply = await raw(gw, "POST", "/v1/media/uploads", { key, json: { files } })
       expectError(reply, 400, "invalid_request", "invalid_request_error")
-      expect(reply.body.error.message).toMatch(needle)
+      expect(errorOf(reply.body)?.message).toMatch(needle)
     }
     // Per-file caps of the famS table: 200 MB video, 15 MB audio, 20 MB image.
     await refused([file({}), file({ size_bytes: 200_000_001 })], /files\[1\]\.size_bytes.*200000000/)
@@ -209,24 +244,33 @@ describe(`media uploads on the local store (${backend})`, () => {
     ).toBe(0)
 
     // Twelve at the limits are fine; spellings of the same type are normalised into the signed header.
-    const ok = await call(gw, "POST", "/v1/media/uploads", {
-      key,
-      json: {
-        files: [
-          file({ size_bytes: 200_000_000 }),
-          file({ kind: "audio", mime_type: "audio/x-wav", filename: "a.wav", size_bytes: 15_000_000 }),
-          file({ kind: "image", mime_type: "image/jpg", filename: "a.jpg", size_bytes: 20_000_000 }),
-          ...Array.from({ length: 9 }, () => file({ mime_type: "video/quicktime", filename: "b.mov" }))
-        ]
-      }
+    // A 200: the typed client decodes the contract's answer or fails.
+    const okFile = (over: Partial<MediaUploadFile>): MediaUploadFile => ({
+      client_id: "a",
+      kind: "video",
+      filename: "a.mp4",
+      mime_type: "video/mp4",
+      size_bytes: 1000,
+      ...over
     })
-    expect(ok.status).toBe(200)
-    expect(ok.body.data).toHaveLength(12)
-    expect(ok.body.data[1].headers).toEqual({ "Content-Type": "audio/wav" })
-    expect(ok.body.data[2].headers).toEqual({ "Content-Type": "image/jpeg" })
+    const ok = await api(gw, { resource: key }).client((c) =>
+      c.resource.uploads.createMediaUploads({
+        payload: {
+          files: [
+            okFile({ size_bytes: 200_000_000 }),
+            okFile({ kind: "audio", mime_type: "audio/x-wav", filename: "a.wav", size_bytes: 15_000_000 }),
+            okFile({ kind: "image", mime_type: "image/jpg", filename: "a.jpg", size_bytes: 20_000_000 }),
+            ...Array.from({ length: 9 }, () => okFile({ mime_type: "video/quicktime", filename: "b.mov" }))
+          ]
+        }
+      })
+    )
+    expect(ok.data).toHaveLength(12)
+    expect(ok.data[1]!.headers).toEqual({ "Content-Type": "audio/wav" })
+    expect(ok.data[2]!.headers).toEqual({ "Content-Type": "image/jpeg" })
 
-    const doc = await call(gw, "GET", "/openapi.json")
-    expect(Object.keys(doc.body.paths)).toEqual(expect.arrayContaining([
+    const doc = await openApi(gw)
+    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining([
       "/v1/media/uploads",
       "/v1/media/uploads/complete",
       "/v1/image/uploads",
@@ -235,11 +279,11 @@ describe(`media uploads on the local store (${backend})`, () => {
 
     // Resource keys only.
     expectError(
-      await call(gw, "POST", "/v1/media/uploads", { key: acct.model.key, json: { files: [file({})] } }),
+      await raw(gw, "POST", "/v1/media/uploads", { key: acct.model.key, json: { files: [file({})] } }),
       403,
       "permission_denied"
     )
-    expectError(await call(gw, "POST", "/v1/media/uploads", { json: { files: [file({})] } }), 401, "invalid_api_key")
+    expectError(await raw(gw, "POST", "/v1/media/uploads", { json: { files: [file({})] } }), 401, "invalid_api_key")
   })
 
   it("confirmation is all or nothing: the first refused id answers with the spec's error naming it, and none is confirmed", async () => {
@@ -305,14 +349,14 @@ describe(`media uploads on the local store (${backend})`, () => {
         "invalid_upload_content"
       ]
     ]
-    const created = await sessions(gw, key, [...good, ...bad.map(([, file]) => file), video(media.v2!)])
-    expect(created.status).toBe(200)
-    const ids: Array<string> = created.body.data.map((s: any) => s.id)
+    // A 200: the typed client decodes the contract's answer or fails.
+    const created = await createSessions(gw, key, [...good, ...bad.map(([, file]) => file), video(media.v2!)])
+    const ids = created.map((s) => s.id)
     const goodIds = ids.slice(0, good.length)
     const badIds = ids.slice(good.length, good.length + bad.length)
     const neverPut = ids.at(-1)!
     const files = [...good, ...bad.map(([, file]) => file)]
-    for (const [i, session] of created.body.data.slice(0, files.length).entries()) {
+    for (const [i, session] of created.slice(0, files.length).entries()) {
       expect(await putBytes(session, files[i]!.bytes)).toBe(200)
     }
 
@@ -323,13 +367,14 @@ describe(`media uploads on the local store (${backend})`, () => {
       ))
         .filter((r) => r.status !== "pending").map((r) => r.id)
     const refused = async (batch: Array<string>, status: number, code: string, named: string, message?: RegExp) => {
-      const reply = await complete(gw, key, batch)
+      const reply = await rawComplete(gw, key, batch)
       expectError(reply, status, code)
-      expect(reply.body.error.message).toContain(named)
+      const said = errorOf(reply.body)?.message
+      expect(said).toContain(named)
       // Messages are for the caller: no temporary paths or tool names.
-      expect(reply.body.error.message).not.toMatch(/\/tmp|ffprobe|file:/)
-      if (message) expect(reply.body.error.message).toMatch(message)
-      expect(Object.keys(reply.body)).toEqual(["error"])
+      expect(said).not.toMatch(/\/tmp|ffprobe|file:/)
+      if (message) expect(said).toMatch(message)
+      expect(Object.keys(reply.body as object)).toEqual(["error"])
     }
 
     // Each refusal, placed third of five between uploads that pass: the call fails and none is confirmed.
@@ -341,7 +386,7 @@ describe(`media uploads on the local store (${backend})`, () => {
     await refused([goodIds[0]!, unknown], 404, "upload_not_found", unknown)
     await refused([goodIds[0]!, othersUpload.id], 404, "upload_not_found", othersUpload.id)
     await refused([goodIds[0]!, neverPut], 409, "upload_not_received", neverPut, /PUT the file/)
-    expectError(await complete(gw, key, [neverPut]), 409, "upload_not_received", "conflict_error")
+    expectError(await rawComplete(gw, key, [neverPut]), 409, "upload_not_received", "conflict_error")
     // In request order: the first refused id answers.
     await refused([badIds[3]!, badIds[0]!], 400, "invalid_reference_media_duration", badIds[3]!)
     await refused([badIds[0]!, badIds[3]!], 400, "invalid_upload_content", badIds[0]!)
@@ -351,25 +396,27 @@ describe(`media uploads on the local store (${backend})`, () => {
       .toEqual([])
 
     // The good ones alone are confirmed, in request order; again with a refused one, the call fails and they stay confirmed.
-    const ok = await complete(gw, key, [goodIds[3]!, goodIds[0]!, goodIds[2]!, goodIds[1]!, goodIds[0]!])
-    expect(ok.status).toBe(200)
-    expect(Object.keys(ok.body).sort()).toEqual(["data", "object"])
-    expect(ok.body.data.map((d: any) => d.id)).toEqual([goodIds[3], goodIds[0], goodIds[2], goodIds[1]])
+    // Raw: the exact fields of the answer are the point.
+    const okReply = await rawComplete(gw, key, [goodIds[3]!, goodIds[0]!, goodIds[2]!, goodIds[1]!, goodIds[0]!])
+    expect(okReply.status).toBe(200)
+    const ok = uploadsOf(okReply)
+    expect(Object.keys(okReply.body as object).sort()).toEqual(["data", "object"])
+    expect(ok.data.map((d) => d.id)).toEqual([goodIds[3], goodIds[0], goodIds[2], goodIds[1]])
     expect((await statuses()).sort()).toEqual([...goodIds].sort())
     await refused([goodIds[0]!, badIds[0]!], 400, "invalid_upload_content", badIds[0]!)
     // Confirming confirmed ids again answers them again, also together with one confirmed now.
-    const late = (await sessions(gw, key, [image(media.png!)])).body.data[0]
-    expect(await putBytes(late, media.png!)).toBe(200)
-    const again = await complete(gw, key, [goodIds[1]!, late.id])
-    expect(again.status).toBe(200)
-    expect(again.body.data[0]).toEqual(ok.body.data[3])
-    expect(again.body.data[1]).toMatchObject({ id: late.id, kind: "image", mime_type: "image/png" })
+    const [late] = await createSessions(gw, key, [image(media.png!)])
+    expect(await putBytes(late!, media.png!)).toBe(200)
+    // A 200: the typed client decodes the contract's answer or fails.
+    const again = await confirm(gw, key, [goodIds[1]!, late!.id])
+    expect(again[0]).toEqual(ok.data[3])
+    expect(again[1]).toMatchObject({ id: late!.id, kind: "image", mime_type: "image/png" })
 
     // The body itself: 1 to 12 ids, JSON only.
-    expectError(await complete(gw, key, []), 400, "invalid_request")
-    expectError(await complete(gw, key, Array.from({ length: 13 }, (_, i) => `upl_${i}`)), 400, "invalid_request")
+    expectError(await rawComplete(gw, key, []), 400, "invalid_request")
+    expectError(await rawComplete(gw, key, Array.from({ length: 13 }, (_, i) => `upl_${i}`)), 400, "invalid_request")
     expectError(
-      await call(gw, "POST", "/v1/media/uploads/complete", {
+      await raw(gw, "POST", "/v1/media/uploads/complete", {
         key,
         body: "upload_ids=1",
         headers: { "content-type": "text/plain" }
@@ -379,45 +426,43 @@ describe(`media uploads on the local store (${backend})`, () => {
     )
 
     // The contract says so too: the answer has no per-item errors.
-    const doc = (await call(gw, "GET", "/openapi.json")).body
-    const resolve = (
-      schema: any
-    ): any => (schema?.$ref ? resolve(doc.components.schemas[schema.$ref.split("/").at(-1)]) : schema)
+    const doc = await openApi(gw)
+    const resolve = (schema: SchemaObject | undefined): SchemaObject | undefined =>
+      schema?.$ref ? resolve(doc.components.schemas[schema.$ref.split("/").at(-1)!]) : schema
     const answer = resolve(
-      doc.paths["/v1/media/uploads/complete"].post.responses["200"].content["application/json"].schema
+      doc.paths["/v1/media/uploads/complete"]?.post?.responses["200"]?.content["application/json"]?.schema
     )
-    expect(Object.keys(answer.properties).sort()).toEqual(["data", "object"])
+    expect(Object.keys(answer?.properties ?? {}).sort()).toEqual(["data", "object"])
   })
 
   it("confirmation measures the stored object: a size other than the declared one is refused", async () => {
     const acct = await createAccount(gw, { name: "sizes" })
-    const created = await sessions(gw, acct.resource.key, [video(media.v3!)])
-    const id = created.body.data[0].id
+    const [created] = await createSessions(gw, acct.resource.key, [video(media.v3!)])
+    const id = created!.id
     // The local store's signature binds the length, so the object is replaced behind its back.
     const [row] = await query<{ storage_key: string }>(
       gw,
       (sql) => sql`SELECT storage_key FROM media_uploads WHERE id = ${id}`
     )
     await gw.runtime.runPromise(Effect.flatMap(ObjectStorage, (s) => s.put(row!.storage_key, media.v8!, "video/mp4")))
-    const reply = await complete(gw, acct.resource.key, [id])
+    const reply = await rawComplete(gw, acct.resource.key, [id])
     expectError(reply, 400, "upload_size_mismatch")
-    expect(reply.body.error.message).toContain(id)
-    expect(reply.body.error.message).toContain(`${media.v8!.length} bytes`)
+    expect(errorOf(reply.body)?.message).toContain(id)
+    expect(errorOf(reply.body)?.message).toContain(`${media.v8!.length} bytes`)
   })
 
   it("confirmation pins the bytes: a second PUT through the still valid upload_url never reaches the confirmed URL", async () => {
     const acct = await createAccount(gw, { name: "pinning" })
     const key = acct.resource.key
-    const created = await sessions(gw, key, [image(media.png!)])
-    const session = created.body.data[0]
-    expect(await putBytes(session, media.png!)).toBe(200)
-    const [confirmed] = (await complete(gw, key, [session.id])).body.data
+    const [session] = await createSessions(gw, key, [image(media.png!)])
+    expect(await putBytes(session!, media.png!)).toBe(200)
+    const [confirmed] = await confirm(gw, key, [session!.id])
     // Other bytes of the same signed type and length, never inspected.
     const other = randomBytes(media.png!.length)
-    expect(await putBytes(session, other)).toBe(200)
+    expect(await putBytes(session!, other)).toBe(200)
     const [row] = await query<{ storage_key: string; pinned_key: string }>(
       gw,
-      (sql) => sql`SELECT storage_key, pinned_key FROM media_uploads WHERE id = ${session.id}`
+      (sql) => sql`SELECT storage_key, pinned_key FROM media_uploads WHERE id = ${session!.id}`
     )
     expect(row!.pinned_key).not.toBe(row!.storage_key)
     // The PUT did land (at the session's key)...
@@ -429,9 +474,9 @@ describe(`media uploads on the local store (${backend})`, () => {
     )
     expect(atPutKey.equals(Buffer.from(other))).toBe(true)
     // ...but the confirmed URL, now and after confirming again, serves what was inspected.
-    const again = (await complete(gw, key, [session.id])).body.data[0]
-    expect(again.url).toBe(confirmed.url)
-    for (const url of [confirmed.url, again.url]) {
+    const [again] = await confirm(gw, key, [session!.id])
+    expect(again!.url).toBe(confirmed!.url)
+    for (const url of [confirmed!.url, again!.url]) {
       const download = await fetch(url)
       expect(download.status).toBe(200)
       expect(download.headers.get("content-type")).toBe("image/png")
@@ -508,7 +553,7 @@ describe(`media uploads on the local store (${backend})`, () => {
     const ok20 = await create(mediaTask("provy-famS-2.0-480p", { videos: [v8a.url, v3.url], audios: [wav.url] }))
     expect(ok20.status).toBe(202)
     for (const id of [ok25.task.id, ok20.task.id]) {
-      expect((await pollTask(gw, acct.resource.key, id)).at(-1).status).toBe("succeeded")
+      expect((await api(gw, acct).waitTask("video", id)).at(-1)?.status).toBe("succeeded")
       expect((await ledgerOf(gw, id)).map((l) => l.kind)).toEqual(["charge"])
     }
   })
