@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createClient, GatewayError } from "../../src/client/index.ts"
+import { createAccount } from "../support/adminApi.ts"
 import { mtgEnv, mtgInProcess } from "../support/cli.ts"
 import { unthrottled } from "../support/config.ts"
 import { backend } from "../support/database.ts"
 import { startGateway, type TestGateway } from "../support/gateway.ts"
-import { createAccount } from "../support/http.ts"
 import { query, videoRequest } from "../support/tasks.ts"
 
 /**

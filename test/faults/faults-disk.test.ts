@@ -12,7 +12,7 @@ import { probeBytes } from "../support/media.ts"
 import { kill, type Service, stop, waitForLog } from "../support/process.ts"
 import { createVideoTask, untilStatuses, videoTasks } from "../support/taskRuns.ts"
 import { videoRequest } from "../support/tasks.ts"
-import { image, makeImage, sessions } from "../support/uploads.ts"
+import { createSessions, image, makeImage } from "../support/uploads.ts"
 
 /**
  * The local object store's disk fills up, then is freed, the service as a
@@ -93,7 +93,7 @@ describe(`the local store's disk full, then freed (${backend})`, { timeout: 300_
     const [early] = await videoTasks(inst.target, acct.resource.key, [earlyId])
     // An upload session handed out before the disk fills: its PUT comes after.
     const png = Buffer.from(await makeImage("png", "320x240"))
-    const session = (await sessions(inst.target, acct.resource.key, [image(png)])).body.data[0]
+    const session = (await createSessions(inst.target, acct.resource.key, [image(png)]))[0]!
     const fillers = [fill(objects), ...(spoolFull ? [fill(join(inst.dataDir, "spool"))] : [])]
 
     const waiting = await Promise.all(

@@ -19,7 +19,7 @@ import { kill, type Service, stop, waitForLog } from "../support/process.ts"
 import { startS3rver } from "../support/s3rver.ts"
 import { createVideoTask, untilStatuses, videoTasks } from "../support/taskRuns.ts"
 import { videoRequest } from "../support/tasks.ts"
-import { complete, image, makeImage, putBytes, sessions } from "../support/uploads.ts"
+import { confirm, createSessions, image, makeImage, putBytes, rawComplete, rawSessions } from "../support/uploads.ts"
 
 /**
  * Object storage (S3, through the fault proxy) goes away while tasks are
@@ -140,7 +140,7 @@ describe(`storage outages, the service as a process (${backend})`, { timeout: 30
     await untilStatuses(inst.target, acct.resource.key, [earlyId], (s) => s[0] === "succeeded", 60_000)
     const [early] = await videoTasks(inst.target, acct.resource.key, [earlyId])
     const png = await makeImage("png", "320x240")
-    const session = (await sessions(inst.target, acct.resource.key, [image(png)])).body.data[0]
+    const session = (await createSessions(inst.target, acct.resource.key, [image(png)]))[0]!
     expect(await putBytes(session, png)).toBe(200)
 
     await proxy.set("refuse")
@@ -177,8 +177,8 @@ describe(`storage outages, the service as a process (${backend})`, { timeout: 30
     // Callers are told to come back, never given a 500; the store is named as what is down.
     for (
       const refused of [
-        await sessions(inst.target, acct.resource.key, [image(png)]),
-        await complete(inst.target, acct.resource.key, [session.id]),
+        await rawSessions(inst.target, acct.resource.key, [image(png)]),
+        await rawComplete(inst.target, acct.resource.key, [session.id]),
         await raw(inst.target, "GET", `/v1/assets/${early.result.videos[0].asset_id}/content`, {
           key: acct.resource.key
         })
@@ -207,7 +207,7 @@ describe(`storage outages, the service as a process (${backend})`, { timeout: 30
     await proxy.set("pass")
     await untilStatuses(inst.target, acct.resource.key, ids, (s) => s.every((x) => x === "succeeded"), 180_000)
     // What was refused meanwhile works now.
-    expect((await complete(inst.target, acct.resource.key, [session.id])).status).toBe(200)
+    expect((await confirm(inst.target, acct.resource.key, [session.id])).map((u) => u.id)).toEqual([session.id])
     // The restarted process stored what the first had spooled.
     expect(logged([second], "a result that waited for object storage is stored").length).toBeGreaterThan(0)
     expect(await spoolEmptied(inst.dataDir)).toEqual([])

@@ -17,12 +17,12 @@ import { type Receiver, startReceiver, verifyStandardWebhook } from "../support/
 import { keptAlive } from "../support/socket.ts"
 import {
   audio,
+  createSessions,
   image,
   makeAudio,
   makeImage,
   makeVideo,
   putBytes,
-  sessions,
   uploadAll,
   video
 } from "../support/uploads.ts"
@@ -150,7 +150,7 @@ describe(`the API of a service process (${RUNTIME}, ${backend})`, { timeout: 180
     // before the request body was read leaves that body in the connection: the refused PUT's 403 and
     // the next request on the connection stall until the idle timeout resets it.
     const bytes = new Uint8Array(1_000_000).fill(7)
-    const [session] = (await sessions(target, acct.resource.key, [video(bytes, "big.mp4")])).body.data
+    const [session] = await createSessions(target, acct.resource.key, [video(bytes, "big.mp4")])
     const url = new URL(session.upload_url)
     const put = (type: string) =>
       `PUT ${url.pathname}${url.search} HTTP/1.1\r\nHost: ${url.host}\r\nContent-Type: ${type}\r\nContent-Length: ${bytes.length}`
@@ -169,7 +169,7 @@ describe(`the API of a service process (${RUNTIME}, ${backend})`, { timeout: 180
     }
     // And through fetch, as any client sends it: a long wrong-length body is a 403, the right one a 200.
     const big = new Uint8Array(6_000_000).fill(7)
-    const [again] = (await sessions(target, acct.resource.key, [video(big, "big.mp4")])).body.data
+    const [again] = await createSessions(target, acct.resource.key, [video(big, "big.mp4")])
     expect(await putBytes(again, big.subarray(1))).toBe(403)
     expect(await putBytes(again, big)).toBe(200)
   })

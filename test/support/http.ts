@@ -2,17 +2,11 @@ import { ADMIN_TOKEN } from "./gateway.ts"
 import { fetchRetryingReset, type Target } from "./wire.ts"
 
 export { fetchRetryingReset, type Target } from "./wire.ts"
-// The files not yet moved to `./adminApi.ts` import it from here.
-export { createAccount } from "./adminApi.ts"
 
 export interface RawReply {
   readonly status: number
   readonly headers: Headers
   readonly body: unknown
-}
-
-export interface Reply extends RawReply {
-  readonly body: any
 }
 
 interface RawOptions {
@@ -46,13 +40,6 @@ const send = async (gw: Target, method: string, path: string, options: RawOption
  */
 export const raw = (gw: Target, method: string, path: string, options: RawOptions = {}): Promise<RawReply> =>
   send(gw, method, path, options)
-
-/** The untyped path of the files not yet moved to the typed client or to `raw`; its body is `any`. */
-export const call = (gw: Target, method: string, path: string, options: RawOptions = {}): Promise<Reply> =>
-  send(gw, method, path, options)
-
-export const admin = (gw: Target, method: string, path: string, json?: unknown) =>
-  call(gw, method, path, { key: ADMIN_TOKEN, ...(json === undefined ? {} : { json }) })
 
 /** An admin request outside the typed admin client (`./adminApi.ts`), for what is wrong on purpose. */
 export const rawAdmin = (gw: Target, method: string, path: string, json?: unknown) =>

@@ -3,7 +3,7 @@ import { writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { ObjectStorage, type ObjectStorageService } from "../../src/storage/ObjectStorage.ts"
 import type { TestGateway } from "./gateway.ts"
-import type { Reply } from "./http.ts"
+import type { RawReply } from "./http.ts"
 
 /** Runs `f` with the gateway's own ObjectStorage service. */
 export const withStorage = <A, E>(gw: TestGateway, f: (storage: ObjectStorageService) => Effect.Effect<A, E>) =>
@@ -42,11 +42,17 @@ export const randomBytes = (size: number): Uint8Array<ArrayBuffer> => {
 }
 
 /** One request to an absolute URL; JSON bodies are parsed, others kept as bytes. */
-export const send = async (url: string, init: RequestInit = {}): Promise<Reply> => {
+export const send = async (url: string, init: RequestInit = {}): Promise<RawReply> => {
   const res = await fetch(url, init)
   const bytes = new Uint8Array(await res.arrayBuffer())
   const json = bytes.length > 0 && (res.headers.get("content-type") ?? "").includes("application/json")
   return { status: res.status, headers: res.headers, body: json ? JSON.parse(new TextDecoder().decode(bytes)) : bytes }
+}
+
+/** The bytes of a `send` answer that was not JSON; fails the test when it was. */
+export const bytesOf = (reply: RawReply): Buffer => {
+  if (!(reply.body instanceof Uint8Array)) throw new Error(`expected bytes, got ${JSON.stringify(reply.body)}`)
+  return Buffer.from(reply.body)
 }
 
 /** A URL with one query parameter replaced (or removed when `value` is undefined). */

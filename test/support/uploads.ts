@@ -8,7 +8,7 @@ import { join } from "node:path"
 import { promisify } from "node:util"
 import type { ConfirmedUpload } from "../../src/uploads/Upload.ts"
 import { api } from "./api.ts"
-import { raw, type RawReply, type Reply, type Target } from "./http.ts"
+import { raw, type RawReply, type Target } from "./http.ts"
 
 const exec = promisify(execFile)
 
@@ -87,10 +87,6 @@ export const createSessions = (gw: Target, key: string, files: ReadonlyArray<Upl
 export const rawSessions = (gw: Target, key: string, files: ReadonlyArray<UploadFile>): Promise<RawReply> =>
   raw(gw, "POST", "/v1/media/uploads", { key, json: { files: described(files) } })
 
-/** `rawSessions` with its body loosely typed, for the files not yet moved to `createSessions`. */
-export const sessions = (gw: Target, key: string, files: ReadonlyArray<UploadFile>): Promise<Reply> =>
-  rawSessions(gw, key, files)
-
 /** Step 2: the bytes straight to storage by plain fetch, with exactly the returned method and headers. */
 export const putBytes = async (
   session: { readonly upload_url: string; readonly method: string; readonly headers: Record<string, string> },
@@ -113,10 +109,6 @@ export const confirm = (gw: Target, key: string, ids: ReadonlyArray<string>) =>
 /** Step 3 sent as it is, where its error body is the point. */
 export const rawComplete = (gw: Target, key: string, ids: ReadonlyArray<string>): Promise<RawReply> =>
   raw(gw, "POST", "/v1/media/uploads/complete", { key, json: { upload_ids: ids } })
-
-/** `rawComplete` with its body loosely typed, for the files not yet moved to `confirm`. */
-export const complete = (gw: Target, key: string, ids: ReadonlyArray<string>): Promise<Reply> =>
-  rawComplete(gw, key, ids)
 
 /**
  * All three steps through the typed client (the PUT by plain fetch, as any

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest"
+import { createAccount } from "../support/adminApi.ts"
 import { configWith } from "../support/config.ts"
 import { backend } from "../support/database.ts"
-import { createAccount } from "../support/http.ts"
 import { type Installation, installation } from "../support/installation.ts"
 import { type Service, stop } from "../support/process.ts"
 import { openEvents } from "../support/sse.ts"

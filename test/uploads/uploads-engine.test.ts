@@ -13,7 +13,7 @@ import { startGateway, type TestGateway } from "../support/gateway.ts"
 import { errorOf, expectError, raw } from "../support/http.ts"
 import { ledgerOf, pollTask } from "../support/tasks.ts"
 import {
-  complete,
+  confirm,
   image,
   makeAudio,
   makeImage,
@@ -319,7 +319,7 @@ describe(`reference media in the task engine (${backend})`, () => {
     const [long] = await uploadAll(strict, acct.resource.key, [video((server.routes["/v11.mp4"] as any).body)])
     // URLs are signed to the second: a second later, the renewed one differs. The sleep is the scenario.
     await sleep(1100)
-    const renewed = (await complete(strict, acct.resource.key, [long.id])).body.data[0]
+    const renewed = (await confirm(strict, acct.resource.key, [long.id]))[0]!
     expect(renewed.id).toBe(long.id)
     expect(renewed.url).not.toBe(long.url)
     for (const url of [long.url, renewed.url]) {

@@ -4,19 +4,20 @@ import { api } from "../support/api.ts"
 import { configWith } from "../support/config.ts"
 import { backend } from "../support/database.ts"
 import { startGateway, type TestGateway } from "../support/gateway.ts"
-import { expectError, raw } from "../support/http.ts"
+import { errorOf, expectError, raw } from "../support/http.ts"
 import { startS3rver } from "../support/s3rver.ts"
 import { randomBytes } from "../support/storage.ts"
 import { pollTask, query } from "../support/tasks.ts"
 import {
   audio,
-  complete,
+  confirm,
+  createSessions,
   image,
   makeAudio,
   makeImage,
   makeVideo,
   putBytes,
-  sessions,
+  rawComplete,
   type UploadFile,
   video
 } from "../support/uploads.ts"
@@ -64,9 +65,8 @@ describe(`media uploads on S3 (${backend})`, () => {
       audio(media.mp3!, "mp3"),
       image(media.png!)
     ]
-    const created = await sessions(gw, acct.resource.key, files)
-    expect(created.status).toBe(200)
-    for (const [i, session] of created.body.data.entries()) {
+    const created = await createSessions(gw, acct.resource.key, files)
+    for (const [i, session] of created.entries()) {
       const url = new URL(session.upload_url)
       expect(url.origin).toBe(s3.endpoint)
       expect(url.pathname).toBe(`/${BUCKET}/uploads/${acct.id}/${session.id}.${["mp4", "wav", "mp3", "png"][i]}`)
@@ -84,20 +84,19 @@ describe(`media uploads on S3 (${backend})`, () => {
       }
       expect(await putBytes(session, files[i]!.bytes)).toBe(200)
     }
-    const ids = created.body.data.map((s: any) => s.id)
-    const confirmed = await complete(gw, acct.resource.key, ids)
-    expect(confirmed.status).toBe(200)
-    expect(confirmed.body.data.map((d: any) => [d.id, d.mime_type, d.size_bytes])).toEqual(
+    const ids = created.map((s) => s.id)
+    const confirmed = await confirm(gw, acct.resource.key, ids)
+    expect(confirmed.map((d) => [d.id, d.mime_type, d.size_bytes])).toEqual(
       files.map((f, i) => [ids[i], f.mime_type, f.bytes.length])
     )
-    for (const [i, item] of confirmed.body.data.entries()) {
+    for (const [i, item] of confirmed.entries()) {
       expect(new URL(item.url).origin).toBe(s3.endpoint)
       const download = await fetch(item.url)
       expect(download.status).toBe(200)
       expect(Buffer.from(await download.arrayBuffer()).equals(Buffer.from(files[i]!.bytes))).toBe(true)
     }
 
-    const [mp4, wav, mp3, png] = confirmed.body.data.map((d: any) => ({ url: d.url }))
+    const [mp4, wav, mp3, png] = confirmed.map((d) => ({ url: d.url }))
     const task = await api(gw, acct).createVideo({
       model: "provy-famS-2.5-480p",
       operation: "generation",
@@ -115,20 +114,20 @@ describe(`media uploads on S3 (${backend})`, () => {
 
   it("refusals are the same as on the local store: all or nothing, wrong real type, never PUT, over the limits at creation", async () => {
     const acct = await createAccount(gw, { name: "s3-refusals", wallet_credits: 100 })
-    const created = await sessions(gw, acct.resource.key, [
+    const created = await createSessions(gw, acct.resource.key, [
       { kind: "video", filename: "still.mp4", mime_type: "video/mp4", bytes: media.png! },
       video(media.mp4!),
       video(media.v11!)
     ])
-    const [pngAsMp4, neverPut, long] = created.body.data
+    const [pngAsMp4, neverPut, long] = [created[0]!, created[1]!, created[2]!]
     expect(await putBytes(pngAsMp4, media.png!)).toBe(200)
     expect(await putBytes(long, media.v11!)).toBe(200)
-    const wrongType = await complete(gw, acct.resource.key, [long.id, pngAsMp4.id, neverPut.id])
+    const wrongType = await rawComplete(gw, acct.resource.key, [long.id, pngAsMp4.id, neverPut.id])
     expectError(wrongType, 400, "invalid_upload_content")
-    expect(wrongType.body.error.message).toContain(pngAsMp4.id)
-    const notReceived = await complete(gw, acct.resource.key, [long.id, neverPut.id])
+    expect(errorOf(wrongType.body)?.message).toContain(pngAsMp4.id)
+    const notReceived = await rawComplete(gw, acct.resource.key, [long.id, neverPut.id])
     expectError(notReceived, 409, "upload_not_received")
-    expect(notReceived.body.error.message).toContain(neverPut.id)
+    expect(errorOf(notReceived.body)?.message).toContain(neverPut.id)
     // Nothing was confirmed by the refused calls, and their copies are gone from the bucket.
     const rows = await query<{ status: string }>(
       gw,
@@ -142,7 +141,7 @@ describe(`media uploads on S3 (${backend})`, () => {
       )
     ).toEqual([])
 
-    const [confirmed] = (await complete(gw, acct.resource.key, [long.id])).body.data
+    const [confirmed] = await confirm(gw, acct.resource.key, [long.id])
     expect(confirmed.id).toBe(long.id)
     const task = await raw(gw, "POST", "/v1/video/tasks", {
       key: acct.model.key,
@@ -158,10 +157,9 @@ describe(`media uploads on S3 (${backend})`, () => {
 
   it("confirmation pins the bytes in the bucket: a second PUT through the upload_url never reaches the confirmed URL", async () => {
     const acct = await createAccount(gw, { name: "s3-pinning" })
-    const created = await sessions(gw, acct.resource.key, [image(media.png!)])
-    const session = created.body.data[0]
+    const [session] = await createSessions(gw, acct.resource.key, [image(media.png!)])
     expect(await putBytes(session, media.png!)).toBe(200)
-    const [confirmed] = (await complete(gw, acct.resource.key, [session.id])).body.data
+    const [confirmed] = await confirm(gw, acct.resource.key, [session!.id])
     // The pinned copy sits under a key no upload URL names.
     expect(new URL(confirmed.url).pathname).toMatch(
       new RegExp(`^/${BUCKET}/confirmed/${acct.id}/${session.id}-[0-9A-Za-z]+\\.png$`)
@@ -172,7 +170,7 @@ describe(`media uploads on S3 (${backend})`, () => {
     const atPutKey = await fetch(`${s3.endpoint}${new URL(session.upload_url).pathname}`)
     expect(Buffer.from(await atPutKey.arrayBuffer()).equals(Buffer.from(other))).toBe(true)
     // ...and the confirmed URL still serves the inspected bytes, also after confirming again.
-    const again = (await complete(gw, acct.resource.key, [session.id])).body.data[0]
+    const [again] = await confirm(gw, acct.resource.key, [session!.id])
     for (const url of [confirmed.url, again.url]) {
       const download = await fetch(url)
       expect(download.status).toBe(200)
