@@ -58,27 +58,24 @@ const make = Effect.gen(function*() {
       return open.length > 0 ? open : yield* ModelUnavailable.of(model)
     })
 
-  /** What a task is priced by: per second of video or per image, at the caller's group's rate (Billing). */
-  const videoPriced = (principal: Principal, request: ValidVideoRequest): Priced => {
-    const served = registry.video(request.model)!
-    return {
-      unit: "second",
-      unitPrice: served.price,
-      quantity: request.duration,
-      group: principal.group,
-      subscriptionAllowed: served.settings.subscription
-    }
-  }
-  const imagePriced = (principal: Principal, valid: ValidImageRequest): Priced => {
-    const served = registry.image(valid.model)!
-    return {
-      unit: "image",
-      unitPrice: served.price,
-      quantity: valid.count,
-      group: principal.group,
-      subscriptionAllowed: served.settings.subscription
-    }
-  }
+  /** What a task is priced by: its model's price per unit, how many units, at the caller's group's rate (Billing). */
+  const priced = (
+    principal: Principal,
+    unit: Priced["unit"],
+    served: { readonly price: number; readonly settings: { readonly subscription: boolean } },
+    quantity: number
+  ): Priced => ({
+    unit,
+    unitPrice: served.price,
+    quantity,
+    group: principal.group,
+    subscriptionAllowed: served.settings.subscription
+  })
+  /** Per requested second of video; per output image. */
+  const videoPriced = (principal: Principal, request: ValidVideoRequest) =>
+    priced(principal, "second", registry.video(request.model)!, request.duration)
+  const imagePriced = (principal: Principal, valid: ValidImageRequest) =>
+    priced(principal, "image", registry.image(valid.model)!, valid.count)
 
   /**
    * Every check of a video create that refuses the request itself, before
