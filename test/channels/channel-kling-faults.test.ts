@@ -187,40 +187,50 @@ describe(`the kling channel: states and faults (${backend})`, () => {
     expect((await ledgerOf(k.gw, task.id)).map((l) => l.kind)).toEqual(["charge"])
   })
 
-  it("a create whose answer is lost or cut off is found by external_task_id: one upstream task, adopted, succeeded", async () => {
-    for (const model of [CURRENT, LEGACY]) {
-      for (const fault of [{ kind: "lost" }, { kind: "reset" }] as Array<Fault>) {
-        const prompt = `create answered by ${fault.kind} on ${model}`
-        const before = k.fake.requests.length
-        const { creates, task } = await run(prompt, { model, create: [fault] })
-        expect(task.status).toBe("succeeded")
-        expect(creates).toHaveLength(1)
-        const upstream = upstreamTasksOf(prompt)
-        expect(upstream).toHaveLength(1)
-        expect(upstream[0]!.externalId).toBe(task.id)
-        expect((await engineRow(k.gw, task.id)).upstream_id).toContain(upstream[0]!.id)
-        expect((await ledgerOf(k.gw, task.id)).map((l) => l.kind)).toEqual(["charge"])
-        // Looked up by our id, not created again.
-        const lookups = k.fake.requests.slice(before).filter((r) =>
-          model === CURRENT ? r.query["external_task_ids"] === task.id : r.path.endsWith(`/${task.id}`)
-        )
-        expect(lookups.length).toBeGreaterThanOrEqual(1)
-      }
-    }
-  })
-
-  it("a create that hangs or meets a 504 page created nothing: find says so, it is sent again, one task upstream", async () => {
-    for (const fault of [{ kind: "hang" }, { kind: "html", status: 504 }] as Array<Fault>) {
+  // Four tasks end to end (two protocols, two faults), each through a lost or timed-out create: 60 s, not one task's 30.
+  it(
+    "a create whose answer is lost or cut off is found by external_task_id: one upstream task, adopted, succeeded",
+    async () => {
       for (const model of [CURRENT, LEGACY]) {
-        const prompt = `create answered by ${fault.kind} on ${model}`
-        const { creates, task } = await run(prompt, { model, create: [fault] })
-        expect(task.status).toBe("succeeded")
-        expect(creates).toHaveLength(2)
-        expect(upstreamTasksOf(prompt)).toHaveLength(1)
-        expect((await ledgerOf(k.gw, task.id)).map((l) => l.kind)).toEqual(["charge"])
+        for (const fault of [{ kind: "lost" }, { kind: "reset" }] as Array<Fault>) {
+          const prompt = `create answered by ${fault.kind} on ${model}`
+          const before = k.fake.requests.length
+          const { creates, task } = await run(prompt, { model, create: [fault] })
+          expect(task.status).toBe("succeeded")
+          expect(creates).toHaveLength(1)
+          const upstream = upstreamTasksOf(prompt)
+          expect(upstream).toHaveLength(1)
+          expect(upstream[0]!.externalId).toBe(task.id)
+          expect((await engineRow(k.gw, task.id)).upstream_id).toContain(upstream[0]!.id)
+          expect((await ledgerOf(k.gw, task.id)).map((l) => l.kind)).toEqual(["charge"])
+          // Looked up by our id, not created again.
+          const lookups = k.fake.requests.slice(before).filter((r) =>
+            model === CURRENT ? r.query["external_task_ids"] === task.id : r.path.endsWith(`/${task.id}`)
+          )
+          expect(lookups.length).toBeGreaterThanOrEqual(1)
+        }
       }
-    }
-  })
+    },
+    60_000
+  )
+
+  // Four tasks end to end, as above.
+  it(
+    "a create that hangs or meets a 504 page created nothing: find says so, it is sent again, one task upstream",
+    async () => {
+      for (const fault of [{ kind: "hang" }, { kind: "html", status: 504 }] as Array<Fault>) {
+        for (const model of [CURRENT, LEGACY]) {
+          const prompt = `create answered by ${fault.kind} on ${model}`
+          const { creates, task } = await run(prompt, { model, create: [fault] })
+          expect(task.status).toBe("succeeded")
+          expect(creates).toHaveLength(2)
+          expect(upstreamTasksOf(prompt)).toHaveLength(1)
+          expect((await ledgerOf(k.gw, task.id)).map((l) => l.kind)).toEqual(["charge"])
+        }
+      }
+    },
+    60_000
+  )
 
   it("polls that are throttled, answered by a proxy page or never answered are asked again; the task succeeds", async () => {
     for (const model of [CURRENT, LEGACY]) {
