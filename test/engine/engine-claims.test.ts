@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { Claim } from "../../src/tasks/engine/Claim.ts"
 import { reapOnce } from "../../src/tasks/engine/Reaper.ts"
 import { TaskOutcomes } from "../../src/tasks/engine/TaskOutcomes.ts"
+import { STORE_HOLD_MS } from "../../src/tasks/engine/StoreRetrier.ts"
 import { TaskQueue } from "../../src/tasks/engine/TaskQueue.ts"
 import { createAccount } from "../support/adminApi.ts"
 import { api } from "../support/api.ts"
@@ -190,5 +191,40 @@ describe.each(backends)("queue claims (%s)", (on) => {
       (sql) => sql`SELECT status, progress, started_at FROM tasks WHERE id = ${id}`
     )
     expect(row[0]).toEqual({ status: "queued", progress: 0, started_at: null })
+  })
+
+  it("a storing task held by a pass whose process died is due again after one hold; a renewal keeps it, never undoing a try's reschedule", async () => {
+    await drain()
+    const { ids: [id] } = await newTasks(1)
+    const [running] = await claim("storing")
+    const spool = { id: "spool-claims", record: { outputs: [] }, runAt: Date.now() - 1 }
+    expect(await run(Effect.flatMap(TaskQueue, (q) => q.waitForStorage(running!, spool)))).toBe(true)
+    const claimStored = (ms: number) =>
+      run(after(ms)(Effect.flatMap(TaskQueue, (q) => q.claimStored(spool.id, 10, STORE_HOLD_MS))))
+    const runAt = async () =>
+      Number((await query<{ run_at: number }>(gw, (sql) => sql`SELECT run_at FROM tasks WHERE id = ${id}`))[0]!.run_at)
+
+    const first = await claimStored(0)
+    expect(first.rows.map((r) => r.id)).toEqual([id])
+    expect(await runAt()).toBe(first.heldUntil)
+    // Held: no other pass takes it meanwhile.
+    expect((await claimStored(STORE_HOLD_MS / 2)).rows).toEqual([])
+    // Its pass died (no renewal): due again once the hold is over, not after a long hold.
+    const second = await claimStored(STORE_HOLD_MS + 1000)
+    expect(second.rows.map((r) => r.id)).toEqual([id])
+
+    // A renewal moves a hold still at its last end, once.
+    const holdStored = (held: number, until: number) =>
+      run(Effect.flatMap(TaskQueue, (q) => q.holdStored([id], held, until)))
+    const renewed = second.heldUntil + STORE_HOLD_MS
+    expect(await holdStored(second.heldUntil, renewed)).toBe(1)
+    expect(await holdStored(second.heldUntil, renewed + 5)).toBe(0)
+    expect(await runAt()).toBe(renewed)
+    // The try rescheduled the task: a renewal racing it leaves the try's time.
+    const retryAt = renewed + 12_345
+    await run(Effect.flatMap(TaskQueue, (q) => q.retryStoreAt(running!, retryAt)))
+    expect(await holdStored(renewed, renewed + STORE_HOLD_MS)).toBe(0)
+    expect(await runAt()).toBe(retryAt)
+    await run(Effect.flatMap(TaskOutcomes, (o) => o.succeed(running!, [], { videos: [] })))
   })
 })

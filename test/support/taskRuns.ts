@@ -41,13 +41,17 @@ export const untilStatuses = async (
   deadlineMs: number
 ) => {
   let last: Array<string> = []
+  let failedCodes: Array<string> = []
   // Any other failure of a poll ends the wait at once.
   let failure: { readonly error: unknown } | undefined
   await eventually(
     async () => {
       // A poll racing a kept-alive socket the server just closed (ECONNRESET) is a poll to repeat, not a verdict.
       const polled = await videoTaskStates(target, key, ids).then(
-        (tasks) => tasks.map((t): string => t.status),
+        (tasks) => {
+          failedCodes = tasks.flatMap((t) => t.status === "failed" ? [`${t.id}: ${t.error?.code} ${t.error?.message}`] : [])
+          return tasks.map((t): string => t.status)
+        },
         (error: unknown) => {
           if (!isReset(error)) failure = { error }
           return undefined
@@ -59,7 +63,9 @@ export const untilStatuses = async (
     "the tasks reach the awaited state",
     { deadlineMs, intervalMs: 200 }
   ).catch(() => {
-    throw new Error(`tasks never reached the awaited state: ${JSON.stringify(count(last))}`)
+    // The failed tasks' errors say which step gave up, which the counts alone do not.
+    const failed = failedCodes.length > 0 ? `; failed: ${failedCodes.slice(0, 10).join("; ")}` : ""
+    throw new Error(`tasks never reached the awaited state: ${JSON.stringify(count(last))}${failed}`)
   })
   if (failure !== undefined) throw failure.error
   return last

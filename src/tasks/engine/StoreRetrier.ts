@@ -17,8 +17,12 @@ const MAX_STORE_GAP_MS = 30_000
 /** Tasks taken per pass, and tried at once. */
 const PASS_SIZE = 50
 const CONCURRENCY = 4
-/** How long a pass holds the tasks it took: longer than a try can take (S3 calls are bounded). */
-const HOLD_MS = 5 * 60_000
+/**
+ * How long a pass holds the tasks it took, renewed every third of it while
+ * the pass runs (a try may take long: a large result's upload): a process
+ * that dies mid-pass leaves them due again within this, not after the pass.
+ */
+export const STORE_HOLD_MS = 30_000
 /** A spool folder no task records is removed once it is this old (a crash between writing and recording it). */
 const ORPHAN_AGE_MS = 10 * 60_000
 
@@ -125,8 +129,22 @@ export const storeRetrier = Effect.gen(function*() {
   }).pipe(Effect.catchAllCause((cause) => Effect.logError("sweeping the spool failed", cause)))
   yield* sweep.pipe(Effect.repeat(Schedule.spaced(Duration.millis(ORPHAN_AGE_MS))), Effect.forkScoped)
   const pass = Effect.gen(function*() {
-    const rows = yield* queue.claimStored(spool.id, PASS_SIZE, HOLD_MS)
-    yield* Effect.forEach(rows, tryStore, { concurrency: CONCURRENCY, discard: true })
+    const { heldUntil, rows } = yield* queue.claimStored(spool.id, PASS_SIZE, STORE_HOLD_MS)
+    const ids = rows.map((r) => r.id)
+    let held = heldUntil
+    // Rows whose try has ended are no longer at `held` (rescheduled, or ended): the renewal passes them by.
+    const keepHeld = Clock.currentTimeMillis.pipe(
+      Effect.flatMap((now) => queue.holdStored(ids, held, now + STORE_HOLD_MS).pipe(Effect.as(now + STORE_HOLD_MS))),
+      Effect.tap((until) => Effect.sync(() => held = until)),
+      // A database blip must not end the pass it guards; the next renewal tries again.
+      Effect.catchAllDefect(() => Effect.void),
+      Effect.delay(Duration.millis(STORE_HOLD_MS / 3)),
+      Effect.forever
+    )
+    yield* Effect.raceFirst(
+      Effect.forEach(rows, tryStore, { concurrency: CONCURRENCY, discard: true }),
+      rows.length === 0 ? Effect.never : keepHeld
+    )
     return rows.length === PASS_SIZE
   }).pipe(Effect.catchAllCause((cause) => Effect.as(Effect.logError("storing waiting results failed", cause), false)))
   yield* Effect.forever(

@@ -14,6 +14,7 @@ import { extendLease } from "./sql/extendLease.ts"
 import { findExhausted } from "./sql/findExhausted.ts"
 import { findUnresolvedSubmit } from "./sql/findUnresolvedSubmit.ts"
 import { holdPoll } from "./sql/holdPoll.ts"
+import { holdStoring } from "./sql/holdStoring.ts"
 import { markStoreWait } from "./sql/markStoreWait.ts"
 import { moveQueued, queuedOn } from "./sql/moveQueued.ts"
 import { moveTask } from "./sql/moveTask.ts"
@@ -205,15 +206,25 @@ const make = Effect.gen(function*() {
       return rows.length === 1
     }).pipe(Effect.orDie)
 
-  /** Due `storing` tasks of this spool (and others' whose grace ran out), held for `holdMs` while tried. */
+  /**
+   * Due `storing` tasks of this spool (and others' whose grace ran out), held for `holdMs` while tried;
+   * `heldUntil` is the hold's end, from which `holdStored` renews it.
+   */
   const claimStored = (spoolId: string, limit: number, holdMs: number) =>
     Effect.gen(function*() {
       const now = yield* Clock.currentTimeMillis
       const graceMs = limits.storage.outage_grace_s * 1000
-      return yield* claimStoring(sql, { spoolId, limit, now, holdMs, graceMs }).pipe(
+      const rows = yield* claimStoring(sql, { spoolId, limit, now, holdMs, graceMs }).pipe(
         Effect.flatMap(decoded(StoringRow))
       )
+      return { rows, heldUntil: now + holdMs }
     }).pipe(Effect.orDie)
+
+  /** The hold on claimed `storing` tasks still held at `held`, moved to `until`; how many moved. */
+  const holdStored = (ids: ReadonlyArray<string>, held: number, until: number) =>
+    ids.length === 0
+      ? Effect.succeed(0)
+      : holdStoring(sql, ids, held, until).pipe(Effect.map((rows) => rows.length), Effect.orDie)
 
   /** A `storing` task's next try. */
   const retryStoreAt = (claim: Pick<Claim, "id" | "attempt">, runAt: number) =>
@@ -256,6 +267,7 @@ const make = Effect.gen(function*() {
     forgetDeadline,
     waitForStorage,
     claimStored,
+    holdStored,
     retryStoreAt,
     storeFailed,
     spooled,
