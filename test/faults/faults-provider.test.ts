@@ -1,10 +1,10 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
 import { type FakeArk, startFakeArk } from "../fakes/ark.ts"
-import { createAccount } from "../support/adminApi.ts"
+import { createAccount, operator } from "../support/adminApi.ts"
 import { checkBooks } from "../support/books.ts"
 import { alsoWith, configWith } from "../support/config.ts"
 import { backend } from "../support/database.ts"
-import { sleep } from "../support/eventually.ts"
+import { eventually, sleep } from "../support/eventually.ts"
 import { type FaultProxy, startFaultProxy } from "../support/faultProxy.ts"
 import { type Installation, installation, withDatabase } from "../support/installation.ts"
 import { kill, type Service, stop } from "../support/process.ts"
@@ -59,7 +59,9 @@ describe(`a provider away, the service as a process (${backend})`, { timeout: 42
           base_url: `http://127.0.0.1:${proxy.port}/api/v3`,
           credentials: { api_key: { env: "ARK_KEY" } },
           concurrency: TASKS,
-          timeouts: { submit_s: 5, poll_s: 3, download_s: 10, deadline_s: 900 }
+          // A create that times out is final at Ark (no find): submit_s is generous, since a loaded machine can keep
+          // 200 creates' answers waiting seconds, and this test is about a provider away after its tasks were taken.
+          timeouts: { submit_s: 30, poll_s: 3, download_s: 10, deadline_s: 900 }
         }
         models.models[MODEL].channels = [{ channel: "byteplus", upstream_model: "dreamina-seedance-2-0-260128" }]
       }),
@@ -72,8 +74,9 @@ describe(`a provider away, the service as a process (${backend})`, { timeout: 42
     inst = await installation()
     service = await inst.serve("all", config, { env: { ARK_KEY } })
     const acct = await createAccount(inst.target, { name: "provider away", wallet_credits: GRANTED.wallet })
-    // Time-driven timelines: a task ends 6 to 66 s after its create, so most end while Ark is away.
-    for (let i = 0; i < TASKS; i++) ark.scenarios.push({ stepMs: 1000, queued: 3, running: 2 + (i % 61) })
+    // Time-driven timelines: a task ends 13 to 73 s after its create, so most end while Ark is away, even when
+    // the creates take a while.
+    for (let i = 0; i < TASKS; i++) ark.scenarios.push({ stepMs: 1000, queued: 10, running: 2 + (i % 61) })
 
     const ids: Array<string> = []
     for (let batch = 0; batch < TASKS / 20; batch++) {
@@ -86,7 +89,24 @@ describe(`a provider away, the service as a process (${backend})`, { timeout: 42
           )))
       )
     }
-    await untilStatuses(inst.target, acct.resource.key, ids, (s) => s.every((x) => x === "in_progress"), 120_000)
+    // Every task taken upstream before Ark goes away (on a loaded machine the first may have finished already).
+    await untilStatuses(
+      inst.target,
+      acct.resource.key,
+      ids,
+      (s) => ark.tasks.size === TASKS && s.every((x) => x === "in_progress" || x === "succeeded"),
+      120_000
+    )
+    // ...and every create's answer recorded: an answer still on its way when the proxy cuts connections is lost,
+    // and a create whose answer is lost is final at Ark.
+    await eventually(
+      async () =>
+        (await Promise.all(ids.map((id) => operator(inst!.target).task(id)))).every((t) =>
+          t.engine.submitted_at !== null
+        ),
+      "every create's answer recorded",
+      { deadlineMs: 60_000, intervalMs: 500 }
+    )
     expect(ark.tasks.size).toBe(TASKS)
 
     // The sleeps are the scenario: each outage held open for 15 s.

@@ -49,7 +49,9 @@ export const untilStatuses = async (
       // A poll racing a kept-alive socket the server just closed (ECONNRESET) is a poll to repeat, not a verdict.
       const polled = await videoTaskStates(target, key, ids).then(
         (tasks) => {
-          failedCodes = tasks.flatMap((t) => t.status === "failed" ? [`${t.id}: ${t.error?.code} ${t.error?.message}`] : [])
+          failedCodes = tasks.flatMap((t) =>
+            t.status === "failed" ? [`${t.id}: ${t.error?.code} ${t.error?.message}`] : []
+          )
           return tasks.map((t): string => t.status)
         },
         (error: unknown) => {
