@@ -1,5 +1,5 @@
 import { HttpApiBuilder } from "@effect/platform"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Option } from "effect"
 import { Accounts } from "./accounts/Accounts.ts"
 import { AdminLive } from "./accounts/Http.ts"
 import { RateLimit } from "./accounts/RateLimit.ts"
@@ -19,12 +19,13 @@ import { ConsoleFilesLive } from "./console/StaticFiles.ts"
 import { ImagesLive } from "./images/Http.ts"
 import { MediaInspector } from "./media/MediaInspector.ts"
 import { RemoteMedia } from "./media/RemoteMedia.ts"
+import { WorkerOpsApi } from "./ops/Api.ts"
 import { AdminChannelsLive } from "./ops/ChannelsHttp.ts"
 import { channelStartup } from "./ops/ChannelStartup.ts"
 import { registerGauges } from "./ops/Gauges.ts"
-import { OpsLive } from "./ops/Http.ts"
+import { OpsLive, WorkerOpsLive } from "./ops/Http.ts"
 import { METRICS_PATH, MetricsRouteLive } from "./ops/MetricsHttp.ts"
-import { AppConfig, environmentConfig } from "./platform/AppConfig.ts"
+import { AppConfig, type Environment, environmentConfig } from "./platform/AppConfig.ts"
 import { migrate, SqlLive } from "./platform/Database.ts"
 import { Draining } from "./platform/http/Draining.ts"
 import { FastRoutes } from "./platform/http/FastRoutes.ts"
@@ -193,6 +194,17 @@ export const HttpAppLive = httpApp(
   ]
 )
 
+/**
+ * What a worker replica serves on `OPS_PORT`: `/healthz`, `/readyz` and
+ * `/metrics` (its own counters: the tasks it ended, the upstream calls it
+ * made), through the same middleware; any other path is unmatched (404).
+ */
+export const WorkerHttpAppLive = httpApp(
+  WorkerOpsApi,
+  Layer.mergeAll(HttpApiBuilder.api(WorkerOpsApi).pipe(Layer.provide(WorkerOpsLive)), MetricsRouteLive),
+  [`GET ${METRICS_PATH}`]
+)
+
 /** The contract's endpoints that the server answers beside the router (platform/http/FastRoutes.ts). */
 export const FastRoutesLive = Layer.unwrapEffect(Effect.map(fastTaskRead, (route) => FastRoutes.layer([route])))
 
@@ -228,22 +240,19 @@ export const WorkersLive = Layer.scopedDiscard(
 
 /**
  * The whole gateway given an HTTP server layer: the API (ROLE=api), the task
- * engine (ROLE=worker) or both (ROLE=all, the default) over one set of
- * services. The runtime entry point (`main.ts`) passes the Node server, tests
+ * engine (ROLE=worker; with `OPS_PORT`, its health and metrics served too) or
+ * both (ROLE=all, the default) over one set of services. The runtime entry point (`main.ts`) passes the Node server, tests
  * pass one on a free loopback port.
  */
-export const gateway = <ROut, E, R>(server: Layer.Layer<ROut, E, R>) =>
-  Layer.unwrapEffect(
-    Effect.map(environmentConfig, (env) => {
-      // Draining reaches both the server (which begins it) and the handlers (whose endless streams end on it).
-      const api = HttpAppLive.pipe(Layer.provide(server), Layer.provide(FastRoutesLive), Layer.provide(Draining.layer))
-      switch (env.role) {
-        case "api":
-          return api
-        case "worker":
-          return WorkersLive
-        case "all":
-          return Layer.merge(api, WorkersLive)
-      }
-    })
+export const gateway = <ROut, E, R>(server: Layer.Layer<ROut, E, R>) => {
+  // Each part chosen by ROLE on its own (an empty layer where the role has none of it).
+  const byRole = <A, E1, R1>(layer: Layer.Layer<A, E1, R1>, runs: (env: Environment) => boolean) =>
+    Layer.unwrapEffect(Effect.map(environmentConfig, (env) => runs(env) ? layer : Layer.empty))
+  // Draining reaches both the server (which begins it) and the handlers (whose endless streams end on it).
+  const api = HttpAppLive.pipe(Layer.provide(server), Layer.provide(FastRoutesLive), Layer.provide(Draining.layer))
+  return Layer.mergeAll(
+    byRole(api, (env) => env.role !== "worker"),
+    byRole(WorkerHttpAppLive.pipe(Layer.provide(server)), (env) => env.role === "worker" && Option.isSome(env.opsPort)),
+    byRole(WorkersLive, (env) => env.role !== "api")
   ).pipe(Layer.provideMerge(MigratedServicesLive))
+}

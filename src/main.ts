@@ -2,7 +2,7 @@ import { HttpServer } from "@effect/platform"
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
 import { gateway } from "./Gateway.ts"
-import { environmentConfig } from "./platform/AppConfig.ts"
+import { environmentConfig, listenPort } from "./platform/AppConfig.ts"
 import { Sha256Live } from "./runtime/node/Digest.ts"
 import { JsonLogLive } from "./runtime/node/Logging.ts"
 import * as NodeServer from "./runtime/node/NodeServer.ts"
@@ -20,7 +20,7 @@ import { serviceArgs } from "./ServiceArgs.ts"
 const Main = Layer.unwrapEffect(
   Effect.map(
     environmentConfig,
-    (env) => gateway(NodeServer.layer({ host: env.host, port: env.port }).pipe(HttpServer.withLogAddress))
+    (env) => gateway(NodeServer.layer({ host: env.host, port: listenPort(env) }).pipe(HttpServer.withLogAddress))
   )
 )
 

@@ -22,6 +22,8 @@ export type Role = "api" | "worker" | "all"
 export interface Environment {
   readonly host: string
   readonly port: number
+  /** Where a `ROLE=worker` replica answers `/healthz`, `/readyz` and `/metrics`; unset, it listens on nothing. */
+  readonly opsPort: Option.Option<number>
   readonly publicBaseUrl: string
   readonly dataDir: string
   readonly configDir: string
@@ -47,6 +49,7 @@ export interface Environment {
 export const environmentConfig: Config.Config<Environment> = Config.all({
   host: Config.withDefault(Config.string("HOST"), "127.0.0.1"),
   port: Config.withDefault(Config.port("PORT"), 8080),
+  opsPort: Config.option(Config.port("OPS_PORT")),
   publicBaseUrl: Config.option(Config.string("PUBLIC_BASE_URL")),
   dataDir: Config.withDefault(Config.string("DATA_DIR"), "./data"),
   configDir: Config.withDefault(Config.string("CONFIG_DIR"), "./config"),
@@ -91,6 +94,14 @@ export const environmentConfig: Config.Config<Environment> = Config.all({
       })
   )
 )
+
+/**
+ * The port this process listens on: `PORT`, or a worker's `OPS_PORT` (a
+ * worker serves no API, and several share a host with `PORT` left alone).
+ * A worker without `OPS_PORT` builds no server, so its value is then unused.
+ */
+export const listenPort = (env: Pick<Environment, "role" | "port" | "opsPort">) =>
+  env.role === "worker" ? Option.getOrElse(env.opsPort, () => env.port) : env.port
 
 export interface Settings {
   readonly limits: LimitsFile

@@ -46,8 +46,8 @@ export const installation = async (
     PUBLIC_BASE_URL: url,
     ...(db.url ? { DATABASE_URL: db.url } : {})
   })
-  const launch = (role: Role, configDir: string, options: LaunchOptions = {}) => {
-    const service = start({ ...env(role, configDir), ...options.env }, port, "node")
+  const launch = (role: Role, configDir: string, options: LaunchOptions = {}, listen = port) => {
+    const service = start({ ...env(role, configDir), ...options.env }, listen, "node")
     onLaunch(service, role, options.shared ?? false)
     mine.push(service)
     return service
@@ -58,11 +58,21 @@ export const installation = async (
     if (!(await waitForHealth(service, 60_000))) throw new Error(`never healthy:\n${service.output().slice(-4000)}`)
     return service
   }
-  /** A ROLE=worker process, once its channel worker runs; its worker id. */
+  /**
+   * A ROLE=worker process, once its channel worker runs: its worker id, and where it answers `/healthz`,
+   * `/readyz` and `/metrics` (an `OPS_PORT` of its own: the installation's port is the API's).
+   */
   const worker = async (configDir: string, options: LaunchOptions = {}) => {
-    const service = launch("worker", configDir, options)
+    const opsPort = await freePort()
+    const service = launch(
+      "worker",
+      configDir,
+      { ...options, env: { OPS_PORT: String(opsPort), ...options.env } },
+      opsPort
+    )
     const started = await waitForLog(service, (l) => l.message === "worker started", 60_000)
-    return { service, workerId: started.annotations.worker_id as string }
+    const ops: Target = { url: `http://127.0.0.1:${opsPort}` }
+    return { service, workerId: started.annotations.worker_id as string, ops }
   }
   /** Kills what is still running of this installation, then drops its database and files. */
   const close = async () => {

@@ -1,7 +1,7 @@
 import { FetchHttpClient, HttpServer } from "@effect/platform"
 import { Effect, Layer, Logger } from "effect"
 import { gateway } from "../../Gateway.ts"
-import { environmentConfig } from "../../platform/AppConfig.ts"
+import { environmentConfig, listenPort } from "../../platform/AppConfig.ts"
 import { jsonLineLogger } from "../../platform/JsonLogLine.ts"
 import { serviceArgs } from "../../ServiceArgs.ts"
 import { MediaToolsLive } from "../node/MediaTools.ts"
@@ -28,7 +28,7 @@ import * as DenoServer from "./DenoServer.ts"
 const Main = Layer.unwrapEffect(
   Effect.map(
     environmentConfig,
-    (env) => gateway(DenoServer.layer({ host: env.host, port: env.port }).pipe(HttpServer.withLogAddress))
+    (env) => gateway(DenoServer.layer({ host: env.host, port: listenPort(env) }).pipe(HttpServer.withLogAddress))
   )
 )
 
