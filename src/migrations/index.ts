@@ -17,6 +17,7 @@ import pollingState from "./0016_polling_state.ts"
 import deadlines from "./0017_deadlines.ts"
 import channelOperations from "./0018_channel_operations.ts"
 import taskChanges from "./0019_task_changes.ts"
+import recentWindows from "./0020_recent_windows.ts"
 
 /**
  * Forward-only migrations, in order. Each is a list of PostgreSQL statements
@@ -41,5 +42,6 @@ export const migrations: ReadonlyArray<readonly [id: number, name: string, state
   [16, "polling_state", pollingState],
   [17, "deadlines", deadlines],
   [18, "channel_operations", channelOperations],
-  [19, "task_changes", taskChanges]
+  [19, "task_changes", taskChanges],
+  [20, "recent_windows", recentWindows]
 ]

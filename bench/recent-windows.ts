@@ -1,0 +1,252 @@
+/**
+ * Benchmark, the windowed reads against a long history (migration 20): the
+ * console's overview (console/Overview.ts: tasks per hour, time to result
+ * and failures of the last 24 hours, credits per day of the last 14) and
+ * the channel view's reads (ops/ChannelActivity.ts: the last 15 minutes,
+ * each channel's last upstream answer), as the service runs them, on two
+ * PostgreSQL databases holding the same history: one migrated to 19 (the
+ * reads scan whole tables), one to 20 (each read bounded by an index). What
+ * the indexes cost is measured on the same two: the gateway's own create
+ * transaction (bench/create-path/create.sql) run by pgbench, 10 connections.
+ * Every measurement alternates between the two databases, round by round.
+ *
+ *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npx tsx bench/recent-windows.ts
+ *   HISTORY=1000000 ROUNDS=5 READS=5 ROUND_S=5 …   # defaults
+ */
+import * as PgClient from "@effect/sql-pg/PgClient"
+import { Effect, ManagedRuntime, Redacted } from "effect"
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
+import * as os from "node:os"
+import { join } from "node:path"
+import { overview } from "../src/console/Overview.ts"
+import { migrations } from "../src/migrations/index.ts"
+import { channelActivity } from "../src/ops/ChannelActivity.ts"
+import { addRows } from "./markdown.ts"
+import { median } from "./servers.ts"
+import {
+  gitHead,
+  machine,
+  RESULTS_DIR,
+  RESULTS_MD,
+  ROOT,
+  round,
+  runPgbench,
+  withClient,
+  withDatabase
+} from "./support.ts"
+
+const HISTORY = Number(process.env.HISTORY ?? 1_000_000)
+const ROUNDS = Number(process.env.ROUNDS ?? 5)
+const READS = Number(process.env.READS ?? 5)
+const ROUND_S = Number(process.env.ROUND_S ?? 5)
+const DAYS = 90
+const CHANNELS = ["sandbox", "byteplus", "vertex", "kling"]
+const WINDOWS_MIGRATION = 20
+
+const log = (message: string) => console.log(`[recent-windows] ${message}`)
+
+type Side = "before" | "after"
+const SIDES: ReadonlyArray<Side> = ["before", "after"]
+
+/**
+ * HISTORY tasks over the last DAYS days, newest last (as inserted): 90 %
+ * succeeded, 8 % failed with a refund, the rest still queued; a charge per
+ * task, one attempt per started task, one in twenty ended by an upstream's
+ * answer. Deterministic, so both databases hold the very same rows.
+ */
+const fill = (nowS: number) => [
+  `INSERT INTO accounts (id, name, group_name, wallet_micros, created_at, updated_at)
+    SELECT 'acct_' || n, 'bench ' || n, 'default', 1000000000000000, ${nowS}, ${nowS} FROM generate_series(0, 100) n`,
+  `CREATE TABLE bench_accounts (n int PRIMARY KEY, id text NOT NULL)`,
+  `INSERT INTO bench_accounts SELECT n, 'acct_' || n FROM generate_series(0, 100) n`,
+  `INSERT INTO tasks (id, account_id, kind, model, operation, status, progress, request, created_at, updated_at,
+      started_at, completed_at, channel, attempt, run_state, error, charged_wallet_micros)
+    SELECT 'task_' || g, 'acct_' || (g % 101), 'video', 'provy-famS-2.0-480p', 'generation', s.status,
+      CASE WHEN s.status = 'queued' THEN 0 ELSE 100 END, '{"prompt":"history"}'::jsonb, t.created, t.created,
+      CASE WHEN s.status = 'queued' THEN NULL ELSE t.created + 2 END,
+      CASE WHEN s.status = 'queued' THEN NULL ELSE t.created + 30 + (g * 7919) % 600 END,
+      (ARRAY[${CHANNELS.map((c) => `'${c}'`).join(", ")}])[1 + g % ${CHANNELS.length}],
+      CASE WHEN s.status = 'queued' THEN 0 ELSE 1 END,
+      CASE WHEN s.status = 'queued' THEN 'available' ELSE 'done' END,
+      CASE WHEN s.status = 'failed' THEN '{"code":"video_task_failed","message":"failed"}'::jsonb END,
+      500000
+    FROM generate_series(1, ${HISTORY}) g,
+      LATERAL (SELECT ${nowS} - ((${HISTORY} - g)::bigint * ${DAYS * 86_400} / ${HISTORY}) AS created) t,
+      LATERAL (SELECT CASE WHEN g % 100 < 90 THEN 'succeeded' WHEN g % 100 < 98 THEN 'failed' ELSE 'queued' END
+        AS status) s`,
+  `INSERT INTO ledger (id, account_id, task_id, kind, wallet_micros, created_at)
+    SELECT 'led_c_' || id, account_id, id, 'charge', -500000, created_at FROM tasks`,
+  `INSERT INTO ledger (id, account_id, task_id, kind, wallet_micros, created_at)
+    SELECT 'led_r_' || id, account_id, id, 'refund', 500000, completed_at FROM tasks WHERE status = 'failed'`,
+  `INSERT INTO task_attempts (task_id, attempt, channel, outcome, created_at, updated_at, upstream_status,
+      upstream_code, upstream_message)
+    SELECT id, 1, channel, status, started_at, completed_at,
+      CASE WHEN seq % 20 = 0 THEN 429 END, CASE WHEN seq % 20 = 0 THEN 'RateLimitExceeded' END,
+      CASE WHEN seq % 20 = 0 THEN 'slow down' END
+    FROM tasks WHERE status <> 'queued'`
+]
+
+const HEADER = `## recent-windows
+
+The console's overview (tasks per hour, time to result and failures of the last 24 hours, credits
+per day of the last 14) and the channel view's reads (last 15 minutes, each channel's last upstream
+answer), run as the service runs them (\`console/Overview.ts\`, \`ops/ChannelActivity.ts\`) on two
+PostgreSQL databases holding the same history (tasks over 90 days, a charge each, a refund per
+failed task, an attempt per started task): one migrated to 19, one to 20 (the windows' indexes).
+Read times are the median of every read (${"`"}READS${"`"} per round, rounds alternating between
+the two); creates/s is pgbench running the gateway's create transaction
+(\`bench/create-path/create.sql\`, 10 connections, 100 accounts), median round. Migration 20's
+time is on the filled history. Load is the 1-minute load average at start / end (2 shared cores).
+
+Run: \`DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npm run bench:windows\`.
+
+| Date | Machine | Commit | History (tasks) | Rounds | Overview ms: 19 / 20 | Channel view ms: 19 / 20 | Creates/s: 19 / 20 | Migration 20 s | Load start / end |
+|---|---|---|---:|---|---:|---:|---:|---:|---|
+`
+
+const timed = async (f: () => Promise<unknown>) => {
+  const started = performance.now()
+  await f()
+  return performance.now() - started
+}
+
+const main = async () => {
+  const serverUrl = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test"
+  const loadStart = os.loadavg()[0]!
+  const nowS = Math.floor(Date.now() / 1000)
+  const urls = Object.fromEntries(
+    SIDES.map((side) => [side, withDatabase(serverUrl, `bench_windows_${side}`)])
+  ) as Record<
+    Side,
+    string
+  >
+  const runtimes: Array<ManagedRuntime.ManagedRuntime<unknown, unknown>> = []
+  try {
+    let migrationS = 0
+    for (const side of SIDES) {
+      await withClient(serverUrl, async (c) => {
+        await c.query(`DROP DATABASE IF EXISTS bench_windows_${side}`)
+        await c.query(`CREATE DATABASE bench_windows_${side}`)
+      })
+      await withClient(urls[side], async (c) => {
+        for (const [id, , statements] of migrations) {
+          if (id >= WINDOWS_MIGRATION) continue
+          for (const statement of statements) await c.query(statement)
+        }
+        const started = performance.now()
+        for (const statement of fill(nowS)) await c.query(statement)
+        log(`${side}: ${HISTORY} tasks filled in ${round((performance.now() - started) / 1000)} s`)
+        if (side === "after") {
+          // As an upgrade meets it: the indexes built over the history already there.
+          const at = performance.now()
+          for (const [id, , statements] of migrations) {
+            if (id >= WINDOWS_MIGRATION) { for (const statement of statements) await c.query(statement) }
+          }
+          migrationS = round((performance.now() - at) / 1000, 1)
+          log(`after: migration ${WINDOWS_MIGRATION} took ${migrationS} s`)
+        }
+        await c.query("VACUUM ANALYZE")
+      })
+    }
+
+    const runtimeOf = (side: Side) => {
+      const runtime = ManagedRuntime.make(PgClient.layer({ url: Redacted.make(urls[side]), maxConnections: 2 }))
+      runtimes.push(runtime as ManagedRuntime.ManagedRuntime<unknown, unknown>)
+      return runtime
+    }
+    const run = Object.fromEntries(SIDES.map((side) => [side, runtimeOf(side)])) as Record<
+      Side,
+      ReturnType<typeof runtimeOf>
+    >
+    const reads = {
+      overview: (side: Side) => run[side].runPromise(overview),
+      channels: (side: Side) => run[side].runPromise(Effect.orDie(channelActivity(CHANNELS, Date.now())))
+    }
+    // The same answers from both: the indexes change how the rows are found, not which.
+    for (const name of ["overview", "channels"] as const) {
+      const [a, b] = await Promise.all(SIDES.map((side) => reads[name](side)))
+      const strip = (x: unknown) => JSON.stringify(x, (k, v) => (k === "generated_at" ? undefined : v))
+      if (strip(a) !== strip(b)) throw new Error(`${name}: the two databases answer differently`)
+    }
+
+    const defines = {
+      request: JSON.stringify({ model: "provy-famS-2.0-480p", input: { prompt: "bench" } }),
+      channel: "sandbox",
+      micros: "500000",
+      lo: "1",
+      hi: "100"
+    }
+    const creates = (side: Side, durationS: number) =>
+      runPgbench(urls[side], [
+        ...["-c", "10", "-j", "2", "-T", String(durationS)],
+        ...["-f", join(ROOT, "bench", "create-path", "create.sql")]
+      ], defines).then((r) => r.tps)
+    for (const side of SIDES) await creates(side, 2)
+
+    const ms = { overview: { before: [], after: [] }, channels: { before: [], after: [] } } as Record<
+      "overview" | "channels",
+      Record<Side, Array<number>>
+    >
+    const tps: Record<Side, Array<number>> = { before: [], after: [] }
+    for (let i = 0; i < ROUNDS; i++) {
+      const order = i % 2 ? [...SIDES].reverse() : SIDES
+      for (const side of order) {
+        for (let r = 0; r < READS; r++) {
+          ms.overview[side].push(await timed(() => reads.overview(side)))
+          ms.channels[side].push(await timed(() => reads.channels(side)))
+        }
+        tps[side].push(await creates(side, ROUND_S))
+      }
+      log(
+        `round ${i + 1}: ${
+          SIDES.map((side) =>
+            `${side}: overview ${round(median(ms.overview[side].slice(-READS)), 1)} ms, channels ${
+              round(median(ms.channels[side].slice(-READS)), 1)
+            } ms, ${tps[side].at(-1)} creates/s`
+          ).join("; ")
+        }`
+      )
+    }
+
+    const med = (xs: ReadonlyArray<number>) => round(median(xs), 1)
+    const loadEnd = os.loadavg()[0]!
+    const m = machine()
+    const date = new Date().toISOString().slice(0, 10)
+    const commit = (await gitHead())?.slice(0, 7) ?? "?"
+    const entry = {
+      date,
+      machine: m,
+      commit,
+      history: HISTORY,
+      rounds: ROUNDS,
+      reads: READS,
+      roundS: ROUND_S,
+      migrationS,
+      overviewMs: { before: med(ms.overview.before), after: med(ms.overview.after) },
+      channelViewMs: { before: med(ms.channels.before), after: med(ms.channels.after) },
+      createsPerS: { before: med(tps.before), after: med(tps.after) },
+      perRound: { ms, tps },
+      load: [loadStart, loadEnd]
+    }
+    log(JSON.stringify({ ...entry, perRound: undefined }))
+    mkdirSync(RESULTS_DIR, { recursive: true })
+    const file = join(RESULTS_DIR, `recent-windows-${date}.json`)
+    const previous = existsSync(file) ? JSON.parse(readFileSync(file, "utf8")) : []
+    writeFileSync(file, JSON.stringify([...previous, entry], null, 2) + "\n")
+    const row =
+      `| ${date} | ${m.cpu}, ${m.cores} cores, node ${m.node} | ${commit} | ${HISTORY} | ${ROUNDS} × (${READS} reads, ${ROUND_S} s) | ${entry.overviewMs.before} / ${entry.overviewMs.after} | ${entry.channelViewMs.before} / ${entry.channelViewMs.after} | ${entry.createsPerS.before} / ${entry.createsPerS.after} | ${migrationS} | ${
+        loadStart.toFixed(2)
+      } / ${loadEnd.toFixed(2)} |`
+    writeFileSync(RESULTS_MD, addRows(readFileSync(RESULTS_MD, "utf8"), "recent-windows", HEADER, [row]))
+  } finally {
+    for (const runtime of runtimes) await runtime.dispose().catch(() => undefined)
+    await withClient(serverUrl, async (c) => {
+      for (const side of SIDES) await c.query(`DROP DATABASE IF EXISTS bench_windows_${side}`)
+    }).catch((e) => log(`cleanup: ${e}`))
+  }
+}
+
+main().catch((e) => {
+  console.error(e)
+  process.exitCode = 1
+})
