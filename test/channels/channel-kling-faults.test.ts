@@ -232,22 +232,27 @@ describe(`the kling channel: states and faults (${backend})`, () => {
     60_000
   )
 
-  it("polls that are throttled, answered by a proxy page or never answered are asked again; the task succeeds", async () => {
-    for (const model of [CURRENT, LEGACY]) {
-      const poll: Array<Fault> = [
-        { kind: "rate_limited", retryAfter: "1" },
-        { kind: "html", status: 502 },
-        { kind: "hang" }
-      ]
-      const before = k.fake.requests.length
-      const { creates, task } = await run(`polls that break on ${model}`, { model, poll })
-      expect(task.status).toBe("succeeded")
-      expect(creates).toHaveLength(1)
-      const polls = k.fake.requests.slice(before).filter((r) => r.method === "GET")
-      expect(polls.length).toBeGreaterThanOrEqual(5)
-      expect(polls[1]!.at - polls[0]!.at).toBeGreaterThanOrEqual(950)
-    }
-  })
+  // Two tasks end to end, each through a throttled, a proxy-answered and a hung poll and the backoff after them.
+  it(
+    "polls that are throttled, answered by a proxy page or never answered are asked again; the task succeeds",
+    async () => {
+      for (const model of [CURRENT, LEGACY]) {
+        const poll: Array<Fault> = [
+          { kind: "rate_limited", retryAfter: "1" },
+          { kind: "html", status: 502 },
+          { kind: "hang" }
+        ]
+        const before = k.fake.requests.length
+        const { creates, task } = await run(`polls that break on ${model}`, { model, poll })
+        expect(task.status).toBe("succeeded")
+        expect(creates).toHaveLength(1)
+        const polls = k.fake.requests.slice(before).filter((r) => r.method === "GET")
+        expect(polls.length).toBeGreaterThanOrEqual(5)
+        expect(polls[1]!.at - polls[0]!.at).toBeGreaterThanOrEqual(950)
+      }
+    },
+    60_000
+  )
 
   it("a result link that has lapsed (403 from the CDN) fails the task, retryable, with its refund", async () => {
     const { task } = await run("a link already expired", { scenario: { resultTtlMs: -1 } })
