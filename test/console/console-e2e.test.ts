@@ -45,7 +45,8 @@ const openConsole = async (key: string): Promise<{ context: BrowserContext; page
   return { context, page, errors }
 }
 
-describe("console end to end", () => {
+// A real browser over the whole console: its steps wait up to 120 s each, so the test's own bound is wider than 30 s.
+describe("console end to end", { timeout: 180_000 }, () => {
   it("an owner signs in, watches a task succeed live, plays it, tests the webhook and deletes the asset", async () => {
     const context0 = await browser.newContext({ viewport: { width: 1280, height: 900 } })
     const signInPage = await context0.newPage()
