@@ -5,7 +5,7 @@ import { api } from "../support/api.ts"
 import { alsoWith, configWith } from "../support/config.ts"
 import { backend } from "../support/database.ts"
 import { freePort, startGateway, type TestGateway } from "../support/gateway.ts"
-import { ledgerOf, pollTask, query } from "../support/tasks.ts"
+import { lastSeen, ledgerOf, pollTask, query, resultOf } from "../support/tasks.ts"
 
 /**
  * Failover: channels of a model are tried in config order, and a submit the
@@ -66,7 +66,7 @@ const run = async (model: string, on: TestGateway = gw) => {
     output: { size: "512x512" }
   })
   expect(created.status).toBe(202)
-  const task = (await pollTask(on, acct.resource.key, created.task.id, undefined, { kind: "image" })).at(-1)
+  const task = lastSeen(await pollTask(on, acct.resource.key, created.task.id, undefined, { kind: "image" }))
   const channels = await query<{ channel: string }>(on, (sql) => sql`SELECT channel FROM tasks WHERE id = ${task.id}`)
   const attempts = await query<{ channel: string; outcome: string }>(
     on,
@@ -94,7 +94,7 @@ describe(`failover between a model's channels (${backend})`, () => {
     expect(upstream).toHaveLength(2)
     expect(task.status).toBe("succeeded")
     expect(channel).toBe("sandbox")
-    expect(task.result.images).toHaveLength(1)
+    expect(resultOf(task).images).toHaveLength(1)
     expect((await ledgerOf(gw, task.id)).map((l) => l.kind)).toEqual(["charge"])
   })
 

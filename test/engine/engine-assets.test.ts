@@ -8,7 +8,7 @@ import { backend } from "../support/database.ts"
 import { startGateway, type TestGateway } from "../support/gateway.ts"
 import { expectError, raw } from "../support/http.ts"
 import { probeBytes } from "../support/media.ts"
-import { pollTask, videoRequest } from "../support/tasks.ts"
+import { lastSeen, pollTask, resultOf, videoRequest } from "../support/tasks.ts"
 
 /** Results of a channel configured with `url_auth: resource_api_key`: stable URLs behind the owner's `ak_` key. */
 
@@ -29,9 +29,9 @@ describe(`result downloads with url_auth resource_api_key (${backend})`, () => {
       videoRequest({ output: { duration: 4, generate_audio: false } })
     )
     expect(created.status).toBe(202)
-    const task = (await pollTask(gw, owner.resource.key, created.task.id)).at(-1)
+    const task = lastSeen(await pollTask(gw, owner.resource.key, created.task.id))
     expect(task.status).toBe("succeeded")
-    const item = task.result.videos[0]
+    const item = resultOf(task).videos[0]
     expect(item).toMatchObject({ url_auth: "resource_api_key", temporary: false, mime_type: "video/mp4" })
     expect(item.url).toBe(`${gw.url}/v1/assets/${item.asset_id}/content`)
 
@@ -69,9 +69,9 @@ describe(`result downloads with url_auth resource_api_key (${backend})`, () => {
     const acct = await createAccount(gw, { name: "keeper", wallet_credits: 100 })
     const caller = api(gw, acct)
     const created = await caller.createVideo(videoRequest({ output: { duration: 4, generate_audio: false } }))
-    const task = (await pollTask(gw, acct.resource.key, created.id)).at(-1)
+    const task = lastSeen(await pollTask(gw, acct.resource.key, created.id))
     expect(task.status).toBe("succeeded")
-    const item = task.result.videos[0]
+    const item = resultOf(task).videos[0]
     const asset = await caller.getAsset(item.asset_id)
     expect(asset).toMatchObject({
       id: item.asset_id,

@@ -7,7 +7,7 @@ import { createAccount } from "../support/adminApi.ts"
 import { api } from "../support/api.ts"
 import { backends } from "../support/database.ts"
 import { startGateway, type TestGateway } from "../support/gateway.ts"
-import { ledgerOf, pollTask, query, videoRequest } from "../support/tasks.ts"
+import { lastSeen, ledgerOf, pollTask, query, resultOf, taskErrorOf, videoRequest } from "../support/tasks.ts"
 
 /**
  * A queued task may be claimed by a worker of another release than the one
@@ -48,17 +48,18 @@ describe.each(backends)("stored task requests (%s)", (on) => {
     )
     try {
       const [ok, unknown, undecodable] = await Promise.all(
-        [current, newer, broken].map(async (id) => (await pollTask(gw, acct.resource.key, id)).at(-1))
+        [current, newer, broken].map(async (id) => lastSeen(await pollTask(gw, acct.resource.key, id)))
       )
       expect(ok.status).toBe("succeeded")
-      expect(ok.result.videos[0].duration_ms).toBe(4000)
+      expect(resultOf(ok).videos[0].duration_ms).toBe(4000)
       for (const task of [unknown, undecodable]) {
         expect(task.status).toBe("failed")
-        expect(task.error.code).toBe("video_task_failed")
-        expect(task.error.retryable).toBe(true)
-        expect(task.error.message).toMatch(/release/)
+        const error = taskErrorOf(task)
+        expect(error.code).toBe("video_task_failed")
+        expect(error.retryable).toBe(true)
+        expect(error.message).toMatch(/release/)
         // Nothing internal reaches the caller: no schema dump, no version numbers.
-        expect(task.error.message).not.toMatch(/duration|99|decode/)
+        expect(error.message).not.toMatch(/duration|99|decode/)
         const ledger = await ledgerOf(gw, task.id)
         expect(ledger.map((l) => l.kind)).toEqual(["charge", "refund"])
         expect(ledger[0]!.wallet_micros + ledger[1]!.wallet_micros).toBe(0)

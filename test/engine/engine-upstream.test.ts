@@ -9,7 +9,7 @@ import { eventually } from "../support/eventually.ts"
 import { fixtureRef } from "../support/fixtures.ts"
 import { startGateway, type TestGateway } from "../support/gateway.ts"
 import { probeBytes } from "../support/media.ts"
-import { ledgerOf, pollTask, query, videoRequest } from "../support/tasks.ts"
+import { lastSeen, ledgerOf, pollTask, query, resultOf, taskErrorOf, videoRequest } from "../support/tasks.ts"
 
 /**
  * The engine against an asynchronous upstream (test/fixtures/channels/scripted):
@@ -52,7 +52,7 @@ const run = async (model: string, prompt: string) => {
   const created = await api(gw, acct).createVideoReply(videoRequest({ model, input: { prompt } }))
   expect(created.status).toBe(202)
   const seen = await pollTask(gw, acct.resource.key, created.task.id)
-  return { task: seen.at(-1), seen }
+  return { task: lastSeen(seen), seen }
 }
 
 const expectRefunded = async (taskId: string) =>
@@ -64,7 +64,7 @@ describe(`the engine on an asynchronous upstream (${backend})`, () => {
     expect(task.status).toBe("succeeded")
     expect(seen.some((t) => t.status === "in_progress" && t.progress > 0 && t.progress < 100)).toBe(true)
     expect(rec().submits.get(task.id)).toBe(1)
-    const bytes = new Uint8Array(await (await fetch(task.result.videos[0].url)).arrayBuffer())
+    const bytes = new Uint8Array(await (await fetch(resultOf(task).videos[0].url)).arrayBuffer())
     expect((await probeBytes(bytes)).video?.codec).toBe("h264")
     expect(JSON.stringify(task)).not.toContain("up_")
   })
@@ -80,7 +80,7 @@ describe(`the engine on an asynchronous upstream (${backend})`, () => {
   it("an ambiguous submit without find fails at once, retryable, refunded; never sent again", async () => {
     const { task } = await run(NO_FIND, "ambiguous")
     expect(task.status).toBe("failed")
-    expect(task.error.retryable).toBe(true)
+    expect(taskErrorOf(task).retryable).toBe(true)
     expect(rec().submits.get(task.id)).toBe(1)
     await expectRefunded(task.id)
   })
@@ -118,7 +118,7 @@ describe(`the engine on an asynchronous upstream (${backend})`, () => {
     await eventually(async () => rec().submits.get(id) === 1 || undefined, "the submit reached the upstream")
     await gw.stop()
     gw = await startGateway(env, undefined, {}, backend, gw)
-    const task = (await pollTask(gw, acct.resource.key, id)).at(-1)
+    const task = lastSeen(await pollTask(gw, acct.resource.key, id))
     expect(task.status).toBe("succeeded")
     expect(rec().submits.get(id)).toBe(1)
     expect([...rec().upstream.values()].filter((t) => t.taskId === id)).toHaveLength(1)

@@ -12,7 +12,7 @@ import { eventually } from "../support/eventually.ts"
 import { startGateway, type TestGateway } from "../support/gateway.ts"
 import { raw } from "../support/http.ts"
 import { probeBytes } from "../support/media.ts"
-import { eventsOf, ledgerOf, pollTask, videoRequest } from "../support/tasks.ts"
+import { eventsOf, lastSeen, ledgerOf, pollTask, resultOf, videoRequest } from "../support/tasks.ts"
 
 /**
  * The task engine in-process (ROLE=all): real claims, the sandbox's real
@@ -62,14 +62,16 @@ describe(`task engine (${backend})`, () => {
         output: { duration: f.duration, aspect_ratio: f.ratio, generate_audio: f.audio }
       })
     )
-    const done = (await pollTask(gw, acct.resource.key, task.id)).at(-1)
+    const done = lastSeen(await pollTask(gw, acct.resource.key, task.id))
     expect(done).toMatchObject({ status: "succeeded", progress: 100, error: null })
     expect(done.started_at).toBeGreaterThanOrEqual(done.created_at)
+    if (done.started_at === null) throw new Error(`task ${done.id} ended without started_at`)
     expect(done.completed_at).toBeGreaterThanOrEqual(done.started_at)
     expect(done.updated_at).toBe(done.completed_at)
 
-    expect(done.result.videos).toHaveLength(1)
-    const item = done.result.videos[0]
+    const { videos } = resultOf(done)
+    expect(videos).toHaveLength(1)
+    const item = videos[0]
     expect(Object.keys(item).sort()).toEqual([
       "asset_id",
       "duration_ms",
@@ -125,7 +127,7 @@ describe(`task engine (${backend})`, () => {
     expect(new Set(running.map((t) => t.progress)).size).toBeGreaterThan(1)
     const progress = seen.map((t) => t.progress)
     expect(progress).toEqual([...progress].sort((a, b) => a - b))
-    const last = seen.at(-1)
+    const last = lastSeen(seen)
     expect(last.status).toBe("succeeded")
 
     const events = await eventsOf(gw, task.id)
@@ -138,7 +140,7 @@ describe(`task engine (${backend})`, () => {
   it("a failed task carries its error, is refunded exactly once, and writes a failed event", async () => {
     const acct = await createAccount(gw, { name: "fails", wallet_credits: 10 })
     const task = await create(acct.model.key, videoRequest({ provider_options: { sandbox: { outcome: "fail" } } }))
-    const done = (await pollTask(gw, acct.resource.key, task.id)).at(-1)
+    const done = lastSeen(await pollTask(gw, acct.resource.key, task.id))
     expect(done).toMatchObject({ status: "failed", result: null })
     expect(done.error).toEqual({ code: "video_task_failed", message: expect.any(String), retryable: false })
     expect(done.completed_at).not.toBeNull()

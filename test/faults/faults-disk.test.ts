@@ -10,8 +10,8 @@ import { expectError, raw } from "../support/http.ts"
 import { type Installation, installation, withDatabase } from "../support/installation.ts"
 import { probeBytes } from "../support/media.ts"
 import { kill, type Service, stop, waitForLog } from "../support/process.ts"
-import { createVideoTask, untilStatuses, videoTasks } from "../support/taskRuns.ts"
-import { videoRequest } from "../support/tasks.ts"
+import { createVideoTask, untilStatuses, videoTaskStates } from "../support/taskRuns.ts"
+import { resultOf, videoRequest } from "../support/tasks.ts"
 import { createSessions, image, makeImage } from "../support/uploads.ts"
 
 /**
@@ -90,7 +90,7 @@ describe(`the local store's disk full, then freed (${backend})`, { timeout: 300_
     // One result stored before the disk fills: it must stay readable throughout.
     const earlyId = await createVideoTask(inst.target, acct.model.key, videoRequest())
     await untilStatuses(inst.target, acct.resource.key, [earlyId], (s) => s[0] === "succeeded", 60_000)
-    const [early] = await videoTasks(inst.target, acct.resource.key, [earlyId])
+    const [early] = await videoTaskStates(inst.target, acct.resource.key, [earlyId])
     // An upload session handed out before the disk fills: its PUT comes after.
     const png = Buffer.from(await makeImage("png", "320x240"))
     const session = (await createSessions(inst.target, acct.resource.key, [image(png)]))[0]!
@@ -122,19 +122,19 @@ describe(`the local store's disk full, then freed (${backend})`, { timeout: 300_
     expect(put.status).toBe(503)
     expect((await put.json()).error.code).toBe("storage_unavailable")
     expect(put.headers.get("retry-after")).not.toBeNull()
-    const served = await fetch(early.result.videos[0].url)
+    const served = await fetch(resultOf(early).videos[0].url)
     expect(served.status).toBe(200)
     expect((await probeBytes(new Uint8Array(await served.arrayBuffer()))).video?.codec).toBe("h264")
     // Nothing partial: no result object of the waiting tasks (retries write into ~tmp/ meanwhile; what is
     // left there once they are over is checked below).
     for (const id of waiting) expect(filesUnder(join(objects, "results", id))).toEqual([])
-    expect((await videoTasks(inst.target, acct.resource.key, waiting)).map((t) => t.status))
+    expect((await videoTaskStates(inst.target, acct.resource.key, waiting)).map((t) => t.status))
       .toEqual(waiting.map(() => "in_progress"))
 
     for (const filler of fillers) rmSync(filler)
     await untilStatuses(inst.target, acct.resource.key, waiting, (s) => s.every((x) => x === "succeeded"), 180_000)
-    for (const task of await videoTasks(inst.target, acct.resource.key, waiting)) {
-      const bytes = new Uint8Array(await (await fetch(task.result.videos[0].url)).arrayBuffer())
+    for (const task of await videoTaskStates(inst.target, acct.resource.key, waiting)) {
+      const bytes = new Uint8Array(await (await fetch(resultOf(task).videos[0].url)).arrayBuffer())
       expect((await probeBytes(bytes)).video?.codec, task.id).toBe("h264")
     }
     // No temporary file was left by all the writes the full disk cut short.

@@ -17,8 +17,8 @@ import { probeBytes } from "../support/media.ts"
 import { replyOf } from "../support/opsApi.ts"
 import { kill, type Service, stop, waitForLog } from "../support/process.ts"
 import { startS3rver } from "../support/s3rver.ts"
-import { createVideoTask, untilStatuses, videoTasks } from "../support/taskRuns.ts"
-import { videoRequest } from "../support/tasks.ts"
+import { createVideoTask, untilStatuses, videoTaskStates } from "../support/taskRuns.ts"
+import { resultOf, videoRequest } from "../support/tasks.ts"
 import { confirm, createSessions, image, makeImage, putBytes, rawComplete, rawSessions } from "../support/uploads.ts"
 
 /**
@@ -138,7 +138,7 @@ describe(`storage outages, the service as a process (${backend})`, { timeout: 30
     // Before the outage: a result stored, and an upload PUT to the bucket but not yet confirmed.
     const earlyId = await createVideoTask(inst.target, acct.model.key, videoRequest({ model: SANDBOX_MODEL }))
     await untilStatuses(inst.target, acct.resource.key, [earlyId], (s) => s[0] === "succeeded", 60_000)
-    const [early] = await videoTasks(inst.target, acct.resource.key, [earlyId])
+    const [early] = await videoTaskStates(inst.target, acct.resource.key, [earlyId])
     const png = await makeImage("png", "320x240")
     const session = (await createSessions(inst.target, acct.resource.key, [image(png)]))[0]!
     expect(await putBytes(session, png)).toBe(200)
@@ -179,7 +179,7 @@ describe(`storage outages, the service as a process (${backend})`, { timeout: 30
       const refused of [
         await rawSessions(inst.target, acct.resource.key, [image(png)]),
         await rawComplete(inst.target, acct.resource.key, [session.id]),
-        await raw(inst.target, "GET", `/v1/assets/${early.result.videos[0].asset_id}/content`, {
+        await raw(inst.target, "GET", `/v1/assets/${resultOf(early).videos[0].asset_id}/content`, {
           key: acct.resource.key
         })
       ]
@@ -194,7 +194,8 @@ describe(`storage outages, the service as a process (${backend})`, { timeout: 30
     const health = await replyOf(api(inst.target, {}).client((c) => c.resource.ops.healthz({ withResponse: true })))
     expect(health.status).toBe(200)
     // Nothing has failed; the results wait.
-    expect((await videoTasks(inst.target, acct.resource.key, ids)).filter((t) => t.status === "failed")).toEqual([])
+    expect((await videoTaskStates(inst.target, acct.resource.key, ids)).filter((t) => t.status === "failed"))
+      .toEqual([])
 
     // A crash while the results wait: the spool and the upstream keep them.
     await kill(first)
@@ -202,7 +203,8 @@ describe(`storage outages, the service as a process (${backend})`, { timeout: 30
     const second = await serve()
     // The sleep is the scenario: the outage held open to its full length (10 s at least after the restart).
     await sleep(Math.max(10_000, outageStart + OUTAGE_MS - Date.now()))
-    expect((await videoTasks(inst.target, acct.resource.key, ids)).filter((t) => t.status === "failed")).toEqual([])
+    expect((await videoTaskStates(inst.target, acct.resource.key, ids)).filter((t) => t.status === "failed"))
+      .toEqual([])
 
     await proxy.set("pass")
     await untilStatuses(inst.target, acct.resource.key, ids, (s) => s.every((x) => x === "succeeded"), 180_000)
@@ -213,9 +215,9 @@ describe(`storage outages, the service as a process (${backend})`, { timeout: 30
     expect(await spoolEmptied(inst.dataDir)).toEqual([])
 
     // Every result downloads whole: the fake's very bytes for Ark's, a playable 4 s H.264 MP4 for the sandbox's.
-    const tasks = await videoTasks(inst.target, acct.resource.key, ids)
+    const tasks = await videoTaskStates(inst.target, acct.resource.key, ids)
     for (const task of tasks) {
-      const video = task.result.videos[0]
+      const video = resultOf(task).videos[0]
       const bytes = new Uint8Array(await (await fetch(video.url)).arrayBuffer())
       if (arkIds.includes(task.id)) {
         expect(Buffer.from(bytes).equals(Buffer.from(await mp4(4, "16:9", true))), task.id).toBe(true)
@@ -250,7 +252,7 @@ describe(`storage outages, the service as a process (${backend})`, { timeout: 30
       await createVideoTask(inst.target, acct.model.key, videoRequest({ model: ARK_MODEL, input: { prompt: "grace" } }))
     ]
     await untilStatuses(inst.target, acct.resource.key, ids, (s) => s.every((x) => x === "failed"), 120_000)
-    for (const task of await videoTasks(inst.target, acct.resource.key, ids)) {
+    for (const task of await videoTaskStates(inst.target, acct.resource.key, ids)) {
       expect(task.error).toMatchObject({ code: "video_task_failed", retryable: true })
     }
     expect(await spoolEmptied(inst.dataDir)).toEqual([])

@@ -23,10 +23,6 @@ export const createVideoTask = async (target: Target, key: string, body: VideoTa
 export const videoTaskStates = (target: Target, key: string, ids: ReadonlyArray<string>) =>
   Promise.all(ids.map((id) => api(target, { resource: key }).getVideo(id)))
 
-/** `videoTaskStates` loosely typed, for the files not yet moved to it. */
-export const videoTasks = (target: Target, key: string, ids: ReadonlyArray<string>): Promise<Array<any>> =>
-  videoTaskStates(target, key, ids).then((tasks) => [...tasks])
-
 export const count = (values: ReadonlyArray<string>) =>
   values.reduce<Record<string, number>>((acc, v) => ({ ...acc, [v]: (acc[v] ?? 0) + 1 }), {})
 

@@ -1,7 +1,8 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { GatewayError } from "../../src/client/Errors.ts"
-import type { VideoTaskRequest } from "../../src/client/Tasks.ts"
+import type { AnyTask, TaskOf, VideoTaskRequest } from "../../src/client/Tasks.ts"
+import type { ImageTask, TaskKind, VideoTask } from "../../src/tasks/Task.ts"
 import { api } from "./api.ts"
 import { eventually } from "./eventually.ts"
 import type { TestGateway } from "./gateway.ts"
@@ -15,20 +16,43 @@ export const videoRequest = (over: Partial<VideoTaskRequest> = {}): VideoTaskReq
   ...over
 })
 
+interface PollOptions {
+  readonly intervalMs?: number
+  readonly deadlineMs?: number
+}
+
+const isDone = (task: AnyTask) => task.status === "succeeded" || task.status === "failed"
+
 /**
- * Polls a task through the typed client until `done` holds; returns every
- * state seen, the last one satisfying `done`. Its loose types are for the
- * files not yet moved to `api(gw, account).waitTask` (`./api.ts`), which new
- * tests use instead.
+ * Polls a task through the typed client until `done` holds (by default:
+ * succeeded or failed); returns every state seen, the last one satisfying
+ * `done` (`lastSeen`). A video task unless `kind` says otherwise, typed as
+ * that kind's task.
  */
-export const pollTask = async (
+export function pollTask(
   gw: TestGateway,
   key: string,
   id: string,
-  done: (task: any) => boolean = (t) => t.status === "succeeded" || t.status === "failed",
-  { intervalMs = 100, deadlineMs = 90_000, kind = "video" as "video" | "image" } = {}
-): Promise<Array<any>> => {
-  const seen: Array<any> = []
+  done?: (task: VideoTask) => boolean,
+  options?: PollOptions & { readonly kind?: undefined }
+): Promise<Array<VideoTask>>
+export function pollTask<K extends TaskKind>(
+  gw: TestGateway,
+  key: string,
+  id: string,
+  done: ((task: TaskOf<K>) => boolean) | undefined,
+  options: PollOptions & { readonly kind: K }
+): Promise<Array<TaskOf<K>>>
+export async function pollTask(
+  gw: TestGateway,
+  key: string,
+  id: string,
+  done: (task: never) => boolean = isDone,
+  { deadlineMs = 90_000, intervalMs = 100, kind = "video" }: PollOptions & { readonly kind?: TaskKind | undefined } = {}
+): Promise<Array<AnyTask>> {
+  // The overloads pair `done` with the kind read; TypeScript cannot follow that pairing into this body.
+  const holds = done as (task: AnyTask) => boolean
+  const seen: Array<AnyTask> = []
   // A read that is not a 200 ends the wait at once.
   let failure: Error | undefined
   await eventually(
@@ -40,7 +64,7 @@ export const pollTask = async (
       })
       if (task === undefined) return true
       seen.push(task)
-      return done(task)
+      return holds(task)
     },
     `task ${id} reaches the awaited state`,
     { deadlineMs, intervalMs }
@@ -49,6 +73,30 @@ export const pollTask = async (
   })
   if (failure !== undefined) throw failure
   return seen
+}
+
+/** The last of the states `pollTask` saw (the one that satisfied its `done`). */
+export const lastSeen = <T extends AnyTask>(seen: ReadonlyArray<T>): T => {
+  const last = seen.at(-1)
+  if (last === undefined) throw new Error("no state of the task was seen")
+  return last
+}
+
+const outcome = (task: AnyTask) =>
+  task.error === null ? task.status : `${task.status} (${task.error.code}: ${task.error.message})`
+
+/** A task's result, which only a succeeded task has; throws, naming the task's state, when it has none. */
+export function resultOf(task: VideoTask): NonNullable<VideoTask["result"]>
+export function resultOf(task: ImageTask): NonNullable<ImageTask["result"]>
+export function resultOf(task: AnyTask): NonNullable<AnyTask["result"]> {
+  if (task.result === null) throw new Error(`task ${task.id} has no result: it is ${outcome(task)}`)
+  return task.result
+}
+
+/** A task's error, which only a failed task has; throws, naming the task's state, when it has none. */
+export const taskErrorOf = (task: AnyTask): NonNullable<AnyTask["error"]> => {
+  if (task.error === null) throw new Error(`task ${task.id} has no error: it is ${outcome(task)}`)
+  return task.error
 }
 
 /** Runs SQL against the gateway's own database. */

@@ -4,7 +4,7 @@ import { unthrottled } from "../support/config.ts"
 import { backend } from "../support/database.ts"
 import { startGateway, type TestGateway } from "../support/gateway.ts"
 import { raw } from "../support/http.ts"
-import { eventsOf, pollTask, videoRequest } from "../support/tasks.ts"
+import { eventsOf, lastSeen, pollTask, videoRequest } from "../support/tasks.ts"
 
 /**
  * `metadata` is an object in every task object, `{}` when the caller sent none
@@ -48,7 +48,7 @@ describe(`metadata in task objects (${backend})`, () => {
       expect((created.body as Wire).metadata).toEqual({})
       const id = (created.body as Wire).id
 
-      const done = (await pollTask(gw, acct.resource.key, id, undefined, { kind })).at(-1)
+      const done = lastSeen(await pollTask(gw, acct.resource.key, id, undefined, { kind }))
       expect(done.metadata).toEqual({})
       const list = await raw(gw, "GET", `/v1/${kind}/tasks`, { key: acct.resource.key })
       expect((list.body as WireList).data.map((t) => [t.id, t.metadata])).toEqual([[id, {}]])

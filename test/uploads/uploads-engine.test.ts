@@ -11,7 +11,7 @@ import { backend } from "../support/database.ts"
 import { sleep } from "../support/eventually.ts"
 import { startGateway, type TestGateway } from "../support/gateway.ts"
 import { errorOf, expectError, raw } from "../support/http.ts"
-import { ledgerOf, pollTask } from "../support/tasks.ts"
+import { lastSeen, ledgerOf, pollTask, taskErrorOf } from "../support/tasks.ts"
 import {
   confirm,
   image,
@@ -124,7 +124,7 @@ describe(`reference media in the task engine (${backend})`, () => {
         audios: [at("/tone.wav")]
       })
     )
-    const done = (await pollTask(gw, acct.resource.key, id)).at(-1)
+    const done = lastSeen(await pollTask(gw, acct.resource.key, id))
     expect(done).toMatchObject({ status: "succeeded", error: null })
     expect(server.hits.get("/v4.mp4")).toBe(before + 1)
   })
@@ -208,10 +208,10 @@ describe(`reference media in the task engine (${backend})`, () => {
     const ids = []
     for (const [, json] of cases) ids.push(await create(gw, acct.model.key, json))
     for (const [i, [name, , code, message]] of cases.entries()) {
-      const done = (await pollTask(gw, acct.resource.key, ids[i]!)).at(-1)
+      const done = lastSeen(await pollTask(gw, acct.resource.key, ids[i]!))
       expect(done.status, name).toBe("failed")
       expect(done.error, name).toEqual({ code, message: expect.stringMatching(message), retryable: false })
-      expect(done.error.message, name).not.toMatch(/\/tmp|ffprobe|127\.0\.0\.1/)
+      expect(taskErrorOf(done).message, name).not.toMatch(/\/tmp|ffprobe|127\.0\.0\.1/)
       const ledger = await ledgerOf(gw, ids[i]!)
       expect(ledger.map((l) => l.kind), name).toEqual(["charge", "refund"])
       expect(ledger[0]!.wallet_micros + ledger[1]!.wallet_micros, name).toBe(0)
@@ -222,7 +222,7 @@ describe(`reference media in the task engine (${backend})`, () => {
   it("a host that keeps failing is retried on the engine's schedule, then the task fails as retryable", async () => {
     const acct = await createAccount(gw, { name: "busy", wallet_credits: 100 })
     const id = await create(gw, acct.model.key, mediaTask("provy-famS-2.0-480p", { videos: [at("/busy.mp4")] }))
-    const done = (await pollTask(gw, acct.resource.key, id)).at(-1)
+    const done = lastSeen(await pollTask(gw, acct.resource.key, id))
     expect(done.error).toEqual({
       code: "invalid_reference_media_duration",
       message: expect.stringMatching(/HTTP 503/),
@@ -241,9 +241,9 @@ describe(`reference media in the task engine (${backend})`, () => {
       acct.model.key,
       mediaTask("provy-famS-2.0-480p", { videos: [confirmed.url, at("/v8.mp4")] })
     )
-    const done = (await pollTask(gw, acct.resource.key, id)).at(-1)
+    const done = lastSeen(await pollTask(gw, acct.resource.key, id))
     expect(done.error).toMatchObject({ code: "reference_media_duration_exceeded", retryable: false })
-    expect(done.error.message).toMatch(/16\.0 s in all/)
+    expect(taskErrorOf(done).message).toMatch(/16\.0 s in all/)
   })
 
   it("with ALLOW_PRIVATE_TARGETS false, private and loopback URLs are refused at creation and in the engine; confirmed uploads are not fetched", async () => {
@@ -292,7 +292,7 @@ describe(`reference media in the task engine (${backend})`, () => {
         traceparent: null
       })
     }))
-    const failed = (await pollTask(strict, acct.resource.key, task.task.id)).at(-1)
+    const failed = lastSeen(await pollTask(strict, acct.resource.key, task.task.id))
     expect(failed.error).toEqual({
       code: "invalid_reference_media_duration",
       message: expect.stringMatching(
@@ -313,7 +313,7 @@ describe(`reference media in the task engine (${backend})`, () => {
       acct.model.key,
       mediaTask("provy-famS-2.0-480p", { images: [still.url], videos: [clip.url] })
     )
-    expect((await pollTask(strict, acct.resource.key, ok)).at(-1)).toMatchObject({ status: "succeeded" })
+    expect(lastSeen(await pollTask(strict, acct.resource.key, ok))).toMatchObject({ status: "succeeded" })
 
     // Confirming again near the expiry gives a fresh URL; the older one still names the same upload.
     const [long] = await uploadAll(strict, acct.resource.key, [video((server.routes["/v11.mp4"] as any).body)])

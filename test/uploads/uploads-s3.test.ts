@@ -7,7 +7,7 @@ import { startGateway, type TestGateway } from "../support/gateway.ts"
 import { errorOf, expectError, raw } from "../support/http.ts"
 import { startS3rver } from "../support/s3rver.ts"
 import { randomBytes } from "../support/storage.ts"
-import { pollTask, query } from "../support/tasks.ts"
+import { lastSeen, pollTask, query } from "../support/tasks.ts"
 import {
   audio,
   confirm,
@@ -109,7 +109,7 @@ describe(`media uploads on S3 (${backend})`, () => {
       },
       output: { duration: 4 }
     })
-    expect((await pollTask(gw, acct.resource.key, task.id)).at(-1)).toMatchObject({ status: "succeeded" })
+    expect(lastSeen(await pollTask(gw, acct.resource.key, task.id))).toMatchObject({ status: "succeeded" })
   })
 
   it("refusals are the same as on the local store: all or nothing, wrong real type, never PUT, over the limits at creation", async () => {
