@@ -64,7 +64,7 @@ const fill = (nowS: number) => [
     SELECT 'task_' || g, 'acct_' || (g % 101), 'video', 'provy-famS-2.0-480p', 'generation', s.status,
       CASE WHEN s.status = 'queued' THEN 0 ELSE 100 END, '{"prompt":"history"}'::jsonb, t.created, t.created,
       CASE WHEN s.status = 'queued' THEN NULL ELSE t.created + 2 END,
-      CASE WHEN s.status = 'queued' THEN NULL ELSE t.created + 30 + (g * 7919) % 600 END,
+      CASE WHEN s.status = 'queued' THEN NULL ELSE t.created + 30 + (g::bigint * 7919) % 600 END,
       (ARRAY[${CHANNELS.map((c) => `'${c}'`).join(", ")}])[1 + g % ${CHANNELS.length}],
       CASE WHEN s.status = 'queued' THEN 0 ELSE 1 END,
       CASE WHEN s.status = 'queued' THEN 'available' ELSE 'done' END,
@@ -93,9 +93,10 @@ per day of the last 14) and the channel view's reads (last 15 minutes, each chan
 answer), run as the service runs them (\`console/Overview.ts\`, \`ops/ChannelActivity.ts\`) on two
 PostgreSQL databases holding the same history (tasks over 90 days, a charge each, a refund per
 failed task, an attempt per started task): one migrated to 19, one to 20 (the windows' indexes).
-Read times are the median of every read (${"`"}READS${"`"} per round, rounds alternating between
-the two); creates/s is pgbench running the gateway's create transaction
-(\`bench/create-path/create.sql\`, 10 connections, 100 accounts), median round. Migration 20's
+Read times are the median of every read (\`READS\` per round, rounds alternating between the
+two); then creates/s, pgbench running the gateway's create transaction
+(\`bench/create-path/create.sql\`, 10 connections, 100 accounts), median of rounds alternating
+between the two (after the reads: the creates' tasks would land in the windows read). Migration 20's
 time is on the filled history. Load is the 1-minute load average at start / end (2 shared cores).
 
 Run: \`DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npm run bench:windows\`.
@@ -181,31 +182,33 @@ const main = async () => {
         ...["-c", "10", "-j", "2", "-T", String(durationS)],
         ...["-f", join(ROOT, "bench", "create-path", "create.sql")]
       ], defines).then((r) => r.tps)
-    for (const side of SIDES) await creates(side, 2)
-
     const ms = { overview: { before: [], after: [] }, channels: { before: [], after: [] } } as Record<
       "overview" | "channels",
       Record<Side, Array<number>>
     >
     const tps: Record<Side, Array<number>> = { before: [], after: [] }
+    // The reads first: the creates' tasks would land in the windows read and grow them round by round.
     for (let i = 0; i < ROUNDS; i++) {
-      const order = i % 2 ? [...SIDES].reverse() : SIDES
-      for (const side of order) {
+      for (const side of i % 2 ? [...SIDES].reverse() : SIDES) {
         for (let r = 0; r < READS; r++) {
           ms.overview[side].push(await timed(() => reads.overview(side)))
           ms.channels[side].push(await timed(() => reads.channels(side)))
         }
-        tps[side].push(await creates(side, ROUND_S))
       }
       log(
-        `round ${i + 1}: ${
+        `reads, round ${i + 1}: ${
           SIDES.map((side) =>
             `${side}: overview ${round(median(ms.overview[side].slice(-READS)), 1)} ms, channels ${
               round(median(ms.channels[side].slice(-READS)), 1)
-            } ms, ${tps[side].at(-1)} creates/s`
+            } ms`
           ).join("; ")
         }`
       )
+    }
+    for (const side of SIDES) await creates(side, 2)
+    for (let i = 0; i < ROUNDS; i++) {
+      for (const side of i % 2 ? [...SIDES].reverse() : SIDES) tps[side].push(await creates(side, ROUND_S))
+      log(`creates, round ${i + 1}: ${SIDES.map((side) => `${side}: ${tps[side].at(-1)}/s`).join("; ")}`)
     }
 
     const med = (xs: ReadonlyArray<number>) => round(median(xs), 1)
