@@ -23,7 +23,7 @@ JSON files limits.json, groups.json and models.json in CONFIG_DIR, checked at st
 
 Environment (default):
   HOST, PORT             Listen address (127.0.0.1, 8080)
-  OPS_PORT               ROLE=worker: port of its /healthz, /readyz and /metrics (unset: no listener)
+  OPS_PORT               A worker's port for /healthz, /readyz and /metrics (unset: none)
   PUBLIC_BASE_URL        Base of the URLs the service hands out (http://HOST:PORT)
   DATA_DIR               Embedded database, local object store, generated secrets (./data)
   CONFIG_DIR             Directory of the JSON configuration files (./config)
