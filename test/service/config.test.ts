@@ -1,11 +1,11 @@
 // Runs once: no database (left out of the PostgreSQL pass, vitest.config.ts).
 import { NodeContext } from "@effect/platform-node"
-import { ConfigProvider, Effect, Exit } from "effect"
+import { ConfigProvider, Effect, Exit, Option } from "effect"
 import { cpSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { describe, expect, it } from "vitest"
-import { environmentConfig, loadSettings } from "../../src/platform/AppConfig.ts"
+import { environmentConfig, listenPort, loadSettings } from "../../src/platform/AppConfig.ts"
 
 const copyConfig = (edit: (dir: string) => void) => {
   const dir = mkdtempSync(join(tmpdir(), "gw-config-"))
@@ -90,5 +90,19 @@ describe("environment", () => {
       role: "all",
       publicBaseUrl: "http://127.0.0.1:8080"
     })
+  })
+
+  it("OPS_PORT: a worker's listener, unset by default; no other role listens on it", async () => {
+    const unset = await read({ ROLE: "worker" })
+    expect(Exit.isSuccess(unset) && Option.isNone(unset.value.opsPort)).toBe(true)
+    const set = await read({ ROLE: "worker", OPS_PORT: "9090", PORT: "8081" })
+    if (Exit.isFailure(set)) throw new Error("OPS_PORT=9090 was refused")
+    expect(set.value.opsPort).toEqual(Option.some(9090))
+    expect(listenPort(set.value)).toBe(9090)
+    expect(listenPort({ ...set.value, role: "api" })).toBe(8081)
+    expect(listenPort({ ...set.value, role: "all" })).toBe(8081)
+    // Not a port: refused at start, like PORT.
+    expect(Exit.isFailure(await read({ ROLE: "worker", OPS_PORT: "ninety" }))).toBe(true)
+    expect(Exit.isFailure(await read({ ROLE: "worker", OPS_PORT: "70000" }))).toBe(true)
   })
 })
