@@ -58,8 +58,9 @@ const make = Effect.gen(function*() {
 
   const quoteVideo = (principal: Principal, body: unknown) =>
     Effect.gen(function*() {
-      const { request, served } = yield* tasks.checkVideo(body)
-      const price = tasks.videoPrice(principal, request)
+      const admitted = yield* tasks.checkVideo(body)
+      const { request, served } = admitted
+      const price = tasks.videoPrice(principal, admitted)
       return yield* quote(principal, request.model, request.operation, price, served.settings.subscription)
     }).pipe(Effect.withSpan("Quotes.quoteVideo"))
 

@@ -1,7 +1,7 @@
 import { Context, Effect, Layer } from "effect"
 import type { Principal } from "../accounts/Account.ts"
 import { Billing, type Priced } from "../billing/Billing.ts"
-import type { ValidImageRequest, ValidVideoRequest } from "../catalog/contract/Requests.ts"
+import type { ValidImageRequest } from "../catalog/contract/Requests.ts"
 import { Registry } from "../catalog/Registry.ts"
 import { type AdmittedVideo, admitVideo } from "../catalog/VideoRequest.ts"
 import { ChannelStates } from "../channel/ChannelStates.ts"
@@ -71,9 +71,9 @@ const make = Effect.gen(function*() {
     group: principal.group,
     subscriptionAllowed: served.settings.subscription
   })
-  /** Per requested second of video; per output image. */
-  const videoPriced = (principal: Principal, request: ValidVideoRequest) =>
-    priced(principal, "second", registry.video(request.model)!, request.duration)
+  /** Per requested second of video, at the price of the model the catalog admitted it for; per output image. */
+  const videoPriced = (principal: Principal, { request, served }: Pick<AdmittedVideo, "request" | "served">) =>
+    priced(principal, "second", served, request.duration)
   const imagePriced = (principal: Principal, valid: ValidImageRequest) =>
     priced(principal, "image", registry.image(valid.model)!, valid.count)
 
@@ -91,7 +91,8 @@ const make = Effect.gen(function*() {
 
   const createVideo = (context: CreateContext, body: unknown) =>
     Effect.gen(function*() {
-      const { request, route } = yield* admit(admitVideo(registry.video, body, states.takesNew))
+      const admitted = yield* admit(admitVideo(registry.video, body, states.takesNew))
+      const { request, route } = admitted
       const created = yield* store.create({
         accountId: context.principal.accountId,
         kind: "video",
@@ -102,7 +103,7 @@ const make = Effect.gen(function*() {
         metadata: request.metadata,
         idempotencyKey: context.idempotencyKey,
         digest: yield* sha.hex(canonicalJson(body)),
-        price: videoPriced(context.principal, request),
+        price: videoPriced(context.principal, admitted),
         // The first channel that takes it; failover to the next is the engine's business.
         channel: route.channel,
         traceparent: context.traceparent,
@@ -157,7 +158,8 @@ const make = Effect.gen(function*() {
     validateImage,
     createValidImage,
     checkVideo,
-    videoPrice: (principal: Principal, request: ValidVideoRequest) => billing.price(videoPriced(principal, request)),
+    videoPrice: (principal: Principal, admitted: Pick<AdmittedVideo, "request" | "served">) =>
+      billing.price(videoPriced(principal, admitted)),
     imagePrice: (principal: Principal, valid: ValidImageRequest) => billing.price(imagePriced(principal, valid))
   } as const
 })
