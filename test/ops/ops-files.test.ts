@@ -29,10 +29,13 @@ describe("the alert rules and the dashboard", () => {
   })
   afterAll(() => env.close())
 
-  it("the rules pass promtool check rules", () => {
+  it("the rules pass promtool check rules, and their unit tests (alerts.test.yml) pass", () => {
     const checked = promtool(["check", "rules", ALERTS])
-    expect(checked.output).toContain("SUCCESS: 5 rules found")
+    expect(checked.output).toContain("SUCCESS: 6 rules found")
     expect(checked.status).toBe(0)
+    const tested = promtool(["test", "rules", "ops/prometheus/alerts.test.yml"])
+    expect(tested.output).toContain("SUCCESS")
+    expect(tested.status).toBe(0)
   })
 
   it("name only metrics the gateway exposes", async () => {
@@ -44,8 +47,9 @@ describe("the alert rules and the dashboard", () => {
     }
   })
 
-  it("cover what an operator is warned of: a failing channel, queue age, webhook backlog, breaker, refunds", () => {
+  it("cover what an operator is warned of: a replica down, a failing channel, queue age, webhook backlog, breaker, refunds", () => {
     const alerts = readFileSync(ALERTS, "utf8")
+    expect(alerts).toContain("up{job=~\"media-task-gateway.*\"} == 0")
     for (
       const name of [
         "mtg_upstream_requests_total",
