@@ -241,8 +241,9 @@ export const WorkersLive = Layer.scopedDiscard(
 /**
  * The whole gateway given an HTTP server layer: the API (ROLE=api), the task
  * engine (ROLE=worker; with `OPS_PORT`, its health and metrics served too) or
- * both (ROLE=all, the default) over one set of services. The runtime entry point (`main.ts`) passes the Node server, tests
- * pass one on a free loopback port.
+ * both (ROLE=all, the default) over one set of services. The runtime entry
+ * point (`main.ts`) passes the Node server, tests pass one on a free
+ * loopback port.
  */
 export const gateway = <ROut, E, R>(server: Layer.Layer<ROut, E, R>) => {
   // Each part chosen by ROLE on its own (an empty layer where the role has none of it).
