@@ -19,12 +19,10 @@
  *   ROUNDS=3 ROUND_S=5 …   # defaults
  *   PROFILE=dir …          # the gateway runs with --cpu-prof into dir
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import * as os from "node:os"
 import { join } from "node:path"
-import { addRows } from "./markdown.ts"
 import { gatewayInstallation, measureRound, median, type Round, startGateway, summary } from "./servers.ts"
-import { gitHead, machine, RESULTS_DIR, RESULTS_MD, ROOT, round, runPgbench, withClient } from "./support.ts"
+import { gitHead, machine, recordRun, ROOT, round, runPgbench, withClient } from "./support.ts"
 
 const ADMIN_TOKEN = "adm_bench_0123456789abcdefghijklmnop"
 const ROUNDS = Number(process.env.ROUNDS ?? 3)
@@ -182,17 +180,13 @@ const main = async () => {
       load: [loadStart, loadEnd]
     }
     log(JSON.stringify({ one, pgOne, spread: spreadSummary, pgSpread, cpu, load: [loadStart, loadEnd] }))
-    mkdirSync(RESULTS_DIR, { recursive: true })
-    const file = join(RESULTS_DIR, `create-path-${date}.json`)
-    const previous = existsSync(file) ? JSON.parse(readFileSync(file, "utf8")) : []
-    writeFileSync(file, JSON.stringify([...previous, entry], null, 2) + "\n")
     const tableRow =
       `| ${date} | ${m.cpu}, ${m.cores} cores, node ${m.node} | ${commit} | ${ROUNDS} × ${ROUND_S} s | ${one.rps} / ${pgOne} | ${
         round(one.rps / pgOne, 2)
       } | ${spreadSummary.rps} / ${pgSpread} | ${round(spreadSummary.rps / pgSpread, 2)} | ${cpu} | ${
         loadStart.toFixed(2)
       } / ${loadEnd.toFixed(2)} |`
-    writeFileSync(RESULTS_MD, addRows(readFileSync(RESULTS_MD, "utf8"), "create-path", HEADER, [tableRow]))
+    recordRun("create-path", date, entry, HEADER, [tableRow])
   } finally {
     for (const cleanup of cleanups) await cleanup().catch((e) => log(`cleanup: ${e}`))
   }

@@ -27,7 +27,7 @@
  *                            # database and prints its statements from the server log
  *                            # (PG_LOG, /var/log/postgresql/postgresql-15-main.log)
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
+import { readFileSync, writeFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import * as os from "node:os"
 import { join } from "node:path"
@@ -35,13 +35,12 @@ import { pathToFileURL } from "node:url"
 import { startFakeGateway } from "../test/fakes/gateway.ts"
 import { movie } from "../test/fakes/media.ts"
 import buildIfStale from "../test/support/build.ts"
-import { addRows } from "./markdown.ts"
 import { cpuTicks, gatewayInstallation, median, type Server, startProcess, stop, waitReady } from "./servers.ts"
 import {
   freePort,
   gitHead,
   machine,
-  RESULTS_DIR,
+  recordRun,
   RESULTS_MD,
   ROOT,
   round,
@@ -460,10 +459,6 @@ const main = async () => {
       load: [loadStart, loadEnd]
     }
     log(JSON.stringify(entry))
-    mkdirSync(RESULTS_DIR, { recursive: true })
-    const file = join(RESULTS_DIR, `engine-throughput-${date}.json`)
-    const previous = existsSync(file) ? JSON.parse(readFileSync(file, "utf8")) : []
-    writeFileSync(file, JSON.stringify([...previous, entry], null, 2) + "\n")
     const row = `| ${date} | ${m.cpu}, ${m.cores} cores, node ${m.node}, PostgreSQL ${
       postgres.split(" ")[0]
     } | ${commit} | ${ROUNDS} × ${TASKS} tasks | ${gatewayRate} | ${pgRate} (${
@@ -471,7 +466,7 @@ const main = async () => {
     }) | ${entry.ratio} | ${graphileRate ?? "not run"} | ${cpu}; + ${childCpu} | ${loadStart.toFixed(2)} / ${
       loadEnd.toFixed(2)
     } |`
-    writeFileSync(RESULTS_MD, addRows(readFileSync(RESULTS_MD, "utf8"), "engine-throughput", HEADER, [row]))
+    const file = recordRun("engine-throughput", date, entry, HEADER, [row])
     log(`wrote ${file} and a row in ${RESULTS_MD}`)
   } finally {
     for (const server of servers.reverse()) await stop(server)

@@ -13,11 +13,8 @@
  *   PROFILE=dir …          # the gateway runs with --cpu-prof into dir
  */
 import { randomBytes } from "node:crypto"
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import * as os from "node:os"
-import { join } from "node:path"
 import { canonicalJson } from "../src/platform/Digest.ts"
-import { addRows } from "./markdown.ts"
 import {
   gatewayInstallation,
   measureRound,
@@ -29,7 +26,7 @@ import {
   summary,
   waitReady
 } from "./servers.ts"
-import { freePort, gitHead, machine, RESULTS_DIR, RESULTS_MD, round, withClient } from "./support.ts"
+import { freePort, gitHead, machine, recordRun, round, withClient } from "./support.ts"
 
 const ADMIN_TOKEN = "adm_bench_0123456789abcdefghijklmnop"
 const ROUNDS = Number(process.env.ROUNDS ?? 4)
@@ -135,17 +132,13 @@ const main = async () => {
       load: [loadStart, loadEnd]
     }
     log(JSON.stringify({ gateway: gw, peer: pr, load: [loadStart, loadEnd] }))
-    mkdirSync(RESULTS_DIR, { recursive: true })
-    const file = join(RESULTS_DIR, `read-path-${date}.json`)
-    const previous = existsSync(file) ? JSON.parse(readFileSync(file, "utf8")) : []
-    writeFileSync(file, JSON.stringify([...previous, entry], null, 2) + "\n")
     const row =
       `| ${date} | ${m.cpu}, ${m.cores} cores, node ${m.node} | ${commit} | ${ROUNDS} × ${ROUND_S} s | ${gw.rps} | ${pr.rps} | ${
         round(gw.rps / pr.rps, 2)
       } | ${gw.cpuMsPerReq} | ${pr.cpuMsPerReq} | ${round(gw.cpuMsPerReq / pr.cpuMsPerReq, 2)} | ${
         loadStart.toFixed(2)
       } / ${loadEnd.toFixed(2)} |`
-    writeFileSync(RESULTS_MD, addRows(readFileSync(RESULTS_MD, "utf8"), "read-path", HEADER, [row]))
+    recordRun("read-path", date, entry, HEADER, [row])
   } finally {
     for (const cleanup of cleanups) await cleanup().catch((e) => log(`cleanup: ${e}`))
   }

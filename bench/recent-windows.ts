@@ -15,25 +15,13 @@
  */
 import * as PgClient from "@effect/sql-pg/PgClient"
 import { Effect, ManagedRuntime, Redacted } from "effect"
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import * as os from "node:os"
 import { join } from "node:path"
 import { overview } from "../src/console/Overview.ts"
 import { migrations } from "../src/migrations/index.ts"
 import { channelActivity } from "../src/ops/ChannelActivity.ts"
-import { addRows } from "./markdown.ts"
 import { median } from "./servers.ts"
-import {
-  gitHead,
-  machine,
-  RESULTS_DIR,
-  RESULTS_MD,
-  ROOT,
-  round,
-  runPgbench,
-  withClient,
-  withDatabase
-} from "./support.ts"
+import { gitHead, machine, recordRun, ROOT, round, runPgbench, withClient, withDatabase } from "./support.ts"
 
 const HISTORY = Number(process.env.HISTORY ?? 1_000_000)
 const ROUNDS = Number(process.env.ROUNDS ?? 5)
@@ -232,15 +220,11 @@ const main = async () => {
       load: [loadStart, loadEnd]
     }
     log(JSON.stringify({ ...entry, perRound: undefined }))
-    mkdirSync(RESULTS_DIR, { recursive: true })
-    const file = join(RESULTS_DIR, `recent-windows-${date}.json`)
-    const previous = existsSync(file) ? JSON.parse(readFileSync(file, "utf8")) : []
-    writeFileSync(file, JSON.stringify([...previous, entry], null, 2) + "\n")
     const row =
       `| ${date} | ${m.cpu}, ${m.cores} cores, node ${m.node} | ${commit} | ${HISTORY} | ${ROUNDS} × (${READS} reads, ${ROUND_S} s) | ${entry.overviewMs.before} / ${entry.overviewMs.after} | ${entry.channelViewMs.before} / ${entry.channelViewMs.after} | ${entry.createsPerS.before} / ${entry.createsPerS.after} | ${migrationS} | ${
         loadStart.toFixed(2)
       } / ${loadEnd.toFixed(2)} |`
-    writeFileSync(RESULTS_MD, addRows(readFileSync(RESULTS_MD, "utf8"), "recent-windows", HEADER, [row]))
+    recordRun("recent-windows", date, entry, HEADER, [row])
   } finally {
     for (const runtime of runtimes) await runtime.dispose().catch(() => undefined)
     await withClient(serverUrl, async (c) => {

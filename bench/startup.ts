@@ -26,22 +26,10 @@
  * bench/results/startup-<date>.json.
  */
 import { type ChildProcess, spawn } from "node:child_process"
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
 import * as os from "node:os"
 import { join } from "node:path"
-import { addRows } from "./markdown.ts"
-import {
-  freePort,
-  gitHead,
-  machine,
-  RESULTS_DIR,
-  RESULTS_MD,
-  ROOT,
-  round,
-  sleep,
-  withClient,
-  withDatabase
-} from "./support.ts"
+import { freePort, gitHead, machine, recordRun, ROOT, round, sleep, withClient, withDatabase } from "./support.ts"
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
 const BEFORE = process.env.BENCH_BEFORE
@@ -216,11 +204,7 @@ const main = async () => {
       rounds: ROUNDS,
       entries
     }
-    mkdirSync(RESULTS_DIR, { recursive: true })
-    const file = join(RESULTS_DIR, `startup-${date}.json`)
-    const previous = existsSync(file) ? JSON.parse(readFileSync(file, "utf8")) : []
-    writeFileSync(file, JSON.stringify([...previous, entry], null, 2) + "\n")
-    writeFileSync(RESULTS_MD, addRows(readFileSync(RESULTS_MD, "utf8"), "startup", HEADER, rows))
+    recordRun("startup", date, entry, HEADER, rows)
     for (const row of rows) log(row)
   } finally {
     for (const name of databases) {

@@ -1,15 +1,38 @@
 import { spawn } from "node:child_process"
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { createServer } from "node:net"
 import os from "node:os"
 import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import pg from "pg"
+import { addRows } from "./markdown.ts"
 
 /** What every benchmark script shares: paths, ports, databases, statistics and the machine it ran on. */
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..")
 export const RESULTS_DIR = join(ROOT, "bench", "results")
 export const RESULTS_MD = join(ROOT, "bench", "RESULTS.md")
+
+/**
+ * Records one run of benchmark `name`: its entry appended to
+ * `bench/results/<name>-<date>.json` (the day's runs, in order) and its
+ * table rows to the `## name` section of `bench/RESULTS.md` (made with
+ * `header` the first time). The JSON file's path.
+ */
+export const recordRun = (
+  name: string,
+  date: string,
+  entry: unknown,
+  header: string,
+  rows: ReadonlyArray<string>
+) => {
+  mkdirSync(RESULTS_DIR, { recursive: true })
+  const file = join(RESULTS_DIR, `${name}-${date}.json`)
+  const previous = existsSync(file) ? JSON.parse(readFileSync(file, "utf8")) : []
+  writeFileSync(file, JSON.stringify([...previous, entry], null, 2) + "\n")
+  writeFileSync(RESULTS_MD, addRows(readFileSync(RESULTS_MD, "utf8"), name, header, rows))
+  return file
+}
 
 export const sleep = (ms: number) => new Promise<void>((ok) => setTimeout(ok, ms))
 
