@@ -2,7 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 
 /** The window of a channel's recent counts and times. */
-export const RECENT_S = 15 * 60
+const RECENT_S = 15 * 60
 /** A replica's breaker report older than this is left out: the replica stopped or lost its database. */
 const BREAKER_REPORT_MAX_AGE_MS = 60_000
 

@@ -141,10 +141,8 @@ export const storeRetrier = Effect.gen(function*() {
       Effect.delay(Duration.millis(STORE_HOLD_MS / 3)),
       Effect.forever
     )
-    yield* Effect.raceFirst(
-      Effect.forEach(rows, tryStore, { concurrency: CONCURRENCY, discard: true }),
-      rows.length === 0 ? Effect.never : keepHeld
-    )
+    // An empty pass ends at once, before the first renewal is due.
+    yield* Effect.raceFirst(Effect.forEach(rows, tryStore, { concurrency: CONCURRENCY, discard: true }), keepHeld)
     return rows.length === PASS_SIZE
   }).pipe(Effect.catchAllCause((cause) => Effect.as(Effect.logError("storing waiting results failed", cause), false)))
   yield* Effect.forever(
