@@ -29,7 +29,7 @@ const LAYERS = {
   channel: ["channel/contract", "catalog/contract", "platform"],
   catalog: ["catalog/contract", "channel", "channel/contract", "accounts", "billing", "platform", "platform/http"],
   accounts: ["billing", "platform", "platform/http"],
-  webhooks: ["accounts", "platform", "platform/http"],
+  webhooks: ["accounts", "billing", "platform", "platform/http"],
   uploads: ["accounts", "catalog", "catalog/contract", "media", "storage", "platform", "platform/http"],
   tasks: [
     "accounts",
@@ -41,6 +41,7 @@ const LAYERS = {
     "media",
     "storage",
     "uploads",
+    "webhooks",
     "platform",
     "platform/http"
   ],
@@ -60,6 +61,8 @@ const LAYERS = {
   assets: ["accounts", "storage", "tasks", "platform", "platform/http"],
   images: ["assets", "accounts", "catalog", "storage", "tasks", "uploads", "platform", "platform/http"],
   callbacks: ["channel", "channel/contract", "tasks", "tasks/engine", "platform", "platform/http"],
+  usage: ["accounts", "billing", "platform", "platform/http"],
+  retention: ["channel", "channel/contract", "storage", "uploads", "platform"],
   console: [
     "assets",
     "accounts",
@@ -70,6 +73,7 @@ const LAYERS = {
     "storage",
     "tasks",
     "uploads",
+    "usage",
     "webhooks",
     "platform",
     "platform/http"

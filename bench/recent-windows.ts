@@ -17,9 +17,10 @@ import * as PgClient from "@effect/sql-pg/PgClient"
 import { Effect, ManagedRuntime, Redacted } from "effect"
 import * as os from "node:os"
 import { join } from "node:path"
-import { overview } from "../src/console/Overview.ts"
+import { overviewWith } from "../src/console/Overview.ts"
 import { migrations } from "../src/migrations/index.ts"
 import { channelActivity } from "../src/ops/ChannelActivity.ts"
+import { CHANNELS, fillHistory } from "./history.ts"
 import { median } from "./servers.ts"
 import { gitHead, machine, recordRun, ROOT, round, runPgbench, withClient, withDatabase } from "./support.ts"
 
@@ -27,52 +28,12 @@ const HISTORY = Number(process.env.HISTORY ?? 1_000_000)
 const ROUNDS = Number(process.env.ROUNDS ?? 5)
 const READS = Number(process.env.READS ?? 5)
 const ROUND_S = Number(process.env.ROUND_S ?? 5)
-const DAYS = 90
-const CHANNELS = ["sandbox", "byteplus", "vertex", "kling"]
 const WINDOWS_MIGRATION = 20
 
 const log = (message: string) => console.log(`[recent-windows] ${message}`)
 
 type Side = "before" | "after"
 const SIDES: ReadonlyArray<Side> = ["before", "after"]
-
-/**
- * HISTORY tasks over the last DAYS days, newest last (as inserted): 90 %
- * succeeded, 8 % failed with a refund, the rest still queued; a charge per
- * task, one attempt per started task, one in twenty ended by an upstream's
- * answer. Deterministic, so both databases hold the very same rows.
- */
-const fill = (nowS: number) => [
-  `INSERT INTO accounts (id, name, group_name, wallet_micros, created_at, updated_at)
-    SELECT 'acct_' || n, 'bench ' || n, 'default', 1000000000000000, ${nowS}, ${nowS} FROM generate_series(0, 100) n`,
-  `CREATE TABLE bench_accounts (n int PRIMARY KEY, id text NOT NULL)`,
-  `INSERT INTO bench_accounts SELECT n, 'acct_' || n FROM generate_series(0, 100) n`,
-  `INSERT INTO tasks (id, account_id, kind, model, operation, status, progress, request, created_at, updated_at,
-      started_at, completed_at, channel, attempt, run_state, error, charged_wallet_micros)
-    SELECT 'task_' || g, 'acct_' || (g % 101), 'video', 'provy-famS-2.0-480p', 'generation', s.status,
-      CASE WHEN s.status = 'queued' THEN 0 ELSE 100 END, '{"prompt":"history"}'::jsonb, t.created, t.created,
-      CASE WHEN s.status = 'queued' THEN NULL ELSE t.created + 2 END,
-      CASE WHEN s.status = 'queued' THEN NULL ELSE t.created + 30 + (g::bigint * 7919) % 600 END,
-      (ARRAY[${CHANNELS.map((c) => `'${c}'`).join(", ")}])[1 + g % ${CHANNELS.length}],
-      CASE WHEN s.status = 'queued' THEN 0 ELSE 1 END,
-      CASE WHEN s.status = 'queued' THEN 'available' ELSE 'done' END,
-      CASE WHEN s.status = 'failed' THEN '{"code":"video_task_failed","message":"failed"}'::jsonb END,
-      500000
-    FROM generate_series(1, ${HISTORY}) g,
-      LATERAL (SELECT ${nowS} - ((${HISTORY} - g)::bigint * ${DAYS * 86_400} / ${HISTORY}) AS created) t,
-      LATERAL (SELECT CASE WHEN g % 100 < 90 THEN 'succeeded' WHEN g % 100 < 98 THEN 'failed' ELSE 'queued' END
-        AS status) s`,
-  `INSERT INTO ledger (id, account_id, task_id, kind, wallet_micros, created_at)
-    SELECT 'led_c_' || id, account_id, id, 'charge', -500000, created_at FROM tasks`,
-  `INSERT INTO ledger (id, account_id, task_id, kind, wallet_micros, created_at)
-    SELECT 'led_r_' || id, account_id, id, 'refund', 500000, completed_at FROM tasks WHERE status = 'failed'`,
-  `INSERT INTO task_attempts (task_id, attempt, channel, outcome, created_at, updated_at, upstream_status,
-      upstream_code, upstream_message)
-    SELECT id, 1, channel, status, started_at, completed_at,
-      CASE WHEN seq % 20 = 0 THEN 429 END, CASE WHEN seq % 20 = 0 THEN 'RateLimitExceeded' END,
-      CASE WHEN seq % 20 = 0 THEN 'slow down' END
-    FROM tasks WHERE status <> 'queued'`
-]
 
 const HEADER = `## recent-windows
 
@@ -123,7 +84,7 @@ const main = async () => {
           for (const statement of statements) await c.query(statement)
         }
         const started = performance.now()
-        for (const statement of fill(nowS)) await c.query(statement)
+        for (const statement of fillHistory(nowS, HISTORY)) await c.query(statement)
         log(`${side}: ${HISTORY} tasks filled in ${round((performance.now() - started) / 1000)} s`)
         if (side === "after") {
           // As an upgrade meets it: the indexes built over the history already there.
@@ -148,7 +109,7 @@ const main = async () => {
       ReturnType<typeof runtimeOf>
     >
     const reads = {
-      overview: (side: Side) => run[side].runPromise(overview),
+      overview: (side: Side) => run[side].runPromise(overviewWith([])),
       channels: (side: Side) => run[side].runPromise(Effect.orDie(channelActivity(CHANNELS, Date.now())))
     }
     // The same answers from both: the indexes change how the rows are found, not which.

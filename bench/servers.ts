@@ -13,7 +13,7 @@ import { freePort, ROOT, round, sleep, withClient, withDatabase } from "./suppor
  * request is read from /proc for that process alone.
  */
 
-const CLK_TCK = 100 // USER_HZ on Linux
+export const CLK_TCK = 100 // USER_HZ on Linux
 
 export interface Server {
   readonly name: string

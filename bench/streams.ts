@@ -1,52 +1,59 @@
 /**
- * Benchmark: live status streams (docs/api.md, Following a task) held open on
- * one API process. On PostgreSQL, one API process (`ROLE=api`) and, once the
- * streams are open, one worker process (`ROLE=worker`), both
- * `node --import tsx src/main.ts`, on a database created for the run.
+ * Benchmark: idle live status streams (docs/api.md, Following a task) held
+ * open on one API process, and what they cost it: memory per stream, CPU,
+ * and the database's statements while they wait.
  *
  *   DATABASE_URL=postgres://… npm run bench:streams
+ *   STREAMS=5000 REST_S=30 …                           # defaults
+ *   SERVICE_DIR=/path/to/other/checkout SERVICE_COMMIT=<its commit> …   # another checkout's compiled service (its dist/)
  *
- * 100 video tasks are created while no worker runs (they stay queued), then
- * 1,000 streams are opened on the API process, 10 per task, each read as it
- * arrives. Measured on the API process alone, from /proc: its RSS and CPU
- * before the streams, with the 1,000 streams open and idle (keep-alives and
- * the 5 s re-reads only) for SETTINGS.restS, and while the worker finishes
- * the 100 tasks (every stream gets each change and ends with its task). The
- * events every stream received are checked: each ends on its terminal state.
+ * Two cases, each on a fresh API process (`ROLE=api`, `node dist/src/main.js`,
+ * so no worker takes the tasks) and a database created for the run:
+ * "spread", STREAMS streams over STREAMS/5 queued video tasks (5 each), and
+ * "one task", STREAMS streams on a single task. The streams are opened by a
+ * client in a process of its own (bench/streams-client.ts: raw sockets, one
+ * per stream), so the client's own sockets and parsing cost the measured
+ * process nothing. Measured on the API process from /proc: RSS and CPU
+ * before the streams (10 s), then with every stream open and idle for
+ * REST_S (keep-alives and the periodic re-reads only); the memory of an idle
+ * stream is the difference in RSS divided by the streams. The database's
+ * transactions per second over the same windows (pg_stat_database, every
+ * statement outside a transaction being one) count the re-reads. Then every
+ * task moves twice (`in_progress` 10, then 50) and ends (`failed`), each
+ * step one UPDATE of all the case's tasks, as the engine's writes would
+ * (the table's trigger announces each): each step waits until every stream
+ * has its event, and every stream must end on the terminal state having had
+ * exactly four events.
  *
- * Adds a row to the "streams" section of bench/RESULTS.md and an entry to
- * bench/results/streams-<date>.json.
+ * Records the run in the "streams-idle" section of bench/RESULTS.md and
+ * bench/results/streams-idle-<date>.json.
  */
-import { randomBytes } from "node:crypto"
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
-import http from "node:http"
+import { type ChildProcess, fork, spawn } from "node:child_process"
+import { existsSync, readFileSync, rmSync } from "node:fs"
 import * as os from "node:os"
-import { join } from "node:path"
-import { addRows } from "./markdown.ts"
-import { cpuTicks, type Server, startProcess, stop, waitReady } from "./servers.ts"
-import {
-  freePort,
-  gitHead,
-  machine,
-  RESULTS_DIR,
-  RESULTS_MD,
-  ROOT,
-  round,
-  sleep,
-  withClient,
-  withDatabase
-} from "./support.ts"
+import { join, resolve } from "node:path"
+import buildIfStale from "../test/support/build.ts"
+import { cpuTicks, gatewayInstallation, type Server, stop, waitReady } from "./servers.ts"
+import type { Counts } from "./streams-client.ts"
+import { freePort, gitHead, machine, recordRun, ROOT, round, sleep, withClient } from "./support.ts"
 
 const ADMIN_TOKEN = "adm_bench_streams_0123456789abcdefghij"
+const STREAMS = Number(process.env.STREAMS ?? 5000)
 const SETTINGS = {
   model: "provy-famS-2.0-480p",
-  tasks: 100,
-  streamsPerTask: 10,
+  streams: STREAMS,
+  cases: [
+    { name: "spread", tasks: Math.max(1, Math.round(STREAMS / 5)) },
+    { name: "one task", tasks: 1 }
+  ],
   /** Seconds the open streams are measured idle. */
-  restS: 30,
-  /** Sandbox channel concurrency of the worker process. */
-  concurrency: 4
+  restS: Number(process.env.REST_S ?? 30),
+  /** Streams the client opens at once. */
+  openConcurrency: 50
 } as const
+const SERVICE_DIR = resolve(process.env.SERVICE_DIR ?? ROOT)
+/** Seconds between a burst of requests and the window after it. */
+const SETTLE_S = 12
 const CLK_TCK = 100
 
 const log = (message: string) => console.log(`[bench] ${message}`)
@@ -66,187 +73,302 @@ const request = async (base: string, method: string, path: string, key: string, 
   return { status: res.status, body: await res.json() as any }
 }
 
-/** One stream over its own connection: counts `task` events and remembers the last status; resolves when it ends. */
-const openStream = (base: string, path: string, key: string) =>
-  new Promise<{ readonly opened: Promise<void>; readonly ended: Promise<{ events: number; last: string }> }>(
-    (ok, fail) => {
-      let events = 0
-      let last = ""
-      let opened!: () => void
-      const openedP = new Promise<void>((r) => (opened = r))
-      const ended = new Promise<{ events: number; last: string }>((done, broke) => {
-        const req = http.get(base + path, { headers: { authorization: `Bearer ${key}` }, agent: false }, (res) => {
-          if (res.statusCode !== 200) return broke(new Error(`stream: ${res.statusCode}`))
-          res.setEncoding("utf8")
-          let buffer = ""
-          res.on("data", (chunk: string) => {
-            buffer += chunk
-            let at: number
-            while ((at = buffer.indexOf("\n\n")) >= 0) {
-              const block = buffer.slice(0, at)
-              buffer = buffer.slice(at + 2)
-              const data = /^data: (.*)$/m.exec(block)
-              if (data !== null) {
-                events++
-                last = JSON.parse(data[1]!).status
-                if (events === 1) opened()
-              }
-            }
-          })
-          res.on("end", () => done({ events, last }))
-          res.on("error", broke)
-        })
-        req.on("error", broke)
-      })
-      ended.catch(fail)
-      ok({ opened: openedP, ended })
-    }
-  )
+/**
+ * The compiled service of SERVICE_DIR, with bench/memory-probe.mjs preloaded
+ * (its live memory on SIGUSR2); its output drained (a full pipe would block
+ * its log writes).
+ */
+const startApi = async (env: Record<string, string>, probeFile: string): Promise<Server> => {
+  const port = await freePort()
+  const probe = join(ROOT, "bench", "memory-probe.mjs")
+  const child = spawn(process.execPath, ["--expose-gc", "--import", probe, "dist/src/main.js"], {
+    cwd: SERVICE_DIR,
+    env: {
+      ...process.env,
+      HOST: "127.0.0.1",
+      PORT: String(port),
+      ROLE: "api",
+      ADMIN_TOKEN,
+      MEMORY_PROBE_FILE: probeFile,
+      ...env
+    },
+    stdio: ["ignore", "pipe", "pipe"]
+  })
+  const tail: Array<string> = []
+  for (const out of [child.stdout!, child.stderr!]) {
+    out.on("data", (d: Buffer) => {
+      tail.push(d.toString().slice(0, 500))
+      if (tail.length > 20) tail.shift()
+    })
+  }
+  child.on("exit", (code) => code && log(`api exited ${code}: ${tail.join("")}`))
+  const server = { name: "api", url: `http://127.0.0.1:${port}`, child }
+  await waitReady(server, "/readyz")
+  return server
+}
 
-/** CPU of `pid` as a share of one core, and its RSS, over `seconds` (or until `until` resolves). */
-const measure = async (pid: number, seconds: number | Promise<unknown>) => {
+/** The database's committed and rolled-back transactions so far (flushed by its backends within about a second). */
+const transactions = (databaseUrl: string) =>
+  withClient(databaseUrl, async (c) => {
+    const r = await c.query(
+      "SELECT xact_commit + xact_rollback AS n FROM pg_stat_database WHERE datname = current_database()"
+    )
+    return Number(r.rows[0].n)
+  })
+
+/** The service's memory after a full collection (bench/memory-probe.mjs), in MiB: RSS and the V8 heap in use. */
+const liveMemory = async (pid: number, probeFile: string) => {
+  rmSync(probeFile, { force: true })
+  process.kill(pid, "SIGUSR2")
+  for (let i = 0; !existsSync(probeFile); i++) {
+    if (i > 600) throw new Error("the memory probe did not answer")
+    await sleep(50)
+  }
+  const usage = JSON.parse(readFileSync(probeFile, "utf8"))
+  return { rssMiB: rssMiB(pid), heapMiB: round(usage.heapUsed / 1024 ** 2, 1) }
+}
+
+/** Task rows the service's watchers have read (`mtg_task_watch_reads_total`, every reason); null where there is no such counter. */
+const watchReads = async (base: string) => {
+  const res = await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })
+  const text = await res.text()
+  const samples = [...text.matchAll(/^mtg_task_watch_reads_total\{[^}]*\} (\S+)$/gm)]
+  return samples.length === 0 ? null : samples.reduce((n, m) => n + Number(m[1]), 0)
+}
+
+/**
+ * CPU of `pid` as a share of one core, the database's transactions per
+ * second and the task rows its watchers read per second, over `seconds`;
+ * then its memory: RSS as it was, and RSS and heap after a full collection.
+ */
+const measure = async (pid: number, base: string, databaseUrl: string, seconds: number, probeFile: string) => {
+  const r0 = await watchReads(base)
   const t0 = Date.now()
   const c0 = cpuTicks(pid)
-  let peak = rssMiB(pid)
-  const sampler = setInterval(() => (peak = Math.max(peak, rssMiB(pid))), 500)
-  await (typeof seconds === "number" ? sleep(seconds * 1000) : seconds)
-  clearInterval(sampler)
+  const x0 = await transactions(databaseUrl)
+  await sleep(seconds * 1000)
   const elapsed = (Date.now() - t0) / 1000
   const cpu = ((cpuTicks(pid) - c0) / CLK_TCK) / elapsed
-  return { seconds: round(elapsed, 1), cpuPercent: round(cpu * 100, 1), rssMiB: rssMiB(pid), peakRssMiB: peak }
+  // The two statements of this measure's own connections are left out.
+  const xacts = (await transactions(databaseUrl)) - x0 - 2
+  const r1 = await watchReads(base)
+  const rawRssMiB = rssMiB(pid)
+  return {
+    seconds: round(elapsed, 1),
+    cpuPercent: round(cpu * 100, 1),
+    queriesPerS: round(Math.max(0, xacts) / elapsed, 1),
+    taskReadsPerS: r0 === null || r1 === null ? null : round((r1 - r0) / elapsed, 1),
+    rawRssMiB,
+    ...(await liveMemory(pid, probeFile))
+  }
+}
+
+/** The client process (bench/streams-client.ts) and a call-and-answer over its IPC channel. */
+const startClient = async () => {
+  const child: ChildProcess = fork(join(ROOT, "bench", "streams-client.ts"), [], {
+    execArgv: ["--import", "tsx"],
+    stdio: ["ignore", "inherit", "inherit", "ipc"]
+  })
+  const answers: Array<(message: any) => void> = []
+  child.on("message", (message) => answers.shift()?.(message))
+  const next = () => new Promise<any>((ok) => answers.push(ok))
+  await next() // ready
+  const call = (message: unknown) => {
+    const answer = next()
+    child.send(message as any)
+    return answer
+  }
+  return {
+    open: (port: number, key: string, paths: Array<string>) =>
+      call({ open: { port, key, paths, concurrency: SETTINGS.openConcurrency } }) as Promise<
+        { opened: number; refusedCount: number; refused: Array<string> }
+      >,
+    counts: () => call({ counts: true }).then((m) => m.counts as Counts),
+    close: async () => {
+      const exited = new Promise((ok) => child.once("exit", ok))
+      child.send({ close: true })
+      await exited
+    }
+  }
+}
+
+const until = async (what: string, check: () => Promise<boolean>, deadlineS = 600) => {
+  const t0 = Date.now()
+  while (!(await check())) {
+    if (Date.now() - t0 > deadlineS * 1000) throw new Error(`not within ${deadlineS} s: ${what}`)
+    await sleep(200)
+  }
+  return round((Date.now() - t0) / 1000, 1)
+}
+
+const runCase = async (
+  install: { configDir: string; dataDir: string; databaseUrl: string },
+  testCase: { readonly name: string; readonly tasks: number }
+) => {
+  const cleanups: Array<() => Promise<unknown>> = []
+  const probeFile = join(install.dataDir, "memory-probe.json")
+  try {
+    const api = await startApi({
+      DATA_DIR: install.dataDir,
+      CONFIG_DIR: install.configDir,
+      DATABASE_URL: install.databaseUrl,
+      PUBLIC_BASE_URL: "http://127.0.0.1"
+    }, probeFile)
+    cleanups.unshift(() => stop(api))
+    const pid = api.child.pid!
+    const port = Number(new URL(api.url).port)
+    const account = await request(api.url, "POST", "/admin/v1/accounts", ADMIN_TOKEN, {
+      name: `bench ${testCase.name}`,
+      wallet_credits: 1_000_000
+    })
+    const keyOf = async (kind: string) =>
+      (await request(api.url, "POST", `/admin/v1/accounts/${account.body.id}/keys`, ADMIN_TOKEN, { kind })).body.key
+    const modelKey = await keyOf("model")
+    const resourceKey = await keyOf("resource")
+    const ids: Array<string> = []
+    await Promise.all(Array.from({ length: 10 }, async () => {
+      while (ids.length < testCase.tasks) {
+        const n = ids.push("")
+        const created = await request(api.url, "POST", "/v1/video/tasks", modelKey, {
+          model: SETTINGS.model,
+          operation: "generation",
+          input: { prompt: `bench stream ${n}` },
+          output: { duration: 4 }
+        })
+        if (created.status !== 202) throw new Error(`create: ${created.status} ${JSON.stringify(created.body)}`)
+        ids[n - 1] = created.body.id
+      }
+    }))
+    // PostgreSQL's backends report their statements to pg_stat_database within about 10 s of going idle:
+    // the creates' (and below, the streams' opening) reports are let in before a window starts.
+    await sleep(SETTLE_S * 1000)
+    const before = await measure(pid, api.url, install.databaseUrl, 10, probeFile)
+    log(`${testCase.name}: before streams ${JSON.stringify(before)}`)
+
+    const client = await startClient()
+    cleanups.unshift(() => client.close())
+    const paths = Array.from({ length: SETTINGS.streams }, (_, i) => `/v1/video/tasks/${ids[i % ids.length]}/events`)
+    const t0 = Date.now()
+    const opened = await client.open(port, resourceKey, paths)
+    const openS = round((Date.now() - t0) / 1000, 1)
+    if (opened.refusedCount > 0) throw new Error(`${opened.refusedCount} streams refused: ${opened.refused.join("; ")}`)
+    log(`${testCase.name}: ${opened.opened} streams open in ${openS} s`)
+    await sleep(SETTLE_S * 1000)
+    const rest = await measure(pid, api.url, install.databaseUrl, SETTINGS.restS, probeFile)
+    const perStream = (before: number, after: number) => round(((after - before) * 1024) / SETTINGS.streams, 1)
+    const kbPerStream = {
+      rss: perStream(before.rssMiB, rest.rssMiB),
+      heap: perStream(before.heapMiB, rest.heapMiB),
+      rawRss: perStream(before.rawRssMiB, rest.rawRssMiB)
+    }
+    log(`${testCase.name}: at rest ${JSON.stringify(rest)}, KB per stream ${JSON.stringify(kbPerStream)}`)
+
+    // Every task moves twice and ends; each step is delivered to every stream before the next.
+    const c0 = cpuTicks(pid)
+    const x0 = await transactions(install.databaseUrl)
+    const steps: Array<number> = []
+    const step = (set: string) =>
+      withClient(install.databaseUrl, (c) => c.query(`UPDATE tasks SET ${set} WHERE id = ANY($1)`, [ids]))
+    for (const [k, percent] of [[2, 10], [3, 50]] as const) {
+      await step(`status = 'in_progress', progress = ${percent}`)
+      steps.push(
+        await until(
+          `every stream has its event of ${percent} %`,
+          async () => (await client.counts()).withEvents[k - 1] === SETTINGS.streams
+        )
+      )
+    }
+    await step(
+      `status = 'failed', run_state = 'done', completed_at = 1700000000,
+       error = '{"code":"generation_failed","message":"bench","retryable":false}'::jsonb`
+    )
+    steps.push(await until("every stream ended", async () => (await client.counts()).ended === SETTINGS.streams))
+    const changeS = steps.reduce((a, b) => a + b, 0)
+    const changes = {
+      stepsS: steps,
+      cpuS: round((cpuTicks(pid) - c0) / CLK_TCK, 2),
+      queries: (await transactions(install.databaseUrl)) - x0 - 1
+    }
+    const counts = await client.counts()
+    log(`${testCase.name}: changes ${JSON.stringify(changes)} in ${round(changeS, 1)} s; ${JSON.stringify(counts)}`)
+    if (counts.endedTerminal !== SETTINGS.streams) {
+      throw new Error(`${SETTINGS.streams - counts.endedTerminal} streams did not end on their terminal state`)
+    }
+    if (counts.events !== SETTINGS.streams * 4) {
+      throw new Error(`${counts.events} events, not 4 on each of ${SETTINGS.streams} streams`)
+    }
+    await sleep(3000)
+    const after = await liveMemory(pid, probeFile)
+    return { case: testCase.name, tasks: testCase.tasks, openS, before, rest, kbPerStream, changes, counts, after }
+  } finally {
+    for (const c of cleanups) await c().catch(() => undefined)
+  }
 }
 
 const main = async () => {
   const serverUrl = process.env.DATABASE_URL
   if (serverUrl === undefined) throw new Error("DATABASE_URL (a PostgreSQL server) is required")
-  const cleanups: Array<() => Promise<unknown> | unknown> = []
-  const procs: Array<Server> = []
+  if (SERVICE_DIR === ROOT) buildIfStale()
+  const cleanups: Array<() => Promise<unknown>> = []
   try {
-    const dataDir = mkdtempSync(join(os.tmpdir(), "gw-bench-streams-"))
-    cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }))
-    const configDir = mkdtempSync(join(os.tmpdir(), "gw-bench-streams-config-"))
-    cleanups.push(() => rmSync(configDir, { recursive: true, force: true }))
-    writeFileSync(join(configDir, "groups.json"), readFileSync(join(ROOT, "config", "groups.json")))
-    const limits = JSON.parse(readFileSync(join(ROOT, "config", "limits.json"), "utf8"))
-    for (const rate of Object.values(limits.rate_limits) as Array<any>) rate.per_second = rate.burst = 1_000_000
-    limits.streams_per_key = SETTINGS.tasks * SETTINGS.streamsPerTask
-    writeFileSync(join(configDir, "limits.json"), JSON.stringify(limits, null, 2))
-    const models = JSON.parse(readFileSync(join(ROOT, "config", "models.json"), "utf8"))
-    models.channels = { sandbox: { concurrency: SETTINGS.concurrency } }
-    writeFileSync(join(configDir, "models.json"), JSON.stringify(models, null, 2))
-
-    const name = `bench_streams_${Date.now().toString(36)}_${randomBytes(4).toString("hex")}`
-    await withClient(serverUrl, (c) => c.query(`CREATE DATABASE ${name}`))
-    const databaseUrl = withDatabase(serverUrl, name)
-    cleanups.push(() => withClient(serverUrl, (c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)))
-
-    const port = await freePort()
-    const base = `http://127.0.0.1:${port}`
-    const env = (role: string) => ({
-      HOST: "127.0.0.1",
-      PORT: String(port),
-      ROLE: role,
-      DATA_DIR: dataDir,
-      CONFIG_DIR: configDir,
-      DATABASE_URL: databaseUrl,
-      ADMIN_TOKEN,
-      ENCRYPTION_KEY: "bench-streams-encryption-key",
-      STORAGE_SIGNING_KEY: "bench-streams-storage-signing-key",
-      PUBLIC_BASE_URL: base
-    })
-    const api = startProcess("api", ["--import", "tsx", "src/main.ts"], env("api"), port, log)
-    procs.push(api)
-    await waitReady(api, "/healthz")
-    const pid = api.child.pid!
-
-    const account = await request(base, "POST", "/admin/v1/accounts", ADMIN_TOKEN, {
-      name: "bench",
-      wallet_credits: 100_000
-    })
-    const keyOf = async (kind: string) =>
-      (await request(base, "POST", `/admin/v1/accounts/${account.body.id}/keys`, ADMIN_TOKEN, { kind })).body.key
-    const modelKey = await keyOf("model")
-    const resourceKey = await keyOf("resource")
-    const ids: Array<string> = []
-    for (let i = 0; i < SETTINGS.tasks; i++) {
-      const created = await request(base, "POST", "/v1/video/tasks", modelKey, {
-        model: SETTINGS.model,
-        operation: "generation",
-        input: { prompt: `bench stream ${i}` },
-        output: { duration: 4 }
-      })
-      if (created.status !== 202) throw new Error(`create: ${created.status} ${JSON.stringify(created.body)}`)
-      ids.push(created.body.id)
-    }
-    await sleep(3000)
-    const before = await measure(pid, 10)
-    log(`before streams: ${JSON.stringify(before)}`)
-
-    const streams = []
-    for (const id of ids) {
-      for (let j = 0; j < SETTINGS.streamsPerTask; j++) {
-        streams.push(await openStream(base, `/v1/video/tasks/${id}/events`, resourceKey))
-      }
-    }
-    await Promise.all(streams.map((s) => s.opened))
-    log(`${streams.length} streams open`)
-    await sleep(3000)
-    const rest = await measure(pid, SETTINGS.restS)
-    log(`at rest: ${JSON.stringify(rest)}`)
-
-    const worker = startProcess("worker", ["--import", "tsx", "src/main.ts"], env("worker"), port, log)
-    procs.push(worker)
-    const ended = Promise.all(streams.map((s) => s.ended))
-    const finishing = await measure(pid, ended)
-    const outcomes = await ended
-    const terminal = outcomes.filter((o) => o.last === "succeeded" || o.last === "failed").length
-    const events = outcomes.reduce((n, o) => n + o.events, 0)
-    log(`while finishing: ${JSON.stringify(finishing)}; ${terminal}/${outcomes.length} streams ended terminal`)
-    if (terminal !== outcomes.length) throw new Error(`${outcomes.length - terminal} streams ended before their task`)
-    const after = await measure(pid, 10)
-
+    const install = await gatewayInstallation(serverUrl, "streams", (limits) => {
+      for (const rate of Object.values(limits.rate_limits) as Array<any>) rate.per_second = rate.burst = 1_000_000
+      limits.streams_per_key = SETTINGS.streams
+    }, cleanups)
+    const results = []
+    for (const testCase of SETTINGS.cases) results.push(await runCase(install, testCase))
+    const commit = SERVICE_DIR === ROOT ? await gitHead() : (process.env.SERVICE_COMMIT ?? null)
     const result = {
       date: new Date().toISOString(),
-      commit: await gitHead(),
+      commit,
+      serviceDir: SERVICE_DIR === ROOT ? "." : SERVICE_DIR,
       machine: machine(),
       loadAverage: os.loadavg().map((n) => round(n, 2)),
       settings: SETTINGS,
-      streams: streams.length,
-      events,
-      before,
-      rest,
-      finishing,
-      after
+      results
     }
-    mkdirSync(RESULTS_DIR, { recursive: true })
-    const file = join(RESULTS_DIR, `streams-${result.date.slice(0, 10)}.json`)
-    const runs = existsSync(file) ? JSON.parse(readFileSync(file, "utf8")) : []
-    writeFileSync(file, JSON.stringify([...runs, result], null, 2) + "\n")
     const m = result.machine
-    const header = `## streams
+    const header = `## streams-idle
 
-1,000 live status streams (10 on each of 100 video tasks) held open on one
-API process (\`ROLE=api\`, \`node --import tsx src/main.ts\`) on PostgreSQL;
-a worker process (\`ROLE=worker\`, sandbox concurrency ${SETTINGS.concurrency})
-started once they are open finishes the 100 tasks. CPU is the API process's
-own (utime + stime from /proc, as a share of one core) and RSS its resident
-memory: before the streams, with them open and idle for ${SETTINGS.restS} s, and
-while the tasks finish (until every stream has ended on its terminal state).
+Idle live status streams held open on one API process (\`ROLE=api\`, \`node
+dist/src/main.js\`) on PostgreSQL, each case on a fresh process: "spread",
+the streams over one task per 5 streams, and "one task", every stream on one
+task. The streams are opened by a client process of their own (raw sockets).
+CPU is the API process's own (utime + stime from /proc, as a share of one
+core) before the streams (10 s) and with them open and idle (${SETTINGS.restS} s);
+memory is taken at the end of each window after a full garbage collection
+(\`bench/memory-probe.mjs\`, preloaded): RSS, the process's resident memory,
+and the V8 heap in use. KB per stream is the difference over the streams,
+of RSS and of the heap. Queries/s are the database's transactions per second
+(\`pg_stat_database\`) over the same windows, almost all of them the streams'
+re-reads (a scrape of \`/metrics\` at each end of a window adds a few); task
+reads/s, the rows the shared watchers read (\`mtg_task_watch_reads_total\`),
+where the service has that counter. Then every task
+moves twice and ends (an UPDATE of all the case's tasks per step): the
+seconds until every stream had each step, and the API's CPU seconds for the
+three steps; every stream ends on its terminal state after four events.
 Load average is the machine's (1, 5, 15 min) at the end of the run.
 
-Run: \`DATABASE_URL=postgres://… npm run bench:streams\`.
+Run: \`DATABASE_URL=postgres://… npm run bench:streams\` (\`SERVICE_DIR=\` another checkout's compiled service).
 
-| Date | Machine | Load avg | Streams | Events | Before: CPU % / RSS MiB | Open, idle: CPU % / RSS MiB | Finishing: s / CPU % / peak RSS MiB | After: CPU % / RSS MiB |
-|---|---|---|---:|---:|---:|---:|---:|---:|
+| Date | Commit | Machine | Load avg | Case | Streams / tasks | Before: CPU % / RSS / heap MiB / queries/s | Open, idle: CPU % / RSS / heap MiB / queries/s / task reads/s | KB per stream: RSS / heap | Steps: s / CPU s | After: RSS / heap MiB |
+|---|---|---|---|---|---:|---:|---:|---:|---:|---:|
 `
-    const row = `| ${result.date.slice(0, 10)} | ${m.cpu}, ${m.cores} cores, ${m.memoryGiB} GiB, node ${m.node} | ${
-      result.loadAverage.join(" ")
-    } | ${streams.length} | ${events} | ${before.cpuPercent} / ${before.rssMiB} | ${rest.cpuPercent} / ${rest.rssMiB} | ${finishing.seconds} / ${finishing.cpuPercent} / ${finishing.peakRssMiB} | ${after.cpuPercent} / ${after.rssMiB} |`
-    writeFileSync(RESULTS_MD, addRows(readFileSync(RESULTS_MD, "utf8"), "streams", header, [row]))
+    const rows = results.map((r) =>
+      `| ${result.date.slice(0, 10)} | ${commit?.slice(0, 7) ?? "?"}${
+        SERVICE_DIR === ROOT ? "" : " (other checkout)"
+      } | ${m.cpu}, ${m.cores} cores, ${m.memoryGiB} GiB, node ${m.node} | ${
+        result.loadAverage.join(" ")
+      } | ${r.case} | ${SETTINGS.streams} / ${r.tasks} | ${r.before.cpuPercent} / ${r.before.rssMiB} / ${r.before.heapMiB} / ${r.before.queriesPerS} | ${r.rest.cpuPercent} / ${r.rest.rssMiB} / ${r.rest.heapMiB} / ${r.rest.queriesPerS} / ${
+        r.rest.taskReadsPerS ?? "–"
+      } | ${r.kbPerStream.rss} / ${r.kbPerStream.heap} | ${
+        r.changes.stepsS.join(" + ")
+      } / ${r.changes.cpuS} | ${r.after.rssMiB} / ${r.after.heapMiB} |`
+    )
+    const file = recordRun("streams-idle", result.date.slice(0, 10), result, header, rows)
     log(`written: ${file} and bench/RESULTS.md`)
   } finally {
-    for (const p of procs.reverse()) await stop(p).catch(() => undefined)
-    for (const c of cleanups.reverse()) await Promise.resolve(c()).catch(() => undefined)
+    for (const c of cleanups) await c().catch(() => undefined)
   }
 }
 

@@ -82,9 +82,16 @@ export const machine = () => {
   }
 }
 
-export const gitHead = () =>
+/** The machine as one table cell of bench/RESULTS.md. */
+export const machineLine = () => {
+  const m = machine()
+  return `${m.cpu}, ${m.cores} cores, ${m.memoryGiB} GiB, node ${m.node}`
+}
+
+/** The commit checked out in `dir` (this checkout by default), or null outside a git work tree. */
+export const gitHead = (dir = ROOT) =>
   new Promise<string | null>((ok) => {
-    const git = spawn("git", ["rev-parse", "HEAD"], { cwd: ROOT, stdio: ["ignore", "pipe", "ignore"] })
+    const git = spawn("git", ["rev-parse", "HEAD"], { cwd: dir, stdio: ["ignore", "pipe", "ignore"] })
     let out = ""
     git.stdout.on("data", (d) => (out += d))
     git.on("error", () => ok(null))

@@ -3,6 +3,7 @@ import { Effect, Layer, Option } from "effect"
 import { Accounts } from "./accounts/Accounts.ts"
 import { AdminLive } from "./accounts/Http.ts"
 import { RateLimit } from "./accounts/RateLimit.ts"
+import { SpendLimits } from "./accounts/SpendLimits.ts"
 import { GatewayApi } from "./Api.ts"
 import { Assets } from "./assets/Assets.ts"
 import { AssetsLive } from "./assets/Http.ts"
@@ -32,6 +33,9 @@ import { FastRoutes } from "./platform/http/FastRoutes.ts"
 import { httpApp } from "./platform/http/Server.ts"
 import { MetricsLive } from "./platform/metrics/MetricsLive.ts"
 import { Secrets } from "./platform/Secrets.ts"
+import { Redaction } from "./retention/Redaction.ts"
+import { ResultSweep } from "./retention/ResultSweep.ts"
+import { retentionSweeper } from "./retention/RetentionSweeper.ts"
 import { StorageLive } from "./storage/Http.ts"
 import { ObjectStorage } from "./storage/ObjectStorage.ts"
 import { AdminTasksLive } from "./tasks/AdminTaskHttp.ts"
@@ -48,8 +52,10 @@ import { TaskOutcomes } from "./tasks/engine/TaskOutcomes.ts"
 import { TaskQueue } from "./tasks/engine/TaskQueue.ts"
 import { upstreamPoller } from "./tasks/engine/UpstreamPoller.ts"
 import { TaskEventsLive } from "./tasks/EventsHttp.ts"
+import { fastTaskEvents } from "./tasks/FastTaskEvents.ts"
 import { fastTaskRead } from "./tasks/FastTaskRead.ts"
 import { TaskReadLive } from "./tasks/Http.ts"
+import { LiveStreams } from "./tasks/LiveStreams.ts"
 import { TaskQuoteLive } from "./tasks/QuoteHttp.ts"
 import { Quotes } from "./tasks/Quotes.ts"
 import { ReferenceMedia } from "./tasks/ReferenceMedia.ts"
@@ -61,6 +67,9 @@ import { UploadsLive } from "./uploads/Http.ts"
 import { Uploads } from "./uploads/Uploads.ts"
 import { UploadSweep } from "./uploads/UploadSweep.ts"
 import { uploadSweeper } from "./uploads/UploadSweeper.ts"
+import { AdminUsageLive } from "./usage/Http.ts"
+import { Usage } from "./usage/Usage.ts"
+import { BalanceAlerts } from "./webhooks/BalanceAlerts.ts"
 import { webhookWorker } from "./webhooks/DeliveryWorker.ts"
 import { AdminWebhooksLive } from "./webhooks/Http.ts"
 import { Outbox } from "./webhooks/Outbox.ts"
@@ -94,6 +103,9 @@ const MediaServicesLive = ReferenceMedia.layer.pipe(
  */
 export const ServicesLive = Layer.mergeAll(
   Accounts.layer,
+  SpendLimits.layer,
+  // The operator's money: the usage report and the losses.
+  Usage.layer,
   // The same ObjectStorage instance as below (layers are memoised by reference).
   Assets.layer.pipe(Layer.provide(ObjectStorage.layer)),
   TaskStore.layer,
@@ -124,8 +136,17 @@ export const ServicesLive = Layer.mergeAll(
   WebhookDeliveries.layer,
   Webhooks.layer,
   UploadSweep.layer.pipe(Layer.provide(ObjectStorage.layer)),
+  // Retention and data minimisation: results past their group's retention, requests redacted once ended.
+  ResultSweep.layer.pipe(Layer.provide(ObjectStorage.layer)),
+  Redaction.layer.pipe(
+    Layer.provide(
+      Layer.mergeAll(ObjectStorage.layer, CatalogLive, UploadSweep.layer.pipe(Layer.provide(ObjectStorage.layer)))
+    )
+  ),
   MediaServicesLive
 ).pipe(
+  // The low-balance alert a create writes with its charge, into the outbox.
+  Layer.provideMerge(BalanceAlerts.layer),
   // Operators' channel states are read by the API (routing creates) and the engine (claims, failover).
   Layer.provideMerge(Layer.mergeAll(TaskQueue.layer, Billing.layer, Outbox.layer, ChannelStates.layer)),
   Layer.provideMerge(Secrets.layer),
@@ -162,6 +183,7 @@ export const ApiLive = HttpApiBuilder.api(ServedApi).pipe(
     AdminWebhooksLive,
     AdminTasksLive,
     AdminChannelsLive,
+    AdminUsageLive,
     ModelsLive,
     TaskReadLive,
     TaskControlLive,
@@ -205,15 +227,22 @@ export const WorkerHttpAppLive = httpApp(
   [`GET ${METRICS_PATH}`]
 )
 
-/** The contract's endpoints that the server answers beside the router (platform/http/FastRoutes.ts). */
-export const FastRoutesLive = Layer.unwrapEffect(Effect.map(fastTaskRead, (route) => FastRoutes.layer([route])))
+/**
+ * The contract's endpoints that the server answers beside the router (platform/http/FastRoutes.ts): a
+ * task's status and its live status stream (whose open streams the same LiveStreams serves as the
+ * handlers', layers being memoised by reference).
+ */
+export const FastRoutesLive = Layer.unwrapEffect(
+  Effect.map(Effect.all([fastTaskRead, fastTaskEvents]), (routes) => FastRoutes.layer(routes))
+).pipe(Layer.provide(LiveStreams.layer))
 
 /**
  * The long-running fibers of a worker process (ROLE=worker or all): one
  * worker per channel that an enabled model is routed to, with the channel's
  * runner made first (a broken adapter stops the start), the lease reaper,
  * the retrier of results waiting for object storage, the webhook delivery
- * worker and the sweeper of expired uploads. They stop
+ * worker, the sweeper of expired uploads and that of results and requests
+ * past their retention. They stop
  * with the layer's scope; a task interrupted mid-run goes back to the queue,
  * a webhook attempt is sent again.
  */
@@ -234,6 +263,7 @@ export const WorkersLive = Layer.scopedDiscard(
     yield* Effect.forkScoped(storeRetrier)
     yield* Effect.forkScoped(webhookWorker)
     yield* Effect.forkScoped(uploadSweeper)
+    yield* Effect.forkScoped(retentionSweeper)
   })
   // The spool where results wait while object storage is away: only workers make or store results.
 ).pipe(Layer.provide(ResultSpool.layer))

@@ -35,8 +35,8 @@ Environment (default):
   STORAGE_SIGNING_KEY    Key of the local object store's URLs; the same on every replica (generated)
   S3_ENDPOINT, S3_BUCKET, S3_REGION, S3_ACCESS_KEY_ID, S3_SECRET_ACCESS_KEY
                          S3 object storage instead of the local store (unset; region us-east-1)
-  WEBHOOK_MAX_ATTEMPTS, WEBHOOK_RETRY_INTERVAL_S, WEBHOOK_TIMEOUT_S
-                         Webhook delivery (3, 30, 10)
+  WEBHOOK_MAX_ATTEMPTS, WEBHOOK_RETRY_INTERVAL_S, WEBHOOK_TIMEOUT_S, WEBHOOK_DISABLE_AFTER_S
+                         Webhook delivery (3, 30, 10; disabled after 259200 s of failures)
   ALLOW_PRIVATE_TARGETS  Allow webhook and media URLs on non-public addresses (false)
   FFMPEG_PATH, FFPROBE_PATH
                          ffmpeg and ffprobe (the bundled static binaries)

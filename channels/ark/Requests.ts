@@ -131,6 +131,13 @@ export const MAX_IDS_PER_LIST = 500
  */
 const MAX_QUERY_CHARS = 7000
 
+/**
+ * The ids one list call is sure to carry, whatever Ark's ids look like
+ * within the query's bound: the batch the engine counts as one request
+ * (`pollBatch`). A poll of more ids is several list calls.
+ */
+export const IDS_PER_LIST_CALL = 100
+
 /** Ids in batches as large as one list call can carry. */
 export const listBatches = (ids: ReadonlyArray<string>): ReadonlyArray<ReadonlyArray<string>> => {
   const batches: Array<Array<string>> = []
@@ -165,3 +172,15 @@ export const deleteRequest = (base: string, apiKey: string, id: string) =>
   HttpClientRequest.del(`${base}/contents/generations/tasks/${encodeURIComponent(id)}`).pipe(
     HttpClientRequest.bearerToken(apiKey)
   )
+
+/** Tasks per page of the account's list (Ark's largest page). */
+export const LIST_PAGE_SIZE = 500
+
+/**
+ * `GET {base}/contents/generations/tasks` of one model, one page: the account's
+ * tasks of the last 7 days (Ark keeps no older ones), for reconciliation.
+ */
+export const modelListRequest = (base: string, apiKey: string, model: string, page: number) =>
+  HttpClientRequest.get(`${base}/contents/generations/tasks`, {
+    urlParams: [["page_num", String(page)], ["page_size", String(LIST_PAGE_SIZE)], ["filter.model", model]]
+  }).pipe(HttpClientRequest.bearerToken(apiKey))

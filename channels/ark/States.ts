@@ -1,4 +1,10 @@
-import { UpstreamState, withUpstream } from "../../src/channel/contract/Adapter.ts"
+import {
+  type Charge,
+  type ListedTask,
+  UpstreamState,
+  usageOf,
+  withUpstream
+} from "../../src/channel/contract/Adapter.ts"
 import { fromTaskFailure } from "./Failures.ts"
 
 /**
@@ -12,12 +18,31 @@ import { fromTaskFailure } from "./Failures.ts"
 
 interface ArkTask {
   readonly id?: unknown
+  readonly model?: unknown
   readonly status?: unknown
+  readonly created_at?: unknown
   readonly content?: { readonly video_url?: unknown } | null
+  readonly usage?: Readonly<Record<string, unknown>> | null
   readonly error?: { readonly code?: unknown; readonly message?: unknown } | null
 }
 
 const str = (value: unknown) => (typeof value === "string" && value.length > 0 ? value : undefined)
+
+/**
+ * What Ark charges for a finished task (docs/adapters/ark.md, Usage and
+ * billing): it bills the tokens of the video it generated, `usage.completion_tokens`
+ * of a succeeded task; a task that failed, expired or was cancelled generated
+ * none and is not billed (unless its answer counts tokens all the same).
+ */
+export const chargeOf = (task: ArkTask): Charge => {
+  const usage = usageOf("token", task.usage?.completion_tokens, task.usage ?? undefined)
+  const status = str(task.status)
+  if (status === "succeeded") return { usage, billed: true }
+  if (status === "failed" || status === "expired" || status === "cancelled") {
+    return { usage, billed: usage !== undefined && usage.quantity > 0 }
+  }
+  return {}
+}
 
 export const stateOf = (task: ArkTask): UpstreamState => {
   const status = str(task.status)
@@ -32,7 +57,8 @@ export const stateOf = (task: ArkTask): UpstreamState => {
       const url = str(task.content?.video_url)
       return UpstreamState.Succeeded({
         results: url === undefined ? [] : [{ url, mimeType: "video/mp4" }],
-        answer: task
+        answer: task,
+        ...chargeOf(task)
       })
     }
     case "failed":
@@ -43,7 +69,8 @@ export const stateOf = (task: ArkTask): UpstreamState => {
           code: str(task.error?.code) ?? status,
           message: str(task.error?.message)
         }),
-        answer: task
+        answer: task,
+        ...chargeOf(task)
       })
     default:
       return UpstreamState.Unknown({ answer: task })
@@ -72,4 +99,22 @@ export const statusIn = (body: unknown, id: string): string | undefined => {
   if (!Array.isArray(items)) return undefined
   const task = (items as ReadonlyArray<ArkTask>).find((t) => str(t?.id) === id)
   return task === undefined ? undefined : str(task.status)
+}
+
+/**
+ * The tasks of one page of the account's list as the provider's record of
+ * them (reconciliation), and whether the list has more pages; undefined when
+ * the answer is not a list.
+ */
+export const listedOf = (body: unknown): { tasks: ReadonlyArray<ListedTask>; total: number } | undefined => {
+  const items = (body as { items?: unknown } | null)?.items
+  if (!Array.isArray(items)) return undefined
+  const tasks = (items as ReadonlyArray<ArkTask>).flatMap((task): ReadonlyArray<ListedTask> => {
+    const id = str(task?.id)
+    const created = typeof task?.created_at === "number" ? task.created_at * 1000 : undefined
+    if (id === undefined || created === undefined) return []
+    return [{ upstreamId: id, createdAt: created, model: str(task.model), status: str(task.status), ...chargeOf(task) }]
+  })
+  const total = (body as { total?: unknown }).total
+  return { tasks, total: typeof total === "number" ? total : tasks.length }
 }

@@ -9,6 +9,8 @@ import {
   defineAdapter,
   hasArray,
   HttpUrl,
+  type ListedTask,
+  type ListWindow,
   providerExchange,
   type ResultRef,
   SecretFromEnv,
@@ -27,8 +29,17 @@ import {
   resultExpired,
   unsupported
 } from "./Failures.ts"
-import { createBody, createRequest, deleteRequest, listBatches, listRequest, MAX_IDS_PER_LIST } from "./Requests.ts"
-import { statesOf, statusIn } from "./States.ts"
+import {
+  createBody,
+  createRequest,
+  deleteRequest,
+  IDS_PER_LIST_CALL,
+  LIST_PAGE_SIZE,
+  listBatches,
+  listRequest,
+  modelListRequest
+} from "./Requests.ts"
+import { listedOf, statesOf, statusIn } from "./States.ts"
 
 /**
  * `ark`: famS (Seedance) video models on BytePlus ModelArk or Volcengine Ark
@@ -50,6 +61,9 @@ import { statesOf, statusIn } from "./States.ts"
  * - cancel: `DELETE` of the task, only while a list shows it `queued`: Ark
  *   refuses a running one (not cancellable, it goes on), and a DELETE of a
  *   finished one would delete its record, result and all.
+ * - usage: a finished task's `usage.completion_tokens`, what Ark bills
+ *   (States.ts); a failed task is not billed.
+ * - list (reconciliation): the list endpoint by `filter.model`, page by page.
  * - no find: Ark has no idempotency key and keeps no field of ours on a
  *   task (docs/adapters/ark.md, Failures), so a create whose answer is lost cannot be told apart
  *   from a neighbour's task of the same model; the engine fails it with its
@@ -59,6 +73,9 @@ import { statesOf, statusIn } from "./States.ts"
 /** BytePlus ModelArk, the international host; Volcengine's is `https://ark.cn-beijing.volces.com/api/v3`. */
 export const BYTEPLUS_BASE_URL = "https://ark.ap-southeast.bytepluses.com/api/v3"
 const Created = Schema.Struct({ id: Schema.NonEmptyString })
+
+/** Pages of one model's list read by a reconciliation at most: 10,000 tasks of a week. */
+const MAX_LIST_PAGES = 20
 
 export default defineAdapter({
   name: "ark",
@@ -70,6 +87,8 @@ export default defineAdapter({
   // The famS plugin declares `provider_options.famS` (seed, camera_fixed); Ark needs no namespace of its own.
   providerOptions: {},
   callbacks: () => arkCallbacks,
+  // Ark bills video by its tokens, which every finished task's answer counts.
+  usageUnits: { video: ["token"] },
   // The task list, one item: free, changes nothing, and needs the key.
   check: (channel) =>
     Effect.flatMap(HttpClient.HttpClient, (client) =>
@@ -161,8 +180,52 @@ export default defineAdapter({
           return yield* fromPollStatus(answer.headers, answer.body)
         })
 
+      /** Deletes a finished task's record at Ark (a DELETE of a terminal task removes it; 404 once gone). */
+      const forget = (id: string) =>
+        Effect.gen(function*() {
+          const answer = yield* exchange(deleteRequest(base, apiKey, id), timeouts.poll_s, "a delete", pollFailed)
+          if (answer.status >= 200 && answer.status <= 299) return "deleted" as const
+          if (answer.status === 404) return "gone" as const
+          return yield* fromPollStatus(answer.headers, answer.body)
+        })
+
+      /**
+       * The account's tasks of the routed models created in the window, page by page (Ark lists the last 7
+       * days, in no documented order, so every page is read), with the usage each reports.
+       */
+      const list = (window: ListWindow) =>
+        Effect.gen(function*() {
+          const found: Array<ListedTask> = []
+          for (const model of window.upstreamModels) {
+            for (let page = 1; page <= MAX_LIST_PAGES; page++) {
+              const answer = yield* exchange(
+                modelListRequest(base, apiKey, model, page),
+                timeouts.poll_s,
+                "a list",
+                pollFailed
+              )
+              if (answer.status !== 200) {
+                return yield* withUpstream(fromPollStatus(answer.headers, answer.body), answerDetail(answer))
+              }
+              const listed = listedOf(answer.body)
+              if (listed === undefined) return yield* pollFailed()
+              found.push(...listed.tasks.filter((t) => t.createdAt >= window.from && t.createdAt < window.to))
+              if (listed.tasks.length < LIST_PAGE_SIZE || page * LIST_PAGE_SIZE >= listed.total) break
+            }
+          }
+          return found
+        })
+
       // One list call asks about a whole engine batch (fewer ids per call only when long ids fill its query string).
-      const video: AsyncRunner<VideoJob> = { submit, poll, pollBatch: MAX_IDS_PER_LIST, fetchResult, cancel }
+      const video: AsyncRunner<VideoJob> = {
+        submit,
+        poll,
+        pollBatch: IDS_PER_LIST_CALL,
+        fetchResult,
+        cancel,
+        forget,
+        list
+      }
       return { video }
     })
 })

@@ -34,8 +34,15 @@ export interface VideoEndpoint {
   readonly aspectRatios?: ReadonlyArray<string> | undefined
   /** `resolution` values it takes; undefined when it has no such field. */
   readonly resolutions?: ReadonlyArray<string> | undefined
-  /** Optional fields it has: `generate_audio`, `seed`, `negative_prompt`, and the family's other options. */
-  readonly audio: boolean
+  /**
+   * The soundtrack: `switch` where the endpoint has a `generate_audio` field
+   * (the caller's `output.generate_audio` is sent), `always` where it has
+   * none and its videos always have sound, `never` where it has none and its
+   * videos are silent. Without the switch a caller's choice cannot be sent,
+   * so a route to it takes only the one the endpoint makes (`limitsOf`).
+   */
+  readonly audio: "switch" | "always" | "never"
+  /** Optional fields it has: `seed`, `negative_prompt`, and the family's other options. */
   readonly seed: boolean
   readonly negativePrompt: boolean
   /** Family `provider_options` (beyond seed and negative_prompt) and the field each goes to. */
@@ -92,7 +99,7 @@ const kling = (line: VideoLine) =>
     line,
     durations: range(3, 15),
     duration: plain,
-    audio: true,
+    audio: "switch",
     seed: false,
     negativePrompt: true,
     options: { cfg_scale: "cfg_scale" }
@@ -117,7 +124,7 @@ const seedance = {
   duration: plain,
   aspectRatios: ["21:9", "16:9", "4:3", "1:1", "3:4", "9:16"],
   resolutions: ["480p", "720p", "1080p"],
-  audio: true,
+  audio: "switch",
   seed: true,
   negativePrompt: false,
   options: { camera_fixed: "camera_fixed" }
@@ -139,7 +146,7 @@ const veo = (line: VideoLine) =>
     duration: suffixed,
     aspectRatios: ["16:9", "9:16"],
     resolutions: ["720p", "1080p"],
-    audio: true,
+    audio: "switch",
     seed: true,
     negativePrompt: true,
     options: {}
@@ -216,4 +223,45 @@ export const routeRefusal = (family: string, upstreamModel: string): string | un
   return known.length === 0
     ? `${what}; the fal adapter serves no ${family} models`
     : `${what}; the ${family} endpoints it knows: ${known.join(", ")}`
+}
+
+/**
+ * Every endpoint a route naming `endpoint` may send to: its line's siblings
+ * (text, image, first-and-last frame, references), or an image model's
+ * generation and edit; what a reconciliation lists.
+ */
+export const siblingsOf = (endpoint: string): ReadonlyArray<string> => {
+  const known = ENDPOINTS.get(endpoint)
+  if (known === undefined) return [endpoint]
+  if (known.kind === "image") return [known.generation, known.edit]
+  const line = known.line
+  return [line.text, line.image, line.firstLast, line.references].filter((e): e is string => e !== undefined)
+}
+
+/**
+ * What a route naming a video endpoint cannot take or always does
+ * (docs/adapters/fal.md, What a route takes), from its line: the durations,
+ * aspect ratios and resolutions of the line's text endpoint (`text`), a
+ * soundtrack it always or never makes, and whether the line takes a last
+ * frame. The catalog refuses the rest at creation (a resolution, which the
+ * model fixes, at the start).
+ */
+export const limitsOf = (endpoint: VideoEndpoint, text: VideoEndpoint, image: VideoEndpoint | undefined) => ({
+  durations: text.durations,
+  ...(text.aspectRatios !== undefined ? { aspectRatios: text.aspectRatios } : {}),
+  ...(text.resolutions !== undefined ? { resolutions: text.resolutions } : {}),
+  ...(text.audio === "switch" ? {} : { audio: text.audio }),
+  lastFrame: endpoint.line.firstLast !== undefined || (image ?? endpoint).lastFrame !== undefined
+})
+
+const videoAt = (id: string | undefined) => {
+  const endpoint = id === undefined ? undefined : ENDPOINTS.get(id)
+  return endpoint?.kind === "video" ? endpoint : undefined
+}
+
+/** `limitsOf` the endpoint a route names; undefined for an image endpoint or one this adapter does not know. */
+export const routeLimits = (upstreamModel: string) => {
+  const endpoint = videoAt(upstreamModel)
+  if (endpoint === undefined) return undefined
+  return limitsOf(endpoint, videoAt(endpoint.line.text) ?? endpoint, videoAt(endpoint.line.image))
 }

@@ -6,8 +6,9 @@ import { ENDPOINTS, type ImageEndpoint, type VideoEndpoint } from "./Endpoints.t
 /**
  * The unified request as the input of a fal endpoint (docs/adapters/fal.md,
  * Requests), from the endpoint's data (Endpoints.ts). What the endpoint has
- * no field for is refused here, before anything is sent; a route's
- * `narrower` refuses it sooner, at creation.
+ * no field for is refused here, before anything is sent; the catalog
+ * refuses most of it sooner, at creation, from what the route takes
+ * (Endpoints.ts `limitsOf`, and the route's `narrower`).
  *
  * | unified                          | fal input                                                  |
  * |----------------------------------|------------------------------------------------------------|
@@ -133,6 +134,15 @@ export const videoSubmit = (job: VideoJob): Either.Either<Submit, string> =>
     if (endpoint.resolutions !== undefined && !endpoint.resolutions.includes(resolution)) {
       return yield* Either.left(`The resolution ${resolution} is not supported by this video service for this model.`)
     }
+    // Without the switch the caller's choice cannot be sent: refused rather than dropped (admission refuses it first).
+    if (endpoint.audio === "always" && !r.generateAudio) {
+      return yield* Either.left("Silent videos are not supported by this video service for this model.")
+    }
+    if (endpoint.audio === "never" && r.generateAudio) {
+      return yield* Either.left(
+        `This video service makes silent videos only for this model: set "output.generate_audio" to false.`
+      )
+    }
     const options = yield* optionsOf(job, endpoint)
     const input: Record<string, unknown> = {
       prompt: references?.tag !== undefined ? tagged(r.prompt, refs, references.tag) : r.prompt,
@@ -142,7 +152,7 @@ export const videoSubmit = (job: VideoJob): Either.Either<Submit, string> =>
       duration: endpoint.duration(r.duration),
       ...(endpoint.aspectRatios !== undefined ? { aspect_ratio: r.aspectRatio } : {}),
       ...(endpoint.resolutions !== undefined ? { resolution } : {}),
-      ...(endpoint.audio ? { generate_audio: r.generateAudio } : {}),
+      ...(endpoint.audio === "switch" ? { generate_audio: r.generateAudio } : {}),
       ...options
     }
     return { endpoint: id, input }
@@ -226,3 +236,27 @@ export const resultRequest = (base: string, key: string, id: string) =>
   HttpClientRequest.get(`${base}/${id}`).pipe(withKey(key))
 export const cancelRequest = (base: string, key: string, id: string) =>
   HttpClientRequest.put(`${base}/${id}/cancel`).pipe(withKey(key))
+
+/** Endpoint ids one history query may name (fal takes up to 50). */
+export const HISTORY_ENDPOINTS_PER_CALL = 50
+
+/**
+ * `GET {platform}/models/requests/by-endpoint`: the account's requests to
+ * these endpoints in `[start, end)`, 100 a page from `cursor` (reconciliation).
+ */
+export const historyRequest = (
+  platform: string,
+  key: string,
+  endpoints: ReadonlyArray<string>,
+  window: { readonly from: number; readonly to: number },
+  cursor: string | undefined
+) =>
+  HttpClientRequest.get(`${platform}/models/requests/by-endpoint`, {
+    urlParams: [
+      ...endpoints.map((e) => ["endpoint_id", e] as const),
+      ["start", new Date(window.from).toISOString()],
+      ["end", new Date(window.to).toISOString()],
+      ["limit", "100"],
+      ...(cursor === undefined ? [] : [["cursor", cursor] as const])
+    ]
+  }).pipe(withKey(key))

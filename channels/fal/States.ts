@@ -1,4 +1,5 @@
-import type { ResultRef } from "../../src/channel/contract/Adapter.ts"
+import type { ListedTask, ResultRef } from "../../src/channel/contract/Adapter.ts"
+import { appOf } from "./Endpoints.ts"
 
 /**
  * fal's queue statuses and results (docs/adapters/fal.md, States and
@@ -46,4 +47,37 @@ export const resultsOf = (body: unknown): ReadonlyArray<ResultRef> => {
   return (Array.isArray(images) ? images : [])
     .map((image) => file(image, "image/png"))
     .filter((ref): ref is ResultRef => ref !== undefined)
+}
+
+interface ListedRequest {
+  readonly request_id?: unknown
+  readonly endpoint_id?: unknown
+  readonly sent_at?: unknown
+  readonly ended_at?: unknown
+  readonly status_code?: unknown
+  readonly duration?: unknown
+}
+
+/**
+ * One request of fal's request history (`GET /models/requests/by-endpoint`)
+ * as the provider's record of it, under the id the engine stores
+ * (`{app}/requests/{id}`). fal bills successes only, so a request that ended
+ * with 200 is billed and one that ended otherwise is not; the history carries
+ * no billed units for marketplace endpoints (docs/adapters/fal.md, Usage and
+ * billing), so no usage.
+ */
+export const listedOf = (item: ListedRequest): ListedTask | undefined => {
+  const id = str(item?.request_id)
+  const endpoint = str(item?.endpoint_id)
+  const sent = Date.parse(str(item?.sent_at) ?? "")
+  if (id === undefined || endpoint === undefined || Number.isNaN(sent)) return undefined
+  const code = typeof item.status_code === "number" ? item.status_code : undefined
+  const ended = str(item.ended_at) !== undefined
+  return {
+    upstreamId: `${appOf(endpoint)}/requests/${id}`,
+    createdAt: sent,
+    model: endpoint,
+    status: code === undefined ? (ended ? "ended" : "running") : String(code),
+    ...(code === undefined ? {} : { billed: code >= 200 && code <= 299 })
+  }
 }

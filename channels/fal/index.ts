@@ -10,20 +10,25 @@ import {
   type GenerationError,
   HttpUrl,
   type ImageJob,
+  type ListedTask,
+  type ListWindow,
   providerExchange,
   type ResultRef,
   SecretFromEnv,
   SubmitOutcome,
   type TaskKind,
+  type UpstreamAnswer,
   UpstreamState,
   type VideoJob,
   withUpstream
 } from "../../src/channel/contract/Adapter.ts"
 import { FAL_JWKS_URL, falCallbacks } from "./Callbacks.ts"
-import { appOf, APPS, routeRefusal } from "./Endpoints.ts"
+import { appOf, APPS, routeLimits, routeRefusal, siblingsOf } from "./Endpoints.ts"
 import { failuresOf, upstreamOf } from "./Failures.ts"
 import {
   cancelRequest,
+  HISTORY_ENDPOINTS_PER_CALL,
+  historyRequest,
   imageSubmit,
   isUpstreamId,
   resultRequest,
@@ -32,7 +37,7 @@ import {
   submitRequest,
   videoSubmit
 } from "./Requests.ts"
-import { resultsOf, statusOf } from "./States.ts"
+import { listedOf, resultsOf, statusOf } from "./States.ts"
 
 /**
  * `fal`: famS, famK and famV video models and image models on fal's queue
@@ -52,6 +57,10 @@ import { resultsOf, statusOf } from "./States.ts"
  *   where fal reports a failed run or a refused input (422): the input is
  *   validated when the request runs, not at submit.
  * - cancel: `PUT …/cancel` (202 CANCELLATION_REQUESTED; 400 ALREADY_COMPLETED).
+ * - billing: fal bills successes only; their usage (seconds of video, images)
+ *   is counted by the engine on the files it stores.
+ * - list (reconciliation): the platform API's request history
+ *   (`GET {platform_url}/models/requests/by-endpoint`) of the routed endpoints.
  * - no find: fal has no idempotency key nor a lookup by a field of ours, so
  *   a submit whose answer was lost fails the task with its refund rather than
  *   risk a second request.
@@ -64,6 +73,10 @@ import { resultsOf, statusOf } from "./States.ts"
  */
 
 export const FAL_BASE_URL = "https://queue.fal.run"
+export const FAL_PLATFORM_URL = "https://api.fal.ai/v1"
+
+/** Pages of one history query a reconciliation reads at most: 5,000 requests. */
+const MAX_HISTORY_PAGES = 50
 
 /** The request id the check asks about: a UUID, as fal's are, that no submit returns. */
 const NO_REQUEST = "00000000-0000-0000-0000-000000000000"
@@ -75,12 +88,15 @@ export default defineAdapter({
     base_url: Schema.optionalWith(HttpUrl, { default: () => FAL_BASE_URL }),
     credentials: Schema.Struct({ api_key: SecretFromEnv }),
     /** Where fal's webhook keys are published (a test points it at a fake). */
-    webhook_jwks_url: Schema.optionalWith(HttpUrl, { default: () => FAL_JWKS_URL })
+    webhook_jwks_url: Schema.optionalWith(HttpUrl, { default: () => FAL_JWKS_URL }),
+    /** fal's platform API, whose request history a reconciliation reads. */
+    platform_url: Schema.optionalWith(HttpUrl, { default: () => FAL_PLATFORM_URL })
   }),
   // The families' own provider options map onto endpoint fields (Endpoints.ts); fal needs no namespace of its own.
   providerOptions: {},
   callbacks: (channel) => falCallbacks(channel.settings.webhook_jwks_url),
   checkRoute: (_channel, route) => routeRefusal(route.family, route.upstreamModel),
+  routeLimits: (_channel, route) => routeLimits(route.upstreamModel),
   check: (channel) =>
     Effect.gen(function*() {
       const client = yield* HttpClient.HttpClient
@@ -102,7 +118,7 @@ export default defineAdapter({
   make: (channel) =>
     Effect.gen(function*() {
       const client = yield* HttpClient.HttpClient
-      const { base_url: base, credentials, timeouts } = channel.settings
+      const { base_url: base, credentials, platform_url: platform, timeouts } = channel.settings
       const key = Redacted.value(credentials.api_key)
       const log = channelWarning(channel.name)
 
@@ -190,12 +206,17 @@ export default defineAdapter({
             if (result.status === 200) {
               // A proxy's page served with 200 is not fal's result: asked again, not taken for "no output".
               if (typeof result.body !== "object" || result.body === null) return yield* pollFailed()
-              return UpstreamState.Succeeded({ results: resultsOf(result.body), answer: result.body })
+              // fal bills successes only; their units (seconds of video, images) are counted on the files stored.
+              return UpstreamState.Succeeded({ results: resultsOf(result.body), answer: result.body, billed: true })
             }
             if (result.status === 429 || result.status === 408 || result.status >= 500 && !failedRun(status.body)) {
               return yield* failures.pollFailed(result.headers, result.body, result.status)
             }
-            return UpstreamState.Failed({ error: failures.fromResult(result.status, result.body), answer: result.body })
+            return UpstreamState.Failed({
+              error: failures.fromResult(result.status, result.body),
+              answer: result.body,
+              billed: false
+            })
           })
 
         const poll = (ids: ReadonlyArray<string>) =>
@@ -205,6 +226,40 @@ export default defineAdapter({
               for (const [id, state] of pairs) if (state !== undefined) states.set(id, state)
               return states as ReadonlyMap<string, UpstreamState>
             }))
+
+        /** fal's request history of the routed endpoints (and their siblings) in the window, page by page. */
+        const list = (window: ListWindow) =>
+          Effect.gen(function*() {
+            const endpoints = [...new Set(window.upstreamModels.flatMap(siblingsOf))]
+            const found: Array<ListedTask> = []
+            for (let i = 0; i < endpoints.length; i += HISTORY_ENDPOINTS_PER_CALL) {
+              const batch = endpoints.slice(i, i + HISTORY_ENDPOINTS_PER_CALL)
+              let cursor: string | undefined
+              for (let page = 0; page < MAX_HISTORY_PAGES; page++) {
+                const answer: UpstreamAnswer = yield* query(
+                  historyRequest(platform, key, batch, window, cursor),
+                  "a request history"
+                )
+                if (answer.status !== 200) {
+                  return yield* withUpstream(
+                    failures.pollFailed(answer.headers, answer.body, answer.status),
+                    answerDetail(answer)
+                  )
+                }
+                const body = answer.body as { items?: unknown; next_cursor?: unknown; has_more?: unknown } | null
+                if (!Array.isArray(body?.items)) return yield* pollFailed()
+                for (const item of body.items) {
+                  const task = listedOf(item)
+                  if (task !== undefined && task.createdAt >= window.from && task.createdAt < window.to) {
+                    found.push(task)
+                  }
+                }
+                if (body.has_more !== true || typeof body.next_cursor !== "string") break
+                cursor = body.next_cursor
+              }
+            }
+            return found as ReadonlyArray<ListedTask>
+          })
 
         const cancel = (id: string) =>
           Effect.gen(function*() {
@@ -232,7 +287,7 @@ export default defineAdapter({
             })
           )
 
-        return { submit, poll, fetchResult, cancel }
+        return { submit, poll, fetchResult, cancel, list }
       }
 
       return {

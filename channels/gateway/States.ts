@@ -1,4 +1,11 @@
-import { GenerationError, type ResultRef, UpstreamState } from "../../src/channel/contract/Adapter.ts"
+import {
+  type Charge,
+  GenerationError,
+  type ResultRef,
+  sumOf,
+  UpstreamState,
+  usageOf
+} from "../../src/channel/contract/Adapter.ts"
 
 /**
  * The upstream gateway's task object as a normalised state. Its statuses
@@ -33,6 +40,21 @@ const resultsOf = (task: UpstreamTask, kind: "video" | "image", base: string): R
   })
 }
 
+/**
+ * What the upstream gateway charges us (docs/adapters/gateway.md, Usage and
+ * billing): its own caller's charge, for the seconds of video (each result's
+ * `duration_ms`) or the images it delivered; a failed task is refunded in
+ * full there, so it is not billed.
+ */
+const chargeOf = (task: UpstreamTask, kind: "video" | "image", succeeded: boolean): Charge => {
+  if (!succeeded) return { billed: false }
+  const items = kind === "video" ? task.result?.videos : task.result?.images
+  const list = Array.isArray(items) ? items as ReadonlyArray<{ duration_ms?: unknown }> : []
+  if (kind === "image") return { usage: usageOf("image", list.length), billed: true }
+  const ms = sumOf(list.map((v) => v?.duration_ms))
+  return { usage: usageOf("second", ms === undefined ? undefined : ms / 1000, { duration_ms: ms }), billed: true }
+}
+
 export const stateOf = (
   task: UpstreamTask,
   kind: "video" | "image",
@@ -48,10 +70,15 @@ export const stateOf = (
         answer: task
       })
     case "succeeded":
-      return UpstreamState.Succeeded({ results: resultsOf(task, kind, base), answer: task })
+      return UpstreamState.Succeeded({
+        results: resultsOf(task, kind, base),
+        answer: task,
+        ...chargeOf(task, kind, true)
+      })
     case "failed":
       return UpstreamState.Failed({
         answer: task,
+        ...chargeOf(task, kind, false),
         error: new GenerationError({
           code: str(task.error?.code) ?? fallbackCode,
           message: str(task.error?.message) ?? "The task failed.",

@@ -50,9 +50,10 @@ export const fromCreateStatus = (
   const hint = retryHintMs(headers, body)
   switch (code) {
     case 1302:
-      return transient(hint)
+      return transient(hint, true)
     case 1303:
-      return transient(Math.max(hint ?? 0, CONCURRENCY_BACKOFF_MS))
+      // The account's parallel tasks, not its request rate: a slower pace would not help.
+      return transient(Math.max(hint ?? 0, CONCURRENCY_BACKOFF_MS), false)
     case 1300:
     case 1301:
       return unsafe()
@@ -67,7 +68,12 @@ export const fromCreateStatus = (
       return ambiguous()
   }
   // 1000–1004 (auth), 1100–1103 (account, arrears, pack, permission), 1202/1203 (no such model), 1304 (IP policy).
-  if (code !== undefined && code >= 1000 && code < 1400) return misconfigured()
+  // Sent with a 429 some of them, none is about the request rate.
+  if (code !== undefined && code >= 1000 && code < 1400) {
+    const refused = misconfigured()
+    // `message` is not an own enumerable field of an Error, so the spread alone would leave it out.
+    return new GenerationError({ ...refused, message: refused.message, throttled: false })
+  }
   if (status === 504) return ambiguous()
   if (status === 429 || status >= 500) return transient(hint)
   if (status === 401 || status === 403 || status === 404) return misconfigured()
@@ -86,7 +92,9 @@ export const fromPollStatus = (headers: Readonly<Record<string, string | undefin
     transient: true,
     retryAfterMs: codeOf(body) === 1303
       ? Math.max(retryHintMs(headers, body) ?? 0, CONCURRENCY_BACKOFF_MS)
-      : retryHintMs(headers, body)
+      : retryHintMs(headers, body),
+    // Only Kling's rate code asks for a slower pace; its 429s for billing and concurrency do not.
+    throttled: codeOf(body) === undefined ? undefined : codeOf(body) === 1302
   })
 
 const isSafety = (msg: string) => /risk|sensitive|safety|violat|prohibit|inappropriate|风控|敏感|违规/i.test(msg)

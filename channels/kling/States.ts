@@ -1,4 +1,4 @@
-import { UpstreamState, withUpstream } from "../../src/channel/contract/Adapter.ts"
+import { type Charge, sumOf, UpstreamState, usageOf, withUpstream } from "../../src/channel/contract/Adapter.ts"
 import { fromTaskFailure } from "./Failures.ts"
 
 /**
@@ -20,11 +20,34 @@ const urlsOf = (items: unknown) =>
     .filter((url): url is string => url !== undefined)
     .map((url) => ({ url, mimeType: "video/mp4" }))
 
+/**
+ * What Kling charges for a finished task (docs/adapters/kling.md, Usage and
+ * billing): the seconds of the videos it made (each video's `duration`), with
+ * what it deducted (`final_unit_deduction` of the legacy API, `billing[]` of
+ * the current one) kept beside; billed when it succeeded, or when it deducted
+ * units for a failure all the same (Kling deducts none for a failed task).
+ */
+const chargeOf = (
+  succeeded: boolean,
+  videos: unknown,
+  deducted: number | undefined,
+  fields: Readonly<Record<string, unknown>>
+): Charge => {
+  const durations = (Array.isArray(videos) ? videos : [])
+    .filter((v: any) => v?.type === undefined || v.type === "video")
+    .map((v: any) => v?.duration)
+  return {
+    usage: usageOf("second", sumOf(durations), fields),
+    billed: succeeded || (deducted !== undefined && deducted > 0)
+  }
+}
+
 const stateOf = (
   status: string | undefined,
   urls: () => ReturnType<typeof urlsOf>,
   reason: string,
-  answer: unknown
+  answer: unknown,
+  charge: (succeeded: boolean) => Charge
 ) => {
   switch (status) {
     case "submitted":
@@ -34,11 +57,12 @@ const stateOf = (
       return UpstreamState.Pending({ answer })
     case "succeed":
     case "succeeded":
-      return UpstreamState.Succeeded({ results: urls(), answer })
+      return UpstreamState.Succeeded({ results: urls(), answer, ...charge(true) })
     case "failed":
       return UpstreamState.Failed({
         error: withUpstream(fromTaskFailure(reason), { code: status, message: reason }),
-        answer
+        answer,
+        ...charge(false)
       })
     default:
       return UpstreamState.Unknown({ answer })
@@ -51,12 +75,21 @@ export const legacyStateOf = (task: any): UpstreamState =>
     str(task?.task_status),
     () => urlsOf(task?.task_result?.videos),
     str(task?.task_status_msg) ?? "",
-    task
+    task,
+    (succeeded) => {
+      const deducted = sumOf([task?.final_unit_deduction ?? 0])
+      const fields = task?.final_unit_deduction === undefined ? {} : { final_unit_deduction: task.final_unit_deduction }
+      return chargeOf(succeeded, task?.task_result?.videos, deducted, fields)
+    }
   )
 
 /** A current task (an item of `data` of `GET /tasks?task_ids=`). */
 export const currentStateOf = (task: any): UpstreamState =>
-  stateOf(str(task?.status), () => urlsOf(task?.outputs), str(task?.message) ?? "", task)
+  stateOf(str(task?.status), () => urlsOf(task?.outputs), str(task?.message) ?? "", task, (succeeded) => {
+    const billing = Array.isArray(task?.billing) ? task.billing : []
+    const deducted = sumOf([0, ...billing.map((b: any) => b?.amount ?? 0)])
+    return chargeOf(succeeded, task?.outputs, deducted, billing.length === 0 ? {} : { billing })
+  })
 
 /**
  * The batch answer `{code: 0, data: [task…]}` by task id; ids it leaves out

@@ -1,5 +1,5 @@
 import { Either, Encoding, Schema } from "effect"
-import { FailureCodes, GenerationError } from "../../src/channel/contract/Adapter.ts"
+import { FailureCodes, GenerationError, type Usage, usageOf } from "../../src/channel/contract/Adapter.ts"
 import { retryHintMs } from "../../src/channel/contract/RetryHint.ts"
 
 /**
@@ -10,7 +10,8 @@ import { retryHintMs } from "../../src/channel/contract/RetryHint.ts"
  */
 
 const Answer = Schema.Struct({
-  data: Schema.NonEmptyArray(Schema.Struct({ b64_json: Schema.String }))
+  data: Schema.NonEmptyArray(Schema.Struct({ b64_json: Schema.String })),
+  usage: Schema.optional(Schema.Unknown)
 })
 const decodeAnswer = Schema.decodeUnknownEither(Schema.parseJson(Answer))
 
@@ -47,7 +48,9 @@ export const ambiguous = new GenerationError({
   code: UNAVAILABLE,
   message: "The image service did not answer in time. Create a new task to try again.",
   retryable: true,
-  transient: false
+  transient: false,
+  // Recorded as such, and counted as billed: the images may have been made and paid for.
+  ambiguous: true
 })
 
 const refused = new GenerationError({
@@ -85,13 +88,26 @@ const brokenAnswer = () =>
     transient: true
   })
 
-/** The images of a 200 answer, or why there are none. */
-export const readImages = (text: string): Either.Either<ReadonlyArray<Uint8Array>, GenerationError> =>
+/**
+ * What the answer says the request used (docs/adapters/openai-images.md,
+ * Usage and billing): GPT image models bill tokens, and `usage.total_tokens`
+ * counts them all (text and image input, image output), each kind kept beside.
+ */
+const usageIn = (usage: unknown): Usage | undefined =>
+  typeof usage === "object" && usage !== null
+    ? usageOf("token", (usage as { total_tokens?: unknown }).total_tokens, usage as Record<string, unknown>)
+    : undefined
+
+/** The images of a 200 answer and the usage it reports, or why there are none. */
+export const readImages = (
+  text: string
+): Either.Either<{ readonly images: ReadonlyArray<Uint8Array>; readonly usage: Usage | undefined }, GenerationError> =>
   decodeAnswer(text).pipe(
     // A 200 that is not the documented answer is a broken upstream moment, like a 502.
     Either.mapLeft(() => brokenAnswer()),
     Either.flatMap((answer) =>
       Either.all(answer.data.map((item) => Either.mapLeft(Encoding.decodeBase64(item.b64_json), () => brokenAnswer())))
+        .pipe(Either.map((images) => ({ images, usage: usageIn(answer.usage) })))
     )
   )
 

@@ -35,6 +35,8 @@ const MIME = { png: "image/png", jpeg: "image/jpeg", webp: "image/webp" } as con
 export default defineAdapter({
   name: "openai-images",
   kinds: ["image"],
+  // GPT image models bill tokens, which every answer counts (Answers.ts).
+  usageUnits: { image: ["token"] },
   settings: Schema.Struct({
     base_url: HttpUrl,
     credentials: Schema.Struct({ api_key: SecretFromEnv })
@@ -92,10 +94,13 @@ export default defineAdapter({
         )
 
       const generate = (job: ImageJob) =>
-        eventStream(({ output }) =>
+        eventStream(({ charge, output }) =>
           Effect.gen(function*() {
+            const answered = yield* call(job)
+            // Made, and billed by the tokens the answer counts, before the engine looks at the images.
+            yield* charge({ usage: answered.usage, billed: true })
             // Type, format and dimensions are read from the bytes by the engine before they are stored.
-            for (const bytes of yield* call(job)) {
+            for (const bytes of answered.images) {
               yield* output({
                 bytes,
                 mimeType: MIME[job.request.format],

@@ -26,9 +26,12 @@ export const transient = (retryAfterMs?: number) =>
     notAccepted: true
   })
 
-/** A poll or a download that did not work this time: asked again later (the task was taken, so no failover). */
-export const busy = (retryAfterMs?: number) =>
-  new GenerationError({ code: FAILED, message: GENERIC, retryable: true, transient: true, retryAfterMs })
+/**
+ * A poll or a download that did not work this time: asked again later (the task was taken, so no failover).
+ * `throttled`: the answer was a 429 (Generation.ts).
+ */
+export const busy = (retryAfterMs?: number, throttled?: boolean) =>
+  new GenerationError({ code: FAILED, message: GENERIC, retryable: true, transient: true, retryAfterMs, throttled })
 
 /**
  * The create may have reached the upstream and been run (a time-out or a

@@ -1,4 +1,4 @@
-import { UpstreamState, withUpstream } from "../../src/channel/contract/Adapter.ts"
+import { UpstreamState, usageOf, withUpstream } from "../../src/channel/contract/Adapter.ts"
 import { fromTaskError } from "./Failures.ts"
 
 /**
@@ -31,7 +31,20 @@ export interface VideoObject {
   readonly status?: unknown
   readonly progress?: unknown
   readonly error?: unknown
+  readonly seconds?: unknown
+  readonly size?: unknown
 }
+
+/**
+ * What a video is billed by (docs/adapters/openai-videos.md, Usage and
+ * billing): its `seconds`, as the object says them (a string, `"8"`), priced
+ * per second by its model and `size`; kept beside.
+ */
+const usageIn = (video: VideoObject) =>
+  usageOf("second", video.seconds, {
+    seconds: video.seconds,
+    ...(video.size === undefined ? {} : { size: video.size })
+  })
 
 const progressOf = (value: unknown) => {
   const n = typeof value === "string" ? Number.parseFloat(value) : value
@@ -54,7 +67,9 @@ export const stateOf = (video: VideoObject, contentUrl: string): UpstreamState =
     // The object carries no URL: the bytes are always behind `/content`, with the channel's key.
     return UpstreamState.Succeeded({
       results: [{ url: contentUrl, mimeType: "video/mp4", auth: "api_key" }],
-      answer: video
+      answer: video,
+      usage: usageIn(video),
+      billed: true
     })
   }
   if (FAILED.has(status)) {
@@ -63,7 +78,10 @@ export const stateOf = (video: VideoObject, contentUrl: string): UpstreamState =
         code: stringIn(video.error, "code") ?? status,
         message: stringIn(video.error, "message")
       }),
-      answer: video
+      answer: video,
+      // A video that failed (or was cancelled or expired) was not delivered, and is not billed.
+      usage: usageIn(video),
+      billed: false
     })
   }
   return UpstreamState.Unknown({ answer: video })

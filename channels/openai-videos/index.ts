@@ -146,7 +146,7 @@ export default defineAdapter({
             })
           }
           return yield* Effect.fail({
-            error: busy(retryHintMs(response.headers, body)),
+            error: busy(retryHintMs(response.headers, body), response.status === 429),
             throttled: response.status === 429,
             cause: `HTTP ${response.status}: ${text.slice(0, 200)}`
           })

@@ -146,3 +146,25 @@ export const routeProblem = (family: string, kind: string, upstreamModel: string
     known.length === 0 ? "none" : known.join(", ")
   }`
 }
+
+/**
+ * What a route to a video model cannot take or always does
+ * (docs/adapters/replicate.md, What a route takes): the model's durations
+ * and resolutions, no soundtrack where it has no audio switch (its videos
+ * are silent), no last frame where it has no field for one. The catalog
+ * refuses the rest at creation (a resolution, which the public model fixes,
+ * at the start); undefined for an image model or one this adapter does not
+ * know.
+ */
+export const routeLimits = (upstreamModel: string) => {
+  const model = modelOf(upstreamModel)
+  const endpoint = Object.hasOwn(ENDPOINTS, model) ? ENDPOINTS[model] : undefined
+  if (endpoint === undefined || endpoint.kind !== "video") return undefined
+  const d = endpoint.duration
+  return {
+    durations: "values" in d ? d.values : Array.from({ length: d.max - d.min + 1 }, (_, i) => d.min + i),
+    ...(endpoint.resolution !== undefined ? { resolutions: Object.keys(endpoint.resolution.values) } : {}),
+    ...(endpoint.audio === undefined ? { audio: "never" as const } : {}),
+    lastFrame: endpoint.lastFrame !== undefined
+  }
+}

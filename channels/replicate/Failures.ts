@@ -26,8 +26,8 @@ export interface Failures {
   readonly unsafe: () => GenerationError
   /** A prediction that ended without output: `failed`, `canceled`, `aborted`. */
   readonly ended: (status: string) => GenerationError
-  /** A poll that failed: asked again later, never sooner than the hint. */
-  readonly pollFailed: (retryAfterMs?: number) => GenerationError
+  /** A poll that failed: asked again later, never sooner than the hint; `throttled` when it was a 429. */
+  readonly pollFailed: (retryAfterMs?: number, throttled?: boolean) => GenerationError
   /** A download that broke off: tried again until the deadline. */
   readonly fetchBroken: () => GenerationError
   /** Replicate deleted the output (an hour after the prediction): the task fails with its refund. */
@@ -43,7 +43,13 @@ export const failuresFor = (kind: Kind): Failures => {
     code: string,
     message: string,
     retryable: boolean,
-    more: { transient?: boolean; retryAfterMs?: number | undefined; notAccepted?: boolean; ambiguous?: boolean } = {}
+    more: {
+      transient?: boolean
+      retryAfterMs?: number | undefined
+      notAccepted?: boolean
+      ambiguous?: boolean
+      throttled?: boolean
+    } = {}
   ) => new GenerationError({ code, message, retryable, transient: false, ...more })
   return {
     transient: (retryAfterMs) =>
@@ -72,8 +78,8 @@ export const failuresFor = (kind: Kind): Failures => {
           : `The ${kind} could not be generated.`,
         true
       ),
-    pollFailed: (retryAfterMs) =>
-      make(failed, `Polling ${service.toLowerCase()} failed.`, true, { transient: true, retryAfterMs }),
+    pollFailed: (retryAfterMs, throttled) =>
+      make(failed, `Polling ${service.toLowerCase()} failed.`, true, { transient: true, retryAfterMs, throttled }),
     fetchBroken: () => make(failed, `The ${kind} could not be downloaded.`, true, { transient: true }),
     resultExpired: () => make(failed, `The generated ${kind} expired before it could be stored.`, true)
   }

@@ -50,3 +50,13 @@ export const cancelRequest = (base: string, token: string, id: string) =>
 /** `GET {base}/account`: free, and refused with a bad token (the channel check). */
 export const accountRequest = (base: string, token: string) =>
   HttpClientRequest.get(`${base}/account`).pipe(HttpClientRequest.bearerToken(token))
+
+/** `GET {base}/predictions`: the account's predictions, newest first, 100 a page (reconciliation). */
+export const listRequest = (base: string, token: string) =>
+  HttpClientRequest.get(`${base}/predictions`).pipe(HttpClientRequest.bearerToken(token))
+
+/** The next page Replicate names (`next`), only under our base URL: the token is never sent elsewhere. */
+export const nextPageRequest = (base: string, token: string, next: unknown) =>
+  typeof next === "string" && next.startsWith(`${base}/predictions?`)
+    ? HttpClientRequest.get(next).pipe(HttpClientRequest.bearerToken(token))
+    : undefined

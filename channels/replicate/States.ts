@@ -1,4 +1,10 @@
-import { type ResultRef, UpstreamState } from "../../src/channel/contract/Adapter.ts"
+import {
+  type Charge,
+  type ListedTask,
+  type ResultRef,
+  UpstreamState,
+  usageOf
+} from "../../src/channel/contract/Adapter.ts"
 import { type Failures, isSafety } from "./Failures.ts"
 
 /**
@@ -13,11 +19,42 @@ import { type Failures, isSafety } from "./Failures.ts"
 
 export interface Prediction {
   readonly id?: unknown
+  readonly model?: unknown
+  readonly version?: unknown
   readonly status?: unknown
   readonly output?: unknown
   readonly error?: unknown
+  readonly created_at?: unknown
+  readonly started_at?: unknown
   readonly completed_at?: unknown
   readonly logs?: unknown
+  readonly metrics?: Readonly<Record<string, unknown>> | null
+}
+
+/**
+ * What Replicate charges for a prediction (docs/adapters/replicate.md, Usage
+ * and billing). Models priced by the time they run are billed by
+ * `metrics.predict_time`, the seconds the prediction ran; official models
+ * (which answer `version: "hidden"`) are priced per output, which the engine
+ * counts on the files it stores, so their answer reports no usage. Billed: a
+ * success, and a prediction that failed or was cancelled after it started
+ * (it ran); never an `aborted` one (its deadline passed before it started).
+ */
+export const chargeOf = (prediction: Prediction): Charge => {
+  const metrics = prediction.metrics ?? undefined
+  const usage = prediction.version === "hidden" ? undefined : usageOf("second", metrics?.predict_time, metrics)
+  const started = str(prediction.started_at) !== undefined
+  switch (str(prediction.status)) {
+    case "succeeded":
+      return { usage, billed: true }
+    case "failed":
+    case "canceled":
+      return { usage, billed: started }
+    case "aborted":
+      return { usage, billed: false }
+    default:
+      return started ? { usage } : {}
+  }
 }
 
 /** Replicate keeps API outputs an hour (data retention). */
@@ -55,17 +92,32 @@ export const stateOf = (f: Failures, prediction: Prediction): UpstreamState => {
       const expiresAt = Number.isNaN(completed) ? undefined : completed + OUTPUT_KEPT_MS
       // A success without output is "done but nothing to store": the engine fails it with its refund.
       const results: ReadonlyArray<ResultRef> = urlsOf(prediction.output).map((url) => ({ url, expiresAt }))
-      return UpstreamState.Succeeded({ results, answer: prediction })
+      return UpstreamState.Succeeded({ results, answer: prediction, ...chargeOf(prediction) })
     }
     case "failed":
       return UpstreamState.Failed({
         error: isSafety(prediction.error) ? f.unsafe() : f.ended(status),
-        answer: prediction
+        answer: prediction,
+        ...chargeOf(prediction)
       })
     case "canceled":
     case "aborted":
-      return UpstreamState.Failed({ error: f.ended(status), answer: prediction })
+      return UpstreamState.Failed({ error: f.ended(status), answer: prediction, ...chargeOf(prediction) })
     default:
       return UpstreamState.Unknown({ answer: prediction })
+  }
+}
+
+/** One prediction of the account's list as the provider's record of it (reconciliation); undefined when unreadable. */
+export const listedOf = (prediction: Prediction): ListedTask | undefined => {
+  const id = str(prediction.id)
+  const created = Date.parse(str(prediction.created_at) ?? "")
+  if (id === undefined || Number.isNaN(created)) return undefined
+  return {
+    upstreamId: id,
+    createdAt: created,
+    model: str(prediction.model),
+    status: str(prediction.status),
+    ...chargeOf(prediction)
   }
 }

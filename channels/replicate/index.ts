@@ -3,6 +3,7 @@ import { Effect, Either, Redacted, Schema, Stream } from "effect"
 import {
   answerDetail,
   type AsyncRunner,
+  cancelledWith,
   type CancelOutcome,
   channelWarning,
   checkExchange,
@@ -10,20 +11,31 @@ import {
   type GenerationError,
   HttpUrl,
   type ImageJob,
+  type ListedTask,
+  type ListWindow,
   providerExchange,
   type ResultRef,
   SecretFromEnv,
   SubmitOutcome,
+  type UpstreamAnswer,
   type UpstreamState,
   type VideoJob,
   withUpstream
 } from "../../src/channel/contract/Adapter.ts"
 import { replicateCallbacks } from "./Callbacks.ts"
-import { ENDPOINTS, type ImageEndpoint, modelOf, routeProblem, type VideoEndpoint } from "./Endpoints.ts"
+import {
+  ENDPOINTS,
+  type ImageEndpoint,
+  modelOf,
+  routeLimits,
+  routeProblem,
+  versionOf,
+  type VideoEndpoint
+} from "./Endpoints.ts"
 import { failuresFor, fromCreateStatus, fromTransport, type Kind, throttleHintMs } from "./Failures.ts"
 import { imageInput, videoInput } from "./Inputs.ts"
-import { accountRequest, cancelRequest, createRequest, getRequest } from "./Requests.ts"
-import { type Prediction, stateOf } from "./States.ts"
+import { accountRequest, cancelRequest, createRequest, getRequest, listRequest, nextPageRequest } from "./Requests.ts"
+import { chargeOf, listedOf, type Prediction, stateOf } from "./States.ts"
 
 /**
  * `replicate`: video models of famS, famK and famV and an image model hosted
@@ -41,7 +53,11 @@ import { type Prediction, stateOf } from "./States.ts"
  *   no batch read); States.ts maps the statuses, `aborted` included.
  * - results: the output URLs, fetched at once without our token (Replicate
  *   deletes them after an hour) and re-hosted.
- * - cancel: `POST /predictions/{id}/cancel`.
+ * - cancel: `POST /predictions/{id}/cancel`; Replicate bills one that had
+ *   started (States.ts, chargeOf).
+ * - usage: `metrics.predict_time` for models priced by their running time;
+ *   official models are priced per output, counted by the engine.
+ * - list (reconciliation): `GET /predictions`, newest first, by its `next` pages.
  * - callbacks (`"callbacks": true`): `webhook` with
  *   `webhook_events_filter: ["completed"]`; the signed webhook only hastens
  *   the poll (Callbacks.ts).
@@ -51,6 +67,9 @@ import { type Prediction, stateOf } from "./States.ts"
  */
 
 export const REPLICATE_BASE_URL = "https://api.replicate.com/v1"
+
+/** Pages of the account's list a reconciliation reads at most: 5,000 predictions. */
+const MAX_LIST_PAGES = 50
 
 /** Predictions polled at once per poll call: Replicate allows 3000 reads a minute per account. */
 const POLL_CONCURRENCY = 4
@@ -67,6 +86,7 @@ export default defineAdapter({
   // The families declare their provider options; Endpoints.ts says which each model takes.
   providerOptions: {},
   checkRoute: (_channel, route) => routeProblem(route.family, route.kind, route.upstreamModel),
+  routeLimits: (_channel, route) => routeLimits(route.upstreamModel),
   callbacks: (channel) =>
     replicateCallbacks(
       channel.settings.base_url,
@@ -140,7 +160,7 @@ export default defineAdapter({
               }
               // A prediction Replicate does not know (another account's token, a typo) is left Unknown.
               if (answer.status === 404) return Effect.succeed(undefined)
-              return Effect.fail(f.pollFailed(throttleHintMs(answer.headers, answer.body)))
+              return Effect.fail(f.pollFailed(throttleHintMs(answer.headers, answer.body), answer.status === 429))
             }),
             // A poll's transport failure is never a reason to fail over: the prediction is already upstream.
             Effect.catchTag("GenerationError", (e) => e.ambiguous || e.notAccepted ? pollFailed() : Effect.fail(e))
@@ -177,14 +197,56 @@ export default defineAdapter({
             const answer = yield* exchange(cancelRequest(base, token, id), timeouts.poll_s, "a cancel", pollFailed)
             if (answer.status === 404) return "not_cancellable" as CancelOutcome
             if (answer.status !== 200) return yield* f.pollFailed(throttleHintMs(answer.headers, answer.body))
-            const status = (answer.body as Prediction | null)?.status
+            const prediction = (answer.body ?? {}) as Prediction
             // A prediction that had already ended stays as it was; any other is stopped (or will not start).
-            return (status === "succeeded" || status === "failed" ? "not_cancellable" : "cancelled") as CancelOutcome
+            if (prediction.status === "succeeded" || prediction.status === "failed") return "not_cancellable"
+            // Replicate bills a prediction cancelled after it started, for the time it ran; not one that never did.
+            const charge = chargeOf({ ...prediction, status: "canceled" })
+            return cancelledWith({ billed: charge.billed ?? false, usage: charge.usage })
           }).pipe(
             Effect.catchTag("GenerationError", (e) => e.ambiguous || e.notAccepted ? pollFailed() : Effect.fail(e))
           )
 
-        return { submit, poll, fetchResult, cancel }
+        /**
+         * The predictions of the routed models created in the window: the account's list, newest first, read
+         * until it passes the window's start (at most MAX_LIST_PAGES pages).
+         */
+        const list = (window: ListWindow) =>
+          Effect.gen(function*() {
+            const found: Array<ListedTask> = []
+            let request: HttpClientRequest.HttpClientRequest | undefined = listRequest(base, token)
+            for (let page = 0; request !== undefined && page < MAX_LIST_PAGES; page++) {
+              const answer: UpstreamAnswer = yield* exchange(request, timeouts.poll_s, "a list", pollFailed)
+              if (answer.status !== 200) {
+                return yield* withUpstream(
+                  f.pollFailed(throttleHintMs(answer.headers, answer.body)),
+                  answerDetail(answer)
+                )
+              }
+              const body = answer.body as { results?: unknown; next?: unknown } | null
+              if (!Array.isArray(body?.results)) return yield* pollFailed()
+              const listed = (body.results as ReadonlyArray<Prediction>).flatMap((p) => {
+                const task = listedOf(p)
+                return task === undefined ? [] : [{ task, prediction: p }]
+              })
+              for (const { prediction, task } of listed) {
+                if (task.createdAt < window.from || task.createdAt >= window.to) continue
+                if (window.upstreamModels.some((m) => isOf(prediction, m))) found.push(task)
+              }
+              // Newest first: a page that reaches before the window ends the reading.
+              if (listed.some(({ task }) => task.createdAt < window.from)) break
+              request = nextPageRequest(base, token, body.next)
+            }
+            return found as ReadonlyArray<ListedTask>
+          })
+
+        return { submit, poll, fetchResult, cancel, list }
+      }
+
+      /** Whether a prediction ran `upstreamModel` (`owner/name`, or `owner/name:version` for that version only). */
+      const isOf = (prediction: Prediction, upstreamModel: string) => {
+        const version = versionOf(upstreamModel)
+        return prediction.model === modelOf(upstreamModel) && (version === undefined || prediction.version === version)
       }
 
       const endpoint = <E>(kind: Kind, upstreamModel: string): Either.Either<E, string> => {

@@ -56,12 +56,15 @@ export const stateOf = (name: string, op: any): UpstreamState => {
         code: op.error.code === undefined ? undefined : String(op.error.code),
         message: typeof op.error.message === "string" ? op.error.message : undefined
       }),
-      answer: op
+      answer: op,
+      // Veo bills the videos it made: a failed operation made none.
+      billed: false
     })
   }
   const videos = videosOf(op.response) ?? []
   if (videos.length === 0 && filteredCount(op.response) > 0) {
-    return UpstreamState.Failed({ error: unsafe(), answer: op })
+    // Videos blocked by the safety filter are not billed.
+    return UpstreamState.Failed({ error: unsafe(), answer: op, billed: false })
   }
   const results: Array<ResultRef> = []
   for (const video of videos) {
@@ -73,11 +76,14 @@ export const stateOf = (name: string, op: any): UpstreamState => {
     } else if (uri !== undefined && /^https?:\/\//.test(uri)) {
       results.push({ url: uri, mimeType, auth: WITH_KEY })
     } else if (str(video.gcsUri) !== undefined || uri?.startsWith("gs://")) {
-      return UpstreamState.Failed({ error: unreadableResult(), answer: op })
+      // Made (so billed), where this channel cannot read it.
+      return UpstreamState.Failed({ error: unreadableResult(), answer: op, billed: true })
     } else if (bytes !== undefined) {
       // A video under 4 KiB stayed in the answer: not a video Veo makes, and nothing to fetch it from.
-      return UpstreamState.Failed({ error: unreadableResult(), answer: op })
+      return UpstreamState.Failed({ error: unreadableResult(), answer: op, billed: true })
     }
   }
-  return UpstreamState.Succeeded({ results, answer: op })
+  // Billed per second of the videos made (none made, none billed): their answer counts none, the engine
+  // counts the files it stores.
+  return UpstreamState.Succeeded({ results, answer: op, billed: results.length > 0 })
 }

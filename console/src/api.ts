@@ -31,6 +31,7 @@ export type TaskLogQuery = Wire<typeof Api.TaskLogParams>
 export type Channel = Answer<"listChannels">["data"][number]
 export type ChannelCheck = Answer<"checkChannel">
 export type Overview = Answer<"getOverview">
+export type Money = Answer<"getMoney">
 export type ChannelAction = "enable" | "drain" | "disable"
 
 /** The session's CSRF token: kept only in this page's memory, sent on every write. */
@@ -118,6 +119,7 @@ export const api = {
   webhookEvents: (params: Wire<typeof Api.EventParams>) =>
     call<"listWebhookEvents">("GET", `/webhook/events${query(params)}`),
   resendEvent: (id: string) => call<"resendWebhookEvent">("POST", `/webhook/events/${segment(id)}/resend`),
+  replayWebhook: (body: Wire<typeof Api.ReplayRequest>) => call<"replayWebhookEvents">("POST", "/webhook/replay", body),
 
   accounts: (params: Wire<typeof Api.PageParams>) => call<"listAccounts">("GET", `/operator/accounts${query(params)}`),
   createAccount: (body: Wire<typeof Api.CreateAccountRequest>) =>
@@ -132,6 +134,7 @@ export const api = {
   disableKey: (id: string) => call<"disableKey">("POST", `/operator/keys/${segment(id)}/disable`),
 
   overview: () => call<"getOverview">("GET", "/operator/overview"),
+  money: () => call<"getMoney">("GET", "/operator/money"),
   channels: () => call<"listChannels">("GET", "/operator/channels"),
   setChannelState: (name: string, action: ChannelAction, body: Wire<typeof Api.StateChange>) =>
     call<"enableChannel" | "drainChannel" | "disableChannel">(

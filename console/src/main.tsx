@@ -5,6 +5,7 @@ import { ErrorNote, Loading } from "./components/ui.tsx"
 import { AccountDetail } from "./pages/AccountDetail.tsx"
 import { Accounts } from "./pages/Accounts.tsx"
 import { Channels } from "./pages/Channels.tsx"
+import { Money } from "./pages/Money.tsx"
 import { Overview } from "./pages/Overview.tsx"
 import { Resources } from "./pages/Resources.tsx"
 import { SignIn } from "./pages/SignIn.tsx"
@@ -23,7 +24,8 @@ const NAV = [
 const OPERATOR_NAV = [
   ["accounts", "Accounts"],
   ["channels", "Channels"],
-  ["overview", "Overview"]
+  ["overview", "Overview"],
+  ["money", "Money"]
 ] as const
 
 const Header = ({ session, route, onSignOut }: { session: SignedIn; route: Route; onSignOut: () => void }) => {
@@ -59,6 +61,7 @@ const Page = ({ session, route, onSwitch }: { session: SignedIn; route: Route; o
   const poll = session.poll_interval_s
   if (session.role === "operator" && first === "channels") return <Channels />
   if (session.role === "operator" && first === "overview") return <Overview />
+  if (session.role === "operator" && first === "money") return <Money />
   if (session.role === "operator" && first === "accounts") {
     return second
       ? <AccountDetail id={second} />

@@ -25,6 +25,33 @@ export const CreditsRequest = Schema.Struct({
 })
 export type CreditsRequest = typeof CreditsRequest.Type
 
+/** A key's spend limits in credits (UTC day and month); null removes one, a field left out keeps it. */
+export const KeyLimitsRequest = Schema.Struct({
+  daily_credits: Schema.optional(Schema.NullOr(CreditAmount.pipe(Schema.positive()))),
+  monthly_credits: Schema.optional(Schema.NullOr(CreditAmount.pipe(Schema.positive())))
+})
+export type KeyLimitsRequest = typeof KeyLimitsRequest.Type
+
+/** A key's limits and what it spent today and this month (UTC), net of refunds, in credits. */
+export const KeySpend = Schema.Struct({
+  limits: Schema.Struct({ daily_credits: Schema.NullOr(Schema.Number), monthly_credits: Schema.NullOr(Schema.Number) }),
+  spent: Schema.Struct({ today: Schema.Number, this_month: Schema.Number })
+})
+
+export const KeyLimits = Schema.Struct({ id: Schema.String, object: Schema.Literal("api_key"), ...KeySpend.fields })
+
+/** The wallet balance under which the account's webhook gets one `account.balance_low`; null for none. */
+export const LowBalanceRequest = Schema.Struct({
+  threshold_credits: Schema.NullOr(CreditAmount.pipe(Schema.nonNegative()))
+})
+export type LowBalanceRequest = typeof LowBalanceRequest.Type
+
+export const LowBalance = Schema.Struct({
+  threshold_credits: Schema.NullOr(Schema.Number),
+  /** The wallet is below the threshold and the event was sent; down again once it is back at or above it. */
+  alerted: Schema.Boolean
+})
+
 export const Balances = Schema.Struct({
   wallet_credits: Schema.Number,
   subscription_credits: Schema.Number
@@ -36,7 +63,12 @@ export const Account = Schema.Struct({
   name: Schema.String,
   group: Schema.String,
   ...Balances.fields,
-  webhook: Schema.NullOr(Schema.Struct({ url: Schema.String, enabled: Schema.Boolean })),
+  webhook: Schema.NullOr(Schema.Struct({
+    url: Schema.String,
+    enabled: Schema.Boolean,
+    /** Why the service disabled it (its deliveries kept failing); absent otherwise. */
+    disabled_reason: Schema.optional(Schema.String)
+  })),
   created_at: Schema.Number
 })
 export type Account = typeof Account.Type
@@ -56,9 +88,23 @@ export const AccountDetail = Schema.Struct({
     hint: Schema.String,
     group: Schema.NullOr(Schema.String),
     disabled: Schema.Boolean,
-    created_at: Schema.Number
+    created_at: Schema.Number,
+    ...KeySpend.fields
   })),
-  ledger: LedgerTotals
+  low_balance: LowBalance,
+  ledger: LedgerTotals,
+  /**
+   * The account's share of the channels: its group's limits (null for
+   * none) and where it stands against them: its tasks queued over every
+   * channel, and in flight on each channel that has any.
+   */
+  capacity: Schema.Struct({
+    weight: Schema.Number,
+    max_queued: Schema.NullOr(Schema.Number),
+    max_in_flight_per_channel: Schema.NullOr(Schema.Number),
+    queued: Schema.Number,
+    channels: Schema.Array(Schema.Struct({ channel: Schema.String, queued: Schema.Number, in_flight: Schema.Number }))
+  })
 })
 export type AccountDetail = typeof AccountDetail.Type
 

@@ -1,8 +1,11 @@
 import { SqlClient } from "@effect/sql"
 import { Context, Effect, Layer, Option } from "effect"
+import { ledgerPage } from "../billing/LedgerQuery.ts"
 import { toCredits, toMicros } from "../billing/Money.ts"
+import { keySpend } from "../billing/sql/keySpend.ts"
 import { AppConfig } from "../platform/AppConfig.ts"
 import { Sha256 } from "../platform/Digest.ts"
+import { listPage } from "../platform/http/ListEnvelope.ts"
 import { IdPrefix, newId } from "../platform/Ids.ts"
 import { generateKey, hashKey, keyHint } from "../platform/Keys.ts"
 import { nowSeconds } from "../platform/Time.ts"
@@ -20,6 +23,9 @@ interface AccountRow {
   readonly webhook_url: string | null
   readonly webhook_enabled: boolean
   readonly webhook_key_enc: string | null
+  readonly webhook_disabled_reason: string | null
+  readonly low_balance_micros: number | null
+  readonly low_balance_notified: boolean
   readonly created_at: number
 }
 
@@ -31,8 +37,22 @@ interface KeyRow {
   readonly key_hint: string
   readonly group_name: string | null
   readonly disabled_at: number | null
+  readonly daily_limit_micros: number | null
+  readonly monthly_limit_micros: number | null
   readonly created_at: number
 }
+
+/** A key's limits and spend as the operator sees them (credits). */
+export const keySpendOf = (
+  key: Pick<KeyRow, "daily_limit_micros" | "monthly_limit_micros">,
+  spent: { readonly today: number; readonly month: number } | undefined
+) => ({
+  limits: {
+    daily_credits: key.daily_limit_micros === null ? null : toCredits(Number(key.daily_limit_micros)),
+    monthly_credits: key.monthly_limit_micros === null ? null : toCredits(Number(key.monthly_limit_micros))
+  },
+  spent: { today: toCredits(spent?.today ?? 0), this_month: toCredits(spent?.month ?? 0) }
+})
 
 const toAccount = (row: AccountRow): Account => ({
   id: row.id,
@@ -41,7 +61,11 @@ const toAccount = (row: AccountRow): Account => ({
   group: row.group_name,
   wallet_credits: toCredits(row.wallet_micros),
   subscription_credits: toCredits(row.subscription_micros),
-  webhook: row.webhook_url === null ? null : { url: row.webhook_url, enabled: row.webhook_enabled },
+  webhook: row.webhook_url === null ? null : {
+    url: row.webhook_url,
+    enabled: row.webhook_enabled,
+    ...(row.webhook_disabled_reason === null ? {} : { disabled_reason: row.webhook_disabled_reason })
+  },
   created_at: row.created_at
 })
 
@@ -82,6 +106,8 @@ const make = Effect.gen(function*() {
         UPDATE accounts
         SET wallet_micros = wallet_micros + ${walletMicros},
             subscription_micros = subscription_micros + ${subscriptionMicros},
+            low_balance_notified = low_balance_notified
+              AND wallet_micros + ${walletMicros} < coalesce(low_balance_micros, 0),
             updated_at = ${now}
         WHERE id = ${accountId}
           AND wallet_micros + ${walletMicros} >= 0
@@ -135,6 +161,11 @@ const make = Effect.gen(function*() {
           coalesce(sum(wallet_micros + subscription_micros) FILTER (WHERE kind = 'refund'), 0)::bigint AS refunded,
           count(*)::int AS entries
         FROM ledger WHERE account_id = ${id}`
+      const lanes = yield* sql<{ channel: string; queued: number; in_flight: number }>`
+        SELECT channel, queued, in_flight FROM task_lanes
+        WHERE account_id = ${id} AND (queued > 0 OR in_flight > 0) ORDER BY channel`
+      const group = config.groups.groups[row.group_name]
+      const spends = yield* keySpend(sql, keys.filter((k) => k.kind === "model").map((k) => k.id), yield* nowSeconds)
       const result: AccountDetail = {
         ...toAccount(row),
         keys: keys.map((k) => ({
@@ -143,13 +174,25 @@ const make = Effect.gen(function*() {
           hint: k.key_hint,
           group: k.group_name,
           disabled: k.disabled_at !== null,
-          created_at: k.created_at
+          created_at: k.created_at,
+          ...keySpendOf(k, spends.get(k.id))
         })),
+        low_balance: {
+          threshold_credits: row.low_balance_micros === null ? null : toCredits(Number(row.low_balance_micros)),
+          alerted: row.low_balance_notified
+        },
         ledger: {
           credited: toCredits(totals!.credited),
           charged: toCredits(totals!.charged),
           refunded: toCredits(totals!.refunded),
           entries: totals!.entries
+        },
+        capacity: {
+          weight: group?.weight ?? 1,
+          max_queued: group?.max_queued ?? null,
+          max_in_flight_per_channel: group?.max_in_flight_per_channel ?? null,
+          queued: lanes.reduce((n, l) => n + Number(l.queued), 0),
+          channels: lanes.map((l) => ({ channel: l.channel, queued: Number(l.queued), in_flight: Number(l.in_flight) }))
         }
       }
       return result
@@ -205,9 +248,26 @@ const make = Effect.gen(function*() {
       Effect.withSpan("Accounts.addCredits")
     )
 
+  /** The account's ledger, newest first, in a window; an unknown cursor is an empty page. */
+  const ledger = (
+    accountId: string,
+    q: { readonly from?: number; readonly to?: number; readonly limit?: number; readonly cursor?: string }
+  ) =>
+    Effect.gen(function*() {
+      yield* getRow(accountId)
+      const page = yield* ledgerPage(sql, accountId, {
+        after: q.cursor,
+        limit: q.limit ?? 100,
+        from: q.from,
+        to: q.to
+      })
+      return listPage(page.data, page.hasMore)
+    }).pipe(Effect.withSpan("Accounts.ledger"))
+
   return {
     create,
     detail,
+    ledger,
     issueKey,
     disableKey,
     authenticate,

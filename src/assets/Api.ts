@@ -6,11 +6,12 @@ import { ListEnvelope } from "../platform/http/ListEnvelope.ts"
 import { StorageUnavailable } from "../storage/Errors.ts"
 import { ListErrors } from "../tasks/Api.ts"
 import { Asset, AssetDeleted } from "./Asset.ts"
-import { AssetNotFound } from "./Errors.ts"
+import { AssetExpired, AssetNotFound } from "./Errors.ts"
 
 const assetPath = Schema.Struct({ asset_id: ResourceId(() => new AssetNotFound({ message: "No such asset." })) })
 
 const NotFound = errors(AssetNotFound)
+const Expired = errors(AssetExpired)
 /** Reading or removing the bytes while object storage is away: 503 with `Retry-After`. */
 const StorageErrors = errors(StorageUnavailable)
 
@@ -62,7 +63,7 @@ export class AssetsApi extends HttpApiGroup.make("assets")
     HttpApiEndpoint.get("getAssetContent", "/v1/assets/:asset_id/content").setPath(assetPath)
       .addSuccess(HttpApiSchema.Uint8Array())
       // 416 for a range outside the object, with its Content-Range.
-      .addError(NotFound).addError(httpFailures(416)).addError(StorageErrors)
+      .addError(NotFound).addError(Expired).addError(httpFailures(416)).addError(StorageErrors)
   )
   .middleware(ResourceKeyAuth)
   .annotate(OpenApi.Title, "Assets")

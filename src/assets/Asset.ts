@@ -24,6 +24,8 @@ export const Asset = Schema.Struct({
   url_auth: UrlAuth,
   temporary: Schema.Boolean,
   expires_at: Schema.NullOr(Schema.Int),
+  /** Present (true) once the file is past its retention and removed; `expires_at` is then when. */
+  expired: Schema.optional(Schema.Literal(true)),
   created_at: Schema.Int
 })
 export type Asset = typeof Asset.Type

@@ -13,6 +13,8 @@ export interface Asset {
   readonly mimeType: string
   readonly filename: string
   readonly sizeBytes: number
+  /** When retention removed its bytes (docs/api.md, Retention); null while they are kept. */
+  readonly expiredAt: number | null
 }
 
 export interface AssetFilter {
@@ -43,11 +45,12 @@ interface AssetRow {
   readonly url: string
   readonly url_auth: UrlAuth
   readonly expires_at: number | null
+  readonly expired_at: number | null
   readonly created_at: number
 }
 
 const COLUMNS = "id, account_id, task_id, kind, storage_key, mime_type, filename, size_bytes, width, height, " +
-  "duration_ms, url, url_auth, expires_at, created_at"
+  "duration_ms, url, url_auth, expires_at, expired_at, created_at"
 
 const optional = <K extends string>(key: K, value: number | null) =>
   (value === null ? {} : { [key]: value }) as { [P in K]?: number }
@@ -68,7 +71,9 @@ const toObject = (r: AssetRow): AssetObject => ({
   url_auth: r.url_auth,
   // As on the task's result item: only the permanent resource-key URL is not temporary.
   temporary: r.url_auth === "none",
-  expires_at: r.expires_at,
+  // A result past its retention: the time its bytes were removed, and the flag (only then, so a kept one is as ever).
+  expires_at: r.expired_at ?? r.expires_at,
+  ...(r.expired_at === null ? {} : { expired: true as const }),
   created_at: r.created_at
 })
 
@@ -79,7 +84,8 @@ const toAsset = (r: AssetRow): Asset => ({
   storageKey: r.storage_key,
   mimeType: r.mime_type,
   filename: r.filename,
-  sizeBytes: r.size_bytes
+  sizeBytes: r.size_bytes,
+  expiredAt: r.expired_at
 })
 
 /**

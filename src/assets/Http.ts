@@ -10,7 +10,7 @@ import { serveObject } from "../storage/ServeObjectHttp.ts"
 import { InvalidTaskRequest } from "../tasks/Errors.ts"
 import { AssetListParams, DEFAULT_PAGE_LIMIT } from "../tasks/Requests.ts"
 import { Assets } from "./Assets.ts"
-import { AssetNotFound } from "./Errors.ts"
+import { assetExpired, AssetNotFound } from "./Errors.ts"
 
 /** The message names the id, cut short: a path may carry an id of any length. */
 const assetNotFound = (id: string) => () =>
@@ -63,6 +63,7 @@ const getAssetContent = (id: string) =>
   Effect.gen(function*() {
     const asset = yield* (yield* Assets).find(yield* accountId, id)
     if (Option.isNone(asset)) return yield* assetNotFound(id)()
+    if (asset.value.expiredAt !== null) return yield* assetExpired(id, asset.value.expiredAt)
     return yield* serveObject(asset.value.storageKey, {
       notFound: assetNotFound(id),
       headers: { "content-disposition": `attachment; filename="${asset.value.filename}"` }

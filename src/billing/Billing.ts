@@ -4,8 +4,11 @@ import { AppConfig } from "../platform/AppConfig.ts"
 import { IdPrefix, newId } from "../platform/Ids.ts"
 import type { GroupsFile } from "../platform/Settings.ts"
 import { nowSeconds } from "../platform/Time.ts"
-import { InsufficientBalance } from "./Errors.ts"
+import { InsufficientBalance, SpendLimitExceeded, TooManyQueuedTasks } from "./Errors.ts"
 import { MICROS_PER_CREDIT, toCredits } from "./Money.ts"
+import { type ChargeRow, chargeTask } from "./sql/chargeTask.ts"
+import { dayOf, keySpend, nextMonthStart } from "./sql/keySpend.ts"
+import { refundTask } from "./sql/refundTask.ts"
 
 export interface ChargeSplit {
   readonly walletMicros: number
@@ -81,6 +84,34 @@ export const splitOf = (
   }
 }
 
+/** What a charge took, and whether it took the wallet below the account's low-balance threshold. */
+export interface Charged extends ChargeSplit {
+  readonly balanceLow: boolean
+}
+
+/** Why a key's spend refuses a charge, and when the limit that was passed starts over (the next UTC day or month). */
+const spendRefusal = (row: ChargeRow, micros: number, now: number) => {
+  const daily = row.daily_limit !== null && Number(row.spent_today) + micros > Number(row.daily_limit)
+  const [spent, limit] = daily ? [row.spent_today, row.daily_limit] : [row.spent_month, row.monthly_limit]
+  const startsOver = daily ? (dayOf(now) + 1) * 86_400 : nextMonthStart(now)
+  return new SpendLimitExceeded({
+    message: `This task costs ${toCredits(micros)} credits; this key has spent ${toCredits(Number(spent))} of its ${
+      daily ? "daily" : "monthly"
+    } limit of ${toCredits(Number(limit))} credits.`,
+    retryAfter: Math.max(1, startsOver - now)
+  })
+}
+
+/** What a create would meet at the charge: the balances, the account's queue and the key's spend against their limits. */
+export interface Standing extends ChargeSplit {
+  readonly queued: number
+  readonly maxQueued: number | null
+  readonly spentTodayMicros: number
+  readonly spentMonthMicros: number
+  readonly dailyLimitMicros: number | null
+  readonly monthlyLimitMicros: number | null
+}
+
 /**
  * Prices, pre-charges and refunds. Charges and refunds must run inside the
  * caller's transaction (the one that creates the task or writes its terminal
@@ -93,102 +124,120 @@ export class Billing extends Context.Tag("Billing")<Billing, {
    * Takes the task's price from the account: from the subscription balance
    * first when the model's pricing policy allows it, the rest from the
    * wallet. Fails with 402 `insufficient_balance` and changes nothing when
-   * the two cannot cover it.
+   * the two cannot cover it, with 429 `too_many_queued_tasks` when the
+   * account already has its group's `max_queued` tasks queued, or with 429
+   * `spend_limit_exceeded` when the key's spend today or this month would
+   * pass a limit set on it. `balanceLow`: this charge took the wallet below
+   * the account's low-balance threshold (once per crossing).
    */
   readonly charge: (
     accountId: string,
+    keyId: string,
     taskId: string,
     priced: Priced
-  ) => Effect.Effect<ChargeSplit, InsufficientBalance>
+  ) => Effect.Effect<Charged, InsufficientBalance | TooManyQueuedTasks | SpendLimitExceeded>
   /** Gives back exactly what `charge` took for the task, to the balances it came from. */
   readonly refund: (accountId: string, taskId: string, split: ChargeSplit) => Effect.Effect<void>
-  /** The account's balances now, as a quote shows them (nothing locked). */
-  readonly balance: (accountId: string) => Effect.Effect<ChargeSplit>
+  /**
+   * The account's balances now, its tasks queued against its group's
+   * `max_queued` (null for none), and the key's spend against its limits,
+   * as a quote shows them (nothing locked).
+   */
+  readonly standing: (accountId: string, keyId: string) => Effect.Effect<Standing>
 }>() {
   static readonly layer = Layer.effect(
     Billing,
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
-      const { groups } = yield* AppConfig
+      const { groups, limits } = yield* AppConfig
+      // Each group's `max_queued`, as the charge reads it under the account's lock (a group without one has none).
+      const queuedLimits = JSON.stringify(Object.fromEntries(
+        Object.entries(groups.groups).flatMap(([name, group]) =>
+          group.max_queued === undefined ? [] : [[name, group.max_queued]]
+        )
+      ))
       return {
         price: (priced) => priceWith(groups, priced),
-        charge: (accountId, taskId, priced) =>
+        charge: (accountId, keyId, taskId, priced) =>
           Effect.gen(function*() {
             const { micros } = priceWith(groups, priced)
-            const { subscriptionAllowed } = priced
             const now = yield* nowSeconds
-            // One statement: the account row is locked, checked, debited and the ledger written in one
-            // round trip, so concurrent creates of one account wait on its lock for as little as can be.
-            // NO KEY UPDATE, not UPDATE: the task row's foreign key takes KEY SHARE locks on the account,
-            // which FOR UPDATE would conflict with (two creates of the same account would deadlock).
-            const [row] = yield* sql<
-              { wallet_micros: number; subscription_micros: number; from_subscription: number; charged: boolean }
-            >`
-              WITH account AS (
-                SELECT wallet_micros, subscription_micros,
-                  CASE WHEN ${subscriptionAllowed}::boolean THEN LEAST(subscription_micros, ${micros}::bigint)
-                    ELSE 0::bigint END AS from_subscription
-                FROM accounts WHERE id = ${accountId} FOR NO KEY UPDATE
-              ), debit AS (
-                UPDATE accounts
-                SET wallet_micros = accounts.wallet_micros - (${micros}::bigint - account.from_subscription),
-                    subscription_micros = accounts.subscription_micros - account.from_subscription,
-                    updated_at = ${now}
-                FROM account
-                WHERE accounts.id = ${accountId}
-                  AND ${micros}::bigint - account.from_subscription <= account.wallet_micros
-                RETURNING account.from_subscription
-              ), entry AS (
-                INSERT INTO ledger (id, account_id, task_id, kind, wallet_micros, subscription_micros, created_at)
-                SELECT ${newId(IdPrefix.ledger)}::text, ${accountId}::text, ${taskId}::text, 'charge',
-                  -(${micros}::bigint - from_subscription), -from_subscription, ${now}::bigint
-                FROM debit
-              )
-              SELECT wallet_micros, subscription_micros, from_subscription, EXISTS (SELECT 1 FROM debit) AS charged
-              FROM account`
+            const [row] = yield* chargeTask(sql, {
+              accountId,
+              keyId,
+              taskId,
+              ledgerId: newId(IdPrefix.ledger),
+              micros,
+              useSubscription: priced.subscriptionAllowed,
+              now,
+              queuedLimits
+            })
             if (row === undefined) return yield* Effect.die(new Error(`account ${accountId} vanished`))
-            if (!row.charged) {
-              const available = row.wallet_micros + (subscriptionAllowed ? row.subscription_micros : 0)
-              return yield* new InsufficientBalance({
-                message: `This task costs ${toCredits(micros)} credits; the balance available to this model is ${
-                  toCredits(available)
-                } credits.`
-              })
+            switch (row.outcome) {
+              case "queue_full":
+                return yield* new TooManyQueuedTasks({
+                  message: `This account has ${row.queued} tasks queued, the most its group allows; ` +
+                    "create more once some have started.",
+                  retryAfter: limits.poll_interval_s,
+                  group: row.group_name
+                })
+              case "spend_limit":
+                return yield* spendRefusal(row, micros, now)
+              case "insufficient_balance": {
+                const available = Number(row.wallet) + (priced.subscriptionAllowed ? Number(row.subscription) : 0)
+                return yield* new InsufficientBalance({
+                  message: `This task costs ${toCredits(micros)} credits; the balance available to this model is ${
+                    toCredits(available)
+                  } credits.`
+                })
+              }
             }
-            return { walletMicros: micros - row.from_subscription, subscriptionMicros: row.from_subscription }
+            const fromSubscription = Number(row.from_subscription)
+            return {
+              walletMicros: micros - fromSubscription,
+              subscriptionMicros: fromSubscription,
+              balanceLow: row.balance_low
+            }
           }).pipe(
             Effect.catchTag("SqlError", Effect.die),
             Effect.withSpan("Billing.charge", { captureStackTrace: false })
           ),
         refund: (accountId, taskId, split) =>
+          Effect.flatMap(
+            nowSeconds,
+            (now) => refundTask(sql, { accountId, taskId, ledgerId: newId(IdPrefix.ledger), ...split, now })
+          ).pipe(
+            Effect.orDie,
+            Effect.withSpan("Billing.refund", { attributes: { "task.id": taskId } })
+          ),
+        standing: (accountId, keyId) =>
           Effect.gen(function*() {
             const now = yield* nowSeconds
-            yield* sql`
-              UPDATE accounts
-              SET wallet_micros = wallet_micros + ${split.walletMicros},
-                  subscription_micros = subscription_micros + ${split.subscriptionMicros},
-                  updated_at = ${now}
-              WHERE id = ${accountId}`
-            yield* sql`
-              INSERT INTO ledger (id, account_id, task_id, kind, wallet_micros, subscription_micros, created_at)
-              VALUES (${
-              newId(IdPrefix.ledger)
-            }, ${accountId}, ${taskId}, 'refund', ${split.walletMicros}, ${split.subscriptionMicros}, ${now})`
-          }).pipe(Effect.orDie, Effect.withSpan("Billing.refund", { attributes: { "task.id": taskId } })),
-        balance: (accountId) =>
-          sql<{ wallet_micros: number; subscription_micros: number }>`
-            SELECT wallet_micros, subscription_micros FROM accounts WHERE id = ${accountId}`.pipe(
-            Effect.flatMap(([row]) =>
-              row === undefined
-                ? Effect.die(new Error(`account ${accountId} vanished`))
-                : Effect.succeed({
-                  walletMicros: Number(row.wallet_micros),
-                  subscriptionMicros: Number(row.subscription_micros)
-                })
-            ),
-            Effect.orDie,
-            Effect.withSpan("Billing.balance", { captureStackTrace: false })
-          )
+            const [row] = yield* sql<{
+              wallet_micros: number
+              subscription_micros: number
+              group_name: string
+              queued: number
+              daily_limit_micros: number | null
+              monthly_limit_micros: number | null
+            }>`
+              SELECT a.wallet_micros, a.subscription_micros, a.group_name,
+                (SELECT coalesce(sum(queued), 0) FROM task_lanes WHERE account_id = ${accountId} AND queued > 0) AS queued,
+                k.daily_limit_micros, k.monthly_limit_micros
+              FROM accounts a LEFT JOIN api_keys k ON k.id = ${keyId} WHERE a.id = ${accountId}`
+            if (row === undefined) return yield* Effect.die(new Error(`account ${accountId} vanished`))
+            const spent = (yield* keySpend(sql, [keyId], now)).get(keyId)
+            return {
+              walletMicros: Number(row.wallet_micros),
+              subscriptionMicros: Number(row.subscription_micros),
+              queued: Number(row.queued),
+              maxQueued: groups.groups[row.group_name]?.max_queued ?? null,
+              spentTodayMicros: spent?.today ?? 0,
+              spentMonthMicros: spent?.month ?? 0,
+              dailyLimitMicros: row.daily_limit_micros === null ? null : Number(row.daily_limit_micros),
+              monthlyLimitMicros: row.monthly_limit_micros === null ? null : Number(row.monthly_limit_micros)
+            }
+          }).pipe(Effect.orDie, Effect.withSpan("Billing.standing", { captureStackTrace: false }))
       }
     })
   )

@@ -8,6 +8,8 @@ export interface LedgerLine {
   readonly object: "ledger.entry"
   readonly kind: "credit" | "charge" | "refund"
   readonly task_id: string | null
+  /** The model token whose create made a charge; null for other lines. */
+  readonly key_id: string | null
   readonly wallet_credits: number
   readonly subscription_credits: number
   readonly note: string | null
@@ -18,6 +20,7 @@ interface LedgerRow {
   readonly id: string
   readonly kind: LedgerLine["kind"]
   readonly task_id: string | null
+  readonly key_id: string | null
   readonly wallet_micros: number
   readonly subscription_micros: number
   readonly note: string | null
@@ -29,6 +32,7 @@ const toLine = (row: LedgerRow): LedgerLine => ({
   object: "ledger.entry",
   kind: row.kind,
   task_id: row.task_id,
+  key_id: row.key_id,
   wallet_credits: toCredits(Number(row.wallet_micros)),
   subscription_credits: toCredits(Number(row.subscription_micros)),
   note: row.note,
@@ -38,7 +42,7 @@ const toLine = (row: LedgerRow): LedgerLine => ({
 /** The lines of one task of an account (its pre-charge, and its refund if it failed), oldest first. */
 export const ledgerOfTask = (sql: SqlClient.SqlClient, accountId: string, taskId: string) =>
   sql<LedgerRow>`
-    SELECT id, kind, task_id, wallet_micros, subscription_micros, note, created_at FROM ledger
+    SELECT id, kind, task_id, key_id, wallet_micros, subscription_micros, note, created_at FROM ledger
     WHERE account_id = ${accountId} AND task_id = ${taskId}
     ORDER BY created_at, id`.pipe(Effect.map((rows) => rows.map(toLine)), Effect.orDie)
 
@@ -50,7 +54,13 @@ export const ledgerOfTask = (sql: SqlClient.SqlClient, accountId: string, taskId
 export const ledgerPage = (
   sql: SqlClient.SqlClient,
   accountId: string,
-  page: { readonly after?: string | undefined; readonly limit: number }
+  page: {
+    readonly after?: string | undefined
+    readonly limit: number
+    /** Only lines written at or after `from` and before `to` (Unix seconds), when given. */
+    readonly from?: number | undefined
+    readonly to?: number | undefined
+  }
 ) =>
   Effect.gen(function*() {
     const [cursor] = page.after === undefined
@@ -59,9 +69,11 @@ export const ledgerPage = (
         SELECT created_at, id FROM ledger WHERE id = ${page.after} AND account_id = ${accountId}`
     if (page.after !== undefined && cursor === undefined) return { data: [], hasMore: false }
     const rows = yield* sql<LedgerRow>`
-      SELECT id, kind, task_id, wallet_micros, subscription_micros, note, created_at FROM ledger
+      SELECT id, kind, task_id, key_id, wallet_micros, subscription_micros, note, created_at FROM ledger
       WHERE account_id = ${accountId}
         ${cursor === undefined ? sql`` : sql`AND (created_at, id) < (${cursor.created_at}, ${cursor.id})`}
+        ${page.from === undefined ? sql`` : sql`AND created_at >= ${page.from}`}
+        ${page.to === undefined ? sql`` : sql`AND created_at < ${page.to}`}
       ORDER BY created_at DESC, id DESC LIMIT ${page.limit + 1}`
     return { data: rows.slice(0, page.limit).map(toLine), hasMore: rows.length > page.limit }
   }).pipe(Effect.orDie)

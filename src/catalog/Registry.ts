@@ -6,7 +6,7 @@ import { type ModelRoute, modelRoutes, type ModelSettings } from "../platform/Se
 import { VideoFamily, type VideoModelCapability } from "./contract/Capabilities.ts"
 import { ImageFamily, type ImageModelCapability } from "./contract/ImageCapabilities.ts"
 import type { ImageModelRules } from "./ImageRequest.ts"
-import { narrowCapability } from "./Narrower.ts"
+import { narrowRoute, type RouteLimits } from "./Narrower.ts"
 import { checkRoutes } from "./RouteChecks.ts"
 import { routedOptions } from "./RoutedOptions.ts"
 
@@ -18,9 +18,10 @@ export interface ServedModel<C> {
   readonly settings: ModelSettings
   /**
    * Its channels in failover order, checked to serve its kind; a video route
-   * a channel narrows (Narrower.ts) carries the capability that channel takes.
+   * narrower than the model (its `narrower`, or what its adapter knows of the
+   * upstream: Narrower.ts) carries the capability it takes and its limits.
    */
-  readonly routes: ReadonlyArray<ModelRoute & { readonly capability?: C }>
+  readonly routes: ReadonlyArray<ModelRoute & { readonly capability?: C; readonly limits?: RouteLimits }>
   /** Credits per unit (second of video, or image) before the group multiplier. */
   readonly price: number
 }
@@ -36,6 +37,10 @@ export interface RegistryService {
   /** An enabled image model by public ID. */
   readonly image: (id: string) => ServedImageModel | undefined
   readonly imageModels: ReadonlyArray<ServedImageModel>
+  /** The model an id names: an alias's target (`aliases` in models.json), else the id itself. */
+  readonly resolve: (id: string) => string
+  /** Every alias and the model it names. */
+  readonly aliases: ReadonlyMap<string, string>
 }
 
 const BUILTIN_PLUGINS = new URL("../../plugins/", import.meta.url)
@@ -101,14 +106,19 @@ export class Registry extends Context.Tag("Registry")<Registry, RegistryService>
             yield* checkRoutes(channels, capability.id, family.family, "video", routes)
             const full = { ...video, provider_options: options }
             const narrowed = yield* Effect.forEach(routes, (route) => {
-              if (route.narrower === undefined) return Effect.succeed(route)
-              return narrowCapability(full, route.narrower).pipe(
+              const channel = channels.get(route.channel)!
+              const upstream = channel.adapter.routeLimits?.(channel, {
+                model: capability.id,
+                family: family.family,
+                kind: "video",
+                upstreamModel: route.upstreamModel
+              })
+              return narrowRoute(full, upstream, route.narrower).pipe(
                 Either.match({
-                  onRight: (narrow) => Effect.succeed({ ...route, capability: narrow }),
+                  onRight: (narrow) => Effect.succeed(narrow === undefined ? route : { ...route, ...narrow }),
                   onLeft: (why) =>
                     new ConfigurationError({
-                      message:
-                        `config models.json: at models.${capability.id}, channel "${route.channel}": narrower: ${why}`
+                      message: `config models.json: at models.${capability.id}, channel "${route.channel}": ${why}`
                     })
                 })
               )
@@ -123,8 +133,11 @@ export class Registry extends Context.Tag("Registry")<Registry, RegistryService>
           message: `config models.json: models not declared by any loaded plugin: ${unknown.join(", ")}`
         })
       }
+      const aliases = new Map(Object.entries(models.aliases))
       return {
         families,
+        resolve: (id) => aliases.get(id) ?? id,
+        aliases,
         video: (id) => served.get(id),
         videoModels: [...served.values()],
         image: (id) => servedImages.get(id),

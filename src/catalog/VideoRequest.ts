@@ -277,6 +277,65 @@ export const validateVideoRequest = (
   body: unknown
 ): Either.Either<ValidVideoRequest, ValidationError> => runChecks(() => validate(lookup, body))
 
+/** One of a served model's routes (its channel, and what it takes where it is narrower than the model). */
+export type VideoRoute = ServedVideoModel["routes"][number]
+
+/**
+ * Whether a route takes a valid request, or the 400 of the first thing it
+ * cannot take, with the spec's code for that field: its narrower durations
+ * (`invalid_video_duration`), ratios (`invalid_video_aspect_ratio`) and
+ * counts (`invalid_request`), a soundtrack it cannot make or leave out, or a
+ * last frame it does not take (`invalid_video_parameter`, the spec's code
+ * for a parameter the model cannot take in that combination), each message
+ * naming the field. Admission and failover both ask it, so a task never
+ * reaches a route that would have to fail it or drop part of it.
+ */
+export const routeRefusal = (route: VideoRoute, request: ValidVideoRequest): ValidationError | undefined =>
+  Either.match(runChecks(() => checkRoute(route, request)), { onLeft: (refused) => refused, onRight: () => undefined })
+
+const checkRoute = (route: VideoRoute, r: ValidVideoRequest) => {
+  const cap = route.capability
+  if (cap !== undefined) {
+    if (!durationAllowed(cap, r.duration)) {
+      fail("invalid_video_duration", `${cap.id} accepts durations of ${describeDurations(cap)} s.`)
+    }
+    if (!cap.aspect_ratios.includes(r.aspectRatio)) {
+      fail("invalid_video_aspect_ratio", `${cap.id} accepts aspect ratios ${cap.aspect_ratios.join(", ")}.`)
+    }
+    const mode = r.mode === null ? undefined : cap.modes[r.mode]
+    if (r.mode !== null && mode !== undefined) {
+      checkMode(r.mode, mode, {
+        image: r.image,
+        images: r.referenceImages,
+        videos: r.referenceVideos,
+        audios: r.referenceAudios,
+        duration: r.duration,
+        aspectRatio: r.aspectRatio
+      })
+    }
+  }
+  const limits = route.limits
+  if (limits === undefined) return
+  if (limits.audio === "never" && r.generateAudio) {
+    fail(
+      "invalid_video_parameter",
+      `"output.generate_audio" must be false for ${r.model}: it makes silent videos only.`
+    )
+  }
+  if (limits.audio === "always" && !r.generateAudio) {
+    fail(
+      "invalid_video_parameter",
+      `"output.generate_audio" must be true for ${r.model}: its videos always have a soundtrack.`
+    )
+  }
+  if (!limits.lastFrame && r.mode === "frame" && (r.image ? 1 : 0) + r.referenceImages.length > 1) {
+    fail(
+      "invalid_video_parameter",
+      `A last frame ("input.reference_images") is not supported for ${r.model}: send a first frame only.`
+    )
+  }
+}
+
 /** A video create as the catalog admits it: the request as the model's table reads it, and who runs it. */
 export interface AdmittedVideo {
   readonly request: ValidVideoRequest
@@ -289,9 +348,10 @@ export interface AdmittedVideo {
  * The catalog's one decision on a video create, before anything is stored
  * or charged: the body validated against its model's table (400 with the
  * spec's code), then the channel that runs it. A channel may take less than
- * the model's table (Narrower.ts): when none of the model's channels takes
- * the request, the first one's refusal is the 400, never a failed task
- * later. Among those that do, the first taking new work (`takesNew`: an
+ * the model's table, or its upstream may not make or leave out a soundtrack
+ * or take a last frame (Narrower.ts, `routeRefusal`): when none of the
+ * model's channels takes the request, the first one's refusal is the 400,
+ * never a failed task later. Among those that do, the first taking new work (`takesNew`: an
  * operator may drain or disable a channel) is chosen; none is 503
  * `model_unavailable`. Without `takesNew` (a quote) every channel counts.
  */
@@ -316,14 +376,9 @@ export function admitVideo(
     let anyOpen = false
     let taken = false
     for (const route of served.routes) {
-      const takes = route.capability === undefined ||
-        Either.match(validateVideoRequest((id) => (id === route.capability!.id ? route.capability : undefined), body), {
-          onLeft: (refused) => {
-            refusal ??= refused
-            return false
-          },
-          onRight: () => true
-        })
+      const refused = routeRefusal(route, request)
+      refusal ??= refused
+      const takes = refused === undefined
       const open = yield* takesNew(route.channel)
       anyOpen ||= open
       taken ||= takes

@@ -1,4 +1,5 @@
-import { Clock, Context, Effect, Layer, ParseResult, Schema, Scope } from "effect"
+import { SqlClient } from "@effect/sql"
+import { Clock, Context, Effect, Layer, Option, ParseResult, Schema, Scope } from "effect"
 import { AppConfig, ConfigurationError } from "../platform/AppConfig.ts"
 import { loadExtension } from "../platform/Extensions.ts"
 import { Metrics } from "../platform/metrics/Metrics.ts"
@@ -15,6 +16,8 @@ import {
 import { ChannelSettings } from "./contract/ChannelSettings.ts"
 import { isAsyncRunner } from "./contract/Upstream.ts"
 import { meteredRunner } from "./MeteredRunner.ts"
+import { budgetOf } from "./Pacing.ts"
+import { type ChannelBudget, makeChannelBudget } from "./UpstreamBudget.ts"
 
 /** A configured channel: its adapter and its settings, checked and with secrets resolved. */
 export interface LoadedChannel {
@@ -38,6 +41,8 @@ export interface ChannelsService {
    * `unexpected_answer` saying so.
    */
   readonly check: (channel: LoadedChannel) => Effect.Effect<ChannelCheck & { readonly latencyMs: number }>
+  /** The channel's upstream request budget, when it has one (`requests_per_second`) and the database is there. */
+  readonly budget: (name: string) => ChannelBudget | undefined
 }
 
 /** Where an adapter says which upstream a channel talks to: its `base_url` setting, when it has one. */
@@ -135,12 +140,27 @@ export class Channels extends Context.Tag("Channels")<Channels, ChannelsService>
       const ports = yield* Effect.context<ChannelPorts>()
       const scope = yield* Effect.scope
       const metrics = yield* Metrics
+      // A request budget is kept in the database, shared by every replica (UpstreamBudget.ts). A composition
+      // without one (a boot check of the configuration) loads the channels but makes no budgeted runner.
+      const sql = yield* Effect.serviceOption(SqlClient.SqlClient)
+      const budgets = new Map<string, ChannelBudget>()
+      if (Option.isSome(sql)) {
+        for (const channel of loaded) {
+          const budget = budgetOf(channel.settings)
+          if (budget !== undefined) budgets.set(channel.name, yield* makeChannelBudget(sql.value, channel.name, budget))
+        }
+      }
 
       const make = (name: string) =>
         Effect.gen(function*() {
           const channel = byName.get(name)
           if (channel === undefined) {
             return yield* new ConfigurationError({ message: `channel "${name}" is not configured` })
+          }
+          if (budgetOf(channel.settings) !== undefined && !budgets.has(name)) {
+            return yield* new ConfigurationError({
+              message: `channel "${name}": requests_per_second needs the database, where every replica shares it`
+            })
           }
           const runner = yield* channel.adapter.make(channel).pipe(
             Effect.provide(ports),
@@ -163,13 +183,28 @@ export class Channels extends Context.Tag("Channels")<Channels, ChannelsService>
           yield* Effect.logInfo("channel ready").pipe(
             Effect.annotateLogs({ channel: name, adapter: channel.adapter.name })
           )
-          return meteredRunner(name, runner, metrics)
+          return meteredRunner(name, runner, metrics, {
+            timeouts: channel.settings.timeouts,
+            budget: budgets.get(name)
+          })
         })
       // Once per channel, failures included: a second caller waits for the first make.
       const runner = yield* Effect.cachedFunction(make)
 
       const check = (channel: LoadedChannel) =>
         Effect.gen(function*() {
+          // The check is a request like any other: at its slot, counted with the reads.
+          const budget = budgets.get(channel.name)
+          if (budget !== undefined) {
+            const slot = yield* Effect.either(budget.take("check"))
+            if (slot._tag === "Left") {
+              return {
+                result: "unexpected_answer",
+                detail: `no request slot could be reserved: ${slot.left.reason}`,
+                latencyMs: 0
+              } satisfies ChannelCheck & { readonly latencyMs: number }
+            }
+          }
           const started = yield* Clock.currentTimeMillis
           const found: ChannelCheck = channel.adapter.check === undefined
             ? { result: "unexpected_answer", detail: `adapter "${channel.adapter.name}" has no check` }
@@ -185,7 +220,7 @@ export class Channels extends Context.Tag("Channels")<Channels, ChannelsService>
           return { ...found, latencyMs: (yield* Clock.currentTimeMillis) - started }
         })
 
-      return { get: (name) => byName.get(name), all: loaded, runner, check }
+      return { get: (name) => byName.get(name), all: loaded, runner, check, budget: (name) => budgets.get(name) }
     })
   )
 }

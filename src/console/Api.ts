@@ -18,7 +18,7 @@ import {
 } from "../accounts/Account.ts"
 import { AccountNotFound, InvalidAccountRequest, KeyNotFound, RateLimited } from "../accounts/Errors.ts"
 import { Asset, AssetDeleted } from "../assets/Asset.ts"
-import { AssetNotFound } from "../assets/Errors.ts"
+import { AssetExpired, AssetNotFound } from "../assets/Errors.ts"
 import { ChannelNotFound } from "../channel/Errors.ts"
 import { ChannelList, ChannelObject, CheckResult, StateChange } from "../ops/ChannelsApi.ts"
 import { BodyErrors, errors, httpFailures, ResourceId } from "../platform/http/ErrorContract.ts"
@@ -29,9 +29,10 @@ import { StorageUnavailable } from "../storage/Errors.ts"
 import { InvalidTaskRequest, TaskNotCancellable, TaskNotFound } from "../tasks/Errors.ts"
 import { TaskEventStream } from "../tasks/EventsApi.ts"
 import { ImageTask, TaskKind, TaskStatus, VideoTask } from "../tasks/Task.ts"
-import { UnknownEventCursor, WebhookNotConfigured } from "../webhooks/Errors.ts"
+import { LossLine, UsageLine } from "../usage/Api.ts"
+import { InvalidReplay, UnknownEventCursor, WebhookNotConfigured } from "../webhooks/Errors.ts"
 import { WebhookEventList, WebhookEventRecord, WebhookEventStatus } from "../webhooks/EventRecord.ts"
-import { WebhookRequest } from "../webhooks/Webhook.ts"
+import { ReplayQueued, ReplayRequest, WebhookRequest } from "../webhooks/Webhook.ts"
 import {
   CrossOrigin,
   CsrfTokenInvalid,
@@ -204,6 +205,7 @@ export const LedgerLine = Schema.Struct({
   object: Schema.Literal("ledger.entry"),
   kind: Schema.Literal("credit", "charge", "refund"),
   task_id: Schema.NullOr(Schema.String),
+  key_id: Schema.NullOr(Schema.String),
   wallet_credits: Schema.Number,
   subscription_credits: Schema.Number,
   note: Schema.NullOr(Schema.String),
@@ -252,12 +254,20 @@ export const ConfirmedUpload = Schema.Struct({
 
 export const UploadList = Schema.Struct({ object: Schema.Literal("list"), data: Schema.Array(ConfirmedUpload) })
 
+/** A replay's window, as the console's page sends it. */
+export { ReplayRequest }
+
 /** The account's webhook: URL, enabled, and the `wk-` key the owner configures the receiver with (null until set). */
 export const WebhookState = Schema.Struct({
   object: Schema.Literal("webhook"),
   url: Schema.NullOr(Schema.String),
   enabled: Schema.Boolean,
-  key: Schema.NullOr(Schema.String)
+  key: Schema.NullOr(Schema.String),
+  /** The event types it receives; null for every type. */
+  events: Schema.NullOr(Schema.Array(Schema.String)),
+  /** Why failing deliveries disabled it, and when; null otherwise. */
+  disabled_reason: Schema.NullOr(Schema.String),
+  disabled_at: Schema.NullOr(Schema.Number)
 })
 
 export const WebhookKey = Schema.Struct({ key: Schema.String })
@@ -312,9 +322,34 @@ export const Overview = Schema.Struct({
   /** Tasks that failed in the last 24 hours, by error code, most first. */
   failures_by_code: Schema.Array(Schema.Struct({ code: Schema.String, count: Schema.Int })),
   /** The last 14 UTC days, oldest first. */
-  credits_per_day: Schema.Array(Schema.Struct({ day: Schema.Number, charged: Schema.Number, refunded: Schema.Number }))
+  credits_per_day: Schema.Array(Schema.Struct({ day: Schema.Number, charged: Schema.Number, refunded: Schema.Number })),
+  /** Each deprecated model still offered, and who used it in the last 30 days (accounts, tasks created). */
+  deprecated_models: Schema.Array(Schema.Struct({
+    model: Schema.String,
+    sunset: Schema.Number,
+    successor: Schema.NullOr(Schema.String),
+    accounts: Schema.Int,
+    tasks: Schema.Int
+  }))
 })
 export type Overview = typeof Overview.Type
+
+/**
+ * The operator's Money page: the margin per UTC day of the window (credits
+ * net of refunds against the upstream cost) and the latest losses, as the
+ * admin API's usage report and losses give them (usage/).
+ */
+export const Money = Schema.Struct({
+  object: Schema.Literal("console.money"),
+  from: Schema.Number,
+  to: Schema.Number,
+  days: Schema.Array(UsageLine),
+  losses: Schema.Array(LossLine),
+  more_losses: Schema.Boolean
+})
+export const MoneyParams = Schema.Struct({
+  days: Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 366)))
+})
 
 export const DisabledKey = Schema.Struct({
   id: Schema.String,
@@ -404,7 +439,7 @@ export class ConsoleApi extends HttpApiGroup.make("console")
     HttpApiEndpoint.get("getAssetContent", `${API}/assets/:id/content`).setPath(assetPath)
       .addSuccess(HttpApiSchema.Uint8Array())
       // 416 for a range outside the object, with its Content-Range.
-      .addError(errors(AssetNotFound, StorageUnavailable)).addError(httpFailures(416))
+      .addError(errors(AssetNotFound, AssetExpired, StorageUnavailable)).addError(httpFailures(416))
       .middleware(ConsoleViewer)
   )
   .add(
@@ -443,6 +478,11 @@ export class ConsoleApi extends HttpApiGroup.make("console")
     HttpApiEndpoint.post("resendWebhookEvent", `${API}/webhook/events/:id/resend`).setPath(eventPath)
       .addSuccess(EventResent, { status: 202 })
       .addError(errors(EventNotResendable))
+      .middleware(ConsoleCsrf).middleware(ConsoleViewer).middleware(ConsoleOrigin)
+  )
+  .add(
+    HttpApiEndpoint.post("replayWebhookEvents", `${API}/webhook/replay`).addSuccess(ReplayQueued, { status: 202 })
+      .addError(BodyErrors).addError(errors(AccountNotFound, WebhookNotConfigured, InvalidReplay))
       .middleware(ConsoleCsrf).middleware(ConsoleViewer).middleware(ConsoleOrigin)
   )
   // The operator's pages
@@ -486,6 +526,11 @@ export class ConsoleApi extends HttpApiGroup.make("console")
   )
   .add(
     HttpApiEndpoint.get("getOverview", `${API}/operator/overview`).addSuccess(Overview)
+      .middleware(ConsoleOperator)
+  )
+  .add(
+    HttpApiEndpoint.get("getMoney", `${API}/operator/money`).addSuccess(Money)
+      .addError(httpFailures(400))
       .middleware(ConsoleOperator)
   )
   .add(

@@ -2,7 +2,7 @@ import { HttpServerRequest } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
 import { Assets } from "../assets/Assets.ts"
-import { AssetNotFound } from "../assets/Errors.ts"
+import { assetExpired, AssetNotFound } from "../assets/Errors.ts"
 import { listPage } from "../platform/http/ListEnvelope.ts"
 import { readQuery } from "../platform/http/ListQuery.ts"
 import { nowSeconds } from "../platform/Time.ts"
@@ -42,6 +42,7 @@ export const assetContent = (id: string) =>
     const { accountId } = yield* CurrentViewer
     const asset = yield* (yield* Assets).find(accountId, id)
     if (Option.isNone(asset)) return yield* noAsset()
+    if (asset.value.expiredAt !== null) return yield* assetExpired(id, asset.value.expiredAt)
     const request = yield* HttpServerRequest.HttpServerRequest
     const download = new URL(request.url, "http://local").searchParams.has("download")
     // The stored filename is ours (task id and index), but quotes are dropped to keep the header well formed.

@@ -6,6 +6,7 @@ import type { LedgerLine as LedgerRow } from "../billing/LedgerQuery.ts"
 import type { ChannelStateName } from "../channel/ChannelState.ts"
 import { channelList, checkChannel, setChannelState } from "../ops/ChannelOps.ts"
 import { readOptionalJson } from "../platform/http/Body.ts"
+import { LiveStreams } from "../tasks/LiveStreams.ts"
 import type { ConfirmedUploadSummary } from "../uploads/UploadList.ts"
 import {
   type AccountSummary,
@@ -64,6 +65,7 @@ const ConsoleGroupLive = HttpApiBuilder.group(GatewayApi.add(ConsoleApi), "conso
     .handle("testWebhook", () => Webhook.sendTest)
     .handle("listWebhookEvents", () => Webhook.listEvents)
     .handle("resendWebhookEvent", ({ path }) => Webhook.resend(path.id))
+    .handle("replayWebhookEvents", () => Webhook.replay)
     .handle("listAccounts", () => Operator.listAccounts)
     .handle("createAccount", () => Operator.createAccount)
     .handle("getAccount", ({ path }) => Operator.getAccount(path.id))
@@ -73,6 +75,7 @@ const ConsoleGroupLive = HttpApiBuilder.group(GatewayApi.add(ConsoleApi), "conso
     .handle("disableKey", ({ path }) => Operator.disableKey(path.id))
     // The channel operations and the overview: the admin API's services, behind the operator's session.
     .handle("getOverview", () => overview)
+    .handle("getMoney", () => Operator.money)
     .handle("listChannels", () => channelList)
     .handle("enableChannel", ({ path }) => setChannel(path.name, "enabled"))
     .handle("drainChannel", ({ path }) => setChannel(path.name, "draining"))
@@ -82,7 +85,9 @@ const ConsoleGroupLive = HttpApiBuilder.group(GatewayApi.add(ConsoleApi), "conso
 /** The console's group with its middleware and its session store; needs the gateway's services (src/Gateway.ts). */
 export const ConsoleLive = ConsoleGroupLive.pipe(
   Layer.provide(Layer.merge(ConsoleAuthLive, ConsolePrivateLive)),
-  Layer.provide(ConsoleSessions.layer)
+  Layer.provide(ConsoleSessions.layer),
+  // The task page's live status: the same instance as the API's streams (layers are memoised by reference).
+  Layer.provide(LiveStreams.layer)
 )
 
 type Same<A, B> = [A] extends [B] ? [B] extends [A] ? true : false : false

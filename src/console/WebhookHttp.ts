@@ -3,7 +3,7 @@ import { Effect } from "effect"
 import { readJson } from "../platform/http/Body.ts"
 import { readQuery } from "../platform/http/ListQuery.ts"
 import { resendEvent } from "../webhooks/EventResend.ts"
-import { WebhookRequest } from "../webhooks/Webhook.ts"
+import { ReplayRequest, WebhookRequest } from "../webhooks/Webhook.ts"
 import { WebhookDeliveries } from "../webhooks/WebhookDeliveries.ts"
 import { Webhooks } from "../webhooks/Webhooks.ts"
 import { CurrentViewer, EventParams } from "./Api.ts"
@@ -20,6 +20,12 @@ export const getWebhook = Effect.gen(function*() {
 export const setWebhook = Effect.gen(function*() {
   const request = yield* readJson(WebhookRequest)
   return { object: "webhook", ...(yield* (yield* Webhooks).setWebhook(yield* accountId, request)) } as const
+})
+
+/** The account's events of a window sent again, same ids (docs/webhooks.md, Replay). */
+export const replay = Effect.gen(function*() {
+  const request = yield* readJson(ReplayRequest)
+  return yield* (yield* Webhooks).replay(yield* accountId, request)
 })
 
 /** A new `wk-` key; the old one stops at once (deliveries read the key when they send). */

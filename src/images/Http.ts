@@ -70,7 +70,7 @@ const answer = (accountId: string, task: ImageTask, replayed: boolean, format: R
       // Idempotent-Replayed is this endpoint's own header, so the answer is made here.
       return yield* asHttpFailure(failed, { headers: replay })
     }
-    return accepted("image", task, replayed, limits.poll_interval_s)
+    return accepted("image", { task, replayed }, limits.poll_interval_s)
   })
 
 /** Creates the task on the path of `POST /v1/image/tasks`, then waits for it up to `limits.sync_wait_s`. */

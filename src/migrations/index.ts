@@ -18,6 +18,13 @@ import deadlines from "./0017_deadlines.ts"
 import channelOperations from "./0018_channel_operations.ts"
 import taskChanges from "./0019_task_changes.ts"
 import recentWindows from "./0020_recent_windows.ts"
+import fairShare from "./0021_fair_share.ts"
+import upstreamBudgets from "./0022_upstream_budgets.ts"
+import spendLimits from "./0023_spend_limits.ts"
+import upstreamCost from "./0024_upstream_cost.ts"
+import usageDaily from "./0026_usage_daily.ts"
+import webhookSubscriptions from "./0027_webhook_subscriptions.ts"
+import retention from "./0028_retention.ts"
 
 /**
  * Forward-only migrations, in order. Each is a list of PostgreSQL statements
@@ -43,5 +50,12 @@ export const migrations: ReadonlyArray<readonly [id: number, name: string, state
   [17, "deadlines", deadlines],
   [18, "channel_operations", channelOperations],
   [19, "task_changes", taskChanges],
-  [20, "recent_windows", recentWindows]
+  [20, "recent_windows", recentWindows],
+  [21, "fair_share", fairShare],
+  [22, "upstream_budgets", upstreamBudgets],
+  [23, "spend_limits", spendLimits],
+  [24, "upstream_cost", upstreamCost],
+  [26, "usage_daily", usageDaily],
+  [27, "webhook_subscriptions", webhookSubscriptions],
+  [28, "retention", retention]
 ]

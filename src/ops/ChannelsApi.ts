@@ -3,8 +3,10 @@ import { Schema } from "effect"
 import { AdminAuth } from "../accounts/Security.ts"
 import { ChannelStateName } from "../channel/ChannelState.ts"
 import { ChannelNotFound } from "../channel/Errors.ts"
-import { BodyErrors, errors, ResourceId } from "../platform/http/ErrorContract.ts"
+import { BodyErrors, errors, httpFailures, ResourceId } from "../platform/http/ErrorContract.ts"
+import { UnixSeconds } from "../platform/http/ListQuery.ts"
 import { jsonBody } from "../platform/http/OpenApiBody.ts"
+import { InvalidReconcileWindow, ReconciliationFailed, ReconciliationUnavailable } from "./Errors.ts"
 
 const channelPath = Schema.Struct({
   name: ResourceId(() => new ChannelNotFound({ message: "No such channel." }))
@@ -65,6 +67,58 @@ export const CheckResult = Schema.Struct({
   latency_ms: Schema.Int
 })
 
+/** `?from=&to=`: the window a reconciliation compares, in Unix seconds. */
+export const ReconcileWindow = Schema.Struct({ from: UnixSeconds, to: UnixSeconds })
+
+/** A usage as the provider or the attempt tells it: `unit`, `quantity` and the provider's own fields. */
+const UsageObject = Schema.Record({ key: Schema.String, value: Schema.Unknown })
+
+/**
+ * What a channel's provider says it ran in a window against the attempts recorded (docs/operating.md,
+ * Reconciling a channel). Times are Unix seconds; `cost` in the operator's money.
+ */
+export const Reconciliation = Schema.Struct({
+  object: Schema.Literal("channel.reconciliation"),
+  channel: Schema.String,
+  adapter: Schema.String,
+  from: Schema.Int,
+  to: Schema.Int,
+  /** Tasks the provider lists as created in the window. */
+  provider_tasks: Schema.Int,
+  /** Attempts recorded in the window with an upstream id. */
+  attempts: Schema.Int,
+  /** Tasks the provider ran that no attempt knows: creates whose answer was lost, or not ours. */
+  lost_creates: Schema.Array(Schema.Struct({
+    upstream_id: Schema.String,
+    created_at: Schema.Int,
+    model: Schema.NullOr(Schema.String),
+    status: Schema.NullOr(Schema.String),
+    usage: Schema.NullOr(UsageObject),
+    billed: Schema.NullOr(Schema.Boolean)
+  })),
+  /** Attempts whose upstream id the provider's record does not have. */
+  unseen_attempts: Schema.Array(Schema.Struct({
+    upstream_id: Schema.String,
+    task_id: Schema.String,
+    attempt: Schema.Int,
+    outcome: Schema.String,
+    created_at: Schema.Int
+  })),
+  /** Tasks whose usage, or whether they are billed, the provider tells otherwise than the attempt recorded. */
+  usage_mismatches: Schema.Array(Schema.Struct({
+    upstream_id: Schema.String,
+    task_id: Schema.String,
+    attempt: Schema.Int,
+    provider: Schema.Struct({ usage: Schema.NullOr(UsageObject), billed: Schema.NullOr(Schema.Boolean) }),
+    recorded: Schema.Struct({
+      usage: Schema.NullOr(UsageObject),
+      billed: Schema.NullOr(Schema.Boolean),
+      cost: Schema.NullOr(Schema.Number)
+    })
+  }))
+})
+export type Reconciliation = typeof Reconciliation.Type
+
 const stateChange = <const N extends string, const P extends `/${string}`>(name: N, path: P) =>
   HttpApiEndpoint.post(name, path).setPath(channelPath).addSuccess(ChannelObject)
     .addError(BodyErrors).addError(errors(ChannelNotFound))
@@ -84,10 +138,16 @@ export class AdminChannelsApi extends HttpApiGroup.make("adminChannels")
     HttpApiEndpoint.post("checkChannel", "/admin/v1/channels/:name/check").setPath(channelPath).addSuccess(CheckResult)
       .addError(errors(ChannelNotFound))
   )
+  .add(
+    HttpApiEndpoint.post("reconcileChannel", "/admin/v1/channels/:name/reconcile").setPath(channelPath)
+      .addSuccess(Reconciliation)
+      .addError(httpFailures(400))
+      .addError(errors(ChannelNotFound, InvalidReconcileWindow, ReconciliationUnavailable, ReconciliationFailed))
+  )
   .middleware(AdminAuth)
   .annotate(OpenApi.Title, "Administration: channels")
   .annotate(
     OpenApi.Description,
-    "Each channel's state (enabled, draining, disabled), load, breakers, recent results and last upstream error; the check"
+    "Each channel's state (enabled, draining, disabled), load, breakers, recent results and last upstream error; the check; reconciliation against the provider's own record"
   )
 {}

@@ -4,8 +4,10 @@ import { AdminAuthLive } from "../accounts/Auth.ts"
 import { GatewayApi } from "../Api.ts"
 import type { ChannelStateName } from "../channel/ChannelState.ts"
 import { readOptionalJson } from "../platform/http/Body.ts"
+import { readQuery } from "../platform/http/ListQuery.ts"
 import { channelList, channelView, checkChannel, setChannelState } from "./ChannelOps.ts"
-import { StateChange } from "./ChannelsApi.ts"
+import { ReconcileWindow, StateChange } from "./ChannelsApi.ts"
+import { reconcileChannel } from "./Reconciliation.ts"
 
 /** The body is optional: none is no reason. */
 const reason = Effect.map(readOptionalJson(StateChange), (body) => body?.reason ?? null)
@@ -24,5 +26,9 @@ export const AdminChannelsLive = HttpApiBuilder.group(
         .handle("drainChannel", ({ path }) => setState(path.name, "draining"))
         .handle("disableChannel", ({ path }) => setState(path.name, "disabled"))
         .handle("checkChannel", ({ path }) => checkChannel(path.name))
+        .handle(
+          "reconcileChannel",
+          ({ path }) => Effect.flatMap(readQuery(ReconcileWindow), (window) => reconcileChannel(path.name, window))
+        )
     )
 ).pipe(Layer.provide(AdminAuthLive))

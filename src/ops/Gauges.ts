@@ -4,10 +4,16 @@ import { Registry } from "../catalog/Registry.ts"
 import { Channels } from "../channel/Channels.ts"
 import { ChannelStateName } from "../channel/ChannelState.ts"
 import { storedChannelStates } from "../channel/ChannelStates.ts"
+import { TaskKind } from "../channel/contract/Adapter.ts"
+import { isAsyncRunner } from "../channel/contract/Upstream.ts"
+import { budgetOf } from "../channel/Pacing.ts"
+import { budgetFactors } from "../channel/sql/budgetFactors.ts"
+import { AppConfig } from "../platform/AppConfig.ts"
 import type { GaugeReading } from "../platform/metrics/Metrics.ts"
 import { Metrics } from "../platform/metrics/Metrics.ts"
 import { Breakers } from "../tasks/engine/Breakers.ts"
 import { engineGauges } from "../tasks/engine/sql/engineGauges.ts"
+import { laneGauges } from "../tasks/engine/sql/laneGauges.ts"
 import { webhookBacklog } from "../webhooks/Backlog.ts"
 
 /** The engine's states of a task not done (docs/engine.md), and those in which a task can be due for work. */
@@ -30,7 +36,25 @@ const GAUGES = [
     name: "mtg_channel_state",
     help: "1 for a channel's operator state (enabled, draining, disabled), 0 for the others (from the database)"
   },
-  { name: "mtg_breaker_open", help: "1 when a channel's circuit breaker is open in this process, else 0" }
+  { name: "mtg_breaker_open", help: "1 when a channel's circuit breaker is open in this process, else 0" },
+  { name: "mtg_group_tasks_queued", help: "Tasks queued by the accounts of a group, over every channel" },
+  { name: "mtg_group_tasks_in_flight", help: "Tasks in flight on a channel for the accounts of a group" },
+  { name: "mtg_group_max_queued", help: "A group's max_queued: the most tasks one of its accounts may queue" },
+  {
+    name: "mtg_group_max_in_flight_per_channel",
+    help: "A group's max_in_flight_per_channel: the most tasks one of its accounts may have in flight on a channel"
+  },
+  { name: "mtg_results_kept_objects", help: "Result files kept in object storage (neither deleted nor expired)" },
+  { name: "mtg_results_kept_bytes", help: "Bytes of the result files kept in object storage" },
+  {
+    name: "mtg_upstream_budget_requests_per_second",
+    help: "A channel's configured upstream request budget (requests_per_second), for channels that have one"
+  },
+  {
+    name: "mtg_upstream_rate_requests_per_second",
+    help:
+      "A channel's upstream request rate now: its budget as lowered by throttling and recovering (from the database)"
+  }
 ]
 
 /**
@@ -45,12 +69,23 @@ export const registerGauges = Effect.gen(function*() {
   const breakers = yield* Breakers
   const metrics = yield* Metrics
   const registry = yield* Registry
+  const { groups } = yield* AppConfig
   const run = Runtime.runPromise(yield* Effect.runtime<never>())
 
   const read = Effect.gen(function*() {
     const now = yield* Clock.currentTimeMillis
-    const [states, backlog, open, operatorStates] = yield* Effect.all(
-      [engineGauges(sql, now), webhookBacklog(sql, now), breakers.opened, storedChannelStates(sql)],
+    const [states, backlog, open, operatorStates, loads, factors, kept] = yield* Effect.all(
+      [
+        engineGauges(sql, now),
+        webhookBacklog(sql, now),
+        breakers.opened,
+        storedChannelStates(sql),
+        laneGauges(sql),
+        budgetFactors(sql),
+        // Kept by triggers as results come and go (migration 28): sixteen rows, whatever the number of results.
+        sql<{ objects: string; bytes: string }>`
+          SELECT coalesce(sum(objects), 0)::text AS objects, coalesce(sum(bytes), 0)::text AS bytes FROM asset_totals`
+      ],
       { concurrency: 2 }
     )
     const readings: Array<GaugeReading> = []
@@ -78,6 +113,15 @@ export const registerGauges = Effect.gen(function*() {
     }
     for (const { name, settings } of channels.all) {
       readings.push({ name: "mtg_channel_concurrency", labels: { channel: name }, value: settings.concurrency })
+      // A channel with a request budget: the budget, and the rate every replica paces it at now (a channel not yet
+      // paced by any replica has no row: its whole budget).
+      const budget = budgetOf(settings)
+      if (budget !== undefined) {
+        const labels = { channel: name }
+        readings.push({ name: "mtg_upstream_budget_requests_per_second", labels, value: budget.perSecond })
+        const value = budget.perSecond * (factors.get(name) ?? 1)
+        readings.push({ name: "mtg_upstream_rate_requests_per_second", labels, value })
+      }
       readings.push({ name: "mtg_breaker_open", labels: { channel: name }, value: open.includes(name) ? 1 : 0 })
       // Every state has a series (1 for the current one), so a panel or rule can watch any of them.
       const current = operatorStates.get(name)?.state ?? "enabled"
@@ -89,7 +133,32 @@ export const registerGauges = Effect.gen(function*() {
         })
       }
     }
+    // Every group has a series of its queue, and of its load on every channel, zero when it has none.
+    for (const [group, settings] of Object.entries(groups.groups)) {
+      const own = loads.filter((l) => l.group === group)
+      readings.push({
+        name: "mtg_group_tasks_queued",
+        labels: { group },
+        value: own.reduce((n, l) => n + l.queued, 0)
+      })
+      for (const { name: channel } of channels.all) {
+        const value = own.find((l) => l.channel === channel)?.inFlight ?? 0
+        readings.push({ name: "mtg_group_tasks_in_flight", labels: { group, channel }, value })
+      }
+      if (settings.max_queued !== undefined) {
+        readings.push({ name: "mtg_group_max_queued", labels: { group }, value: settings.max_queued })
+      }
+      if (settings.max_in_flight_per_channel !== undefined) {
+        readings.push({
+          name: "mtg_group_max_in_flight_per_channel",
+          labels: { group },
+          value: settings.max_in_flight_per_channel
+        })
+      }
+    }
     readings.push(
+      { name: "mtg_results_kept_objects", labels: {}, value: Number(kept[0]?.objects ?? 0) },
+      { name: "mtg_results_kept_bytes", labels: {}, value: Number(kept[0]?.bytes ?? 0) },
       { name: "mtg_webhook_events_pending", labels: {}, value: backlog.pending },
       { name: "mtg_webhook_backlog", labels: {}, value: backlog.due },
       {
@@ -106,8 +175,34 @@ export const registerGauges = Effect.gen(function*() {
     )
   )
   metrics.observe({ gauges: GAUGES, read: () => run(read) })
-  metrics.prepare([
-    ...registry.videoModels.map((m) => ({ kind: "video", model: m.capability.id })),
-    ...registry.imageModels.map((m) => ({ kind: "image", model: m.capability.id }))
-  ])
+  // Each channel that calls an upstream, with the operations its adapter makes (the sandbox makes none).
+  const upstreams = yield* Effect.forEach(
+    channels.all,
+    ({ name }) =>
+      Effect.map(Effect.orDie(channels.runner(name)), (runner) => {
+        const operations = new Set<string>()
+        for (const kind of TaskKind.literals) {
+          const r = (runner as Partial<Record<TaskKind, unknown>>)[kind]
+          if (!isAsyncRunner(r)) continue
+          for (const op of ["submit", "poll", "fetch_result"]) operations.add(op)
+          if (r.find !== undefined) operations.add("find")
+          if (r.cancel !== undefined) operations.add("cancel")
+          if (r.forget !== undefined) operations.add("delete")
+        }
+        return { channel: name, operations: [...operations] }
+      })
+  )
+  metrics.prepare(
+    [
+      ...registry.videoModels.map((m) => ({ kind: "video", model: m.capability.id })),
+      ...registry.imageModels.map((m) => ({ kind: "image", model: m.capability.id }))
+    ],
+    Object.keys(groups.groups),
+    upstreams.filter((u) => u.operations.length > 0)
+  )
+  metrics.prepareUpstreamCost(
+    [...registry.videoModels, ...registry.imageModels].flatMap((m) =>
+      m.routes.filter((r) => r.cost !== undefined).map((r) => ({ channel: r.channel, model: m.capability.id }))
+    )
+  )
 })

@@ -35,7 +35,13 @@ export interface Environment {
   readonly role: Role
   readonly allowPrivateTargets: boolean
   readonly otlpEndpoint: Option.Option<string>
-  readonly webhook: { readonly maxAttempts: number; readonly retryIntervalS: number; readonly timeoutS: number }
+  readonly webhook: {
+    readonly maxAttempts: number
+    readonly retryIntervalS: number
+    readonly timeoutS: number
+    /** How long deliveries may fail without one success before the webhook is disabled. */
+    readonly disableAfterS: number
+  }
   readonly s3: Option.Option<{
     readonly endpoint: Option.Option<string>
     readonly bucket: string
@@ -69,6 +75,9 @@ export const environmentConfig: Config.Config<Environment> = Config.all({
       Config.validate({ message: "must not be negative", validation: (n) => n >= 0 })
     ),
     timeoutS: Config.withDefault(Config.number("WEBHOOK_TIMEOUT_S"), 10).pipe(
+      Config.validate({ message: "must be positive", validation: (n) => n > 0 })
+    ),
+    disableAfterS: Config.withDefault(Config.number("WEBHOOK_DISABLE_AFTER_S"), 3 * 86_400).pipe(
       Config.validate({ message: "must be positive", validation: (n) => n > 0 })
     )
   }),

@@ -127,7 +127,7 @@ export const isReady = Effect.gen(function*() {
  */
 const CONFLICTS = new Set(["40P01", "40001"])
 
-const isConflict = (error: unknown) =>
+export const isConflict = (error: unknown) =>
   (error as { _tag?: string })?._tag === "SqlError" &&
   CONFLICTS.has(String(((error as SqlError.SqlError).cause as { code?: unknown } | undefined)?.code))
 

@@ -100,3 +100,18 @@ export class InternalError extends Schema.TaggedError<InternalError>()("Internal
     Schema.withConstructorDefault(() => "The server failed to process the request.")
   )
 }) {}
+
+/**
+ * The database rolled the request's transaction back for a conflict with
+ * others running at the same moment (a deadlock or a serialization failure)
+ * more often than it is run again (`retryingConflicts`): nothing was done, and
+ * the same request is expected to succeed when sent again.
+ */
+export class ServiceBusy extends Schema.TaggedError<ServiceBusy>()("ServiceBusy", {
+  ...failure(503, "service_busy"),
+  message: Schema.String.pipe(
+    Schema.propertySignature,
+    Schema.withConstructorDefault(() => "The service is busy and did nothing; send the request again.")
+  ),
+  retryAfter: Schema.Number.pipe(Schema.propertySignature, Schema.withConstructorDefault(() => 1))
+}) {}

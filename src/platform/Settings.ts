@@ -1,4 +1,4 @@
-import { Schema } from "effect"
+import { ParseResult, Schema } from "effect"
 
 /**
  * Shapes of the JSON files in `config/`. Unknown keys are errors, so a typo
@@ -67,6 +67,21 @@ export const UploadSettings = Schema.Struct({
 })
 export type UploadSettings = typeof UploadSettings.Type
 
+/** `limits.json` → `retention`: the sweeper of results past their group's retention and of requests to redact. */
+export const RetentionSettings = Schema.Struct({
+  /** How often each worker process looks for results to sweep and requests to redact. */
+  sweep_interval_s: Seconds(300),
+  /** Results or tasks one sweep claims at a time; a sweep goes on while full batches come back. */
+  sweep_batch: Schema.optionalWith(Schema.Int.pipe(Schema.between(1, 10_000)), { default: () => 100 }),
+  /**
+   * A redacting group's ended task waits for its webhook events to go out
+   * (they carry its metadata) at most this long; then it is redacted anyway
+   * and an event still waiting goes with `metadata: {}`.
+   */
+  redact_wait_s: Seconds(86_400)
+})
+export type RetentionSettings = typeof RetentionSettings.Type
+
 /**
  * `limits.json` → `storage`: how the engine rides out an object store that is
  * away (docs/engine.md). A result that exists is stored again with backoff,
@@ -127,21 +142,52 @@ export const LimitsFile = Schema.Struct({
   /** Upload URL lifetimes and reference fetching (UploadSettings above). */
   uploads: Schema.optionalWith(UploadSettings, { default: () => Schema.decodeSync(UploadSettings)({}) }),
   /** Riding out an object store that is away (StorageSettings above). */
-  storage: Schema.optionalWith(StorageSettings, { default: () => Schema.decodeSync(StorageSettings)({}) })
+  storage: Schema.optionalWith(StorageSettings, { default: () => Schema.decodeSync(StorageSettings)({}) }),
+  /** Sweeping expired results and redacting ended requests (RetentionSettings above). */
+  retention: Schema.optionalWith(RetentionSettings, { default: () => Schema.decodeSync(RetentionSettings)({}) })
 })
 export type LimitsFile = typeof LimitsFile.Type
 
 const GroupName = Schema.String.pipe(Schema.pattern(/^[a-z0-9][a-z0-9_-]{0,63}$/))
 
+/**
+ * What a group sets for its accounts' share of the channels (docs/engine.md,
+ * Fair share between accounts): its `weight` against other groups when a
+ * channel chooses whose task to start next (default 1), the most tasks one
+ * account may have in flight on one channel, and the most it may have
+ * queued over all channels (past it a create answers 429). No limit when
+ * left out.
+ */
+const Capacity = {
+  weight: Schema.optional(Schema.Number.pipe(Schema.positive(), Schema.finite())),
+  max_in_flight_per_channel: Schema.optional(Schema.Int.pipe(Schema.positive())),
+  max_queued: Schema.optional(Schema.Int.pipe(Schema.positive()))
+}
+
+/**
+ * How long a group's data is kept (docs/operating.md, Retention, Data
+ * minimisation): result files are swept `result_retention_days` after they
+ * were made (kept for ever when left out); with `redact_requests` a task's
+ * prompt, references and metadata are kept only while it runs.
+ */
+const Keeping = {
+  result_retention_days: Schema.optional(Schema.Number.pipe(Schema.positive(), Schema.finite())),
+  redact_requests: Schema.optional(Schema.Boolean)
+}
+
 export const PlainGroup = Schema.Struct({
   multiplier: NonNegative,
-  description: Schema.optional(Schema.String)
+  description: Schema.optional(Schema.String),
+  ...Capacity,
+  ...Keeping
 })
 
 /** A group that stands for others: its multiplier is resolved from its members. */
 export const AggregateGroup = Schema.Struct({
   members: Schema.NonEmptyArray(GroupName),
-  description: Schema.optional(Schema.String)
+  description: Schema.optional(Schema.String),
+  ...Capacity,
+  ...Keeping
 })
 
 export const GroupsFile = Schema.Struct({
@@ -176,6 +222,23 @@ const ChannelName = Schema.String.pipe(Schema.pattern(/^[A-Za-z0-9][A-Za-z0-9_.-
  */
 export const LEGACY_CHANNEL = "sandbox"
 
+/**
+ * The units a provider bills by (docs/configuration.md, Routes: cost): seconds
+ * of video, images, tokens, or whole tasks. The adapter contract reports usage
+ * in the same units (channel/contract/Usage.ts).
+ */
+export const CostUnit = Schema.Literal("second", "image", "token", "task")
+export type CostUnit = typeof CostUnit.Type
+
+/**
+ * What a route's provider bills per unit, in the operator's own money (kept,
+ * as credits are, in micro-units): for operators only, never shown to callers
+ * and never part of a price. Units the route's kind cannot have are refused
+ * at boot (catalog/RouteChecks.ts).
+ */
+export const RouteCost = Schema.Struct({ unit: CostUnit, price: NonNegative })
+export type RouteCost = typeof RouteCost.Type
+
 /** A model's channel: a bare name (the upstream knows the public id) or the name with the upstream's id. */
 export const ModelChannel = Schema.Union(
   ChannelName,
@@ -183,13 +246,41 @@ export const ModelChannel = Schema.Union(
     channel: ChannelName,
     upstream_model: Schema.optional(Schema.String.pipe(Schema.minLength(1))),
     /** Video models: what this channel takes where it is narrower than the family's table (catalog/Narrower.ts). */
-    narrower: Schema.optional(Schema.Unknown)
+    narrower: Schema.optional(Schema.Unknown),
+    /** What the provider bills for a task sent this way (operators only). */
+    cost: Schema.optional(RouteCost)
   })
 )
+
+/** A day (`2027-03-01`) or an instant (`2027-03-01T00:00:00Z`), read as a Unix time in seconds (UTC). */
+const WhenSeconds = Schema.transformOrFail(Schema.String, Schema.Number, {
+  strict: true,
+  decode: (text, _, ast) => {
+    const ms = /^\d{4}-\d{2}-\d{2}$/.test(text) ? Date.parse(`${text}T00:00:00Z`) : Date.parse(text)
+    return Number.isFinite(ms) && /^\d{4}-\d{2}-\d{2}/.test(text)
+      ? ParseResult.succeed(Math.floor(ms / 1000))
+      : ParseResult.fail(new ParseResult.Type(ast, text, "a date (2027-03-01) or an ISO 8601 instant"))
+  },
+  encode: (seconds) => ParseResult.succeed(new Date(seconds * 1000).toISOString())
+})
+
+/**
+ * A model on its way out (docs/api.md, Model lifecycle): deprecated `since`
+ * a date, served until `sunset`, after which its creates are refused naming
+ * `successor`.
+ */
+export const Deprecation = Schema.Struct({
+  since: WhenSeconds,
+  sunset: WhenSeconds,
+  successor: Schema.optional(Schema.String.pipe(Schema.minLength(1)))
+}).pipe(Schema.filter((d) => d.sunset > d.since || { path: ["sunset"], message: "must be after \"since\"" }))
+export type Deprecation = typeof Deprecation.Type
 
 export const ModelSettings = Schema.Struct({
   /** Off hides the model from `/v1/models` and refuses it with `unsupported_*_model`. */
   enabled: Schema.optionalWith(Schema.Boolean, { default: () => true }),
+  /** On its way out: creates carry Deprecation, Sunset and Link headers, and are refused after the sunset. */
+  deprecated: Schema.optional(Deprecation),
   /** Credits per second of requested video, before the group multiplier (video models). */
   price_per_second: Schema.optional(NonNegative),
   /** Credits per output image, before the group multiplier (image models). */
@@ -213,6 +304,8 @@ export interface ModelRoute {
   readonly upstreamModel: string
   /** As written; the catalog reads it against the model's table at boot. */
   readonly narrower?: unknown
+  /** What the provider bills per unit for a task sent this way, when the route declares it. */
+  readonly cost?: RouteCost | undefined
 }
 
 /** A model's channels in order, with the older forms and the default resolved. */
@@ -226,7 +319,7 @@ export const modelRoutes = (
   return named.map((c) =>
     typeof c === "string"
       ? { channel: c, upstreamModel: id }
-      : { channel: c.channel, upstreamModel: c.upstream_model ?? id, narrower: c.narrower }
+      : { channel: c.channel, upstreamModel: c.upstream_model ?? id, narrower: c.narrower, cost: c.cost }
   )
 }
 
@@ -244,8 +337,20 @@ export const ModelsFile = Schema.Struct({
   channels: Schema.optionalWith(Schema.Record({ key: ChannelName, value: ChannelEntry }), {
     default: () => ({ [LEGACY_CHANNEL]: {} })
   }),
-  models: Schema.Record({ key: Schema.String, value: ModelSettings })
+  models: Schema.Record({ key: Schema.String, value: ModelSettings }),
+  /** Public model ids that name another model (a rename breaks no caller): alias → the model's id. */
+  aliases: Schema.optionalWith(Schema.Record({ key: Schema.String, value: Schema.String }), { default: () => ({}) })
 }).pipe(Schema.filter((file) => {
+  for (const [alias, target] of Object.entries(file.aliases)) {
+    if (alias in file.models) return { path: ["aliases", alias], message: "is a model's own id" }
+    if (!(target in file.models)) return { path: ["aliases", alias], message: `names "${target}", which is no model` }
+  }
+  for (const [id, model] of Object.entries(file.models)) {
+    const successor = model.deprecated?.successor
+    if (successor !== undefined && !(successor in file.models) && !(successor in file.aliases)) {
+      return { path: ["models", id, "deprecated", "successor"], message: `"${successor}" is no model` }
+    }
+  }
   for (const [id, model] of Object.entries(file.models)) {
     const routes = modelRoutes(id, model, file.channels)
     const field = model.generator !== undefined ? "generator" : "channels"

@@ -29,6 +29,21 @@ export const TaskAttempt = Schema.Struct({
   outcome: Schema.String,
   upstream: Nullable(UpstreamAnswer),
   last_answer: Schema.Unknown,
+  /**
+   * What the provider counted for the attempt (docs/operating.md, The operator's view of a task): `unit`,
+   * `quantity`, `reported` (false: implied by the request), `source` and the provider's own fields; null
+   * until the attempt ends.
+   */
+  usage: Nullable(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
+  /** What it cost by the route's `cost`, in the operator's money (like credits); null when none is declared. */
+  cost: Nullable(Schema.Number),
+  /** Whether the provider bills the attempt, by its own rules; null until the attempt ends. */
+  billed: Nullable(Schema.Boolean),
+  /**
+   * The provider's copy of the task once its group redacted it (docs/operating.md, Data minimisation):
+   * `pending` (to be deleted), `deleted`, or `failed`; null when none was asked for.
+   */
+  provider_copy: Nullable(Schema.Literal("pending", "deleted", "failed")),
   created_at: Schema.Number,
   updated_at: Schema.Number
 })
@@ -51,7 +66,9 @@ export const AdminTaskView = Schema.Struct({
     /** When storing its result first failed because object storage was away (ms); null when it never did. */
     store_since: Nullable(Schema.Number),
     /** The spool a `storing` task's result waits in. */
-    spool_id: Nullable(Schema.String)
+    spool_id: Nullable(Schema.String),
+    /** When its prompt, references and metadata were redacted (a group that minimises data); null when kept. */
+    redacted_at: Nullable(Schema.Number)
   }),
   channels_tried: Schema.Array(Schema.String),
   attempts: Schema.Array(TaskAttempt)

@@ -1,7 +1,7 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { ModelKeyAuth, ResourceKeyAuth } from "../accounts/Security.ts"
-import { InsufficientBalance } from "../billing/Errors.ts"
+import { InsufficientBalance, SpendLimitExceeded, TooManyQueuedTasks } from "../billing/Errors.ts"
 import { InvalidRequest, UnsupportedModel } from "../catalog/Errors.ts"
 import { VideoCreateRequest } from "../catalog/VideoCreateRequest.ts"
 import { ModelUnavailable } from "../channel/Errors.ts"
@@ -23,6 +23,8 @@ export const CreateErrors = errors(
   InvalidTaskRequest,
   IdempotencyConflict,
   InsufficientBalance,
+  TooManyQueuedTasks,
+  SpendLimitExceeded,
   ModelUnavailable
 )
 

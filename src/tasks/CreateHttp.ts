@@ -5,12 +5,13 @@ import { CurrentPrincipal } from "../accounts/Security.ts"
 import { GatewayApi } from "../Api.ts"
 import { AppConfig } from "../platform/AppConfig.ts"
 import { readJson } from "../platform/http/Body.ts"
+import type { Deprecation } from "../platform/Settings.ts"
 import { currentTraceparent } from "../platform/TraceContext.ts"
 import { parseCancelAfter } from "./CancelAfter.ts"
 import { InvalidTaskRequest } from "./Errors.ts"
 import { imageSubmission } from "./ImageFormHttp.ts"
 import type { ImageTask, TaskKind, VideoTask } from "./Task.ts"
-import { type CreateContext, Tasks } from "./Tasks.ts"
+import { type CreateContext, type Created, Tasks } from "./Tasks.ts"
 
 /**
  * The task creates' handlers (`POST /v1/{video,image}/tasks`, model token):
@@ -61,29 +62,48 @@ export const taskCreateContext = Effect.gen(function*() {
   return context
 })
 
+/**
+ * A deprecated model's headers (docs/api.md, Model lifecycle): `Deprecation`
+ * as RFC 9745 writes a date (`@` and Unix seconds), `Sunset` as RFC 8594's
+ * HTTP-date, and a `Link` to the successor's entry of `/v1/models`.
+ */
+export const deprecationHeaders = (deprecation: Deprecation | undefined): Record<string, string> =>
+  deprecation === undefined ? {} : {
+    deprecation: `@${deprecation.since}`,
+    sunset: new Date(deprecation.sunset * 1000).toUTCString(),
+    ...(deprecation.successor === undefined
+      ? {}
+      : { link: `</v1/models/${encodeURIComponent(deprecation.successor)}>; rel="successor-version"` })
+  }
+
 /** 202 with `Location` and `Retry-After`; a replay also says `Idempotent-Replayed: true`. */
-export const accepted = (kind: TaskKind, task: VideoTask | ImageTask, replayed: boolean, pollSeconds: number) =>
+export const accepted = (
+  kind: TaskKind,
+  { deprecation, replayed, task }: Created<VideoTask | ImageTask>,
+  pollSeconds: number
+) =>
   HttpServerResponse.unsafeJson(task, {
     status: 202,
     headers: {
       location: `/v1/${kind}/tasks/${task.id}`,
       "retry-after": String(pollSeconds),
-      ...(replayed ? { "idempotent-replayed": "true" } : {})
+      ...(replayed ? { "idempotent-replayed": "true" } : {}),
+      ...deprecationHeaders(deprecation)
     }
   })
 
 const createVideo = Effect.gen(function*() {
   const context = yield* taskCreateContext
   const body = yield* readJson(Schema.Unknown)
-  const { replayed, task } = yield* Effect.flatMap(Tasks, (tasks) => tasks.createVideo(context, body))
-  return accepted("video", task, replayed, (yield* AppConfig).limits.poll_interval_s)
+  const created = yield* Effect.flatMap(Tasks, (tasks) => tasks.createVideo(context, body))
+  return accepted("video", created, (yield* AppConfig).limits.poll_interval_s)
 })
 
 const createImage = Effect.gen(function*() {
   const context = yield* taskCreateContext
   const submission = yield* imageSubmission(context.principal.accountId)
-  const { replayed, task } = yield* Effect.flatMap(Tasks, (tasks) => tasks.createImage(context, submission))
-  return accepted("image", task, replayed, (yield* AppConfig).limits.poll_interval_s)
+  const created = yield* Effect.flatMap(Tasks, (tasks) => tasks.createImage(context, submission))
+  return accepted("image", created, (yield* AppConfig).limits.poll_interval_s)
 })
 
 export const TaskCreateLive = HttpApiBuilder.group(GatewayApi, "taskCreate", (handlers) =>

@@ -57,7 +57,7 @@ export const formSubmission = (
   Effect.gen(function*() {
     const registry = yield* Registry
     const storage = yield* ObjectStorage
-    const model = registry.image(typeof body.model === "string" ? body.model : "")
+    const model = registry.image(registry.resolve(typeof body.model === "string" ? body.model : ""))
     const maxBytes = model?.capability.input_images.max_bytes ?? (yield* imageInputBounds).maxBytes
     const stored = yield* Effect.forEach(images, (f) => storedFile(accountId, f, maxBytes))
     const storedMask = mask === null ? null : yield* storedFile(accountId, mask, maxBytes)

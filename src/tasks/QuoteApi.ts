@@ -24,7 +24,17 @@ export const TaskQuote = Schema.Struct({
   }),
   charge: Schema.Struct({ wallet: Credits, subscription: Credits }),
   balance: Schema.Struct({ wallet: Credits, subscription: Credits }),
-  enough_balance: Schema.Boolean
+  enough_balance: Schema.Boolean,
+  /** The account's queued tasks against its group's `max_queued`; `room` false: a create would answer 429. */
+  queue: Schema.Struct({ queued: Schema.Number, max_queued: Schema.NullOr(Schema.Number), room: Schema.Boolean }),
+  /** The key's spend today and this month (UTC) against its limits; `room` false: a create would answer 429. */
+  spend: Schema.Struct({
+    spent_today: Credits,
+    spent_this_month: Credits,
+    daily_limit: Schema.NullOr(Credits),
+    monthly_limit: Schema.NullOr(Credits),
+    room: Schema.Boolean
+  })
 })
 
 /** A quote refuses what the create refuses, with the same codes; a balance that cannot pay is not among them. */

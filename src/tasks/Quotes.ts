@@ -21,6 +21,16 @@ export interface TaskQuote {
   readonly charge: { readonly wallet: number; readonly subscription: number }
   readonly balance: { readonly wallet: number; readonly subscription: number }
   readonly enough_balance: boolean
+  /** The account's tasks queued, its group's `max_queued` (null for none), and whether one more may queue. */
+  readonly queue: { readonly queued: number; readonly max_queued: number | null; readonly room: boolean }
+  /** The key's spend today and this month (UTC) against its limits (null for none), and whether this task fits. */
+  readonly spend: {
+    readonly spent_today: number
+    readonly spent_this_month: number
+    readonly daily_limit: number | null
+    readonly monthly_limit: number | null
+    readonly room: boolean
+  }
 }
 
 /**
@@ -29,15 +39,19 @@ export interface TaskQuote {
  * (Tasks.videoPrice, Tasks.imagePrice), then the split over the caller's
  * balances now. Nothing is stored or charged; image files are read and
  * checked but not stored. A balance that cannot pay is `enough_balance`
- * false, not an error: the quote is how a caller finds out.
+ * false, a full queue `queue.room` false and a key's spend limit in the way
+ * `spend.room` false, not errors: the quote is how a caller finds out.
  */
+/** Whether a charge of `micros` keeps spend within `limit` (none: always). */
+const fits = (spent: number, limit: number | null, micros: number) => limit === null || spent + micros <= limit
+
 const make = Effect.gen(function*() {
   const tasks = yield* Tasks
   const billing = yield* Billing
   const registry = yield* Registry
 
   const quote = (principal: Principal, model: string, operation: string, price: Price, subscriptionAllowed: boolean) =>
-    Effect.map(billing.balance(principal.accountId), (balance): TaskQuote => {
+    Effect.map(billing.standing(principal.accountId, principal.keyId), (balance): TaskQuote => {
       const split = splitOf(price.micros, balance, subscriptionAllowed)
       return {
         object: "task.quote",
@@ -52,7 +66,20 @@ const make = Effect.gen(function*() {
         },
         charge: { wallet: toCredits(split.walletMicros), subscription: toCredits(split.subscriptionMicros) },
         balance: { wallet: toCredits(balance.walletMicros), subscription: toCredits(balance.subscriptionMicros) },
-        enough_balance: split.enough
+        enough_balance: split.enough,
+        queue: {
+          queued: balance.queued,
+          max_queued: balance.maxQueued,
+          room: balance.maxQueued === null || balance.queued < balance.maxQueued
+        },
+        spend: {
+          spent_today: toCredits(balance.spentTodayMicros),
+          spent_this_month: toCredits(balance.spentMonthMicros),
+          daily_limit: balance.dailyLimitMicros === null ? null : toCredits(balance.dailyLimitMicros),
+          monthly_limit: balance.monthlyLimitMicros === null ? null : toCredits(balance.monthlyLimitMicros),
+          room: fits(balance.spentTodayMicros, balance.dailyLimitMicros, price.micros) &&
+            fits(balance.spentMonthMicros, balance.monthlyLimitMicros, price.micros)
+        }
       }
     })
 

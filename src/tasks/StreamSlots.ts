@@ -11,6 +11,11 @@ import { AppConfig } from "../platform/AppConfig.ts"
 export class StreamSlots extends Context.Tag("StreamSlots")<StreamSlots, {
   /** A slot for the key until the scope closes; 429 when the key holds the bound already. */
   readonly take: (keyId: string) => Effect.Effect<void, RateLimited, Scope.Scope>
+  /**
+   * The same slot, given back by calling what this returns (once): for an
+   * answer the server writes itself, which holds no scope (FastTaskEvents.ts).
+   */
+  readonly hold: (keyId: string) => Effect.Effect<() => void, RateLimited>
   /** Open streams of this replica, all keys. */
   readonly open: () => number
 }>() {
@@ -20,31 +25,31 @@ export class StreamSlots extends Context.Tag("StreamSlots")<StreamSlots, {
       const { limits } = yield* AppConfig
       const held = new Map<string, number>()
       let open = 0
-      const take = (keyId: string) =>
-        Effect.acquireRelease(
-          Effect.suspend(() => {
-            const now = held.get(keyId) ?? 0
-            if (now >= limits.streams_per_key) {
-              return Effect.fail(
-                new RateLimited({
-                  message: `This key holds ${limits.streams_per_key} open task streams already; close one first.`,
-                  retryAfter: limits.poll_interval_s
-                })
-              )
-            }
-            held.set(keyId, now + 1)
-            open++
-            return Effect.void
-          }),
-          () =>
-            Effect.sync(() => {
-              const now = (held.get(keyId) ?? 1) - 1
-              if (now === 0) held.delete(keyId)
-              else held.set(keyId, now)
-              open--
-            })
-        )
-      return { take, open: () => open }
+      const hold = (keyId: string) =>
+        Effect.suspend(() => {
+          const now = held.get(keyId) ?? 0
+          if (now >= limits.streams_per_key) {
+            return Effect.fail(
+              new RateLimited({
+                message: `This key holds ${limits.streams_per_key} open task streams already; close one first.`,
+                retryAfter: limits.poll_interval_s
+              })
+            )
+          }
+          held.set(keyId, now + 1)
+          open++
+          let given = false
+          return Effect.succeed(() => {
+            if (given) return
+            given = true
+            const now = (held.get(keyId) ?? 1) - 1
+            if (now === 0) held.delete(keyId)
+            else held.set(keyId, now)
+            open--
+          })
+        })
+      const take = (keyId: string) => Effect.asVoid(Effect.acquireRelease(hold(keyId), (give) => Effect.sync(give)))
+      return { take, hold, open: () => open }
     })
   )
 }

@@ -12,6 +12,16 @@ export const TaskError = Schema.Struct({
   retryable: Schema.Boolean
 })
 
+/**
+ * Present only once the file is past its group's retention and removed
+ * (docs/api.md, Retention): `expired: true` and when (`expires_at`); the
+ * item is otherwise as the task finished.
+ */
+const Expiry = {
+  expired: Schema.optional(Schema.Literal(true)),
+  expires_at: Schema.optional(Schema.Int)
+}
+
 export const VideoResultItem = Schema.Struct({
   asset_id: Schema.String,
   index: Schema.Int,
@@ -22,7 +32,8 @@ export const VideoResultItem = Schema.Struct({
   height: Schema.optional(Schema.Int),
   duration_ms: Schema.Int,
   temporary: Schema.Boolean,
-  url_auth: Schema.Literal("none", "resource_api_key")
+  url_auth: Schema.Literal("none", "resource_api_key"),
+  ...Expiry
 })
 
 export const ImageResultItem = Schema.Struct({
@@ -35,7 +46,8 @@ export const ImageResultItem = Schema.Struct({
   size_bytes: Schema.Int,
   filename: Schema.String,
   /** As a video item's: whether `url` needs the owning account's resource key (beyond the spec's item). */
-  url_auth: Schema.Literal("none", "resource_api_key")
+  url_auth: Schema.Literal("none", "resource_api_key"),
+  ...Expiry
 })
 
 const Timestamps = {

@@ -15,6 +15,7 @@ import { type TaskRow, toTaskObject } from "./TaskRow.ts"
 
 interface EngineRow {
   readonly account_id: string
+  readonly redacted_at: number | string | null
   readonly channel: string
   readonly attempt: number
   readonly run_state: string
@@ -37,6 +38,10 @@ interface AttemptRow {
   readonly upstream_status: number | null
   readonly upstream_code: string | null
   readonly upstream_message: string | null
+  readonly usage: Record<string, unknown> | null
+  readonly cost_micros: number | string | null
+  readonly billed: boolean | null
+  readonly upstream_forget: "pending" | "deleted" | "failed" | null
   readonly created_at: number
   readonly updated_at: number
 }
@@ -49,7 +54,7 @@ export const taskAudit = (taskId: string) =>
     if (row === undefined) return yield* new TaskNotFound({ message: "No such task." })
     const attempts = yield* sql<AttemptRow>`
       SELECT attempt, channel, upstream_id, outcome, last_answer, upstream_status, upstream_code, upstream_message,
-        created_at, updated_at
+        usage, cost_micros, billed, upstream_forget, created_at, updated_at
       FROM task_attempts WHERE task_id = ${taskId} ORDER BY attempt`
     const account = yield* accounts.detail(row.account_id).pipe(Effect.option)
     return {
@@ -68,7 +73,8 @@ export const taskAudit = (taskId: string) =>
         polls: row.polls,
         lease_owner: row.lease_owner,
         store_since: row.store_since === null ? null : Number(row.store_since),
-        spool_id: row.run_state === "storing" ? row.spool_id : null
+        spool_id: row.run_state === "storing" ? row.spool_id : null,
+        redacted_at: row.redacted_at === null ? null : Number(row.redacted_at)
       },
       channels_tried: [...new Set(attempts.map((a) => a.channel))],
       attempts: attempts.map((a) => ({
@@ -80,6 +86,11 @@ export const taskAudit = (taskId: string) =>
           ? null
           : { status: a.upstream_status, code: a.upstream_code, message: a.upstream_message },
         last_answer: a.last_answer ?? null,
+        usage: a.usage,
+        // Micro-units as stored, in the operator's money units as credits are shown.
+        cost: a.cost_micros === null ? null : Number(a.cost_micros) / 1_000_000,
+        billed: a.billed,
+        provider_copy: a.upstream_forget,
         created_at: Number(a.created_at),
         updated_at: Number(a.updated_at)
       }))

@@ -5,6 +5,7 @@ import { retryingConflicts } from "../platform/Database.ts"
 import { IdPrefix, newId } from "../platform/Ids.ts"
 import { Metrics } from "../platform/metrics/Metrics.ts"
 import { PooledQuery } from "../platform/PooledQuery.ts"
+import { BalanceAlerts } from "../webhooks/BalanceAlerts.ts"
 import { IdempotencyConflict, InvalidTaskRequest } from "./Errors.ts"
 import { notifyQueued } from "./sql/notifyQueued.ts"
 import { CURRENT_VERSION } from "./StoredRequest.ts"
@@ -14,6 +15,8 @@ import { taskColumns, type TaskRow, toTaskObject } from "./TaskRow.ts"
 /** What a create hands the store: the task and what it costs. */
 export interface NewTask {
   readonly accountId: string
+  /** The model token that creates it: its spend limits apply, its spend counts the charge. */
+  readonly keyId: string
   readonly kind: TaskKind
   readonly model: string
   readonly operation: string
@@ -94,6 +97,7 @@ const make = Effect.gen(function*() {
   const columns = sql.literal(taskColumns())
   const billing = yield* Billing
   const metrics = yield* Metrics
+  const balanceAlerts = yield* BalanceAlerts
 
   /** The task this account already created with the key: replayed when the content is the same, else 409. */
   const replayOf = (task: NewTask) =>
@@ -108,28 +112,35 @@ const make = Effect.gen(function*() {
       return Option.some({ task: toTaskObject(existing), replayed: true, charged: NOTHING })
     })
 
+  /** The original task of a key already used, else the refusal. */
+  const replayOr = <E>(task: NewTask, refused: E) =>
+    Effect.flatMap(replayOf(task), Option.match({ onNone: () => Effect.fail(refused), onSome: Effect.succeed }))
+
   /**
    * Creates a queued task and pre-charges it in one transaction; with an
    * Idempotency-Key already used by this account, answers the original task
    * (same content) or 409 (different content) and charges nothing.
    *
    * The charge comes first, so the transaction is two statements: the charge
-   * (Billing.charge, one statement) and the task's INSERT carrying what was
-   * taken. Concurrent creates with one key meet at the account's lock: the
+   * (Billing.charge, one call, which also holds the account to its group's
+   * `max_queued`) and the task's INSERT carrying what was taken. Concurrent creates with one key meet at the account's lock: the
    * second charges only once the first has committed, its INSERT then finds
    * the key taken and its transaction is rolled back, charge included, to
    * replay the first. A key already used also wins over a balance that can no
-   * longer pay: the original is replayed, not refused with 402.
+   * longer pay or a queue that is full: the original is replayed, not refused
+   * with 402 or 429.
    */
   const create = (task: NewTask) =>
     Effect.gen(function*() {
       const id = newId(IdPrefix.task)
       // Milliseconds for the deadline (a whole second early would cut a short Cancel-After), seconds for the rest.
       const nowMs = yield* Clock.currentTimeMillis
-      const split = yield* billing.charge(task.accountId, id, task.price)
+      const split = yield* billing.charge(task.accountId, task.keyId, id, task.price)
       const [inserted] = yield* insertTask(sql, id, task, split, nowMs)
       if (inserted === undefined) return yield* new KeyTaken()
-      return { task: toTaskObject(inserted), replayed: false, charged: split }
+      // The charge that took the wallet below the account's threshold writes the one alert, in its transaction.
+      const alert = split.balanceLow ? yield* balanceAlerts.record(task.accountId) : undefined
+      return { task: toTaskObject(inserted), replayed: false, charged: split, alert }
     }).pipe(
       sql.withTransaction,
       retryingConflicts,
@@ -141,11 +152,15 @@ const make = Effect.gen(function*() {
             onSome: Effect.succeed
           })
         )),
-      Effect.catchTag("InsufficientBalance", (refused) =>
-        Effect.flatMap(
-          replayOf(task),
-          Option.match({ onNone: () => Effect.fail(refused), onSome: Effect.succeed })
-        )),
+      // A key already used wins over a refusal that came after it: the original is replayed.
+      Effect.catchTags({
+        InsufficientBalance: (refused) => replayOr(task, refused),
+        SpendLimitExceeded: (refused) => replayOr(task, refused),
+        TooManyQueuedTasks: (refused) =>
+          replayOr(task, refused).pipe(
+            Effect.tapError(() => Effect.sync(() => metrics.limitRefused(refused.group, "max_queued")))
+          )
+      }),
       // The wake-up goes out after the commit, not inside it: PostgreSQL takes one
       // global lock at the commit of every transaction that NOTIFYs, which would queue
       // all creates behind each other. Lost between commit and NOTIFY (a crash), the
@@ -155,7 +170,9 @@ const make = Effect.gen(function*() {
         created.replayed ? Effect.void : Effect.suspend(() => {
           const { subscriptionMicros, walletMicros } = created.charged
           metrics.taskCreated(task.kind, task.model, walletMicros + subscriptionMicros)
-          return Effect.ignore(notifyQueued(sql, task.channel))
+          return Effect.ignore(notifyQueued(sql, task.channel)).pipe(
+            Effect.zipRight("alert" in created && created.alert ? balanceAlerts.announce(created.alert) : Effect.void)
+          )
         })
       ),
       Effect.catchTag("SqlError", Effect.die),

@@ -1,13 +1,17 @@
-import { Context, Effect, Layer } from "effect"
+import { Clock, Context, Effect, Layer } from "effect"
 import type { Principal } from "../accounts/Account.ts"
 import { Billing, type Priced } from "../billing/Billing.ts"
 import type { ValidImageRequest } from "../catalog/contract/Requests.ts"
+import { UnsupportedModel } from "../catalog/Errors.ts"
+import { lifecycleOf, withModel } from "../catalog/Lifecycle.ts"
 import { Registry } from "../catalog/Registry.ts"
 import { type AdmittedVideo, admitVideo } from "../catalog/VideoRequest.ts"
 import { ChannelStates } from "../channel/ChannelStates.ts"
 import { ModelUnavailable } from "../channel/Errors.ts"
 import { AppConfig } from "../platform/AppConfig.ts"
 import { canonicalJson, Sha256 } from "../platform/Digest.ts"
+import { Metrics } from "../platform/metrics/Metrics.ts"
+import type { Deprecation } from "../platform/Settings.ts"
 import { storageFailureForCaller } from "../storage/CallerFailure.ts"
 import { type ImageSubmission, validateSubmission } from "./ImageTasks.ts"
 import { ReferenceMedia } from "./ReferenceMedia.ts"
@@ -29,6 +33,8 @@ export interface CreateContext {
 export interface Created<T> {
   readonly task: T
   readonly replayed: boolean
+  /** The model is on its way out: the handler answers with its Deprecation, Sunset and Link. */
+  readonly deprecation?: Deprecation | undefined
 }
 
 /**
@@ -50,6 +56,7 @@ const make = Effect.gen(function*() {
   const config = yield* AppConfig
   const states = yield* ChannelStates
   const billing = yield* Billing
+  const metrics = yield* Metrics
 
   /** The routes whose channels take new work now; none is a 503 before anything is charged. */
   const openRoutes = <R extends { readonly channel: string }>(model: string, routes: ReadonlyArray<R>) =>
@@ -86,15 +93,33 @@ const make = Effect.gen(function*() {
   const admit = <E>(admission: Effect.Effect<AdmittedVideo, E>) =>
     Effect.tap(admission, (admitted) => references.checkAtCreation(admitted.served.capability, admitted.request))
 
-  /** The quote's checks: those of a create, whatever the channels' states. */
-  const checkVideo = (body: unknown) => admit(admitVideo(registry.video, body))
-
-  const createVideo = (context: CreateContext, body: unknown) =>
+  /**
+   * The request's model as its lifecycle has it (catalog/Lifecycle.ts): an
+   * alias read as its target, a retired model refused naming its successor,
+   * a deprecated one counted (by model, never by caller).
+   */
+  const lifecycle = <B>(kind: "video" | "image", body: B) =>
     Effect.gen(function*() {
+      const now = Math.floor((yield* Clock.currentTimeMillis) / 1000)
+      const requested = typeof body === "object" && body !== null ? (body as { model?: unknown }).model : undefined
+      const found = lifecycleOf(registry, kind, requested, now)
+      if (found instanceof UnsupportedModel) return yield* found
+      return { body: withModel(body, found.model), deprecation: found.deprecation }
+    })
+
+  /** The quote's checks: those of a create, whatever the channels' states. */
+  const checkVideo = (raw: unknown) =>
+    Effect.flatMap(lifecycle("video", raw), ({ body }) => admit(admitVideo(registry.video, body)))
+
+  const createVideo = (context: CreateContext, raw: unknown) =>
+    Effect.gen(function*() {
+      const { body, deprecation } = yield* lifecycle("video", raw)
+      if (deprecation !== undefined) metrics.deprecatedCreate("video", (body as { model: string }).model)
       const admitted = yield* admit(admitVideo(registry.video, body, states.takesNew))
       const { request, route } = admitted
       const created = yield* store.create({
         accountId: context.principal.accountId,
+        keyId: context.principal.keyId,
         kind: "video",
         model: request.model,
         operation: request.operation,
@@ -109,15 +134,18 @@ const make = Effect.gen(function*() {
         traceparent: context.traceparent,
         cancelAfterSeconds: context.cancelAfterSeconds ?? null
       })
-      return { task: created.task as VideoTask, replayed: created.replayed } satisfies Created<VideoTask>
+      return { task: created.task as VideoTask, replayed: created.replayed, deprecation } satisfies Created<VideoTask>
     }).pipe(annotated, Effect.withSpan("Tasks.createVideo"))
 
   /** The image request checked against the model's table and its input URLs against the outbound rule. */
-  const validateImage = (submission: ImageSubmission) =>
-    validateSubmission(submission).pipe(
-      Effect.provideService(Registry, registry),
-      Effect.provideService(AppConfig, config)
-    )
+  const validateImage = (raw: ImageSubmission) =>
+    Effect.gen(function*() {
+      const { body } = yield* lifecycle("image", raw.body)
+      return yield* validateSubmission({ ...raw, body }).pipe(
+        Effect.provideService(Registry, registry),
+        Effect.provideService(AppConfig, config)
+      )
+    })
 
   /**
    * Creates and pre-charges (price per image × count × group multiplier) a
@@ -133,6 +161,7 @@ const make = Effect.gen(function*() {
       )
       const created = yield* store.create({
         accountId: context.principal.accountId,
+        keyId: context.principal.keyId,
         kind: "image",
         model: valid.model,
         operation: valid.operation,
@@ -146,7 +175,9 @@ const make = Effect.gen(function*() {
         traceparent: context.traceparent,
         cancelAfterSeconds: context.cancelAfterSeconds ?? null
       })
-      return { task: created.task as ImageTask, replayed: created.replayed } satisfies Created<ImageTask>
+      const deprecation = served.settings.deprecated
+      if (deprecation !== undefined) metrics.deprecatedCreate("image", valid.model)
+      return { task: created.task as ImageTask, replayed: created.replayed, deprecation } satisfies Created<ImageTask>
     }).pipe(annotated, Effect.withSpan("Tasks.createImage"))
 
   const createImage = (context: CreateContext, submission: ImageSubmission) =>

@@ -1,17 +1,16 @@
 import { SqlClient } from "@effect/sql"
-import { Context, Effect, Either, Layer } from "effect"
+import { Context, Effect, Layer } from "effect"
 import { AppConfig } from "../platform/AppConfig.ts"
 import { nowSeconds } from "../platform/Time.ts"
 import { ObjectStorage } from "../storage/ObjectStorage.ts"
+import { removeObjectsOf } from "../storage/RemoveObjects.ts"
+import { requestUrlDigests } from "./RequestUrlDigests.ts"
 
 /**
  * A claim outlives a sweep by far; only a sweeper that died holding rows lets
  * it run out, and then another one takes them over.
  */
 const LEASE_S = 600
-
-/** Objects removed at once by one sweeper. */
-const REMOVALS_AT_ONCE = 4
 
 export interface SweepCounts {
   /** Media upload sessions never confirmed, removed after their PUT URL expired. */
@@ -21,18 +20,6 @@ export interface SweepCounts {
   /** Image pre-uploads, removed after their URL expired. */
   readonly images: number
 }
-
-/**
- * The digests of every URL in the request of a queued or running task: an
- * upload with one of them is still needed (the engine looks it up by URL, or
- * fetches it), so it stays until that task ends. Tasks hold references as
- * `url` members at any depth of their request; the digest is the one
- * `Uploads` records (SHA-256 of the URL's UTF-8, in hex).
- */
-const REFERENCED = `
-  SELECT DISTINCT encode(sha256(convert_to(u.value #>> '{}', 'UTF8')), 'hex') AS url_digest
-  FROM tasks t CROSS JOIN LATERAL jsonb_path_query(t.request, 'lax $.**.url') AS u(value)
-  WHERE t.status IN ('queued', 'in_progress') AND jsonb_typeof(u.value) = 'string'`
 
 /**
  * Removes uploads whose URLs have expired (README: Upload lifecycle). Safe
@@ -54,29 +41,14 @@ export class UploadSweep extends Context.Tag("UploadSweep")<UploadSweep, {
       const storage = yield* ObjectStorage
       const { sweep_batch: batch, sweep_grace_s: grace } = (yield* AppConfig).limits.uploads
 
-      /** The rows whose objects are all gone (a missing object counts as removed); the others keep their lease. */
-      const removeObjects = <R extends { readonly id: string }>(
-        rows: ReadonlyArray<R>,
-        keysOf: (row: R) => ReadonlyArray<string>
-      ) =>
-        Effect.map(
-          Effect.forEach(rows, (row) =>
-            Effect.forEach(keysOf(row), (key) => storage.remove(key), { discard: true }).pipe(
-              Effect.as(row.id),
-              Effect.tapError((e) =>
-                Effect.logWarning("removing an expired upload failed; tried again after its lease", e)
-              ),
-              Effect.either
-            ), { concurrency: REMOVALS_AT_ONCE }),
-          (results) => results.filter(Either.isRight).map((r) => r.right)
-        )
-
       /** One batch of media uploads: sessions past their PUT URL, confirmed uploads past their URL and unreferenced. */
       const mediaBatch = Effect.gen(function*() {
         const now = yield* nowSeconds
         const lease = now + LEASE_S
         const claimed = yield* sql<{ id: string; storage_key: string; status: "pending" | "confirmed" }>`
-          WITH referenced AS MATERIALIZED (${sql.literal(REFERENCED)})
+          -- The URLs of queued and running tasks: an upload with one of them is still needed (the engine looks it
+          -- up by URL, or fetches it), so it stays until that task ends.
+          WITH referenced AS MATERIALIZED (${requestUrlDigests(sql, sql`t.status IN ('queued', 'in_progress')`)})
           UPDATE media_uploads SET sweep_lease_until = ${lease}
           WHERE id IN (
             SELECT u.id FROM media_uploads u
@@ -92,10 +64,10 @@ export class UploadSweep extends Context.Tag("UploadSweep")<UploadSweep, {
         // Every copy confirmation made, the confirmed one among them.
         const pins = yield* sql<{ upload_id: string; storage_key: string }>`
           SELECT upload_id, storage_key FROM media_upload_pins WHERE ${sql.in("upload_id", claimed.map((r) => r.id))}`
-        const removed = yield* removeObjects(claimed, (row) => [
+        const removed = yield* removeObjectsOf(storage, claimed, (row) => [
           row.storage_key,
           ...pins.filter((p) => p.upload_id === row.id).map((p) => p.storage_key)
-        ])
+        ], "an expired upload")
         if (removed.length > 0) {
           yield* sql.withTransaction(Effect.gen(function*() {
             // Only rows still under this sweep's lease: one that ran out may be another sweeper's by now.
@@ -119,7 +91,9 @@ export class UploadSweep extends Context.Tag("UploadSweep")<UploadSweep, {
         const now = yield* nowSeconds
         const lease = now + LEASE_S
         const claimed = yield* sql<{ id: string; storage_key: string }>`
-          WITH referenced AS MATERIALIZED (${sql.literal(REFERENCED)})
+          -- The URLs of queued and running tasks: an upload with one of them is still needed (the engine looks it
+          -- up by URL, or fetches it), so it stays until that task ends.
+          WITH referenced AS MATERIALIZED (${requestUrlDigests(sql, sql`t.status IN ('queued', 'in_progress')`)})
           UPDATE image_uploads SET sweep_lease_until = ${lease}
           WHERE id IN (
             SELECT i.id FROM image_uploads i
@@ -130,7 +104,7 @@ export class UploadSweep extends Context.Tag("UploadSweep")<UploadSweep, {
             FOR UPDATE OF i SKIP LOCKED)
           RETURNING id, storage_key`
         if (claimed.length === 0) return { claimed: 0, images: 0 }
-        const removed = yield* removeObjects(claimed, (row) => [row.storage_key])
+        const removed = yield* removeObjectsOf(storage, claimed, (row) => [row.storage_key], "an expired upload")
         if (removed.length > 0) {
           yield* sql`DELETE FROM image_uploads WHERE ${sql.in("id", removed)} AND sweep_lease_until = ${lease}`
         }

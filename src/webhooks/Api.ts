@@ -5,9 +5,9 @@ import { AdminAuth } from "../accounts/Security.ts"
 import { BodyErrors, errors, httpFailures, ResourceId } from "../platform/http/ErrorContract.ts"
 import { jsonBody } from "../platform/http/OpenApiBody.ts"
 import { InvalidTargetUrl } from "../platform/TargetUrl.ts"
-import { UnknownEventCursor, WebhookNotConfigured } from "./Errors.ts"
+import { InvalidReplay, UnknownEventCursor, WebhookNotConfigured } from "./Errors.ts"
 import { WebhookEventList } from "./EventRecord.ts"
-import { WebhookRequest, WebhookSettings } from "./Webhook.ts"
+import { ReplayQueued, ReplayRequest, WebhookRequest, WebhookSettings } from "./Webhook.ts"
 
 const accountPath = Schema.Struct({ id: ResourceId(() => new AccountNotFound({ message: "No such account." })) })
 
@@ -43,6 +43,13 @@ export class AdminWebhooksApi extends HttpApiGroup.make("adminWebhooks")
       .addSuccess(WebhookEventList)
       .addError(httpFailures(400)).addError(errors(AccountNotFound, UnknownEventCursor))
       .annotate(OpenApi.Description, "Recent events, newest first, with every delivery attempt; ?status=&limit=&after=")
+  )
+  .add(
+    HttpApiEndpoint.post("replayWebhookEvents", "/admin/v1/accounts/:id/webhook/replay").setPath(accountPath)
+      .addSuccess(ReplayQueued, { status: 202 })
+      .addError(BodyErrors).addError(errors(AccountNotFound, WebhookNotConfigured, InvalidReplay))
+      .annotate(OpenApi.Override, jsonBody(ReplayRequest))
+      .annotate(OpenApi.Description, "The account's events created in [from, to) (Unix seconds) sent again, same ids")
   )
   .middleware(AdminAuth)
   .annotate(OpenApi.Title, "Admin: webhooks")

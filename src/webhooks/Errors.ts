@@ -12,3 +12,9 @@ export class UnknownEventCursor extends Schema.TaggedError<UnknownEventCursor>()
   ...failure(400, "invalid_request"),
   message: Schema.String
 }) {}
+
+/** A replay whose window is not one (`to` not after `from`). */
+export class InvalidReplay extends Schema.TaggedError<InvalidReplay>()("InvalidReplay", {
+  ...failure(400, "invalid_request"),
+  message: Schema.String
+}) {}

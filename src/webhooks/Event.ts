@@ -4,8 +4,8 @@ export const API_VERSION = "2026-07-17"
 /** A task's terminal event: `video.task.succeeded`, `image.task.failed`, ... (the task kinds name theirs). */
 export type TaskEventType = `${string}.task.${"succeeded" | "failed"}`
 
-/** The task kinds' events and the operator's test event. */
-export type EventType = TaskEventType | "webhook.test"
+/** The task kinds' events, the account's low-balance alert and the operator's test event. */
+export type EventType = TaskEventType | "account.balance_low" | "webhook.test"
 
 /** The event object of the spec; `id` stays the same on every delivery attempt. */
 export interface EventObject {

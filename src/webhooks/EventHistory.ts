@@ -3,7 +3,7 @@ import { Effect } from "effect"
 import { AccountNotFound } from "../accounts/Errors.ts"
 import { UnknownEventCursor } from "./Errors.ts"
 
-export type EventStatus = "pending" | "delivered" | "failed" | "skipped"
+export type EventStatus = "pending" | "delivered" | "failed" | "skipped" | "filtered" | "held"
 
 export interface EventFilter {
   readonly status: EventStatus | undefined

@@ -13,7 +13,11 @@ export const WebhookAttempt = Schema.Struct({
   url: Schema.NullOr(Schema.String)
 })
 
-export const WebhookEventStatus = Schema.Literal("pending", "delivered", "failed", "skipped")
+/**
+ * `skipped`: no webhook was enabled; `filtered`: the webhook does not subscribe to its type; `held`: the
+ * webhook was disabled for failing, the event waits to be delivered when it is enabled again.
+ */
+export const WebhookEventStatus = Schema.Literal("pending", "delivered", "failed", "skipped", "filtered", "held")
 
 /** An outbox event with its delivery history (admin API). */
 export const WebhookEventRecord = Schema.Struct({

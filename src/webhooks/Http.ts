@@ -4,7 +4,7 @@ import { AdminAuthLive } from "../accounts/Auth.ts"
 import { GatewayApi } from "../Api.ts"
 import { readJson } from "../platform/http/Body.ts"
 import { readEventFilter } from "./EventQueryHttp.ts"
-import { WebhookRequest } from "./Webhook.ts"
+import { ReplayRequest, WebhookRequest } from "./Webhook.ts"
 import { WebhookDeliveries } from "./WebhookDeliveries.ts"
 import { Webhooks } from "./Webhooks.ts"
 
@@ -25,6 +25,10 @@ export const AdminWebhooksLive = HttpApiBuilder.group(
         .handle(
           "listWebhookEvents",
           ({ path }) => Effect.flatMap(readEventFilter, (f) => deliveries.listEvents(path.id, f))
+        )
+        .handle(
+          "replayWebhookEvents",
+          ({ path }) => Effect.flatMap(readJson(ReplayRequest), (req) => webhooks.replay(path.id, req))
         )
     })
 ).pipe(Layer.provide(AdminAuthLive))

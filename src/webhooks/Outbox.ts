@@ -17,6 +17,8 @@ export interface RecordedEvent {
  * changes what it reports, so a crash can lose neither the change nor its
  * event. Delivery reads the rows later (`WebhookDeliveries`, the delivery worker). An
  * account without an enabled webhook gets its events recorded as `skipped`,
+ * one its webhook does not subscribe to as `filtered`, and while its webhook
+ * is disabled for failing as `held` (delivered once it is enabled again),
  * which keeps the history; `always` (the admin's `webhook.test`) queues the
  * event whenever a URL is set, enabled or not.
  *
@@ -44,20 +46,31 @@ export class Outbox extends Context.Tag("Outbox")<Outbox, {
       return {
         record: (accountId, type, object, taskId, options) =>
           Effect.gen(function*() {
+            const always = options?.always === true
             const id = newId(IdPrefix.event)
             const nowMs = yield* Clock.currentTimeMillis
             const now = Math.floor(nowMs / 1000)
-            const [account] = yield* sql<{ deliver: boolean }>`
-              SELECT (webhook_url IS NOT NULL AND (webhook_enabled OR ${options?.always === true})) AS deliver
+            // Where the event goes (docs/webhooks.md, Delivery): out (`pending`), nowhere (`skipped`: no webhook
+            // enabled), nowhere by the webhook's wish (`filtered`), or kept for later (`held`: the webhook was
+            // disabled for failing). A test event goes whenever a URL is set.
+            const [account] = yield* sql<{ status: "pending" | "skipped" | "filtered" | "held" }>`
+              SELECT CASE
+                WHEN webhook_url IS NULL THEN 'skipped'
+                WHEN ${always}::boolean THEN 'pending'
+                WHEN webhook_event_types IS NOT NULL AND NOT (${type}::text = ANY (webhook_event_types)) THEN 'filtered'
+                WHEN webhook_enabled THEN 'pending'
+                WHEN webhook_disabled_reason IS NOT NULL THEN 'held'
+                ELSE 'skipped' END AS status
               FROM accounts WHERE id = ${accountId}`
+            const status = account?.status ?? "skipped"
             // json, not jsonb: the text is kept as written, so every attempt sends these bytes.
             yield* sql`
               INSERT INTO webhook_events (id, account_id, task_id, type, payload, status, next_attempt_at, created_at)
               VALUES (${id}, ${accountId}, ${taskId}, ${type}, ${
               JSON.stringify(makeEvent(id, type, now, object))
             }::json,
-                ${account?.deliver ? "pending" : "skipped"}, ${nowMs}, ${now})`
-            return { id, deliver: account?.deliver === true }
+                ${status}, ${nowMs}, ${now})`
+            return { id, deliver: status === "pending" }
           }).pipe(Effect.orDie, Effect.withSpan("Outbox.record", { attributes: { "event.type": type } })),
         announce: (event) =>
           event.deliver

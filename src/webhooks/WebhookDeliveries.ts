@@ -66,6 +66,7 @@ interface ClaimRow {
   readonly lease_owner: string | null
   readonly webhook_url: string | null
   readonly webhook_enabled: boolean
+  readonly webhook_disabled_reason: string | null
 }
 
 const make = Effect.gen(function*() {
@@ -74,6 +75,7 @@ const make = Effect.gen(function*() {
   const secrets = yield* Secrets
   const listen = yield* makeListen
   const { maxAttempts, timeoutS } = config.webhook
+  const disableAfterMs = config.webhook.disableAfterS * 1000
   const policy = retryPolicy(config.webhook)
   /**
    * Test hook, for the crash tests only (test/webhooks/webhooks-process.test.ts): a
@@ -89,7 +91,7 @@ const make = Effect.gen(function*() {
       const now = yield* Clock.currentTimeMillis
       const rows = yield* sql<ClaimRow>`
         SELECT e.id, e.account_id, e.task_id, e.type, e.attempts, e.failures, e.resent_from, e.lease_owner,
-          a.webhook_url, a.webhook_enabled
+          a.webhook_url, a.webhook_enabled, a.webhook_disabled_reason
         FROM webhook_events e JOIN accounts a ON a.id = e.account_id
         WHERE e.id IN (
           SELECT id FROM webhook_events
@@ -109,11 +111,13 @@ const make = Effect.gen(function*() {
             Effect.annotateLogs({ event_id: row.id, attempt: row.attempts, previous_worker: row.lease_owner })
           )
         }
-        // Disabled since the event was written (a test event goes whenever a URL is set).
+        // Disabled since the event was written (a test event goes whenever a URL is set): skipped, or held
+        // for later when failing deliveries disabled it.
         if (row.webhook_url === null || (!row.webhook_enabled && row.type !== "webhook.test")) {
+          const held = row.webhook_url !== null && row.webhook_disabled_reason !== null
           yield* sql`
-            UPDATE webhook_events SET status = 'skipped', lease_owner = NULL, lease_expires_at = NULL,
-              completed_at = ${Math.floor(now / 1000)}
+            UPDATE webhook_events SET status = ${held ? "held" : "skipped"}, lease_owner = NULL,
+              lease_expires_at = NULL, completed_at = ${held ? null : Math.floor(now / 1000)}
             WHERE id = ${row.id}`
           continue
         }
@@ -161,6 +165,35 @@ const make = Effect.gen(function*() {
       return Option.some<Receiver>({ url: row.webhook_url, key: yield* secrets.decrypt(row.webhook_key_enc) })
     }).pipe(Effect.orDie)
 
+  /**
+   * A delivery failed: the account's failing spell starts (if it had not),
+   * and once it has lasted `WEBHOOK_DISABLE_AFTER_S` with no success the
+   * webhook is disabled, with its reason, and the events it was still trying
+   * are held for when it is enabled again (docs/webhooks.md, Disabled for
+   * failing). A test event's failure does not count: it is the operator's.
+   */
+  const failing = (accountId: string, nowMs: number) =>
+    Effect.gen(function*() {
+      const [spell] = yield* sql<{ since: number }>`
+        UPDATE accounts SET webhook_failing_since = coalesce(webhook_failing_since, ${nowMs})
+        WHERE id = ${accountId} AND webhook_enabled
+        RETURNING webhook_failing_since AS since`
+      if (spell === undefined || nowMs - Number(spell.since) < disableAfterMs) return
+      const since = new Date(Number(spell.since)).toISOString()
+      yield* sql`
+        UPDATE accounts SET webhook_enabled = false, webhook_disabled_at = ${Math.floor(nowMs / 1000)},
+          webhook_disabled_reason = ${`deliveries have failed since ${since} with no success; enable it to send the events held meanwhile`}
+        WHERE id = ${accountId}`
+      // Every event of the spell that did not get through: still trying, or given up since it began.
+      yield* sql`
+        UPDATE webhook_events SET status = 'held', lease_owner = NULL, lease_expires_at = NULL, completed_at = NULL
+        WHERE account_id = ${accountId} AND type <> 'webhook.test'
+          AND (status = 'pending' OR (status = 'failed' AND completed_at >= ${Math.floor(Number(spell.since) / 1000)}))`
+      yield* Effect.logWarning("webhook disabled: its deliveries kept failing").pipe(
+        Effect.annotateLogs({ account_id: accountId, failing_since: since })
+      )
+    })
+
   /** The outcome of an attempt and the event's next state: delivered, due again per the policy, or failed. */
   const record = (delivery: Delivery, workerId: string, outcome: AttemptOutcome) =>
     Effect.gen(function*() {
@@ -176,6 +209,10 @@ const make = Effect.gen(function*() {
         yield* sql`
           UPDATE webhook_events SET status = 'delivered', completed_at = ${now}, lease_owner = NULL, lease_expires_at = NULL
           WHERE id = ${delivery.eventId} AND status = 'pending'`
+        // The receiver answers again: its failing spell is over (no row lock unless there was one).
+        yield* sql`
+          UPDATE accounts SET webhook_failing_since = NULL
+          WHERE id = ${delivery.accountId} AND webhook_failing_since IS NOT NULL`
         return "delivered" as const
       }
       const next = yield* nextAttemptAt(policy, delivery.failures + 1, nowMs)
@@ -189,6 +226,7 @@ const make = Effect.gen(function*() {
           AND status = 'pending'
         RETURNING id`
       if (rows.length === 0) return "stale" as const
+      if (delivery.type !== "webhook.test") yield* failing(delivery.accountId, nowMs)
       return Option.isSome(next) ? "retry" as const : "failed" as const
     }).pipe(sql.withTransaction, Effect.orDie)
 

@@ -97,7 +97,14 @@ describe(`admin API (${backend})`, () => {
 
     // Setting it again keeps the key; rotating replaces it.
     const again = await ops.setWebhook(id, { url: "https://example.com/h", enabled: false })
-    expect(again).toEqual({ url: "https://example.com/h", enabled: false, key: set.key })
+    expect(again).toEqual({
+      url: "https://example.com/h",
+      enabled: false,
+      key: set.key,
+      events: null,
+      disabled_reason: null,
+      disabled_at: null
+    })
     const rotated = await ops.rotateWebhookKey(id)
     expect(rotated.key).toMatch(/^wk-/)
     expect(rotated.key).not.toBe(set.key)

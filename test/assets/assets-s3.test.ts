@@ -1,4 +1,3 @@
-import { HeadObjectCommand, S3Client } from "@aws-sdk/client-s3"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createAccount } from "../support/adminApi.ts"
 import { api } from "../support/api.ts"
@@ -19,29 +18,17 @@ const BUCKET = "gw-assets-bucket"
 
 let s3: Awaited<ReturnType<typeof startS3rver>>
 let gw: TestGateway
-let client: S3Client
 beforeAll(async () => {
   s3 = await startS3rver(BUCKET)
   gw = await startGateway({ ...s3.env, ROLE: "all" })
-  client = new S3Client({
-    endpoint: s3.endpoint,
-    region: "us-east-1",
-    forcePathStyle: true,
-    credentials: { accessKeyId: "S3RVER", secretAccessKey: "S3RVER" }
-  })
 })
 afterAll(async () => {
-  client?.destroy()
   await gw?.close()
   await s3?.close()
 })
 
 /** The bucket's own answer for the object: 200 or 404. */
-const headStatus = (key: string) =>
-  client.send(new HeadObjectCommand({ Bucket: BUCKET, Key: key })).then(
-    (r) => r.$metadata.httpStatusCode,
-    (e) => e.$metadata?.httpStatusCode ?? Promise.reject(e)
-  )
+const headStatus = (key: string) => s3.headStatus(key)
 
 describe(`assets on S3 (${backend})`, () => {
   it("DELETE removes the object from the bucket; the pre-signed result URL then answers 404", async () => {

@@ -98,6 +98,41 @@ describe("channels in config/models.json", () => {
     )
   })
 
+  it("a request budget: positive rates, each operation's within the total, a share only beside a total", async () => {
+    const budget = (over: Record<string, unknown>) => (m: any) => Object.assign(m.channels.sandbox, over)
+    expect(await refusal(budget({ requests_per_second: 0 }))).toMatch(/at channels\.sandbox\.requests_per_second: /)
+    expect(await refusal(budget({ requests_per_second: 10, requests_per_second_by_operation: { poll: 12 } })))
+      .toMatch(
+        /at channels\.sandbox\.requests_per_second_by_operation\.poll: 12 is more than requests_per_second \(10\)/
+      )
+    expect(await refusal(budget({ requests_per_second: 10, requests_per_second_by_operation: { fetch: 1 } })))
+      .toMatch(/at channels\.sandbox\.requests_per_second_by_operation\.fetch: is unexpected/)
+    expect(await refusal(budget({ requests_per_second_by_operation: { submit: 1 } }))).toMatch(
+      /at channels\.sandbox\.requests_per_second_by_operation: needs requests_per_second/
+    )
+    expect(await refusal(budget({ create_share: 0.3 }))).toMatch(
+      /at channels\.sandbox\.create_share: needs requests_per_second/
+    )
+    expect(await refusal(budget({ requests_per_second: 10, create_share: 1 }))).toMatch(
+      /at channels\.sandbox\.create_share: /
+    )
+    const exit = await boot(budget({
+      requests_per_second: 10,
+      requests_per_second_by_operation: { submit: 2.5, poll: 10 },
+      create_share: 0.3
+    }))
+    expect(Exit.isSuccess(exit)).toBe(true)
+    if (Exit.isSuccess(exit)) {
+      expect(exit.value.channels.get("sandbox")!.settings).toMatchObject({
+        requests_per_second: 10,
+        requests_per_second_by_operation: { submit: 2.5, poll: 10 },
+        create_share: 0.3
+      })
+      // Loaded without a database: the budget, kept in the database, is not there to pace with.
+      expect(exit.value.channels.budget("sandbox")).toBeUndefined()
+    }
+  })
+
   it("a channel whose adapter does not serve the model's kind", async () => {
     const message = await refusal((m) => {
       m.channels.echo = echo()

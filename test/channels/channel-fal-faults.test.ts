@@ -33,11 +33,11 @@ beforeAll(async () => {
   setup = await startFalGateway({
     [FAMK]: [{ channel: "fal-market", upstream_model: "fal-ai/kling-video/v3/pro/text-to-video" }],
     [FAMS]: [{ channel: "fal-market", upstream_model: "fal-ai/bytedance/seedance/v1.5/pro/text-to-video" }],
-    // What docs/adapters/fal.md tells operators to write for Seedance 1.5 Pro: refused at creation, not later.
+    // Narrower than Seedance 1.5 Pro takes (4 to 12 s, the adapter's default): refused at creation, not later.
     [FAMS_NARROW]: [{
       channel: "fal-market",
       upstream_model: "fal-ai/bytedance/seedance/v1.5/pro/text-to-video",
-      narrower: { durations: { min: 4, max: 12 } }
+      narrower: { durations: { min: 4, max: 10 } }
     }]
   })
 }, 90_000)
@@ -130,14 +130,18 @@ describe(`the fal channel's failures (${backend})`, () => {
 
   it("what the endpoint has no field for is refused before anything is sent", async () => {
     const before = setup.fake.requests.length
-    const tooLong = await runFal(setup, {
-      model: FAMS,
-      operation: "generation",
-      input: { prompt: "a boat" },
-      output: { duration: 14 }
-    })
-    await expectFailed(tooLong.task, false)
-    expect(tooLong.task.error?.message).toMatch(/duration of 14 s is not supported/)
+    // A duration the endpoint does not take: the adapter's table is the route's default, so a 400 at creation.
+    const acct = await createAccount(setup.gw, { name: "too long", wallet_credits: 100 })
+    const tooLong = await rejection(
+      api(setup.gw, acct).createVideo({
+        model: FAMS,
+        operation: "generation",
+        input: { prompt: "a boat" },
+        output: { duration: 14 }
+      })
+    )
+    expect(tooLong).toMatchObject({ status: 400, code: "invalid_video_duration" })
+    expect(tooLong.message).toContain("4 to 12")
     const references = await runFal(setup, {
       model: FAMS,
       operation: "generation",
@@ -149,17 +153,18 @@ describe(`the fal channel's failures (${backend})`, () => {
     expect(setup.fake.requests.length).toBe(before)
   })
 
-  it("with the route narrowed as the docs say, the same requests are refused at creation (400)", async () => {
+  it("with the route narrowed further, what the narrower refuses is refused at creation (400)", async () => {
     const acct = await createAccount(setup.gw, { name: "narrow", wallet_credits: 100 })
     const refused = await rejection(
       api(setup.gw, acct).createVideo({
         model: FAMS_NARROW,
         operation: "generation",
         input: { prompt: "a boat" },
-        output: { duration: 14 }
+        output: { duration: 11 }
       })
     )
     expect(refused.status).toBe(400)
     expect(refused.code).toBe("invalid_video_duration")
+    expect(refused.message).toContain("4 to 10")
   })
 })

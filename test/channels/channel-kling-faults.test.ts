@@ -71,7 +71,9 @@ const expectFailed = async (task: any, retryable: boolean) => {
 }
 
 describe(`the kling channel: states and faults (${backend})`, () => {
-  it("failed (reason in task_status_msg / message) and succeeded-without-videos end the task with its refund", async () => {
+  it("failed (reason in task_status_msg / message) and succeeded-without-videos end the task with its refund", {
+    timeout: 90_000
+  }, async () => {
     const cases: Array<[string, Scenario, boolean]> = [
       ["safety", { end: "failed", message: "Failure to pass the risk control system" }, false],
       ["bad input", { end: "failed", message: "Image pixel is invalid" }, false],

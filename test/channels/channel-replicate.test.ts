@@ -11,7 +11,7 @@ import { createAccount, operator } from "../support/adminApi.ts"
 import { api } from "../support/api.ts"
 import { configWith } from "../support/config.ts"
 import { backend } from "../support/database.ts"
-import { raw } from "../support/http.ts"
+import { errorOf, raw } from "../support/http.ts"
 import { makePng } from "../support/images.ts"
 import { probeBytes } from "../support/media.ts"
 import {
@@ -239,20 +239,23 @@ describe(`the replicate channel: requests and results (${backend})`, () => {
     expect(creates[0]!.body.input).toMatchObject({ reference_images: refs, aspect_ratio: "16:9", duration: 8 })
   })
 
-  it("what a model cannot take: refused at creation by the route's narrower, or before sending, never sent", async () => {
+  it("what a model cannot take: refused at creation by what the route takes, or before sending, never sent", async () => {
     const acct = await createAccount(r.gw, { name: "refusals", wallet_credits: 100 })
     const before = r.fake.requests.length
-    // Past the route's narrower durations: a 400 at creation, nothing charged.
-    // Raw: a request the route refuses at creation, built by the untyped `video` helper (only its status is checked).
-    const long = await raw(r.gw, "POST", "/v1/video/tasks", {
-      key: acct.model.key,
-      json: video(FAMS_TEXT, { prompt: "too long" }, { duration: 15, generate_audio: false })
-    })
+    // Raw: requests the route refuses at creation, built by the untyped `video` helper (only the error is checked).
+    const create = (json: unknown) => raw(r.gw, "POST", "/v1/video/tasks", { key: acct.model.key, json })
+    // Past the route's durations: a 400 at creation, nothing charged.
+    const long = await create(video(FAMS_TEXT, { prompt: "too long" }, { duration: 15, generate_audio: false }))
     expect(long.status).toBe(400)
-    // Seedance 1 Pro makes silent videos; famK's options have no field on kling-v3-video.
+    // Seedance 1 Pro makes silent videos (the adapter's table says so): the default soundtrack is a 400 too.
+    const loud = await create(video(FAMS_TEXT, { prompt: "with sound" }))
+    expect(loud.status).toBe(400)
+    expect(errorOf(loud.body)).toMatchObject({ code: "invalid_video_parameter" })
+    expect(String(errorOf(loud.body)?.message)).toMatch(/"output\.generate_audio" must be false/)
+    expect((await operator(r.gw).account(acct.id)).wallet_credits).toBe(100)
+    // famK's options have no field on kling-v3-video: refused before sending.
     for (
       const [body, words] of [
-        [video(FAMS_TEXT, { prompt: "with sound" }), /silent videos.*generate_audio/],
         [video(FAMK, { prompt: "x" }, {}, { provider_options: { famK: { cfg_scale: 0.5 } } }), /famK\.cfg_scale/]
       ] as const
     ) {

@@ -5,15 +5,17 @@ import { api } from "../support/api.ts"
 import { collectErrors, ensureConsoleBuilt, inspectPage, launchBrowser } from "../support/browser.ts"
 import { unthrottled } from "../support/config.ts"
 import { ADMIN_TOKEN, startGateway, type TestGateway } from "../support/gateway.ts"
-import { videoRequest } from "../support/tasks.ts"
+import { query, videoRequest } from "../support/tasks.ts"
 
 /**
- * The operator's Channels and Overview pages in a real browser against a
+ * The operator's Channels, Overview and Money pages in a real browser against a
  * whole gateway: sign in with the admin token, drain the sandbox channel
  * with a reason and see its state (and the admin API's), enable it again,
  * run the check and see its result; the overview draws its charts as SVG
- * with bars for the tasks this test ran. Both pages are looked at 360 px and
- * 1280 px wide (no sideways overflow, no serious accessibility violation).
+ * with bars for the tasks this test ran; the Money page shows the day's
+ * credits and the loss of a failed task whose attempt a provider billed.
+ * The pages are looked at 360 px and 1280 px wide (no sideways overflow, no
+ * serious accessibility violation).
  */
 let gw: TestGateway
 let browser: Browser
@@ -76,6 +78,25 @@ describe("console operator pages end to end", () => {
     expect(await page.locator("section[aria-labelledby=ov-times] svg rect.bar").count()).toBe(2)
     expect(await page.locator("section[aria-labelledby=ov-credits] svg rect.bar").count()).toBeGreaterThanOrEqual(2)
     problems.push(...await inspectPage(page, "overview"))
+
+    // The sandbox bills nothing: the failed task's attempt is given a cost as a billing provider's would be.
+    await query(gw, (sql) =>
+      sql`
+      UPDATE task_attempts SET cost_micros = 50000, billed = true
+      WHERE task_id IN (SELECT id FROM tasks WHERE status = 'failed')`)
+    await page.getByRole("link", { name: "Money" }).click()
+    await page.getByRole("heading", { name: "Money", exact: true }).waitFor()
+    const days = page.locator("section[aria-labelledby=money-days]")
+    await days.locator("svg rect.bar").first().waitFor()
+    // Two tasks of 0.16 charged today, one refunded; the failed one cost 0.05 upstream.
+    const today = days.locator("tbody tr")
+    expect(await today.count()).toBe(1)
+    expect(await today.locator("td[data-label=Net]").textContent()).toBe("0.16")
+    expect(await today.locator("td[data-label=Margin]").textContent()).toBe("0.11")
+    const losses = page.locator("section[aria-labelledby=money-losses] tbody tr")
+    expect(await losses.count()).toBe(1)
+    expect(await losses.locator("td[data-label=Why]").textContent()).toBe("billed, refunded")
+    problems.push(...await inspectPage(page, "money"))
 
     expect(problems).toEqual([])
     expect(errors).toEqual([])

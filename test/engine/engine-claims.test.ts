@@ -30,7 +30,7 @@ const config = configWith("limits.json", (limits) => {
 const run = <A, E>(effect: Effect.Effect<A, E, TaskQueue | TaskOutcomes>) =>
   gw.runtime.runPromise(effect as Effect.Effect<A, E, never>)
 const claim = (worker: string, limit = 1, concurrency = 1000) =>
-  run(Effect.flatMap(TaskQueue, (q) => q.claim("sandbox", worker, limit, concurrency)))
+  run(Effect.flatMap(TaskQueue, (q) => q.claim("sandbox", worker, limit, { concurrency: concurrency })))
 /** The reaper as it runs once every lease taken so far has run out. */
 const afterLeases = after((LEASE_S + 1) * 1000)
 const reap = () => run(afterLeases(Effect.flatMap(TaskQueue, (q) => q.reapExpired)))

@@ -3,6 +3,7 @@ import * as PgClient from "@effect/sql-pg/PgClient"
 import { Deferred, Effect, Redacted } from "effect"
 import { describe, expect, it } from "vitest"
 import { retryingConflicts } from "../../src/platform/Database.ts"
+import { unexpectedError } from "../../src/platform/http/Errors.ts"
 import { backends, createDatabase } from "../support/database.ts"
 
 /**
@@ -38,6 +39,16 @@ describe("transactions rolled back for a conflict", () => {
     const endless = failingWith("40P01", 100)
     expect((await Effect.runPromiseExit(retryingConflicts(endless.transaction)))._tag).toBe("Failure")
     expect(endless.runs()).toBe(4)
+  })
+})
+
+describe("a conflict that outlasted its retries", () => {
+  it("answers 503 service_busy with Retry-After, not 500; any other defect stays a 500", () => {
+    const busy = unexpectedError(new SqlError.SqlError({ message: "deadlock", cause: { code: "40P01" } }))
+    expect([busy.status, busy.code, busy.type, busy.retryAfter]).toEqual([503, "service_busy", "api_error", 1])
+    const other = unexpectedError(new SqlError.SqlError({ message: "unique", cause: { code: "23505" } }))
+    expect([other.status, other.code]).toEqual([500, "internal_error"])
+    expect(unexpectedError(new Error("boom")).status).toBe(500)
   })
 })
 

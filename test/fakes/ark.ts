@@ -19,6 +19,10 @@ export type { FakeTask, Scenario } from "./arkTasks.ts"
  * proxy pages, hangs, lost answers, dropped connections). A create with
  * `callback_url` on a time-driven timeline (`stepMs`) is called back on each
  * status change (`callbacks`, callbackEmitter.ts; Ark signs nothing).
+ * Every API request is stamped when it arrives, so a test can count them in
+ * any one-second window (`busiestWindow`, `between`); `throttle` answers the
+ * API requests of the next moments with 429s, as an account past its rate
+ * limit.
  */
 
 export type Fault =
@@ -38,6 +42,7 @@ export type Fault =
   | { readonly kind: "garbage" }
 
 export interface ArkRequest {
+  /** When it arrived (ms since the epoch): its headers, before its body was read. */
   readonly at: number
   readonly method: string
   readonly path: string
@@ -61,7 +66,29 @@ export interface FakeArk {
   outage: Exclude<Fault, { kind: "lost" | "reset" }> | undefined
   /** The origin result links name (the fake's own by default): a proxy in front of it, for instance. */
   readonly useOrigin: (origin: string) => void
+  /**
+   * Answers every API request of the next `ms`, whatever it asks, with 429
+   * `RateLimitExceeded.EndpointRPMExceeded` (and `Retry-After` when given),
+   * as Ark throttles an account past its rate; each is still a request it saw.
+   */
+  readonly throttle: (ms: number, retryAfter?: string) => void
+  /** The API requests answered 429 by `throttle`, in order. */
+  readonly throttled: Array<ArkRequest>
+  /** The most API requests that arrived within any window of `ms` (sliding), and where that window starts. */
+  readonly busiestWindow: (ms?: number) => { readonly count: number; readonly from: number }
+  /** The API requests that arrived in `[from, to)` (ms since the epoch). */
+  readonly between: (from: number, to: number) => number
   readonly close: () => Promise<void>
+}
+
+/** The largest number of the sorted times `at` within any window of `ms`, and the window's first time. */
+export const busiest = (at: ReadonlyArray<number>, ms: number) => {
+  let best = { count: 0, from: at[0] ?? 0 }
+  for (let start = 0, end = 0; end < at.length; end++) {
+    while (at[end]! - at[start]! >= ms) start++
+    if (end - start + 1 > best.count) best = { count: end - start + 1, from: at[start]! }
+  }
+  return best
 }
 
 const arkError = (res: ServerResponse, status: number, type: string, code: string, message: string, param?: string) =>
@@ -69,8 +96,20 @@ const arkError = (res: ServerResponse, status: number, type: string, code: strin
     error: { code, message: `${message} Request id: 0217${Date.now()}`, ...(param ? { param } : {}), type }
   }))
 
-export const startFakeArk = async (keys: ReadonlyArray<string>, { queueCap = Infinity } = {}): Promise<FakeArk> => {
+export interface FakeArkOptions {
+  /** Tasks queued on one key at once before creates are refused with 429. */
+  readonly queueCap?: number
+  /** The timeline of a task from its create body (before `scenarios`, which a test queues in create order). */
+  readonly scenarioOf?: (body: any) => Scenario | undefined
+}
+
+export const startFakeArk = async (
+  keys: ReadonlyArray<string>,
+  { queueCap = Infinity, scenarioOf }: FakeArkOptions = {}
+): Promise<FakeArk> => {
   const requests: Array<ArkRequest> = []
+  const throttled: Array<ArkRequest> = []
+  let throttling: { until: number; retryAfter: string | undefined } = { until: 0, retryAfter: undefined }
   const faults = { create: [] as Array<Fault>, poll: [] as Array<Fault> }
   const scenarios: Array<Scenario> = []
   const tasks = new Map<string, FakeTask>()
@@ -100,7 +139,11 @@ export const startFakeArk = async (keys: ReadonlyArray<string>, { queueCap = Inf
       fetched.push(url)
       if (!ok) return arkError(res, 400, "BadRequest", "InvalidParameter", `failed to download ${item.type}`, "content")
     }
-    const queued = [...tasks.values()].filter((t) => t.key === key && statusAt(t, observation(t)) === "queued").length
+    // Counted only under a cap: a scan of every task per create would make the fake, holding 100,000 tasks in a
+    // bench, the slowest part of the run and stamp the requests it kept waiting together.
+    const queued = queueCap === Infinity
+      ? 0
+      : [...tasks.values()].filter((t) => t.key === key && statusAt(t, observation(t)) === "queued").length
     if (queued >= queueCap) {
       return arkError(res, 429, "TooManyRequests", "RateLimitExceeded", "queued task limit reached")
     }
@@ -111,7 +154,7 @@ export const startFakeArk = async (keys: ReadonlyArray<string>, { queueCap = Inf
       id,
       key,
       body: req.body,
-      scenario: scenarios.shift() ?? {},
+      scenario: scenarioOf?.(req.body) ?? scenarios.shift() ?? {},
       createdAt: Date.now(),
       observed: 0,
       cancelled: false
@@ -157,12 +200,19 @@ export const startFakeArk = async (keys: ReadonlyArray<string>, { queueCap = Inf
     const status = req.query["filter.status"]?.[0]
     const model = req.query["filter.model"]?.[0]
     const week = Date.now() - 7 * 86_400_000
-    const matching = [...tasks.values()].filter((t) =>
-      t.key === key && t.createdAt >= week && (ids === undefined || ids.includes(t.id)) &&
+    // Oldest first, reversed below: by ids, each looked up (a scan of 100,000 tasks per list would make the fake
+    // the slowest part of a bench); else every task in creation order.
+    const candidates = ids === undefined
+      ? [...tasks.values()]
+      : [...new Set(ids)].flatMap((id) => tasks.get(id) ?? []).sort((a, b) => a.createdAt - b.createdAt)
+    const matching = candidates.filter((t) =>
+      t.key === key && t.createdAt >= week &&
       (model === undefined || t.body.model === model) &&
       (status === undefined || statusAt(t, observation(t)) === status)
     ).reverse()
-    const items = matching.slice((pageNum - 1) * pageSize, pageNum * pageSize).map((t) => taskObject(t, origin, true))
+    const items = matching.slice((pageNum - 1) * pageSize, pageNum * pageSize).map((t) =>
+      taskObject(t, origin, true, ids === undefined)
+    )
     res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ total: matching.length, items }))
   }
 
@@ -191,6 +241,10 @@ export const startFakeArk = async (keys: ReadonlyArray<string>, { queueCap = Inf
 
   const route = async (req: ArkRequest, res: ServerResponse, socket: Socket, url: URL) => {
     if (req.method === "GET" && req.path.startsWith("/tos/")) return result(res, url)
+    if (req.at < throttling.until) {
+      throttled.push(req)
+      return answerFault(res, { kind: "rate_limited", retryAfter: throttling.retryAfter })
+    }
     const down = fake.outage
     if (down?.kind === "hang") return
     if (down !== undefined) return answerFault(res, down)
@@ -213,6 +267,7 @@ export const startFakeArk = async (keys: ReadonlyArray<string>, { queueCap = Inf
   }
 
   const server = createServer((req, res) => {
+    const arrived = Date.now()
     const chunks: Array<Buffer> = []
     req.on("data", (c: Buffer) => chunks.push(c))
     req.on("end", () => {
@@ -227,7 +282,7 @@ export const startFakeArk = async (keys: ReadonlyArray<string>, { queueCap = Inf
         return arkError(res, 400, "BadRequest", "InvalidParameter", "the body is not JSON")
       }
       const request = {
-        at: Date.now(),
+        at: arrived,
         method: req.method ?? "GET",
         path: url.pathname,
         query,
@@ -254,6 +309,13 @@ export const startFakeArk = async (keys: ReadonlyArray<string>, { queueCap = Inf
     useOrigin: (other) => {
       origin = other
     },
+    throttle: (ms, retryAfter) => {
+      throttling = { until: Date.now() + ms, retryAfter }
+    },
+    throttled,
+    // Requests are recorded when their body has arrived, so their arrival times are sorted before counting.
+    busiestWindow: (ms = 1000) => busiest(requests.map((r) => r.at).sort((a, b) => a - b), ms),
+    between: (from, to) => requests.filter((r) => r.at >= from && r.at < to).length,
     close: () => {
       callbacks.close()
       return listening.close()

@@ -28,6 +28,10 @@ export interface Scenario {
    * create, whatever is polled (as a real upstream does); needed for callbacks.
    */
   readonly stepMs?: number
+  /** `usage.completion_tokens` of the succeeded task (108900 by default, Ark's for 5 s of 720p). */
+  readonly tokens?: number
+  /** The tokens the account's list (no `filter.task_ids`) shows instead: a record that disagrees with the task's answer. */
+  readonly listedTokens?: number
 }
 
 export interface FakeTask {
@@ -86,8 +90,12 @@ export const statusAt = (task: FakeTask, n: number) => {
   return end === "unknown" ? (task.scenario.status ?? "paused") : end
 }
 
-/** Ark's task object at this moment; `observe` counts it as one poll of its timeline. */
-export const taskObject = (task: FakeTask, origin: string, observe: boolean) => {
+/**
+ * Ark's task object at this moment; `observe` counts it as one poll of its
+ * timeline; `listed`, as the account's list shows it.
+ */
+export const taskObject = (task: FakeTask, origin: string, observe: boolean, listed = false) => {
+  const tokens = listed ? task.scenario.listedTokens ?? task.scenario.tokens ?? 108900 : task.scenario.tokens ?? 108900
   if (observe) task.observed++
   const status = statusAt(task, observation(task))
   const b = task.body
@@ -109,7 +117,7 @@ export const taskObject = (task: FakeTask, origin: string, observe: boolean) => 
             video_url: `${origin}/tos/${task.id}.mp4?X-Tos-Expires=${expires}&X-Tos-Signature=${sign(task.id, expires)}`
           }
           : {},
-        usage: { completion_tokens: 108900, total_tokens: 108900 }
+        usage: { completion_tokens: tokens, total_tokens: tokens }
       }
       : {}),
     created_at: Math.floor(task.createdAt / 1000),

@@ -25,7 +25,14 @@ import { type EndpointSchema, problemsOf, SCHEMAS } from "./falEndpoints.ts"
  * - results on a CDN path whose links lapse after `resultTtlMs`;
  * - webhooks (`?fal_webhook=`) POSTed when a time-driven request completes,
  *   signed with ED25519 as fal signs them (keys at `/.well-known/jwks.json`),
- *   once, twice, never, badly signed or stale, retried on a non-2xx.
+ *   once, twice, never, badly signed or stale, retried on a non-2xx;
+ * - the platform API's request history, `GET /v1/models/requests/by-endpoint`
+ *   (`endpoint_id` repeated or comma-separated, `start`/`end` ISO 8601 with
+ *   `end` exclusive, `status`, `limit` up to 100, `cursor`): each request with
+ *   its `sent_at`, `started_at`, `ended_at`, `status_code` and `duration`,
+ *   latest first, `{items, next_cursor, has_more}`; a scenario may list a
+ *   status code other than its result's (`listedStatusCode`), as a provider's
+ *   record can disagree with what it answered.
  *
  * Each request follows a scripted timeline (`scenarios`, one per submit);
  * `faults` break the next submits or queries as fal breaks in production.
@@ -55,6 +62,8 @@ export interface Scenario {
   readonly stepMs?: number
   /** Webhook deliveries of a time-driven request. */
   readonly webhook?: "each" | "duplicate" | "none" | "bad_signature" | "stale" | "unsigned"
+  /** The `status_code` the request history lists for it, instead of its result's. */
+  readonly listedStatusCode?: number
 }
 
 export interface FalRequest {
@@ -310,6 +319,53 @@ export const startFakeFal = async (key: string): Promise<FakeFal> => {
     json(res, 202, { request_id: q.id, ...urls(q), queue_position: 0 })
   }
 
+  /** `GET /v1/models/requests/by-endpoint`: the request history, as fal's platform API answers it. */
+  const history = (res: ServerResponse, url: URL) => {
+    const endpoints = url.searchParams.getAll("endpoint_id").flatMap((e) => e.split(",")).filter((e) => e !== "")
+    if (endpoints.length === 0 || endpoints.length > 50) {
+      return json(res, 422, { detail: [{ loc: ["query", "endpoint_id"], msg: "1 to 50 endpoint ids" }] })
+    }
+    const limit = Number(url.searchParams.get("limit") ?? 50)
+    if (!Number.isInteger(limit) || limit < 1 || limit > 100) {
+      return json(res, 422, { detail: [{ loc: ["query", "limit"], msg: "between 1 and 100" }] })
+    }
+    const start = Date.parse(url.searchParams.get("start") ?? "") || Date.now() - 86_400_000
+    const end = Date.parse(url.searchParams.get("end") ?? "") || Date.now()
+    const wanted = url.searchParams.get("status")
+    const items = [...queued.values()].filter((q) => endpoints.includes(q.endpoint))
+      .filter((q) => q.createdAt >= start && q.createdAt < end)
+      .map((q) => {
+        const done = statusAt(q, observation(q)) === "COMPLETED"
+        const code = done ? (q.scenario.listedStatusCode ?? outcome(q).status) : null
+        return {
+          request_id: q.id,
+          endpoint_id: q.endpoint,
+          started_at: new Date(q.createdAt + 1).toISOString(),
+          sent_at: new Date(q.createdAt).toISOString(),
+          ended_at: done ? new Date(q.createdAt + 2).toISOString() : null,
+          status_code: code,
+          duration: done ? 0.002 : null
+        }
+      })
+      .filter((item) =>
+        wanted === null ||
+        (wanted === "success"
+          ? item.status_code === 200
+          : wanted === "user_error"
+          ? item.status_code === 422
+          : item.status_code !== null && item.status_code !== 200)
+      )
+      .reverse()
+    const page = Number(Buffer.from(url.searchParams.get("cursor") ?? "MA==", "base64").toString()) || 0
+    const slice = items.slice(page * limit, (page + 1) * limit)
+    const more = (page + 1) * limit < items.length
+    json(res, 200, {
+      items: slice,
+      next_cursor: more ? Buffer.from(String(page + 1)).toString("base64") : null,
+      has_more: more
+    })
+  }
+
   /** `/{owner}/{alias}/requests/{id}[/status|/cancel]`, only under the request's own app. */
   const queue = (req: FalRequest, res: ServerResponse, socket: Socket) => {
     const match = /^\/([^/]+\/[^/]+)\/requests\/([^/]+)(\/status|\/cancel)?$/.exec(req.path)
@@ -396,6 +452,9 @@ export const startFakeFal = async (key: string): Promise<FakeFal> => {
       requests.push(request)
       if (req.headers.authorization !== `Key ${key}`) {
         return json(res, 401, { detail: "Authentication is required to access this resource." })
+      }
+      if (url.pathname === "/v1/models/requests/by-endpoint") {
+        return req.method === "GET" ? history(res, url) : json(res, 405, { detail: "Method Not Allowed" })
       }
       if (url.pathname.includes("/requests/")) return queue(request, res, req.socket)
       if (req.method !== "POST") return json(res, 405, { detail: "Method Not Allowed" })

@@ -53,6 +53,8 @@ export interface Life {
   readonly expired?: boolean
   /** Succeeds without any result (a filtered job). */
   readonly noOutput?: boolean
+  /** The video's length its result reports (ms), when it is not the requested duration (a longer video made). */
+  readonly durationMs?: number
   /**
    * The result grows by this many bytes (a video: an MP4 `free` box after
    * its last box, which players and ffprobe skip; an image: zeros after its
@@ -194,7 +196,18 @@ export const startFakeGateway = async (
       ? `${base}/signed/${asset}?expires=${Date.now() + 3600_000}&sig=fakesig`
       : `${base}/v1/assets/${asset}/content`
     const mimeType = task.kind === "video" ? "video/mp4" : "image/png"
-    return [{ asset_id: asset, index: 0, url, mime_type: mimeType, url_auth: signed ? "none" : "resource_api_key" }]
+    // A video item echoes the requested duration, as the spec has it (unless the test made it longer).
+    const duration = task.kind === "video"
+      ? { duration_ms: task.life.durationMs ?? (task.fields.output?.duration ?? 5) * 1000 }
+      : {}
+    return [{
+      asset_id: asset,
+      index: 0,
+      url,
+      mime_type: mimeType,
+      url_auth: signed ? "none" : "resource_api_key",
+      ...duration
+    }]
   }
 
   /** The task object as the spec shapes it, with the status `said` (null leaves it out). */

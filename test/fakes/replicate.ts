@@ -13,7 +13,10 @@ import { invalidFields, modelOfVersion, MODELS } from "./replicateModels.ts"
  * the model's schema with Replicate's 422 body; `Prefer: wait` holding the
  * answer; `Cancel-After` stopping a prediction at its deadline: `aborted`
  * before it started, `canceled` while running), `GET /predictions/{id}`, cancel, the default webhook
- * secret, `GET /account`, and outputs served from links that Replicate
+ * secret, `GET /account`, the account's prediction list (`GET /predictions`,
+ * newest first, 100 a page with `next` and `previous` cursor links; a
+ * scenario may list other metrics than its reads answer: `listedPredictTime`),
+ * and outputs served from links that Replicate
  * deletes after an hour (`outputTtlMs`). Each prediction follows a scripted
  * timeline (`scenarios`, one per create) counted in reads, or in time with
  * `stepMs`; a prediction with `webhook` is posted once it completes (signed
@@ -31,6 +34,10 @@ export interface Scenario {
   readonly error?: string
   /** The timeline moves one step per `stepMs` from the create, whatever is read (needed for webhooks). */
   readonly stepMs?: number
+  /** `metrics.predict_time` once it ran (succeeded, or failed or cancelled after it started): 42.1 by default. */
+  readonly predictTime?: number
+  /** The `predict_time` the list shows instead (a record that disagrees with the prediction's own answer). */
+  readonly listedPredictTime?: number
 }
 
 export type Fault =
@@ -49,6 +56,7 @@ export interface ReplicateRequest {
   readonly at: number
   readonly method: string
   readonly path: string
+  readonly query: URLSearchParams
   readonly headers: IncomingHttpHeaders
   readonly body: any
 }
@@ -64,6 +72,8 @@ export interface FakePrediction {
   readonly createdAt: number
   reads: number
   canceled: boolean
+  /** Whether it had started when it was cancelled: one cancelled while `starting` never ran. */
+  canceledStarted: boolean | undefined
   /** Stopped by its `Cancel-After` deadline: `aborted` or `canceled`. */
   stopped: "aborted" | "canceled" | undefined
   completedAt: number | undefined
@@ -148,8 +158,14 @@ export const startFakeReplicate = async (tokens: ReadonlyArray<string>): Promise
   webhooks.options.secret = secret
   let origin = ""
 
-  const objectOf = (p: FakePrediction) => {
+  const objectOf = (p: FakePrediction, listed = false) => {
     const status = statusOf(p)
+    const started = status === "canceled" && p.canceled
+      ? p.canceledStarted === true
+      : status !== "starting" && status !== "aborted"
+    const predictTime = listed
+      ? p.scenario.listedPredictTime ?? p.scenario.predictTime ?? 42.1
+      : p.scenario.predictTime ?? 42.1
     if (ENDED.has(status)) p.completedAt ??= Date.now()
     const ext = MODELS[p.model]!.kind === "video" ? "mp4" : "png"
     const output = status === "succeeded" && p.scenario.end !== "no_output"
@@ -167,15 +183,29 @@ export const startFakeReplicate = async (tokens: ReadonlyArray<string>): Promise
       status,
       source: "api",
       created_at: new Date(p.createdAt).toISOString(),
-      started_at: status === "starting" || status === "aborted" ? null : new Date(p.createdAt + 1).toISOString(),
+      started_at: started ? new Date(p.createdAt + 1).toISOString() : null,
       completed_at: p.completedAt === undefined ? null : new Date(p.completedAt).toISOString(),
       urls: {
         cancel: `${origin}/v1/predictions/${p.id}/cancel`,
         get: `${origin}/v1/predictions/${p.id}`,
         web: `https://replicate.com/p/${p.id}`
       },
-      metrics: status === "succeeded" ? { predict_time: 42.1, total_time: 43.5 } : {}
+      // Replicate reports the time a prediction ran once it ended, whatever its end; one that never started ran none.
+      metrics: ENDED.has(status) && started ? { predict_time: predictTime, total_time: predictTime + 1.4 } : {}
     }
+  }
+
+  /** `GET /v1/predictions`: newest first, 100 a page; `cursor` is the page's offset, as opaque to a client. */
+  const list = (res: ServerResponse, query: URLSearchParams) => {
+    const all = [...predictions.values()].reverse()
+    const offset = Number(Buffer.from(query.get("cursor") ?? "MA==", "base64url").toString()) || 0
+    const page = all.slice(offset, offset + 100)
+    const link = (at: number) => `${origin}/v1/predictions?cursor=${Buffer.from(String(at)).toString("base64url")}`
+    json(res, 200, {
+      next: offset + 100 < all.length ? link(offset + 100) : null,
+      previous: offset > 0 ? link(Math.max(0, offset - 100)) : null,
+      results: page.map((p) => objectOf(p, true))
+    })
   }
 
   const answerFault = (res: ServerResponse, fault: Exclude<Fault, { kind: "hang" | "reset" }>) => {
@@ -226,6 +256,7 @@ export const startFakeReplicate = async (tokens: ReadonlyArray<string>): Promise
       createdAt: Date.now(),
       reads: 0,
       canceled: false,
+      canceledStarted: undefined,
       stopped: undefined,
       completedAt: undefined
     }
@@ -272,6 +303,7 @@ export const startFakeReplicate = async (tokens: ReadonlyArray<string>): Promise
       return json(res, 200, { type: "organization", username: "operator", name: "Operator" })
     }
     if (req.method === "GET" && req.path === "/v1/webhooks/default/secret") return json(res, 200, { key: fake.secret })
+    if (req.method === "GET" && req.path === "/v1/predictions") return list(res, req.query)
     const fault = faults.read.shift()
     if (fault?.kind === "hang") return
     if (fault?.kind === "reset") return socket.destroy()
@@ -280,7 +312,11 @@ export const startFakeReplicate = async (tokens: ReadonlyArray<string>): Promise
     const p = one ? predictions.get(one[1]!) : undefined
     if (p === undefined) return problem(res, 404, "Not found.", "Not found")
     if (req.method === "POST" && one![2]) {
-      if (!ENDED.has(statusOf(p))) p.canceled = true
+      const status = statusOf(p)
+      if (!ENDED.has(status)) {
+        p.canceled = true
+        p.canceledStarted = status !== "starting"
+      }
       return json(res, 200, objectOf(p))
     }
     if (req.method !== "GET" || one![2]) return problem(res, 405, "Method not allowed")
@@ -300,7 +336,14 @@ export const startFakeReplicate = async (tokens: ReadonlyArray<string>): Promise
       } catch {
         return problem(res, 400, "the body is not JSON")
       }
-      const request = { at: Date.now(), method: req.method ?? "GET", path: url.pathname, headers: req.headers, body }
+      const request = {
+        at: Date.now(),
+        method: req.method ?? "GET",
+        path: url.pathname,
+        query: url.searchParams,
+        headers: req.headers,
+        body
+      }
       if (!url.pathname.startsWith("/delivery/")) requests.push(request)
       route(request, res, req.socket).catch((e) => problem(res, 500, String(e)))
     })

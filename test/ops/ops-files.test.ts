@@ -21,10 +21,12 @@ const exposedNames = (text: string) =>
   )
 
 describe("the alert rules and the dashboard", () => {
-  // A gateway that ran one task through an upstream, so its histograms have series too.
+  // A gateway that ran one task through an upstream (polled more than once, on a channel with a request budget),
+  // so its histograms and the budget's gauges have series too.
   let env: FakeGatewayEnv
   beforeAll(async () => {
-    env = await startFakeGatewayEnv({ METRICS_TOKEN })
+    env = await startFakeGatewayEnv({ METRICS_TOKEN }, { requests_per_second: 50 })
+    env.fake.lives.push({ prompt: "the rules' metrics", statuses: ["in_progress", "succeeded"] })
     expect((await runTask(env, videoTask("the rules' metrics"))).task.status).toBe("succeeded")
   })
   afterAll(() => env.close())

@@ -94,6 +94,10 @@ describe("the README's quick start", { timeout: 180_000 }, () => {
     // The quick start fits in 40 lines, from its heading to the next section.
     const next = README.indexOf("\n## ", section + 1)
     expect(README.slice(section, next).split("\n").length).toBeLessThanOrEqual(40)
+    // A reader meets the video create within the README's first 60 lines.
+    const create = README.indexOf("$BASE/v1/video/tasks -H")
+    expect(create).toBeGreaterThan(0)
+    expect(README.slice(0, create).split("\n").length).toBeLessThanOrEqual(60)
   })
 
   it("creates an account and its keys, runs a video task and downloads a real H.264 MP4", async () => {

@@ -1,11 +1,18 @@
 import { HttpApiClient, HttpClient, HttpClientRequest } from "@effect/platform"
 import { Effect, Schema } from "effect"
-import { CreateAccountRequest, CreateKeyRequest, CreditsRequest } from "../../src/accounts/Account.ts"
+import {
+  CreateAccountRequest,
+  CreateKeyRequest,
+  CreditsRequest,
+  KeyLimitsRequest,
+  LowBalanceRequest
+} from "../../src/accounts/Account.ts"
+import { LedgerParams } from "../../src/accounts/Api.ts"
 import { GatewayApi } from "../../src/Api.ts"
 import { gatewayHttp, normalize } from "../../src/client/Http.ts"
 import { refine } from "../../src/ClientApi.ts"
-import { StateChange } from "../../src/ops/ChannelsApi.ts"
-import { WebhookRequest } from "../../src/webhooks/Webhook.ts"
+import { ReconcileWindow, StateChange } from "../../src/ops/ChannelsApi.ts"
+import { ReplayRequest, WebhookRequest } from "../../src/webhooks/Webhook.ts"
 import { run } from "./api.ts"
 import { ADMIN_TOKEN } from "./gateway.ts"
 import type { Target } from "./wire.ts"
@@ -20,11 +27,15 @@ const AdminClientApi = refine(
   refine(GatewayApi, "admin", {
     createAccount: (e) => e.setPayload(CreateAccountRequest),
     createKey: (e) => e.setPayload(CreateKeyRequest),
-    addCredits: (e) => e.setPayload(CreditsRequest)
+    addCredits: (e) => e.setPayload(CreditsRequest),
+    setKeyLimits: (e) => e.setPayload(KeyLimitsRequest),
+    setLowBalance: (e) => e.setPayload(LowBalanceRequest),
+    listLedger: (e) => e.setUrlParams(LedgerParams)
   }),
   "adminWebhooks",
   {
     setWebhook: (e) => e.setPayload(WebhookRequest),
+    replayWebhookEvents: (e) => e.setPayload(ReplayRequest),
     listWebhookEvents: (e) =>
       e.setUrlParams(Schema.Struct({
         status: Schema.optional(Schema.String),
@@ -38,7 +49,9 @@ const AdminClientApi = refine(
 const AdminWithChannelsApi = refine(AdminClientApi, "adminChannels", {
   enableChannel: (e) => e.setPayload(StateChange),
   drainChannel: (e) => e.setPayload(StateChange),
-  disableChannel: (e) => e.setPayload(StateChange)
+  disableChannel: (e) => e.setPayload(StateChange),
+  // The window is read by hand from the query (ChannelsHttp.ts).
+  reconcileChannel: (e) => e.setUrlParams(ReconcileWindow)
 })
 
 const adminClient = (gw: Target) =>
@@ -89,6 +102,9 @@ export const operator = (gw: Target) => {
     task: (id: string) => call((c) => c.adminTasks.getTask({ path: { id } })),
     channels: () => call((c) => c.adminChannels.listChannels()),
     channel: (name: string) => call((c) => c.adminChannels.getChannel({ path: { name } })),
+    /** What the channel's provider says it ran in `[from, to)` (Unix seconds) against the attempts recorded. */
+    reconcile: (name: string, from: number, to: number) =>
+      call((c) => c.adminChannels.reconcileChannel({ path: { name }, urlParams: { from, to } })),
     /** Enables, drains or disables a channel, with a reason or none. */
     setChannelState: (name: string, to: "enable" | "drain" | "disable", reason?: string) => {
       const request = { path: { name }, payload: reason === undefined ? {} : { reason } }

@@ -33,7 +33,8 @@ export interface FakeGatewayEnv {
 export const fakeGatewayConfig = (
   fake: FakeGateway,
   timeouts: Record<string, number>,
-  second: { readonly name: string; readonly timeouts: Record<string, number> }
+  second: { readonly name: string; readonly timeouts: Record<string, number> },
+  settings: Record<string, unknown> = {}
 ) =>
   configWith("models.json", (models) => {
     const channel = {
@@ -41,7 +42,8 @@ export const fakeGatewayConfig = (
       base_url: fake.url,
       credentials: { model_token: { env: "UPGW_SK" }, resource_key: { env: "UPGW_AK" } },
       concurrency: 20,
-      timeouts
+      timeouts,
+      ...settings
     }
     models.channels.upgw = channel
     models.channels[second.name] = { ...channel, timeouts: { ...timeouts, ...second.timeouts } }
@@ -50,12 +52,16 @@ export const fakeGatewayConfig = (
     models.models[IMAGE].channels = [{ channel: "upgw", upstream_model: "upstream-image-model" }]
   })
 
-export const startFakeGatewayEnv = async (env: Record<string, string> = {}): Promise<FakeGatewayEnv> => {
+/** `settings`: more settings of both channels (a request budget, for instance). */
+export const startFakeGatewayEnv = async (
+  env: Record<string, string> = {},
+  settings: Record<string, unknown> = {}
+): Promise<FakeGatewayEnv> => {
   const fake = await startFakeGateway({ modelToken: MODEL_TOKEN, resourceKey: RESOURCE_KEY })
   const config = fakeGatewayConfig(fake, { submit_s: 2, poll_s: 2, download_s: 30 }, {
     name: "upgw-short",
     timeouts: { deadline_s: 3 }
-  })
+  }, settings)
   quickEngine(config)
   const gw = await startGateway({
     ROLE: "all",

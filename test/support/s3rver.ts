@@ -21,16 +21,34 @@ export const startS3rver = async (bucket: string) => {
     configureBuckets: [{ name: bucket }]
   })
   const { port } = await server.run() as { port: number }
+  const endpoint = `http://127.0.0.1:${port}`
+  // The AWS SDK is loaded by the first test that asks the bucket itself, not by every file that starts s3rver.
+  let client: import("@aws-sdk/client-s3").S3Client | undefined
   return {
-    endpoint: `http://127.0.0.1:${port}`,
+    /** The bucket's own answer for an object: 200 or 404. */
+    headStatus: async (key: string): Promise<number | undefined> => {
+      const { HeadObjectCommand, S3Client } = await import("@aws-sdk/client-s3")
+      client ??= new S3Client({
+        endpoint,
+        region: "us-east-1",
+        forcePathStyle: true,
+        credentials: { accessKeyId: "S3RVER", secretAccessKey: "S3RVER" }
+      })
+      return client.send(new HeadObjectCommand({ Bucket: bucket, Key: key })).then(
+        (r) => r.$metadata.httpStatusCode,
+        (e) => e.$metadata?.httpStatusCode ?? Promise.reject(e)
+      )
+    },
+    endpoint,
     env: {
-      S3_ENDPOINT: `http://127.0.0.1:${port}`,
+      S3_ENDPOINT: endpoint,
       S3_BUCKET: bucket,
       S3_REGION: "us-east-1",
       S3_ACCESS_KEY_ID: "S3RVER",
       S3_SECRET_ACCESS_KEY: "S3RVER"
     },
     close: async () => {
+      client?.destroy()
       await server.close()
       rmSync(directory, { recursive: true, force: true })
     }

@@ -42,7 +42,7 @@ const rows: Rows = (text, params) =>
 const claimAndComplete = Effect.gen(function*() {
   const queue = yield* TaskQueue
   const outcomes = yield* TaskOutcomes
-  const [claim] = yield* queue.claim("sandbox", "wrk_race", 1, 1000)
+  const [claim] = yield* queue.claim("sandbox", "wrk_race", 1, { concurrency: 1000 })
   if (claim === undefined) return "nothing claimed" as const
   return yield* outcomes.succeed(claim, [], { videos: [] }).pipe(
     Effect.as("succeeded" as const),
@@ -71,7 +71,9 @@ describe(`cancel racing completion (${backend})`, () => {
         worker = claimAndComplete
       } else {
         // Claimed first: the race is the running task's completion against the cancel.
-        const [claim] = await run(Effect.flatMap(TaskQueue, (q) => q.claim("sandbox", "wrk_race", 1, 1000)))
+        const [claim] = await run(
+          Effect.flatMap(TaskQueue, (q) => q.claim("sandbox", "wrk_race", 1, { concurrency: 1000 }))
+        )
         expect(claim?.id).toBe(id)
         worker = Effect.flatMap(TaskOutcomes, (o) => o.succeed(claim!, [], { videos: [] })).pipe(
           Effect.as("succeeded"),

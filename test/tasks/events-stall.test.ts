@@ -3,7 +3,7 @@ import { Effect } from "effect"
 import { connect, type Socket } from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { StreamSlots } from "../../src/tasks/StreamSlots.ts"
-import { TaskChanges } from "../../src/tasks/TaskChanges.ts"
+import { TaskWatchers } from "../../src/tasks/TaskWatchers.ts"
 import { createAccount } from "../support/adminApi.ts"
 import { api } from "../support/api.ts"
 import { configWith } from "../support/config.ts"
@@ -35,8 +35,8 @@ const update = (set: (sql: SqlClient.SqlClient) => Effect.Effect<unknown, unknow
 const leftBehind = () =>
   gw.runtime.runPromise(
     Effect.map(
-      Effect.all([TaskChanges, StreamSlots]),
-      ([changes, slots]) => ({ watchers: changes.watchers(), streams: slots.open() })
+      Effect.all([TaskWatchers, StreamSlots]),
+      ([watchers, slots]) => ({ ...watchers.stats(), streams: slots.open() })
     )
   )
 
@@ -65,7 +65,7 @@ describe(`live status stream: stalled client and keep-alive (${backend})`, () =>
     )
     await eventually(async () => {
       const now = await leftBehind()
-      return now.watchers === before.watchers + 1 ? now : undefined
+      return now.followers === before.followers + 1 ? now : undefined
     }, "the stream is open")
 
     // A reading stream of the same task paces the changes: each is seen (so each wakes the stalled stream's
@@ -85,7 +85,9 @@ describe(`live status stream: stalled client and keep-alive (${backend})`, () =>
     // The stalled stream is dropped: its watcher and slot go although the client never read a byte.
     await eventually(async () => {
       const now = await leftBehind()
-      return now.watchers === before.watchers && now.streams === before.streams ? now : undefined
+      return now.watchers === before.watchers && now.followers === before.followers && now.streams === before.streams
+        ? now
+        : undefined
     }, "the stalled stream's watcher and slot released")
 
     // Now read what the server had written: the socket's buffers and at most the response's mark, not every change.

@@ -2,7 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { StreamSlots } from "../../src/tasks/StreamSlots.ts"
-import { TaskChanges } from "../../src/tasks/TaskChanges.ts"
+import { TaskWatchers } from "../../src/tasks/TaskWatchers.ts"
 import { createAccount } from "../support/adminApi.ts"
 import { api } from "../support/api.ts"
 import { configWith } from "../support/config.ts"
@@ -55,8 +55,8 @@ const current = (key: string, id: string) => api(gw, { resource: key }).getVideo
 const leftBehind = () =>
   gw.runtime.runPromise(
     Effect.map(
-      Effect.all([TaskChanges, StreamSlots]),
-      ([changes, slots]) => ({ watchers: changes.watchers(), streams: slots.open() })
+      Effect.all([TaskWatchers, StreamSlots]),
+      ([watchers, slots]) => ({ ...watchers.stats(), streams: slots.open() })
     )
   )
 
@@ -134,12 +134,16 @@ describe(`live status stream (${backend})`, () => {
     expectError({ status: refused.status, headers: refused.headers, body: refused.body }, 429, "rate_limit_exceeded")
     // Another key of the same account has a bound of its own.
     const opened = await leftBehind()
-    expect(opened.watchers - before.watchers).toBe(BOUND)
+    // One watcher of the task, whatever the number of streams following it.
+    expect(opened.followers - before.followers).toBe(BOUND)
+    expect(opened.watchers - before.watchers).toBe(1)
     expect(opened.streams - before.streams).toBe(BOUND)
     for (const s of streams) s.close()
     await eventually(async () => {
       const now = await leftBehind()
-      return now.watchers === before.watchers && now.streams === before.streams ? now : undefined
+      return now.watchers === before.watchers && now.followers === before.followers && now.streams === before.streams
+        ? now
+        : undefined
     }, "every watcher and slot released")
     // The key's slots are back: a new stream opens and still sees changes.
     const again = await openEvents(gw, path, acct.resource.key)

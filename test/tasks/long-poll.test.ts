@@ -3,7 +3,7 @@ import { Effect, Schema } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { preferredWait } from "../../src/tasks/LongPollHttp.ts"
 import { VideoTask } from "../../src/tasks/Task.ts"
-import { TaskChanges } from "../../src/tasks/TaskChanges.ts"
+import { TaskWatchers } from "../../src/tasks/TaskWatchers.ts"
 import { createAccount } from "../support/adminApi.ts"
 import { api } from "../support/api.ts"
 import { unthrottled } from "../support/config.ts"
@@ -40,22 +40,22 @@ const finish = (id: string) =>
       WHERE id = ${id}`)
   )
 
-const watchers = () => gw.runtime.runPromise(Effect.map(TaskChanges, (c) => c.watchers()))
+const followers = () => gw.runtime.runPromise(Effect.map(TaskWatchers, (w) => w.stats().followers))
 
 describe(`long poll (${backend})`, () => {
   it("Prefer: wait=N answers when the task becomes terminal, with Preference-Applied", async () => {
     const { acct, id } = await newTask()
-    const before = await watchers()
+    const before = await followers()
     const answer = get(acct.resource.key, id, "wait=30")
     // The request is waiting on the task (registered for its changes) before the task ends.
-    await eventually(async () => (await watchers()) > before || undefined, "the long poll waits")
+    await eventually(async () => (await followers()) > before || undefined, "the long poll waits")
     await finish(id)
     const reply = await answer
     expect(reply.status).toBe(200)
     expect(reply.headers.get("preference-applied")).toBe("wait=30")
     expect(taskOf(reply).status).toBe("failed")
     expect(reply.body).toEqual((await get(acct.resource.key, id)).body)
-    expect(await watchers()).toBe(before)
+    expect(await followers()).toBe(before)
   })
 
   it("past N seconds: the task as it is; a terminal task at once; N over 60 counts as 60", async () => {

@@ -123,7 +123,9 @@ describe(`quotes (${backend})`, () => {
       billing: { unit: "second", quantity: 10, unit_price: 0.04, multiplier: 1, credits: 0.4 },
       charge: { wallet: 0.35, subscription: 0.05 },
       balance: { wallet: 0.1, subscription: 0.05 },
-      enough_balance: false
+      enough_balance: false,
+      queue: { queued: 0, max_queued: null, room: true },
+      spend: { spent_today: 0, spent_this_month: 0, daily_limit: null, monthly_limit: null, room: true }
     })
     expect(await taskCount(acct.id)).toBe(0)
     expect(await balances(acct.id)).toEqual(before)

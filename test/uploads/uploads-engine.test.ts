@@ -278,6 +278,7 @@ describe(`reference media in the task engine (${backend})`, () => {
       const request = Either.getOrThrow(validateVideoRequest((m) => registry.video(m)?.capability, json))
       return yield* store.create({
         accountId: acct.id,
+        keyId: acct.model.id,
         kind: "video",
         model: request.model,
         operation: "generation",

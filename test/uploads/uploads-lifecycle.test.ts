@@ -216,7 +216,7 @@ for (const store of ["local", "s3"] as const) {
       const claims = await gw.runtime.runPromise(
         Effect.flatMap(TaskQueue, (queue) =>
           Effect.map(
-            Effect.forEach(channels, ({ channel }) => queue.claim(channel, "test-worker", 10, 10)),
+            Effect.forEach(channels, ({ channel }) => queue.claim(channel, "test-worker", 10, { concurrency: 10 })),
             (c) => c.flat()
           ))
       )

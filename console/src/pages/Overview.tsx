@@ -2,7 +2,7 @@ import { api, type Overview as OverviewData } from "../api.ts"
 import { NamedBars, StackedBars } from "../components/Chart.tsx"
 import { useLoad } from "../components/hooks.ts"
 import { ErrorNote, Loading, Section } from "../components/ui.tsx"
-import { seconds } from "../format.ts"
+import { dateTime, seconds } from "../format.ts"
 
 const STATUS_SERIES = [
   { name: "succeeded", color: "#16a34a" },
@@ -61,6 +61,34 @@ const Charts = ({ data }: { data: OverviewData }) => (
         format={round}
       />
     </Section>
+    {data.deprecated_models.length === 0 ?
+      null :
+      (
+        <Section title="Deprecated models still in use (last 30 days)" id="ov-deprecated">
+          <table class="table">
+            <thead>
+              <tr>
+                <th scope="col">Model</th>
+                <th scope="col">Sunset</th>
+                <th scope="col">Successor</th>
+                <th scope="col">Accounts</th>
+                <th scope="col">Tasks</th>
+              </tr>
+            </thead>
+            <tbody>
+              {data.deprecated_models.map((d) => (
+                <tr key={d.model}>
+                  <td data-label="Model">{d.model}</td>
+                  <td data-label="Sunset">{dateTime(d.sunset)}</td>
+                  <td data-label="Successor">{d.successor ?? "—"}</td>
+                  <td data-label="Accounts">{d.accounts}</td>
+                  <td data-label="Tasks">{d.tasks}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </Section>
+      )}
   </>
 )
 

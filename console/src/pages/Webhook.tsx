@@ -3,6 +3,16 @@ import { api } from "../api.ts"
 import { Deliveries } from "../components/Deliveries.tsx"
 import { useLoad } from "../components/hooks.ts"
 import { ErrorNote, Loading, Pager, Section } from "../components/ui.tsx"
+import { dateTime, toUnix } from "../format.ts"
+
+/** The event types a webhook may subscribe to (a test event always goes). */
+const EVENT_TYPES = [
+  "video.task.succeeded",
+  "video.task.failed",
+  "image.task.succeeded",
+  "image.task.failed",
+  "account.balance_low"
+] as const
 
 /** Runs an action, showing its outcome in the page's status line. */
 const useAction = () => {
@@ -39,6 +49,9 @@ export const Webhook = () => {
   )
   const [url, setUrl] = useState("")
   const [enabled, setEnabled] = useState(true)
+  const [types, setTypes] = useState<ReadonlyArray<(typeof EVENT_TYPES)[number]>>(EVENT_TYPES)
+  const [replayFrom, setReplayFrom] = useState("")
+  const [replayTo, setReplayTo] = useState("")
   const [showKey, setShowKey] = useState(false)
   const [confirmRotate, setConfirmRotate] = useState(false)
   const action = useAction()
@@ -47,13 +60,15 @@ export const Webhook = () => {
     if (settings.data) {
       setUrl(settings.data.url ?? "")
       setEnabled(settings.data.url === null ? true : settings.data.enabled)
+      setTypes(EVENT_TYPES.filter((t) => settings.data!.events === null || settings.data!.events.includes(t)))
     }
   }, [settings.data])
 
   const save = (event: Event) => {
     event.preventDefault()
     void action.run("save", async () => {
-      await api.setWebhook({ url: url.trim(), enabled })
+      // Every type ticked is a subscription to all, new types included.
+      await api.setWebhook({ url: url.trim(), enabled, events: types.length === EVENT_TYPES.length ? null : types })
       await settings.reload()
       return "Webhook settings saved."
     })
@@ -73,6 +88,17 @@ export const Webhook = () => {
       await log.reload()
       return `Test event ${queued.event_id} queued.`
     })
+  const replay = (event: Event) => {
+    event.preventDefault()
+    void action.run("replay", async () => {
+      const from = Number(toUnix(replayFrom))
+      const to = Number(toUnix(replayTo))
+      const queued = await api.replayWebhook({ from, to })
+      setAfter(undefined)
+      await log.reload()
+      return `${queued.events} events will be sent again, with their ids.`
+    })
+  }
   const resend = (id: string) =>
     action.run(id, async () => {
       await api.resendEvent(id)
@@ -89,6 +115,11 @@ export const Webhook = () => {
       {settings.data === undefined ? <Loading /> : (
         <div class="grid">
           <Section title="Settings" id="sec-webhook">
+            {settings.data.disabled_reason === null ? null : (
+              <p class="note note-error" role="alert">
+                Disabled {dateTime(settings.data.disabled_at)}: {settings.data.disabled_reason}
+              </p>
+            )}
             <form onSubmit={save} class="stack">
               <label for="webhook-url">Receiver URL</label>
               <input
@@ -107,6 +138,24 @@ export const Webhook = () => {
                 />
                 Enabled (task events are sent)
               </label>
+              <fieldset class="stack">
+                <legend>Events it receives</legend>
+                {EVENT_TYPES.map((type) => (
+                  <label class="check" key={type}>
+                    <input
+                      type="checkbox"
+                      checked={types.includes(type)}
+                      onChange={(e) =>
+                        setTypes(
+                          (e.target as HTMLInputElement).checked
+                            ? EVENT_TYPES.filter((t) => t === type || types.includes(t))
+                            : types.filter((t) => t !== type)
+                        )}
+                    />
+                    <code>{type}</code>
+                  </label>
+                ))}
+              </fieldset>
               <button type="submit" class="primary" disabled={action.busy === "save"}>Save</button>
             </form>
           </Section>
@@ -140,6 +189,27 @@ export const Webhook = () => {
           </Section>
         </div>
       )}
+      <Section title="Replay" id="sec-replay">
+        <form onSubmit={replay} class="form-grid">
+          <label for="replay-from">Events created from</label>
+          <input
+            id="replay-from"
+            type="datetime-local"
+            required
+            value={replayFrom}
+            onInput={(e) => setReplayFrom((e.target as HTMLInputElement).value)}
+          />
+          <label for="replay-to">until</label>
+          <input
+            id="replay-to"
+            type="datetime-local"
+            required
+            value={replayTo}
+            onInput={(e) => setReplayTo((e.target as HTMLInputElement).value)}
+          />
+          <button type="submit" disabled={action.busy === "replay"}>Send them again</button>
+        </form>
+      </Section>
       <Section title="Delivery log" id="sec-log">
         <div class="row">
           <button type="button" onClick={() => void log.reload()}>Refresh</button>

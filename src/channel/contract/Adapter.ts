@@ -8,6 +8,7 @@ import type { ChannelSettings } from "./ChannelSettings.ts"
 import type { ChannelCheck } from "./Check.ts"
 import type { ImageGenerator, VideoGenerator } from "./Generation.ts"
 import type { ImageUpstream, VideoUpstream } from "./Upstream.ts"
+import type { UsageUnit } from "./Usage.ts"
 
 /**
  * The channel adapter contract (docs/adapters/README.md, Writing an adapter).
@@ -34,6 +35,7 @@ export { retryHintMs } from "./RetryHint.ts"
 export { verifyStandardWebhook } from "./StandardWebhooks.ts"
 export { certainlyNotSent } from "./Transport.ts"
 export * from "./Upstream.ts"
+export * from "./Usage.ts"
 
 export const TaskKind = Schema.Literal("video", "image")
 export type TaskKind = typeof TaskKind.Type
@@ -112,6 +114,23 @@ export interface ChannelAdapter<K extends TaskKind = TaskKind, S = unknown> {
    * stops the boot, so a route to an unknown endpoint never reaches a task.
    */
   readonly checkRoute?: ((channel: Channel<S>, route: RouteToCheck) => string | undefined) | undefined
+  /**
+   * For an adapter that knows what the upstream a route names cannot take or
+   * always does (a marketplace endpoint's durations, ratios, soundtrack and
+   * frames, from its endpoint table): those limits, the route's defaults. The
+   * catalog keeps a request off a route whose limits refuse it (a 400 at
+   * creation when no route of the model takes it, never a failed task), and
+   * a route's `narrower` may narrow them further, never widen them.
+   * Undefined: the upstream takes whatever the model's table allows.
+   */
+  readonly routeLimits?: ((channel: Channel<S>, route: RouteToCheck) => UpstreamLimits | undefined) | undefined
+  /**
+   * The units the provider's answers report usage in, per kind, beyond the
+   * ones the engine can always count itself (seconds of video, images, tasks):
+   * `token` where the provider bills tokens (Usage.ts). A route whose `cost`
+   * is priced in a unit neither counts stops the boot.
+   */
+  readonly usageUnits?: { readonly [k in K]?: ReadonlyArray<UsageUnit> } | undefined
 }
 
 /** One route of a model to a channel, as an adapter's `checkRoute` sees it. */
@@ -123,6 +142,23 @@ export interface RouteToCheck {
   readonly kind: TaskKind
   /** The route's `upstream_model` (the public id by default). */
   readonly upstreamModel: string
+}
+
+/**
+ * What one route's upstream cannot take or always does, as its adapter knows
+ * it (`routeLimits`). Each member left out means no limit of that kind.
+ */
+export interface UpstreamLimits {
+  /** The video lengths it takes, in seconds. */
+  readonly durations?: ReadonlyArray<number> | undefined
+  /** The aspect ratios it takes (`16:9`…). */
+  readonly aspectRatios?: ReadonlyArray<string> | undefined
+  /** The resolutions it makes (`720p`…): a model of another resolution cannot be routed there (the start stops). */
+  readonly resolutions?: ReadonlyArray<string> | undefined
+  /** `never`: its videos are silent, whatever is asked; `always`: they always have a soundtrack. */
+  readonly audio?: "never" | "always" | undefined
+  /** false: it takes no last frame (a first frame only). */
+  readonly lastFrame?: boolean | undefined
 }
 
 /** An adapter of any kinds and settings, as the loader holds them. */
@@ -143,4 +179,5 @@ export const isAdapter = (value: unknown): value is AnyAdapter =>
   typeof (value as AnyAdapter).make === "function" &&
   ((value as AnyAdapter).callbacks === undefined || typeof (value as AnyAdapter).callbacks === "function") &&
   ((value as AnyAdapter).check === undefined || typeof (value as AnyAdapter).check === "function") &&
-  ((value as AnyAdapter).checkRoute === undefined || typeof (value as AnyAdapter).checkRoute === "function")
+  ((value as AnyAdapter).checkRoute === undefined || typeof (value as AnyAdapter).checkRoute === "function") &&
+  ((value as AnyAdapter).routeLimits === undefined || typeof (value as AnyAdapter).routeLimits === "function")

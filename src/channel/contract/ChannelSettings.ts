@@ -24,11 +24,40 @@ export const ChannelTimeouts = Schema.Struct({
 })
 export type ChannelTimeouts = typeof ChannelTimeouts.Type
 
-export const ChannelSettings = Schema.Struct({
+const PositiveRate = Schema.Number.pipe(Schema.finite(), Schema.positive())
+
+/**
+ * The channel's share of each upstream operation, where the provider limits
+ * them apart (Replicate: creates and other calls), in requests per second;
+ * each within the channel's `requests_per_second`. The channel check counts
+ * with the reads (poll, find, cancel) and has no rate of its own.
+ */
+export const RequestsByOperation = Schema.Struct({
+  submit: Schema.optional(PositiveRate),
+  poll: Schema.optional(PositiveRate),
+  find: Schema.optional(PositiveRate),
+  cancel: Schema.optional(PositiveRate)
+})
+export type RequestsByOperation = typeof RequestsByOperation.Type
+
+const ChannelFields = Schema.Struct({
   /** The adapter this channel is an instance of: a folder of `channels/`, or `./`/`../` path from the config directory. */
   adapter: Schema.String,
-  /** Tasks of this channel one worker process runs at once. */
+  /**
+   * Tasks of this channel in flight at once (running here or waiting
+   * upstream), over every replica together: an upstream account's cap.
+   */
   concurrency: Schema.optionalWith(PositiveInt, { default: () => 2 }),
+  /**
+   * Whose queued task the channel starts next (docs/engine.md, Fair share
+   * between accounts): `account` (the default), the account with the least
+   * in flight here relative to its group's weight; `group`, the group so,
+   * then its accounts equally; `fifo`, the oldest task whoever sent it.
+   * Every mode keeps each account within its group's `max_in_flight_per_channel`.
+   */
+  fair_share: Schema.optionalWith(Schema.Literal("account", "group", "fifo"), {
+    default: () => "account" as const
+  }),
   /**
    * How results are downloaded: `none` gives a signed, expiring URL;
    * `resource_api_key` a stable URL that needs the owning account's `ak_` key.
@@ -51,8 +80,54 @@ export const ChannelSettings = Schema.Struct({
    * under PUBLIC_BASE_URL (which the upstream must be able to reach). Only
    * for adapters that can (Callbacks.ts); a callback only hastens a poll.
    */
-  callbacks: Schema.optionalWith(Schema.Boolean, { default: () => false })
+  callbacks: Schema.optionalWith(Schema.Boolean, { default: () => false }),
+  /**
+   * The upstream requests per second this channel may send, kept by every
+   * replica together (channel/UpstreamBudget.ts): submits, polls (a batch
+   * query is one), finds, cancels and the channel check; result downloads
+   * do not count. Absent: no budget, each call goes out when the engine makes it.
+   */
+  requests_per_second: Schema.optional(PositiveRate),
+  /** Narrower rates of single operations, each within `requests_per_second`. */
+  requests_per_second_by_operation: Schema.optional(RequestsByOperation),
+  /**
+   * The share of `requests_per_second` that reads (polls, finds, cancels,
+   * checks) leave to creates, so new work is never held behind polling.
+   * Creates may use more when reads leave it free.
+   */
+  create_share: Schema.optional(Schema.Number.pipe(Schema.between(0, 0.9)))
 })
+
+/** Why a channel's request budget does not hold together, or undefined when it does. */
+const budgetProblem = (settings: typeof ChannelFields.Type) => {
+  const total = settings.requests_per_second
+  const byOperation = settings.requests_per_second_by_operation ?? {}
+  if (total === undefined) {
+    if (settings.requests_per_second_by_operation !== undefined) {
+      return { path: ["requests_per_second_by_operation"], message: "needs requests_per_second, the channel's total" }
+    }
+    if (settings.create_share !== undefined) {
+      return { path: ["create_share"], message: "needs requests_per_second, the budget it is a share of" }
+    }
+    return undefined
+  }
+  for (const [operation, rate] of Object.entries(byOperation)) {
+    if (rate !== undefined && rate > total) {
+      return {
+        path: ["requests_per_second_by_operation", operation],
+        message: `${rate} is more than requests_per_second (${total}): each operation's rate is within the total`
+      }
+    }
+  }
+  return undefined
+}
+
+export const ChannelSettings = ChannelFields.pipe(
+  Schema.filter((settings) => {
+    const problem = budgetProblem(settings)
+    return problem === undefined ? undefined : { path: problem.path, message: problem.message }
+  })
+)
 export type ChannelSettings = typeof ChannelSettings.Type
 
 /**

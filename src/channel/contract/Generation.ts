@@ -2,6 +2,7 @@ import { Data, Effect, Stream } from "effect"
 import type { VideoModelCapability } from "../../catalog/contract/Capabilities.ts"
 import type { ImageModelCapability } from "../../catalog/contract/ImageCapabilities.ts"
 import type { ValidImageRequest, ValidVideoRequest } from "../../catalog/contract/Requests.ts"
+import type { Charge } from "./Usage.ts"
 
 /**
  * In-process generation, the part of the channel contract (Adapter.ts) the
@@ -53,6 +54,12 @@ export type GenerationEvent = Data.TaggedEnum<{
     /** Image outputs: `png`, `jpeg` or `webp`. */
     readonly format?: string | undefined
   }
+  /**
+   * What a synchronous upstream behind the runner charges for this run, as
+   * its answer says (Usage.ts): the usage it reports and whether it bills
+   * it. A runner with no upstream (the sandbox) reports none.
+   */
+  Charge: Charge
 }>
 export const GenerationEvent = Data.taggedEnum<GenerationEvent>()
 
@@ -83,6 +90,16 @@ export class GenerationError extends Data.TaggedError("GenerationError")<{
    */
   readonly notAccepted?: boolean | undefined
   /**
+   * Whether the upstream said this channel sends too many requests: with a
+   * request budget, such an answer lowers the channel's rate for every
+   * replica (channel/MeteredRunner.ts). `true` for a refusal of the request
+   * rate (a 429 of the rate limit, Kling's 1302), `false` for one a slower
+   * pace would not help (Kling's concurrency cap or spent resource pack,
+   * though sent with a 429). Absent, a 429 in `upstream.status` or a
+   * `retryAfterMs` counts as throttling.
+   */
+  readonly throttled?: boolean | undefined
+  /**
    * What the upstream itself said, for operators only (the operator's view of
    * a task, the channel view, the log): never part of the task's error.
    */
@@ -109,6 +126,7 @@ export const withUpstream = (error: GenerationError, upstream: UpstreamAnswerDet
     retryAfterMs: error.retryAfterMs,
     ambiguous: error.ambiguous,
     notAccepted: error.notAccepted,
+    throttled: error.throttled,
     upstream: { ...error.upstream, ...upstream }
   })
 
@@ -125,6 +143,7 @@ export interface ImageGenerator {
 export interface Reporter {
   readonly progress: (percent: number) => Effect.Effect<void>
   readonly output: (output: Omit<Extract<GenerationEvent, { _tag: "Output" }>, "_tag">) => Effect.Effect<void>
+  readonly charge: (charge: Charge) => Effect.Effect<void>
 }
 
 /**
@@ -138,7 +157,8 @@ export const eventStream = <R>(run: (report: Reporter) => Effect.Effect<void, Ge
       run({
         progress: (percent) =>
           Effect.promise(() => emit.single(GenerationEvent.Progress({ percent: Math.floor(percent) }))),
-        output: (output) => Effect.promise(() => emit.single(GenerationEvent.Output(output)))
+        output: (output) => Effect.promise(() => emit.single(GenerationEvent.Output(output))),
+        charge: (charge) => Effect.promise(() => emit.single(GenerationEvent.Charge(charge)))
       }).pipe(
         Effect.matchCauseEffect({
           onSuccess: () => Effect.promise(() => emit.end()),

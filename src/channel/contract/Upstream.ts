@@ -1,6 +1,7 @@
 import { Data } from "effect"
 import type { Effect, Stream } from "effect"
 import type { GenerationError, GenerationEvent, ImageJob, VideoJob } from "./Generation.ts"
+import type { Charge, Usage } from "./Usage.ts"
 
 /**
  * Asynchronous upstreams, the second shape of a kind runner (Adapter.ts):
@@ -17,8 +18,8 @@ export type FinishedOutput = Omit<Extract<GenerationEvent, { _tag: "Output" }>, 
 export type SubmitOutcome = Data.TaggedEnum<{
   /** The upstream took the task; the engine polls it under this id. */
   Accepted: { readonly upstreamId: string }
-  /** The upstream answered with the results at once (an images API). */
-  Finished: { readonly outputs: ReadonlyArray<FinishedOutput> }
+  /** The upstream answered with the results at once (an images API), and the usage its answer reports. */
+  Finished: { readonly outputs: ReadonlyArray<FinishedOutput>; readonly usage?: Usage | undefined }
 }>
 export const SubmitOutcome = Data.taggedEnum<SubmitOutcome>()
 
@@ -36,12 +37,15 @@ export interface ResultRef {
 /**
  * The normalised state of one upstream task. `answer` is the upstream's own
  * words for it (its JSON), kept for operators in `task_attempts`, never shown
- * to callers.
+ * to callers. A finished task says what the provider charges for it, by the
+ * provider's own rules (Usage.ts, `Charge`): the usage its answer reports and
+ * whether it bills the task; left out, a success counts as billed and a
+ * failure as not.
  */
 export type UpstreamState = Data.TaggedEnum<{
   Pending: { readonly progress?: number | undefined; readonly answer?: unknown }
-  Succeeded: { readonly results: ReadonlyArray<ResultRef>; readonly answer?: unknown }
-  Failed: { readonly error: GenerationError; readonly answer?: unknown }
+  Succeeded: { readonly results: ReadonlyArray<ResultRef>; readonly answer?: unknown } & Charge
+  Failed: { readonly error: GenerationError; readonly answer?: unknown } & Charge
   /** A status the adapter cannot read, or the id missing from the answer: polled again until the deadline. */
   Unknown: { readonly answer?: unknown }
 }>
@@ -81,10 +85,69 @@ export interface AsyncRunner<J> {
    * Without `cancel`, a task waiting upstream cannot be cancelled and goes on.
    */
   readonly cancel?: ((upstreamId: string) => Effect.Effect<CancelOutcome, GenerationError>) | undefined
+  /**
+   * Deletes the provider's copy of a finished task (its record, and with it
+   * the prompt, references and outputs it keeps), where the protocol has such
+   * a delete: asked once a task of a group that minimises data ended
+   * (docs/operating.md, Data minimisation). `gone`: the provider no longer
+   * had it. Without `forget`, the provider's copy is left to its own expiry.
+   */
+  readonly forget?: ((upstreamId: string) => Effect.Effect<"deleted" | "gone", GenerationError>) | undefined
+  /**
+   * The provider's own record of the tasks it ran in a window, for
+   * reconciliation (docs/operating.md, Reconciling a channel): each task of
+   * the window's upstream models with its creation time and, where the
+   * record tells them, its usage and whether it is billed. Without `list`,
+   * a channel cannot be reconciled.
+   */
+  readonly list?: ((window: ListWindow) => Effect.Effect<ReadonlyArray<ListedTask>, GenerationError>) | undefined
+}
+
+/**
+ * A confirmed cancel with what the provider charges for it, where it bills
+ * some cancels (Replicate: a prediction cancelled after it started). A bare
+ * `cancelled` is a cancel the provider does not bill.
+ */
+export interface CancelledWithCharge extends Charge {
+  readonly _tag: "Cancelled"
+  readonly billed: boolean
 }
 
 /** What an upstream answered to a cancel. */
-export type CancelOutcome = "cancelled" | "not_cancellable"
+export type CancelOutcome = "cancelled" | "not_cancellable" | CancelledWithCharge
+
+/** A confirmed cancel the provider bills (or not) as `charge` says. */
+export const cancelledWith = (charge: { readonly billed: boolean; readonly usage?: Usage | undefined }) =>
+  ({ _tag: "Cancelled", ...charge }) as CancelledWithCharge
+
+/** Whether the upstream confirmed the cancel. */
+export const isCancelled = (outcome: CancelOutcome): outcome is "cancelled" | CancelledWithCharge =>
+  outcome !== "not_cancellable"
+
+/** The window a reconciliation asks the provider about. */
+export interface ListWindow {
+  /** From (inclusive) and to (exclusive), in ms. */
+  readonly from: number
+  readonly to: number
+  /**
+   * The upstream models the channel's routes name for this kind: a provider
+   * that lists by model (a marketplace's endpoints) is asked for these, and
+   * any provider's list is kept to them, so tasks another system runs on the
+   * same account are not taken for ours.
+   */
+  readonly upstreamModels: ReadonlyArray<string>
+}
+
+/** One task in the provider's own record. */
+export interface ListedTask extends Charge {
+  /** As the engine stores it: what `submit` answered for the task. */
+  readonly upstreamId: string
+  /** When the provider created it (ms). */
+  readonly createdAt: number
+  readonly model?: string | undefined
+  /** The provider's own word for its state. */
+  readonly status?: string | undefined
+}
 
 export type VideoUpstream = AsyncRunner<VideoJob>
 export type ImageUpstream = AsyncRunner<ImageJob>

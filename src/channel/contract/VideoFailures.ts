@@ -18,15 +18,25 @@ const FAILED = FailureCodes.videoFailed
 export const videoFailure = (
   message: string,
   retryable: boolean,
-  more: { transient?: boolean; retryAfterMs?: number | undefined; notAccepted?: boolean; ambiguous?: boolean } = {}
+  more: {
+    transient?: boolean
+    retryAfterMs?: number | undefined
+    notAccepted?: boolean
+    ambiguous?: boolean
+    throttled?: boolean | undefined
+  } = {}
 ) => new GenerationError({ code: FAILED, message, retryable, transient: false, ...more })
 
-/** Throttled, overloaded or unreachable before sending: nothing was created, so this or another channel may try. */
-export const transient = (retryAfterMs?: number) =>
+/**
+ * Throttled, overloaded or unreachable before sending: nothing was created, so this or another channel may try.
+ * `throttled` where the adapter knows whether the upstream said "too many requests" (Generation.ts).
+ */
+export const transient = (retryAfterMs?: number, throttled?: boolean) =>
   videoFailure("The video service is busy. Create a new task to try again.", true, {
     transient: true,
     retryAfterMs,
-    notAccepted: true
+    notAccepted: true,
+    throttled
   })
 
 /**

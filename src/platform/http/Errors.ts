@@ -1,4 +1,5 @@
-import { type Failure, InternalError } from "../Failure.ts"
+import { isConflict } from "../Database.ts"
+import { type Failure, InternalError, ServiceBusy } from "../Failure.ts"
 import type { ErrorBody } from "./ErrorContract.ts"
 
 /**
@@ -32,3 +33,11 @@ export const answerOf = (
 
 /** What a defect or an unknown failure is answered with, after it was logged. */
 export const internalError = () => new InternalError()
+
+/**
+ * What an unexpected error is answered with: 503 `service_busy` (with
+ * `Retry-After`) for a transaction the database rolled back for a conflict
+ * more times than it is run again, since the caller did nothing wrong and
+ * nothing was done; 500 for anything else. Both are logged by the caller.
+ */
+export const unexpectedError = (error: unknown): Failure => isConflict(error) ? new ServiceBusy() : internalError()

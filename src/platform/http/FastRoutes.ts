@@ -2,7 +2,7 @@ import { Headers, HttpTraceContext } from "@effect/platform"
 import { Cause, Clock, Context, Effect, Exit, Layer, Option, Runtime } from "effect"
 import { type Failure, isFailure } from "../Failure.ts"
 import { Metrics, type MetricsService } from "../metrics/Metrics.ts"
-import { answerOf, internalError } from "./Errors.ts"
+import { answerOf, internalError, unexpectedError } from "./Errors.ts"
 import { logRequest, requestIdOf, secondsBetween } from "./Middleware.ts"
 import { CurrentRequestId } from "./RequestId.ts"
 import { BASELINE_HEADERS } from "./SecurityHeaders.ts"
@@ -16,18 +16,39 @@ export interface PlainRequest {
   readonly header: (name: string) => string | undefined
 }
 
-/** A whole answer: the server writes it as it is. */
+/**
+ * A body the server writes as the socket takes it, pulled chunk by chunk
+ * with plain callbacks (no fiber, no timer of its own): what an endless
+ * answer such as a live status stream costs while it waits is its own
+ * state and the connection.
+ */
+export interface StreamedBody {
+  /** Called once, before the first pull, with what cuts the connection (for a client that takes nothing). */
+  readonly start: (abort: () => void) => void
+  /**
+   * Hands the next chunk to `deliver`, now or later, or null once the body is
+   * complete. The server calls it again only after the socket took the chunk.
+   */
+  readonly pull: (deliver: (chunk: Uint8Array | null) => void) => void
+  /** Called once when the answer is over, however it ended (complete, cut, the client gone, never started). */
+  readonly close: () => void
+}
+
+/** A whole answer: the server writes it as it is; with `stream`, the headers, then the stream as its body. */
 export interface PlainAnswer {
   readonly status: number
   readonly headers: Record<string, string>
   readonly body: string
+  readonly stream?: StreamedBody
 }
 
 /**
  * One route served beside the contract's router. `match` is synchronous and
  * cheap (it runs for every request); `answer` does what the contract's
  * endpoint does, with the same functions, and returns the JSON body its
- * success schema encodes, or fails with the endpoint's own errors.
+ * success schema encodes (or, for an endless answer, the headers of its
+ * content and the body the server writes), or fails with the endpoint's own
+ * errors.
  */
 export interface FastRoute<R> {
   readonly match: (method: string, path: string) => ReadonlyArray<string> | undefined
@@ -36,8 +57,13 @@ export interface FastRoute<R> {
   readonly answer: (
     params: ReadonlyArray<string>,
     request: PlainRequest
-  ) => Effect.Effect<{ readonly status: number; readonly body: unknown }, Failure, R>
+  ) => Effect.Effect<RouteAnswer, Failure, R>
 }
+
+/** What a fast route answers: a JSON body, or a body the server writes as it goes with the headers of its content. */
+export type RouteAnswer =
+  | { readonly status: number; readonly body: unknown }
+  | { readonly status: number; readonly headers: Record<string, string>; readonly stream: StreamedBody }
 
 /**
  * The contract's hottest endpoints (a task's status, polled by every client at
@@ -60,11 +86,25 @@ export class FastRoutes extends Context.Tag("FastRoutes")<FastRoutes, {
   /** The answer, or undefined at once when no fast route takes the request. */
   readonly handle: (request: PlainRequest) => Promise<PlainAnswer> | undefined
 }>() {
-  static readonly layer = <R>(routes: ReadonlyArray<FastRoute<R>>) =>
+  /**
+   * The routes take their services when they are made, so their answers need
+   * none (a route that reads one at answer time provides it itself, from a
+   * context of just what it reads): a request's fiber runs with an empty
+   * context. Every span of the request (the server span, each service's)
+   * copies its fiber's context to add itself as the parent of what it wraps;
+   * with the runtime's context, every service of the gateway (54 when measured), that copy
+   * was a Map of 54 entries, about 9 KB of garbage per span, and it grew with
+   * every service the gateway gained (docs/architecture.md, Fast routes).
+   * The runtime's FiberRefs (logger, log level, tracer, configuration) are
+   * kept as they are.
+   */
+  static readonly layer = (routes: ReadonlyArray<FastRoute<never>>) =>
     Layer.effect(
       FastRoutes,
-      Effect.map(Effect.zip(Effect.runtime<R>(), Metrics), ([runtime, metrics]) => {
-        const run = Runtime.runPromiseExit(runtime)
+      Effect.map(Effect.zip(Effect.runtime<never>(), Metrics), ([runtime, metrics]) => {
+        const run = Runtime.runPromiseExit(
+          Runtime.make({ context: Context.empty(), fiberRefs: runtime.fiberRefs, runtimeFlags: runtime.runtimeFlags })
+        )
         return {
           handle: (request) => {
             // A request that states preferences (`Prefer`, such as a long poll's wait) is left to the full path, which honours them.
@@ -99,8 +139,19 @@ const plain = (
   body: JSON.stringify(answer.body)
 })
 
-const serve = <R>(
-  route: FastRoute<R>,
+/** A streamed answer: its content's headers (its content type among them), then the middleware's. */
+const streamed = (
+  answer: { readonly status: number; readonly headers: Record<string, string>; readonly stream: StreamedBody },
+  requestId: string
+): PlainAnswer => ({
+  status: answer.status,
+  headers: { ...answer.headers, ...BASELINE_HEADERS, "x-request-id": requestId },
+  body: "",
+  stream: answer.stream
+})
+
+const serve = (
+  route: FastRoute<never>,
   params: ReadonlyArray<string>,
   request: PlainRequest,
   requestId: string,
@@ -109,12 +160,12 @@ const serve = <R>(
   const answered = Effect.gen(function*() {
     const started = yield* Clock.currentTimeNanos
     const answer = yield* route.answer(params, request).pipe(
-      Effect.map(({ body, status }) => ({ status, headers: {} as Record<string, string>, body })),
+      Effect.map((answer) => "stream" in answer ? answer : { ...answer, headers: {} as Record<string, string> }),
       Effect.catchAllCause((cause) => {
         if (Cause.isInterruptedOnly(cause)) return Effect.interrupt
         const error = Cause.squash(cause)
         if (isFailure(error)) return Effect.succeed(answerOf(error, requestId))
-        return Effect.as(Effect.logError("unhandled failure", cause), answerOf(internalError(), requestId))
+        return Effect.as(Effect.logError("unhandled failure", cause), answerOf(unexpectedError(error), requestId))
       }),
       Effect.locally(CurrentRequestId, requestId)
     )
@@ -122,7 +173,7 @@ const serve = <R>(
     metrics.httpRequest(request.method, route.template(params), answer.status, seconds)
     yield* logRequest(request.method, request.url, answer.status, Math.round(seconds * 1000))
     yield* Effect.annotateCurrentSpan("http.response.status_code", answer.status)
-    return plain(answer, requestId)
+    return "stream" in answer ? streamed(answer, requestId) : plain(answer, requestId)
   })
   let traceHeaders: Record<string, string> | undefined
   for (const name of TRACE_HEADERS) {

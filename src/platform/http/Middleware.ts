@@ -5,7 +5,7 @@ import { IdPrefix, newId } from "../Ids.ts"
 import { Metrics } from "../metrics/Metrics.ts"
 import { textProblem } from "../Text.ts"
 import { notFoundOfParam } from "./ErrorContract.ts"
-import { answerOf, internalError } from "./Errors.ts"
+import { answerOf, unexpectedError } from "./Errors.ts"
 import { HttpFailure, notFound } from "./HttpFailure.ts"
 import { CurrentRequestId } from "./RequestId.ts"
 import { withSecurityHeaders } from "./SecurityHeaders.ts"
@@ -188,7 +188,7 @@ const handle = (
         }
         return Effect.as(
           Effect.logError("unhandled failure", cause),
-          renderError(internalError(), requestId)
+          renderError(unexpectedError(error), requestId)
         )
       }),
       Effect.locally(CurrentRequestId, requestId)

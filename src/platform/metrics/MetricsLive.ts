@@ -11,6 +11,11 @@ const PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 const HTTP_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]
 /** Seconds: an upstream call, from a quick poll to a long synchronous image generation. */
 const UPSTREAM_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120]
+/**
+ * Seconds: between two polls of one task, from a batching upstream's 1 s to the gap a request budget
+ * stretches to when many tasks wait.
+ */
+const POLL_GAP_BUCKETS = [0.5, 1, 2, 3, 5, 10, 15, 30, 60, 120, 300, 600, 1800]
 /** Seconds: a task from creation to its end, from an instant image to a video that took an hour. */
 const TASK_BUCKETS = [1, 5, 10, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200]
 
@@ -49,8 +54,21 @@ export const MetricsLive = Layer.scoped(
       description: "Duration of a call of a channel's upstream",
       advice: { explicitBucketBoundaries: UPSTREAM_BUCKETS }
     })
+    const refusals = meter.createCounter("mtg_account_limit_refusals", {
+      description: "Creates refused for an account limit of its group (max_queued), by group and limit"
+    })
+    const deprecated = meter.createCounter("mtg_deprecated_model_creates", {
+      description: "Tasks created with a deprecated model before its sunset, by kind and model"
+    })
+    const pollGap = meter.createHistogram("mtg_upstream_poll_gap_seconds", {
+      description: "Time between two polls of one task on a channel",
+      advice: { explicitBucketBoundaries: POLL_GAP_BUCKETS }
+    })
     const webhooks = meter.createCounter("mtg_webhook_deliveries", {
       description: "Webhook delivery attempts, by outcome"
+    })
+    const watchReads = meter.createCounter("mtg_task_watch_reads", {
+      description: "Task rows read by this process's watchers of tasks, by reason"
     })
     const http = meter.createCounter("mtg_http_requests", {
       description: "HTTP requests, by method, route template and status"
@@ -58,6 +76,19 @@ export const MetricsLive = Layer.scoped(
     const httpSeconds = meter.createHistogram("mtg_http_request_duration_seconds", {
       description: "HTTP request duration, by method and route template",
       advice: { explicitBucketBoundaries: HTTP_BUCKETS }
+    })
+
+    const sweptObjects = meter.createCounter("mtg_results_swept_objects", {
+      description: "Result files removed past their group's retention, by group"
+    })
+    const sweptBytes = meter.createCounter("mtg_results_swept_bytes", {
+      description: "Bytes of the result files removed past their group's retention, by group"
+    })
+    const redacted = meter.createCounter("mtg_requests_redacted", {
+      description: "Ended tasks whose prompt, references and metadata were redacted, by group"
+    })
+    const upstreamCost = meter.createCounter("mtg_upstream_cost", {
+      description: "What providers bill for attempts, in the operator's money (routes that declare a cost)"
     })
 
     const service: MetricsService = {
@@ -79,12 +110,30 @@ export const MetricsLive = Layer.scoped(
         upstream.add(1, { channel, operation, outcome })
         upstreamSeconds.record(seconds, { channel, operation })
       },
+      limitRefused: (group, limit) => refusals.add(1, { group, limit }),
+      deprecatedCreate: (kind, model) => deprecated.add(1, { kind, model }),
+      pollGap: (channel, seconds) => pollGap.record(seconds, { channel }),
       webhookDelivery: (outcome) => webhooks.add(1, { outcome }),
+      taskWatchReads: (reason, tasks) => watchReads.add(tasks, { reason }),
       httpRequest: (method, route, status, seconds) => {
         http.add(1, { method, route, status: String(status) })
         httpSeconds.record(seconds, { method, route })
       },
-      prepare: (models) => {
+      resultsSwept: (group, objects, bytes) => {
+        sweptObjects.add(objects, { group })
+        sweptBytes.add(bytes, { group })
+      },
+      requestsRedacted: (group, tasks) => redacted.add(tasks, { group }),
+      prepare: (models, groups = [], upstreams = []) => {
+        for (const group of groups) {
+          refusals.add(0, { group, limit: "max_queued" })
+          sweptObjects.add(0, { group })
+          sweptBytes.add(0, { group })
+          redacted.add(0, { group })
+        }
+        for (const { channel, operations } of upstreams) {
+          for (const operation of operations) upstream.add(0, { channel, operation, outcome: "ok" })
+        }
         for (const labels of models) {
           tasksCreated.add(0, labels)
           tasksFinished.add(0, { ...labels, status: "succeeded" })
@@ -92,6 +141,11 @@ export const MetricsLive = Layer.scoped(
           refunded.add(0, labels)
         }
         for (const outcome of ["delivered", "retry", "failed"]) webhooks.add(0, { outcome })
+        for (const reason of ["opened", "changed", "periodic"]) watchReads.add(0, { reason })
+      },
+      upstreamCost: (channel, model, micros) => upstreamCost.add(micros / 1_000_000, { channel, model }),
+      prepareUpstreamCost: (routes) => {
+        for (const { channel, model } of routes) upstreamCost.add(0, { channel, model })
       },
       observe: (set) => {
         const gauges = new Map<string, ObservableGauge>(

@@ -2,7 +2,7 @@ import { Etag, HttpApp, HttpPlatform, HttpServer, HttpServerError } from "@effec
 import { NodeContext } from "@effect/platform-node"
 import { Duration, Effect, Layer, Option } from "effect"
 import { Draining } from "../../platform/http/Draining.ts"
-import { FastRoutes } from "../../platform/http/FastRoutes.ts"
+import { FastRoutes, type PlainAnswer, type StreamedBody } from "../../platform/http/FastRoutes.ts"
 
 /**
  * The HTTP server on Deno: `Deno.serve` (Deno's own HTTP stack, not the
@@ -20,6 +20,48 @@ import { FastRoutes } from "../../platform/http/FastRoutes.ts"
  */
 /** The answer while the server drains: the client should go to another replica, on a new connection. */
 const unavailable = () => new Response(null, { status: 503, headers: { connection: "close", "retry-after": "1" } })
+
+/**
+ * A fast route's streamed body as a web stream Deno writes as the socket
+ * takes it (no chunk is pulled ahead: high-water mark 0). The body is told
+ * once when the answer is over: ended, cut (`abort` errors the stream, which
+ * closes the connection), cancelled, or its request aborted by the client
+ * going (also before the answer was ready, when Deno never reads the body).
+ */
+const readableOf = (body: StreamedBody, signal: AbortSignal) => {
+  let closed = false
+  const close = () => {
+    if (closed) return
+    closed = true
+    body.close()
+  }
+  if (signal.aborted) close()
+  else signal.addEventListener("abort", close, { once: true })
+  return new ReadableStream<Uint8Array>({
+    start: (controller) =>
+      body.start(() => {
+        controller.error(new Error("the client took nothing for too long"))
+        close()
+      }),
+    pull: (controller) =>
+      new Promise<void>((pulled) =>
+        body.pull((chunk) => {
+          if (chunk === null) {
+            controller.close()
+            close()
+          } else controller.enqueue(chunk)
+          pulled()
+        })
+      ),
+    cancel: close
+  }, { highWaterMark: 0 })
+}
+
+const responseOf = (a: PlainAnswer, signal: AbortSignal) =>
+  new Response(a.stream === undefined ? a.body : readableOf(a.stream, signal), {
+    status: a.status,
+    headers: a.headers
+  })
 
 const make = (options: { readonly host: string; readonly port: number; readonly drain?: Duration.DurationInput }) =>
   Effect.gen(function*() {
@@ -95,7 +137,7 @@ const make = (options: { readonly host: string; readonly port: number; readonly 
             })
             return answer === undefined
               ? app(request)
-              : answer.then((a) => new Response(a.body, { status: a.status, headers: a.headers }))
+              : answer.then((a) => responseOf(a, request.signal))
           }
           mount()
           // The app's services start closing after this; requests from then on are not started on them.

@@ -3,12 +3,30 @@ import { NodeHttpServer } from "@effect/platform-node"
 import { Duration, Effect, Layer, Option } from "effect"
 import { createServer, type IncomingMessage, type ServerOptions, type ServerResponse } from "node:http"
 import { Draining } from "../../platform/http/Draining.ts"
-import { FastRoutes } from "../../platform/http/FastRoutes.ts"
+import { FastRoutes, type StreamedBody } from "../../platform/http/FastRoutes.ts"
 
 /** A header's value; a repeated one joined as Node joins it for `headers`. */
 const headerOf = (request: IncomingMessage, name: string) => {
   const value = request.headers[name]
   return Array.isArray(value) ? value.join(", ") : value
+}
+
+/**
+ * A fast route's streamed body written as the socket takes it: the next chunk
+ * is pulled once `write` took the last, or at `drain`. The body is told once
+ * when the answer is over: ended, cut (`abort` destroys the socket) or the
+ * client gone.
+ */
+const writeStreamed = (response: ServerResponse, body: StreamedBody) => {
+  response.once("close", body.close)
+  body.start(() => response.destroy())
+  const pullNext = () => body.pull(deliver)
+  const deliver = (chunk: Uint8Array | null) => {
+    if (chunk === null) response.end()
+    else if (response.write(chunk)) pullNext()
+    else response.once("drain", pullNext)
+  }
+  pullNext()
 }
 
 /**
@@ -70,7 +88,11 @@ export const layer = (
                 })
                 if (answer === undefined) return handler(request, response)
                 answer.then((a) => {
-                  if (response.destroyed) return
+                  if (response.destroyed) return a.stream?.close()
+                  if (a.stream !== undefined) {
+                    response.writeHead(a.status, a.headers)
+                    return writeStreamed(response, a.stream)
+                  }
                   response.writeHead(a.status, { ...a.headers, "content-length": Buffer.byteLength(a.body) })
                   response.end(a.body)
                 })

@@ -1,12 +1,15 @@
 import { SqlClient } from "@effect/sql"
 import { Context, Data, Effect, Layer, Option, Schema } from "effect"
+import { Registry } from "../../catalog/Registry.ts"
 import { Channels } from "../../channel/Channels.ts"
-import { type AsyncRunner, isAsyncRunner } from "../../channel/contract/Upstream.ts"
+import { type AsyncRunner, isAsyncRunner, isCancelled } from "../../channel/contract/Upstream.ts"
 import { TaskNotCancellable, TaskNotFound } from "../Errors.ts"
 import type { ImageTask, TaskKind, VideoTask } from "../Task.ts"
 import { CANCEL_CODES, CANCELLED, TaskCancel } from "../TaskCancel.ts"
 import type { TaskFailure } from "../TaskFailure.ts"
 import { TaskStore } from "../TaskStore.ts"
+import { costOf } from "./AttemptCost.ts"
+import { pricingFor } from "./Plans.ts"
 import { readOwnTaskState, TaskState } from "./sql/readTaskState.ts"
 import { TaskOutcomes } from "./TaskOutcomes.ts"
 import { TaskQueue } from "./TaskQueue.ts"
@@ -46,6 +49,7 @@ const make = Effect.gen(function*() {
   const outcomes = yield* TaskOutcomes
   const queue = yield* TaskQueue
   const store = yield* TaskStore
+  const registry = yield* Registry
 
   /** The channel's runner for the kind, if the channel is still configured. */
   const runnerOf = (channel: string, kind: TaskKind) =>
@@ -90,22 +94,27 @@ const make = Effect.gen(function*() {
         )
         return CancelStep.Refused({ reason: "its provider did not answer the cancel; try again.", final: false })
       }
-      if (outcome.right === "not_cancellable") {
+      const answer = outcome.right
+      if (!isCancelled(answer)) {
         return CancelStep.Refused({
           reason: "its provider has already started it and refused to cancel it; it goes on to its end.",
           final: true
         })
       }
       const ended = yield* end(state, ["waiting", "polling"], failure)
-      // The operator's record says why the attempt ended, only when it was the cancel that ended it.
+      // The operator's record says why the attempt ended, only when it was the cancel that ended it;
+      // with what the provider charges for a cancelled task (a bare `cancelled` it does not bill).
       if (ended._tag === "Ended") {
+        const pricing = pricingFor(registry, { ...state, requestVersion: state.request_version })
+        const charge = answer === "cancelled" ? { billed: false } : answer
         yield* queue.attempt({
           taskId: state.id,
           attempt: state.attempt,
           channel: state.channel,
           upstreamId: state.upstream_id,
           outcome: "cancelled",
-          lastAnswer: { code: failure.code }
+          lastAnswer: { code: failure.code },
+          cost: { ...costOf(pricing, charge), model: state.model }
         })
       }
       return ended

@@ -8,6 +8,13 @@ import { runTask } from "./RunTask.ts"
 import { TaskQueue } from "./TaskQueue.ts"
 
 /**
+ * The most tasks one claim takes: a claim plans slot by slot over the
+ * channel's active accounts (FairShare.ts), so a channel with thousands of
+ * free slots fills them in several claims rather than one long one.
+ */
+const CLAIM_BATCH = 100
+
+/**
  * One channel's worker: keeps up to `concurrency` tasks running, claiming
  * more when a slot frees, when a NOTIFY says work arrived, or when the poll
  * interval passes (NOTIFY is a hint; polling is the guarantee).
@@ -47,9 +54,12 @@ export const channelWorker = (channelName: string, channel: ChannelSettings) =>
       const { state } = yield* states.get(channelName)
       if (state === "disabled") yield* handOnQueued(channelName, 100)
       if (state !== "enabled") return false
-      const free = channel.concurrency - (yield* Ref.get(running))
+      const free = Math.min(CLAIM_BATCH, channel.concurrency - (yield* Ref.get(running)))
       if (free <= 0) return false
-      const claims = yield* queue.claim(channelName, workerId, free, channel.concurrency)
+      const claims = yield* queue.claim(channelName, workerId, free, {
+        concurrency: channel.concurrency,
+        share: channel.fair_share
+      })
       for (const claim of claims) {
         yield* Ref.update(running, (n) => n + 1)
         const fiber = yield* runTask(claim, workerId).pipe(

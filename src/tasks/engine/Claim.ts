@@ -50,7 +50,9 @@ export const WaitingRow = Schema.Struct({
   submitted_at: Schema.Number,
   polls: Schema.Number,
   /** When storing its finished result first failed (ms); null while no store has failed. */
-  store_since: Schema.NullOr(Schema.Number)
+  store_since: Schema.NullOr(Schema.Number),
+  /** When its last poll was sent (ms), by whichever replica; null before its first. */
+  polled_at: Schema.NullOr(Schema.Number)
 })
 export type WaitingRow = typeof WaitingRow.Type
 

@@ -1,8 +1,11 @@
-import { Effect } from "effect"
+import { Effect, Either } from "effect"
 import { Registry } from "../../catalog/Registry.ts"
+import { routeRefusal } from "../../catalog/VideoRequest.ts"
 import { Channels } from "../../channel/Channels.ts"
 import { ChannelStates } from "../../channel/ChannelStates.ts"
 import type { GenerationError, UpstreamAnswerDetail } from "../../channel/contract/Generation.ts"
+import { decodeStoredRequest } from "../StoredRequest.ts"
+import { nothingRan, presumedBilled, type Pricing } from "./AttemptCost.ts"
 import { Breakers } from "./Breakers.ts"
 import type { Claim } from "./Claim.ts"
 import { StaleClaim, TaskOutcomes } from "./TaskOutcomes.ts"
@@ -10,20 +13,40 @@ import { TaskQueue } from "./TaskQueue.ts"
 
 /**
  * The first channel after the task's own in its model's order (docs/configuration.md, Routes: Failover)
- * that takes new work (an operator may drain or disable one), if any.
+ * that can take the task's request (a route narrower than the model, or whose upstream cannot make or leave
+ * out a soundtrack or take a last frame, is passed over: VideoRequest.ts, `routeRefusal`) and takes new work
+ * (an operator may drain or disable one), if any.
  */
-const nextChannel = (task: Pick<Claim, "kind" | "model" | "channel">) =>
+const nextChannel = (task: Pick<Claim, "kind" | "model" | "channel" | "request" | "requestVersion">) =>
   Effect.gen(function*() {
     const registry = yield* Registry
     const states = yield* ChannelStates
-    const served = task.kind === "video" ? registry.video(task.model) : registry.image(task.model)
-    const routes = served?.routes ?? []
+    const video = task.kind === "video" ? registry.video(task.model) : undefined
+    const routes = (task.kind === "video" ? video : registry.image(task.model))?.routes ?? []
     const here = routes.findIndex((r) => r.channel === task.channel)
     if (here < 0) return undefined
-    for (const route of routes.slice(here + 1)) {
-      if (yield* states.takesNew(route.channel)) return route.channel
+    // A request this release cannot read fails wherever it runs (RunTask.ts); it is not for failover to judge.
+    const stored = decodeStoredRequest(task.kind, task.requestVersion, task.request)
+    const request = Either.isRight(stored) && stored.right.kind === "video" ? stored.right.request : undefined
+    for (let i = here + 1; i < routes.length; i++) {
+      const channel = routes[i]!.channel
+      const refused = video === undefined || request === undefined ? undefined : routeRefusal(video.routes[i]!, request)
+      if (refused !== undefined) {
+        yield* Effect.logDebug("failover passes over a channel that cannot take the task").pipe(
+          Effect.annotateLogs({ channel, why: refused.message })
+        )
+        continue
+      }
+      if (yield* states.takesNew(channel)) return channel
     }
     return undefined
+  })
+
+/** The cost the task's route through its channel declares, if any. */
+const routeCostOf = (task: Pick<Claim, "kind" | "model" | "channel">) =>
+  Effect.map(Registry, (registry) => {
+    const served = task.kind === "video" ? registry.video(task.model) : registry.image(task.model)
+    return served?.routes.find((r) => r.channel === task.channel)?.cost
   })
 
 /**
@@ -36,7 +59,7 @@ const nextChannel = (task: Pick<Claim, "kind" | "model" | "channel">) =>
  * channel left, fails the task with its refund. Channels are only ever
  * tried forward, so a task cannot loop.
  */
-export const settleFailure = (claim: Claim, error: GenerationError) =>
+export const settleFailure = (claim: Claim, error: GenerationError, pricing: Pricing) =>
   Effect.gen(function*() {
     const failure = { code: error.code, message: error.message, retryable: error.retryable }
     if (error.notAccepted) {
@@ -46,6 +69,9 @@ export const settleFailure = (claim: Claim, error: GenerationError) =>
       const moved = yield* moveToNext(claim, { code: error.code, message: error.message }, error.upstream)
       if (moved !== undefined) return moved
     }
+    // A submit whose fate stayed unknown may have made a task the provider bills; any other failure of a run
+    // ran nothing billed (what was made and billed before it failed is already recorded: RunTask.ts).
+    const cost = error.ambiguous && !error.notAccepted ? presumedBilled(pricing) : nothingRan(pricing.cost)
     yield* Effect.flatMap(TaskQueue, (queue) =>
       queue.attempt({
         taskId: claim.id,
@@ -54,7 +80,8 @@ export const settleFailure = (claim: Claim, error: GenerationError) =>
         upstreamId: null,
         outcome: error.notAccepted ? "refused" : error.ambiguous ? "ambiguous" : "failed",
         lastAnswer: { code: error.code, message: error.message },
-        upstream: error.upstream
+        upstream: error.upstream,
+        cost: { ...cost, model: claim.model }
       }))
     return yield* Effect.flatMap(TaskOutcomes, (outcomes) => outcomes.fail(claim, failure))
   })
@@ -84,7 +111,9 @@ const moveToNext = (claim: Claim, why: Record<string, unknown>, upstream?: Upstr
       upstreamId: null,
       outcome: "failover",
       lastAnswer: { ...why, next_channel: next },
-      upstream
+      upstream,
+      // The channel did not take it: nothing ran there, nothing is billed.
+      cost: { ...nothingRan(yield* routeCostOf(claim)), model: claim.model }
     })
     yield* Effect.logWarning("the task moves to the model's next channel").pipe(
       Effect.annotateLogs({ channel: claim.channel, next_channel: next, ...why })
@@ -103,7 +132,13 @@ export const handOnQueued = (channel: string, limit: number) =>
     const queue = yield* TaskQueue
     let moved = 0
     for (const task of yield* queue.queued(channel, limit)) {
-      const next = yield* nextChannel({ kind: task.kind, model: task.model, channel })
+      const next = yield* nextChannel({
+        kind: task.kind,
+        model: task.model,
+        channel,
+        request: task.request,
+        requestVersion: task.request_version
+      })
       if (next === undefined || !(yield* queue.handOn(task, channel, next))) continue
       moved++
       yield* queue.attempt({

@@ -1,7 +1,7 @@
 import { FileSystem } from "@effect/platform"
-import { Chunk, Effect, Option, Stream } from "effect"
+import { Chunk, Effect, Either, Option, Stream } from "effect"
 import type { ImageSource, ValidImageRequest, ValidVideoRequest } from "../../catalog/contract/Requests.ts"
-import { Registry } from "../../catalog/Registry.ts"
+import { Registry, type RegistryService } from "../../catalog/Registry.ts"
 import { CallbackTokens } from "../../channel/CallbackTokens.ts"
 import { Channels } from "../../channel/Channels.ts"
 import type { KindRunners, TaskKind } from "../../channel/contract/Adapter.ts"
@@ -13,8 +13,10 @@ import { concatBytes } from "../../platform/Digest.ts"
 import type { ModelRoute } from "../../platform/Settings.ts"
 import { ObjectStorage } from "../../storage/ObjectStorage.ts"
 import { IMAGE_FAILURE, IMAGE_UNAVAILABLE, ImageKind } from "../ImageKind.ts"
+import { decodeStoredRequest, type StoredRequest } from "../StoredRequest.ts"
 import type { TaskFailure } from "../TaskFailure.ts"
 import { VIDEO_FAILURE } from "../VideoKind.ts"
+import type { Pricing } from "./AttemptCost.ts"
 import type { Claim, DecodedClaim } from "./Claim.ts"
 
 /** A file made in this process (a generator's, or an upstream's synchronous answer): its bytes in memory. */
@@ -91,6 +93,8 @@ export interface Plan {
   readonly internalFailure: TaskFailure
   /** What transient failures become once retries are spent. */
   readonly exhaustedFailure: (last: GenerationError) => TaskFailure
+  /** What an attempt's cost is made of: the route's declared cost and what the request asked for (AttemptCost.ts). */
+  readonly pricing: Pricing
 }
 
 const inputFailure = (message: string) =>
@@ -162,8 +166,39 @@ const routeOf = <K extends TaskKind>(
     const runner = yield* Effect.orDie(channels.runner(route.channel))
     // Where the upstream may call back, when the channel takes callbacks (only ever a hint to poll sooner).
     const callbackUrl = (yield* CallbackTokens).urlOf(route.channel)
-    return { upstreamModel: route.upstreamModel, settings: channel.settings, runner: runner[kind], callbackUrl }
+    return {
+      upstreamModel: route.upstreamModel,
+      settings: channel.settings,
+      runner: runner[kind],
+      callbackUrl,
+      cost: route.cost
+    }
   })
+
+/** What a request implies in its kind's own unit: its seconds of video, or its images. */
+const requestedOf = (stored: StoredRequest): Pricing["requested"] =>
+  stored.kind === "video"
+    ? { unit: "second", quantity: stored.request.duration }
+    : { unit: "image", quantity: stored.request.count }
+
+/**
+ * What an attempt of a task on its channel is priced by, outside a run (a
+ * cancel): the route's declared cost and what the stored request asked for
+ * (nothing, for a request this release cannot read).
+ */
+export const pricingFor = (
+  registry: RegistryService,
+  task: Pick<Claim, "kind" | "model" | "channel" | "request" | "requestVersion">
+): Pricing => {
+  const served = task.kind === "video" ? registry.video(task.model) : registry.image(task.model)
+  const decoded = decodeStoredRequest(task.kind, task.requestVersion, task.request)
+  return {
+    cost: served?.routes.find((r) => r.channel === task.channel)?.cost,
+    requested: Either.isRight(decoded)
+      ? requestedOf(decoded.right)
+      : { unit: task.kind === "video" ? "second" : "image", quantity: 0 }
+  }
+}
 
 /** The plan for a claimed task, or the failure to end it with when its model or channel is gone. */
 export const planFor = (claim: DecodedClaim) =>
@@ -202,6 +237,7 @@ export const planFor = (claim: DecodedClaim) =>
           })
         ),
         channel: route.settings,
+        pricing: { cost: route.cost, requested: requestedOf({ kind: "video", request }) },
         resultKey: "videos",
         internalFailure: VIDEO_FAILURE,
         exhaustedFailure: (last) => ({ code: last.code, message: last.message, retryable: last.retryable }),
@@ -245,6 +281,7 @@ export const planFor = (claim: DecodedClaim) =>
     const plan: Plan = {
       run: runOf(route.runner, route.upstreamModel, job),
       channel: route.settings,
+      pricing: { cost: route.cost, requested: requestedOf({ kind: "image", request }) },
       resultKey: "images",
       internalFailure: IMAGE_FAILURE,
       exhaustedFailure: (

@@ -5,6 +5,7 @@ import { AppConfig } from "../../platform/AppConfig.ts"
 import { isPassing } from "../../storage/StorageError.ts"
 import { internalFailureOf } from "../Kinds.ts"
 import { decodeStoredRequest } from "../StoredRequest.ts"
+import { type AttemptCost, type AttemptWork, costOf, outputsOf, presumedBilled } from "./AttemptCost.ts"
 import { checkOutputs } from "./CheckOutputs.ts"
 import { type DecodedClaim, parentSpan, toClaim } from "./Claim.ts"
 import type { WaitingRow } from "./Claim.ts"
@@ -19,10 +20,17 @@ export const MAX_POLL_GAP_MS = 30_000
 
 /**
  * The delay before the next poll of a task polled `polls` times, up to
- * `capMs`; never sooner than an upstream's retry hint.
+ * `capMs`; never sooner than an upstream's retry hint, nor than `floorMs`,
+ * the gap a channel's request budget allows with this many tasks waiting
+ * (Pacing.ts `budgetPollGapMs`), which may stretch past the cap.
  */
-export const nextPollDelay = (intervalMs: number, polls: number, hintMs?: number, capMs = MAX_POLL_GAP_MS) =>
-  Math.max(Math.min(intervalMs * 2 ** Math.min(polls, 10), capMs), hintMs ?? 0)
+export const nextPollDelay = (
+  intervalMs: number,
+  polls: number,
+  hintMs?: number,
+  capMs = MAX_POLL_GAP_MS,
+  floorMs = 0
+) => Math.max(Math.min(intervalMs * 2 ** Math.min(polls, 10), capMs), hintMs ?? 0, floorMs)
 
 /**
  * When a waiting task stops being waited for (ms): the channel's
@@ -44,6 +52,8 @@ export interface PollContext {
   readonly polledAt: number
   /** The longest delay to the next poll: the promised gap less the poller's own slack. */
   readonly capMs: number
+  /** The shortest delay to the next poll: what the channel's request budget allows with the tasks waiting (0: none). */
+  readonly floorMs: number
   /** Whether the answer differs from the last one this poller saw; an unchanged one is not written again. */
   readonly changed: boolean
   /**
@@ -58,7 +68,7 @@ export interface PollContext {
 
 export const pollTask = (row: WaitingRow, state: UpstreamState, context: PollContext) =>
   Effect.gen(function*() {
-    const { capMs, changed, fetchApart, intervalMs, polledAt, runner } = context
+    const { capMs, changed, fetchApart, floorMs, intervalMs, polledAt, runner } = context
     const queue = yield* TaskQueue
     const outcomes = yield* TaskOutcomes
     const { limits } = yield* AppConfig
@@ -80,17 +90,19 @@ export const pollTask = (row: WaitingRow, state: UpstreamState, context: PollCon
     const again = (hintMs?: number, from = polledAt) =>
       queue.reschedule(
         claim,
-        from + nextPollDelay(intervalMs, row.polls, hintMs, capMs),
-        hintMs === undefined ? from : Math.max(from, now) + hintMs
+        from + nextPollDelay(intervalMs, row.polls, hintMs, capMs, floorMs),
+        hintMs === undefined ? from : Math.max(from, now) + hintMs,
+        polledAt
       )
     // A task that ends frees a slot of the channel's `concurrency`: its workers are told at once.
     const freed = queue.notify(row.channel).pipe(Effect.ignore)
-    const failWith = (error: GenerationError, outcome: string) =>
+    const failWith = (error: GenerationError, outcome: string, cost: AttemptCost) =>
       queue.attempt({
         ...attempt,
         outcome,
         lastAnswer: state.answer ?? { code: error.code, message: error.message },
-        upstream: error.upstream
+        upstream: error.upstream,
+        cost: { ...cost, model: claim.model }
       })
         .pipe(
           Effect.zipRight(
@@ -99,6 +111,16 @@ export const pollTask = (row: WaitingRow, state: UpstreamState, context: PollCon
           Effect.zipLeft(freed)
         )
     const expired = new GenerationError({ ...plan.internalFailure, retryable: true, transient: false })
+    // What the provider charges for a finished task, by its own rules as the adapter read them (Upstream.ts):
+    // a success counts as billed and a failure as not, where the adapter does not say.
+    const finishedCost = (outputs?: AttemptWork["outputs"]) =>
+      state._tag === "Succeeded" || state._tag === "Failed"
+        ? costOf(plan.pricing, {
+          billed: state.billed ?? state._tag === "Succeeded",
+          usage: state.usage,
+          outputs
+        })
+        : presumedBilled(plan.pricing)
 
     switch (state._tag) {
       case "Pending":
@@ -110,7 +132,8 @@ export const pollTask = (row: WaitingRow, state: UpstreamState, context: PollCon
           yield* Effect.logWarning("upstream task past its deadline; failing with refund").pipe(
             Effect.annotateLogs({ upstream_state: state._tag })
           )
-          return yield* failWith(expired, "deadline")
+          // Given up on, not stopped: the provider may still run and bill it.
+          return yield* failWith(expired, "deadline", presumedBilled(plan.pricing))
         }
         if (state._tag === "Pending" && state.progress !== undefined && changed) {
           yield* queue.progress(claim, state.progress * 0.95)
@@ -118,11 +141,15 @@ export const pollTask = (row: WaitingRow, state: UpstreamState, context: PollCon
         return yield* again()
       }
       case "Failed":
-        return yield* failWith(state.error, "failed")
+        return yield* failWith(state.error, "failed", finishedCost())
       case "Succeeded": {
         // "Done but no output" (a filtered job) is a failure with a refund, never an empty success.
         if (state.results.length === 0) {
-          return yield* failWith(new GenerationError({ ...plan.internalFailure, transient: false }), "no_output")
+          return yield* failWith(
+            new GenerationError({ ...plan.internalFailure, transient: false }),
+            "no_output",
+            finishedCost()
+          )
         }
         // Downloads may take up to `download_s`: the task is held while they run (still `polling`, so a callback
         // does not move it), the hold renewed like a lease, so no other poller starts them again, and a process
@@ -161,7 +188,12 @@ export const pollTask = (row: WaitingRow, state: UpstreamState, context: PollCon
           )
           const after = yield* Clock.currentTimeMillis
           if (Either.isRight(done)) {
-            yield* queue.attempt({ ...attempt, outcome: "succeeded", lastAnswer: state.answer })
+            yield* queue.attempt({
+              ...attempt,
+              outcome: "succeeded",
+              lastAnswer: state.answer,
+              cost: { ...finishedCost(outputsOf(done.right.map((s) => s.asset))), model: claim.model }
+            })
             return yield* outcomes.succeed(claim, done.right.map((s) => s.asset), {
               [plan.resultKey]: done.right.map((s) => s.item)
             }).pipe(Effect.zipLeft(freed))
@@ -184,7 +216,8 @@ export const pollTask = (row: WaitingRow, state: UpstreamState, context: PollCon
             )
             return yield* failWith(
               new GenerationError({ ...plan.internalFailure, retryable: true, transient: false }),
-              "storage_unavailable"
+              "storage_unavailable",
+              finishedCost()
             )
           }
           // A download that broke off or an unusable file: asked again later, until the deadline.
@@ -196,7 +229,7 @@ export const pollTask = (row: WaitingRow, state: UpstreamState, context: PollCon
           }
           // `message` is not an own enumerable field of an Error, so a spread alone would leave it empty.
           const final = new GenerationError({ ...failed, message: failed.message, transient: false })
-          return yield* failWith(final, "fetch_failed")
+          return yield* failWith(final, "fetch_failed", finishedCost())
         })
         return yield* fetchApart(claim, guarded(row, "upstream.fetch_results", Effect.raceFirst(fetch, keepHeld)))
       }

@@ -1,11 +1,14 @@
 import { Cause, Clock, Data, Duration, Effect, Either, Schedule, Stream } from "effect"
 import { GenerationError, GenerationEvent } from "../../channel/contract/Generation.ts"
+import type { Charge } from "../../channel/contract/Usage.ts"
+import { beforeSubmit } from "../../channel/MeteredRunner.ts"
 import { AppConfig } from "../../platform/AppConfig.ts"
 import type { EngineSettings } from "../../platform/Settings.ts"
 import { isPassing } from "../../storage/StorageError.ts"
 import { internalFailureOf } from "../Kinds.ts"
 import { ReferenceMedia } from "../ReferenceMedia.ts"
 import { decodeStoredRequest } from "../StoredRequest.ts"
+import { type AttemptWork, costOf, outputsOf } from "./AttemptCost.ts"
 import { checkOutputs } from "./CheckOutputs.ts"
 import { type Claim, type DecodedClaim, parentSpan } from "./Claim.ts"
 import { settleFailure, skipOpenChannel } from "./Failover.ts"
@@ -76,15 +79,35 @@ export const runTask = (stored: Claim, workerId: string) =>
       written = step
       return queue.progress(claim, step)
     }
+    const attemptOf = { taskId: claim.id, attempt: claim.attempt, channel: claim.channel }
+    /** The attempt's cost, once its provider's work is known (the first account stands: recordCost.ts). */
+    const costed = (work: AttemptWork) => queue.cost(attemptOf, { ...costOf(plan.pricing, work), model: claim.model })
+
     const generate = (events: Stream.Stream<GenerationEvent, GenerationError>) =>
       Effect.suspend(() => {
         const outputs: Array<Output> = []
+        let charge: Charge | undefined
         return events.pipe(
           Stream.runForEach((event) => {
             if (event._tag === "Progress") return report((event.percent * GENERATION_SHARE) / 100)
+            if (event._tag === "Charge") {
+              charge = event
+              return Effect.void
+            }
             outputs.push(event)
             return Effect.void
           }),
+          // A synchronous upstream behind the runner said what it charges: its outputs were made, and billed,
+          // even should our checks refuse them.
+          Effect.zipRight(Effect.suspend(() =>
+            charge === undefined
+              ? Effect.void
+              : costed({
+                billed: charge.billed ?? true,
+                usage: charge.usage,
+                outputs: { count: outputs.length, seconds: undefined }
+              })
+          )),
           Effect.zipRight(Effect.suspend(() => checkOutputs(claim.kind, outputs, plan.internalFailure))),
           Effect.withSpan("task.generate", { attributes: { "task.id": claim.id, "task.model": claim.model } })
         )
@@ -107,6 +130,8 @@ export const runTask = (stored: Claim, workerId: string) =>
      */
     const finish = (outputs: ReadonlyArray<Output>) =>
       Effect.gen(function*() {
+        // Made, so paid for, whether or not object storage takes it now (a charge already reported stands).
+        yield* costed({ billed: true, outputs: outputsOf(outputs) })
         const spool = yield* ResultSpool
         // An earlier attempt that died while spooling may have left a folder no task records.
         if (claim.attempt > 1) yield* spool.remove(claim.id)
@@ -172,12 +197,24 @@ export const runTask = (stored: Claim, workerId: string) =>
     const submit = (run: Extract<PlanRun, { _tag: "Upstream" }>) =>
       Effect.gen(function*() {
         const attempt = { taskId: claim.id, attempt: claim.attempt, channel: claim.channel }
-        // Recorded before sending, so an attempt that dies mid-submit leaves a trace the next one reconciles.
         const inDoubt = yield* queue.submitInDoubt(claim)
-        yield* queue.attempt({ ...attempt, upstreamId: null, outcome: "submitting", lastAnswer: undefined })
-        // A failed submit is recorded where every failure is settled (Failover.ts).
-        const outcome = yield* submitUpstream(claim, plan, run, engine, inDoubt)
+        // Until its slot in the channel's request budget comes, nothing is sent: an attempt that dies then
+        // leaves nothing in doubt.
+        yield* queue.attempt({ ...attempt, upstreamId: null, outcome: "pacing", lastAnswer: undefined })
+        // A failed submit is recorded where every failure is settled (Failover.ts). Recorded right before sending
+        // (the channel's runner runs it after the slot), so an attempt that dies mid-submit leaves a trace the next
+        // one reconciles.
+        const submitting = queue.attempt({ ...attempt, upstreamId: null, outcome: "submitting", lastAnswer: undefined })
+        const outcome = yield* submitUpstream(claim, plan, run, engine, inDoubt).pipe(
+          Effect.locally(beforeSubmit, submitting)
+        )
         if (outcome._tag === "Finished") {
+          // Made and billed, even should our checks refuse the outputs.
+          yield* costed({
+            billed: true,
+            usage: outcome.usage,
+            outputs: { count: outcome.outputs.length, seconds: undefined }
+          })
           const checked = yield* checkOutputs(
             claim.kind,
             outcome.outputs.map((o) => GenerationEvent.Output(o)),
@@ -224,7 +261,7 @@ export const runTask = (stored: Claim, workerId: string) =>
     )
 
     return yield* Effect.raceFirst(work, Effect.delay(heartbeat, `${engine.heartbeat_s} seconds`)).pipe(
-      Effect.catchTag("GenerationError", (e) => settleFailure(claim, e)),
+      Effect.catchTag("GenerationError", (e) => settleFailure(claim, e, plan.pricing)),
       Effect.tap((task) => Effect.logInfo("task finished").pipe(Effect.annotateLogs({ status: task.status }))),
       Effect.catchTags({
         LeaseLost: () => Effect.logWarning("lease lost; another attempt owns the task"),

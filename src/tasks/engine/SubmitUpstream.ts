@@ -21,6 +21,12 @@ export const generationRetries = (engine: EngineSettings) =>
   )
 
 /**
+ * A submit whose fate stayed unknown: the task fails with its refund (retryable), and the attempt is recorded
+ * as ambiguous, counted as billed until the provider's record says otherwise (AttemptCost.ts).
+ */
+const UNRESOLVED = { retryable: true, transient: false, ambiguous: true } as const
+
+/**
  * Submits a task to its asynchronous upstream. A submit that certainly was
  * not accepted (transient, not ambiguous) is tried again on the engine's
  * schedule. An ambiguous one is reconciled through the adapter's `find`
@@ -37,8 +43,7 @@ export const submitUpstream = (
   engine: EngineSettings,
   inDoubt: boolean
 ) => {
-  const unresolved = new GenerationError({ ...plan.internalFailure, retryable: true, transient: false })
-  const limit = Duration.seconds(plan.channel.timeouts.submit_s + 5)
+  const unresolved = new GenerationError({ ...plan.internalFailure, ...UNRESOLVED })
 
   const reconcile = (error: GenerationError): Effect.Effect<SubmitOutcome, GenerationError> => {
     if (!error.ambiguous) return Effect.fail(error)
@@ -61,9 +66,9 @@ export const submitUpstream = (
   }
 
   const lost = new GenerationError({ ...plan.internalFailure, transient: true, ambiguous: true })
+  // The adapter applies `submit_s`; the channel's runner (channel/MeteredRunner.ts) guards against one that does
+  // not, counting from the request's slot in the channel's budget, so waiting for the budget is never a time-out.
   const submitOnce = run.submit.pipe(
-    // The adapter applies `submit_s`; this bound only guards against one that does not.
-    Effect.timeoutFail({ duration: limit, onTimeout: () => lost }),
     Effect.withSpan("upstream.submit", { attributes: { "task.id": claim.id, "task.channel": claim.channel } }),
     Effect.catchAll(reconcile)
   )

@@ -6,14 +6,18 @@ import { Metrics } from "../../platform/metrics/Metrics.ts"
 import { nowSeconds } from "../../platform/Time.ts"
 import { Outbox } from "../../webhooks/Outbox.ts"
 import { eventTypeOf } from "../Kinds.ts"
-import type { TaskKind } from "../Task.ts"
+import type { ImageTask, TaskKind, VideoTask } from "../Task.ts"
 import type { TaskFailure } from "../TaskFailure.ts"
 import { toTaskObject } from "../TaskRow.ts"
 import type { Claim } from "./Claim.ts"
 import { type CancelGuard, cancelTask } from "./sql/cancelTask.ts"
+import { chargeOf } from "./sql/chargeOf.ts"
 import { completeTask } from "./sql/completeTask.ts"
 import { failTask } from "./sql/failTask.ts"
 import { insertAsset, type NewAsset } from "./sql/insertAsset.ts"
+
+/** The task left the state a cancel was decided on before the cancel's write: nothing is written. */
+class MovedOn extends Data.TaggedError("MovedOn") {}
 
 /** The claim was taken back (lease expired, another attempt runs): this worker's result is void. */
 export class StaleClaim extends Data.TaggedError("StaleClaim")<{ readonly taskId: string; readonly attempt: number }> {}
@@ -62,16 +66,29 @@ const make = Effect.gen(function*() {
       Effect.withSpan("task.succeed", { attributes: { "task.id": claim.id, "task.attempt": claim.attempt } })
     )
 
+  /**
+   * The refund of a task's pre-charge, taken first: the account's row is
+   * locked before the task's (the lock order of migration 21). When the
+   * guarded write that follows finds the task moved on, the transaction
+   * rolls back, this refund with it.
+   */
+  const refundFirst = (accountId: string, id: string) =>
+    Effect.gen(function*() {
+      const [charged] = yield* chargeOf(sql, id)
+      if (charged === undefined) return
+      yield* billing.refund(accountId, id, {
+        walletMicros: Number(charged.charged_wallet_micros),
+        subscriptionMicros: Number(charged.charged_subscription_micros)
+      })
+    })
+
   /** Fails a running claim and refunds its pre-charge; `refunded_at` makes a second refund impossible. */
   const fail = (claim: Claim, failure: TaskFailure) =>
     Effect.gen(function*() {
       const now = yield* nowSeconds
+      yield* refundFirst(claim.accountId, claim.id)
       const [row] = yield* failTask(sql, claim, failure, now)
       if (row === undefined) return yield* new StaleClaim({ taskId: claim.id, attempt: claim.attempt })
-      yield* billing.refund(claim.accountId, claim.id, {
-        walletMicros: row.charged_wallet_micros,
-        subscriptionMicros: row.charged_subscription_micros
-      })
       const task = toTaskObject(row)
       const event = yield* outbox.record(claim.accountId, eventTypeOf(claim.kind, "failed"), task, claim.id)
       return { task, event, refunded: row.charged_wallet_micros + row.charged_subscription_micros }
@@ -98,23 +115,19 @@ const make = Effect.gen(function*() {
   ) =>
     Effect.gen(function*() {
       const now = yield* nowSeconds
+      yield* refundFirst(target.accountId, target.id)
       const [row] = yield* cancelTask(sql, target, failure, now)
-      if (row === undefined) return Option.none()
-      yield* billing.refund(target.accountId, target.id, {
-        walletMicros: row.charged_wallet_micros,
-        subscriptionMicros: row.charged_subscription_micros
-      })
+      // Rolled back, the refund with it.
+      if (row === undefined) return yield* new MovedOn()
       const task = toTaskObject(row)
       const event = yield* outbox.record(target.accountId, eventTypeOf(target.kind, "failed"), task, target.id)
-      return Option.some({ task, event })
+      return { task, event }
     }).pipe(
       sql.withTransaction,
       retryingConflicts,
       Effect.catchTag("SqlError", Effect.die),
-      Effect.flatMap(Option.match({
-        onNone: () => Effect.succeed(Option.none()),
-        onSome: ({ event, task }) => Effect.as(outbox.announce(event), Option.some(task))
-      })),
+      Effect.flatMap(({ event, task }) => Effect.as(outbox.announce(event), Option.some(task))),
+      Effect.catchTag("MovedOn", () => Effect.succeed(Option.none<VideoTask | ImageTask>())),
       Effect.withSpan("task.cancel", {
         attributes: { "task.id": target.id, "task.attempt": target.attempt, "task.error_code": failure.code }
       })

@@ -2,24 +2,31 @@ import { SqlClient } from "@effect/sql"
 import { Clock, Context, Effect, Layer, Schema, Stream } from "effect"
 import type { CallbackHint } from "../../channel/contract/Callbacks.ts"
 import { AppConfig } from "../../platform/AppConfig.ts"
+import { retryingConflicts } from "../../platform/Database.ts"
+import { Metrics } from "../../platform/metrics/Metrics.ts"
 import { makeListen } from "../../platform/Notifications.ts"
+import type { GroupsFile } from "../../platform/Settings.ts"
 import { notifyQueued, QUEUED_CHANNEL } from "../sql/notifyQueued.ts"
 import { type Claim, ClaimRow, StoringRow, toClaim, WaitingRow } from "./Claim.ts"
+import { type Lane, planClaims, type Shares } from "./FairShare.ts"
 import type { SpoolRecord } from "./ResultSpool.ts"
 import { claimStoring } from "./sql/claimStoring.ts"
-import { claimTasks } from "./sql/claimTasks.ts"
+import { activeLanes, claimOldest, claimPlanned, type LaneRow, lockChannel } from "./sql/claimTasks.ts"
 import { claimWaiting } from "./sql/claimWaiting.ts"
+import { countWaiting } from "./sql/countWaiting.ts"
 import { dropDeadline, dueDeadlines } from "./sql/dueDeadlines.ts"
 import { extendLease } from "./sql/extendLease.ts"
 import { findExhausted } from "./sql/findExhausted.ts"
 import { findUnresolvedSubmit } from "./sql/findUnresolvedSubmit.ts"
 import { holdPoll } from "./sql/holdPoll.ts"
+import { holdPolls } from "./sql/holdPolls.ts"
 import { holdStoring } from "./sql/holdStoring.ts"
 import { markStoreWait } from "./sql/markStoreWait.ts"
 import { moveQueued, queuedOn } from "./sql/moveQueued.ts"
 import { moveTask } from "./sql/moveTask.ts"
 import { nudgeWaiting } from "./sql/nudgeWaiting.ts"
 import { type AttemptRecord, recordAttempt } from "./sql/recordAttempt.ts"
+import { recordCost } from "./sql/recordCost.ts"
 import { releaseTask } from "./sql/releaseTask.ts"
 import { requeueExpired } from "./sql/requeueExpired.ts"
 import { reschedulePoll } from "./sql/reschedulePoll.ts"
@@ -44,6 +51,30 @@ export const CANCELLED_CHANNEL = "tasks_cancelled"
 const decoded = <A, I>(schema: Schema.Schema<A, I>) => (rows: ReadonlyArray<unknown>) =>
   Schema.decodeUnknown(Schema.Array(schema))(rows).pipe(Effect.orDie)
 
+/** How a channel shares its slots between accounts (`fair_share` in its settings). */
+export type ShareMode = "account" | "group" | "fifo"
+
+/** Each group's weight and in-flight cap, from config/groups.json (weight 1 and no cap unless set). */
+const sharesOf = (groups: GroupsFile): Omit<Shares, "by"> => ({
+  weightOf: (group) => groups.groups[group]?.weight ?? 1,
+  capOf: (group) => groups.groups[group]?.max_in_flight_per_channel
+})
+
+/** How long a start counts in a lane's recent service (migration 21, `task_lanes.service`). */
+const SERVICE_DECAY_MS = 60_000
+
+/** A lane as the plan reads it, its recent service decayed to `now`. */
+const toLane = (row: LaneRow, now: number): Lane => ({
+  account: row.account_id,
+  group: row.group_name,
+  queued: Number(row.queued),
+  inFlight: Number(row.in_flight),
+  served: row.started_at === null
+    ? 0
+    : Number(row.service) * Math.exp(-Math.max(0, now - Number(row.started_at)) / SERVICE_DECAY_MS),
+  oldest: row.oldest === null ? null : Number(row.oldest)
+})
+
 /**
  * The durable queue on the task table (docs/engine.md, Claims, leases and the
  * reaper). A queued row is claimed with `FOR UPDATE SKIP LOCKED`, so concurrent
@@ -52,19 +83,40 @@ const decoded = <A, I>(schema: Schema.Schema<A, I>) => (rows: ReadonlyArray<unkn
  */
 const make = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  const { limits } = yield* AppConfig
+  const { groups, limits } = yield* AppConfig
+  const metrics = yield* Metrics
   const listen = yield* makeListen
   const leaseMs = limits.engine.lease_s * 1000
+  const shares = sharesOf(groups)
 
-  /** Up to `limit` queued tasks of the channel, never more than `concurrency` in flight on it across replicas. */
-  const claim = (channel: string, workerId: string, limit: number, concurrency: number) =>
+  /**
+   * Up to `limit` queued tasks of the channel, never more than `concurrency`
+   * in flight on it across replicas, nor an account past its group's
+   * `max_in_flight_per_channel`; whose tasks, as `share` says (FairShare.ts).
+   */
+  const claim = (
+    channel: string,
+    workerId: string,
+    limit: number,
+    { concurrency, share = "account" }: { readonly concurrency: number; readonly share?: ShareMode }
+  ) =>
     Effect.gen(function*() {
       const now = yield* Clock.currentTimeMillis
-      const rows = yield* claimTasks(sql, { channel, concurrency, workerId, limit, now, leaseMs }).pipe(
-        Effect.flatMap(decoded(ClaimRow))
-      )
+      const claiming = { channel, workerId, now, leaseMs }
+      const rows = yield* Effect.gen(function*() {
+        yield* lockChannel(sql, channel)
+        const lanes = (yield* activeLanes(sql, channel)).map((row) => toLane(row, now))
+        const slots = Math.min(limit, concurrency - lanes.reduce((n, lane) => n + lane.inFlight, 0))
+        if (slots <= 0) return []
+        if (share === "fifo") {
+          const capped = lanes.filter((l) => l.inFlight >= (shares.capOf(l.group) ?? Infinity)).map((l) => l.account)
+          return yield* claimOldest(sql, claiming, slots, capped)
+        }
+        const plan = planClaims(lanes, slots, { ...shares, by: share })
+        return plan.length === 0 ? [] : yield* claimPlanned(sql, claiming, plan)
+      }).pipe(sql.withTransaction, retryingConflicts, Effect.flatMap(decoded(ClaimRow)))
       return rows.map(toClaim)
-    }).pipe(Effect.orDie)
+    }).pipe(Effect.orDie, Effect.withSpan("task.claim_queued", { attributes: { "channel.name": channel } }))
 
   /** Extends the lease; false when the claim was taken back (the worker must stop). */
   const heartbeat = (claim: Claim) =>
@@ -124,11 +176,29 @@ const make = Effect.gen(function*() {
       return yield* claimWaiting(sql, { channel, limit, now, holdMs }).pipe(Effect.flatMap(decoded(WaitingRow)))
     }).pipe(Effect.orDie)
 
-  /** The next poll at `runAt`; at `earliest` instead if a callback named the task while it was polled. */
-  const reschedule = (claim: Pick<Claim, "id" | "attempt">, runAt: number, earliest: number = runAt) =>
+  /**
+   * The next poll at `runAt`; at `earliest` instead if a callback named the task while it was polled.
+   * `polledAt`: when this poll was sent (absent when none was: a shutdown hands the task on).
+   */
+  const reschedule = (
+    claim: Pick<Claim, "id" | "attempt">,
+    runAt: number,
+    earliest: number = runAt,
+    polledAt?: number
+  ) =>
     // Never before `earliest`: a backoff counted from the poll's sending can fall short of a
     // Retry-After counted, as the upstream meant it, from its answer.
-    reschedulePoll(sql, claim, Math.max(runAt, earliest), earliest).pipe(Effect.asVoid, Effect.orDie)
+    reschedulePoll(sql, claim, Math.max(runAt, earliest), earliest, polledAt ?? null).pipe(
+      Effect.asVoid,
+      Effect.orDie
+    )
+
+  /** Renews the poller's hold of tasks it has not finished asking about, until `until` (ms). */
+  const holdMany = (ids: ReadonlyArray<string>, until: number) =>
+    ids.length === 0 ? Effect.void : holdPolls(sql, ids, until).pipe(Effect.asVoid, Effect.orDie)
+
+  /** How many tasks wait upstream on a channel, held by a poller or not. */
+  const waitingOn = (channel: string) => countWaiting(sql, channel).pipe(Effect.orDie)
 
   /** Keeps a polled task held until `until` (its results download), beyond the claim's hold. */
   const hold = (claim: Pick<Claim, "id" | "attempt">, until: number) =>
@@ -148,7 +218,8 @@ const make = Effect.gen(function*() {
   /** Many tasks' next polls, one statement per attempt number and time; `earliest` for those a callback named. */
   const rescheduleMany = (
     tasks: ReadonlyArray<{ readonly claim: Pick<Claim, "id" | "attempt">; readonly runAt: number }>,
-    earliest: number
+    earliest: number,
+    polledAt: number
   ) => {
     const groups = new Map<string, { attempt: number; runAt: number; ids: Array<string> }>()
     for (const { claim, runAt } of tasks) {
@@ -157,7 +228,7 @@ const make = Effect.gen(function*() {
       group.ids.push(claim.id)
       groups.set(key, group)
     }
-    return Effect.forEach(groups.values(), (g) => reschedulePolls(sql, g.attempt, g.ids, g.runAt, earliest), {
+    return Effect.forEach(groups.values(), (g) => reschedulePolls(sql, g.attempt, g.ids, g.runAt, earliest, polledAt), {
       discard: true
     })
       .pipe(Effect.orDie)
@@ -168,6 +239,23 @@ const make = Effect.gen(function*() {
     Effect.gen(function*() {
       const now = yield* Clock.currentTimeMillis
       yield* recordAttempt(sql, record, Math.floor(now / 1000))
+      if (record.cost !== undefined) yield* cost(record, record.cost)
+    }).pipe(Effect.orDie)
+
+  /**
+   * What an attempt (already recorded) cost at its provider, once known; a later account of the same
+   * attempt changes nothing (recordCost.ts).
+   */
+  const cost = (
+    record: Pick<AttemptRecord, "taskId" | "attempt" | "channel">,
+    cost: NonNullable<AttemptRecord["cost"]>
+  ) =>
+    Effect.gen(function*() {
+      const [set] = yield* recordCost(sql, record, cost)
+      // Counted by the write that set it, so a cost reported by two steps (or two replicas) counts once.
+      if (set?.billed && set.cost_micros !== null) {
+        metrics.upstreamCost(record.channel, cost.model, Number(set.cost_micros))
+      }
     }).pipe(Effect.orDie)
 
   /** Failover: the claim's task queued again on `channel`; false when the claim no longer holds. */
@@ -283,9 +371,12 @@ const make = Effect.gen(function*() {
     reschedule,
     rescheduleMany,
     hold,
+    holdMany,
+    waitingOn,
     nudge,
     nudges,
     attempt,
+    cost,
     moveTo,
     queued,
     handOn,

@@ -1,9 +1,11 @@
-import { Array, Chunk, Clock, Duration, Effect, Queue, Schedule, Stream } from "effect"
+import { Array, Chunk, Clock, Duration, Effect, Fiber, Queue, Schedule, Stream } from "effect"
 import { Channels } from "../../channel/Channels.ts"
 import { TaskKind } from "../../channel/contract/Adapter.ts"
 import { GenerationError } from "../../channel/contract/Generation.ts"
 import { type AsyncRunner, isAsyncRunner, UpstreamState } from "../../channel/contract/Upstream.ts"
+import { budgetPollGapMs, HEADROOM, operationRate, pollClaimLimit } from "../../channel/Pacing.ts"
 import { AppConfig } from "../../platform/AppConfig.ts"
+import { Metrics } from "../../platform/metrics/Metrics.ts"
 import { internalFailureOf } from "../Kinds.ts"
 import type { WaitingRow } from "./Claim.ts"
 import { deadlineOf, MAX_POLL_GAP_MS, nextPollDelay, pollTask } from "./PollTask.ts"
@@ -24,6 +26,21 @@ const FETCH_CONCURRENCY = 16
 export const BATCHED_POLL_GAP_MS = 3_000
 /** Passes whose durations make the slack (the longest of them counts). */
 const PASS_HISTORY = 5
+/** Poll calls of one pass at once on a channel without a request budget (each up to BATCH_SIZE ids). */
+const PASS_CONCURRENCY = 4
+/** At most this many poll requests of one pass wait for their slots or run at once on a paced channel. */
+const PACED_CONCURRENCY = 64
+
+/**
+ * How a pass is paced on a channel with a request budget (docs/engine.md,
+ * The upstream request budget): the requests a second it may poll at now
+ * (its share of the budget at the channel's current rate), and the ids
+ * one request asks about.
+ */
+interface Pace {
+  readonly perSecond: number
+  readonly batch: number
+}
 
 /**
  * One channel's poller (docs/engine.md, Waiting upstream and polling): takes
@@ -33,13 +50,22 @@ const PASS_HISTORY = 5
  * restart simply polls the waiting tasks again; nothing is resubmitted. On a
  * channel that takes upstream callbacks, a callback's NOTIFY wakes it before
  * the interval ends (a hint: the interval still bounds the wait).
+ *
+ * On a channel with a request budget, every poll call is one request (its
+ * slot taken by the channel's runner, MeteredRunner.ts); a pass takes no more
+ * due tasks than the budget lets it poll within their hold, and the next poll
+ * of each task waits at least as long as polling every waiting task once
+ * takes at that rate, so the gap stretches with the number waiting rather
+ * than the requests piling up.
  */
 export const upstreamPoller = (channelName: string) =>
   Effect.gen(function*() {
     const queue = yield* TaskQueue
     const channels = yield* Channels
+    const metrics = yield* Metrics
     const { limits } = yield* AppConfig
     const settings = channels.get(channelName)!.settings
+    const budget = channels.budget(channelName)
     const runner = yield* Effect.orDie(channels.runner(channelName))
     const upstreams = new Map<string, AsyncRunner<unknown>>()
     const scope = yield* Effect.scope
@@ -96,14 +122,20 @@ export const upstreamPoller = (channelName: string) =>
         )
       })
 
-    const pollBatch = (upstream: AsyncRunner<unknown>, rows: ReadonlyArray<WaitingRow>) =>
+    const pollBatch = (upstream: AsyncRunner<unknown>, rows: ReadonlyArray<WaitingRow>, floorMs: number) =>
       Effect.gen(function*() {
-        const polledAt = yield* Clock.currentTimeMillis
+        const asked = yield* Clock.currentTimeMillis
+        // The runner bounds each request by `poll_s` from its slot (MeteredRunner.ts).
         const answer = yield* upstream.poll(rows.map((r) => r.upstream_id)).pipe(
-          Effect.timeout(Duration.seconds(settings.timeouts.poll_s)),
           Effect.withSpan("upstream.poll", { attributes: { "channel.name": channelName, "poll.ids": rows.length } }),
           Effect.either
         )
+        // When the poll was sent: on a paced channel the call waited for its slot first, so its answer's arrival is
+        // the nearer mark (a request's latency late, which only lengthens the gap the budget asks for).
+        const polledAt = budget === undefined ? asked : yield* Clock.currentTimeMillis
+        for (const row of rows) {
+          if (row.polled_at !== null) metrics.pollGap(channelName, Math.max(0, polledAt - row.polled_at) / 1000)
+        }
         if (answer._tag === "Left") {
           // A failed poll changes nothing upstream: every task is asked again later, as the upstream asked,
           // until its deadline: an upstream that stays away, or answers garbage, does not hold tasks forever.
@@ -123,15 +155,26 @@ export const upstreamPoller = (channelName: string) =>
           yield* Effect.forEach(
             overdue,
             (row) =>
-              pollTask(row, unanswered, { runner: upstream, intervalMs, polledAt, capMs, changed: true, fetchApart }),
-            {
-              discard: true
-            }
+              pollTask(row, unanswered, {
+                runner: upstream,
+                intervalMs,
+                polledAt,
+                capMs,
+                floorMs,
+                changed: true,
+                fetchApart
+              }),
+            { discard: true }
           )
           return yield* Effect.forEach(
             waiting,
             (row) =>
-              queue.reschedule(row, polledAt + nextPollDelay(intervalMs, row.polls, hint, capMs), now + (hint ?? 0))
+              queue.reschedule(
+                row,
+                polledAt + nextPollDelay(intervalMs, row.polls, hint, capMs, floorMs),
+                now + (hint ?? 0),
+                polledAt
+              )
           )
         }
         const capMs = capFor(upstream)
@@ -148,23 +191,51 @@ export const upstreamPoller = (channelName: string) =>
           const waits = state._tag === "Pending" || state._tag === "Unknown"
           if (waits) lastSaid.set(row.id, said)
           else lastSaid.delete(row.id)
-          const runAt = polledAt + nextPollDelay(intervalMs, row.polls, undefined, capMs)
+          const runAt = polledAt + nextPollDelay(intervalMs, row.polls, undefined, capMs, floorMs)
           if (waits && !changed && runAt - row.submitted_at < deadlineMs) quiet.push({ claim: row, runAt })
           else handled.push({ row, state, changed })
         }
         // A callback that named one of them while it was polled brings its next poll to now.
-        yield* queue.rescheduleMany(quiet, yield* Clock.currentTimeMillis)
+        yield* queue.rescheduleMany(quiet, yield* Clock.currentTimeMillis, polledAt)
         yield* Effect.forEach(
           handled,
           ({ changed, row, state }) =>
-            pollTask(row, state, { runner: upstream, intervalMs, polledAt, capMs, changed, fetchApart }),
+            pollTask(row, state, { runner: upstream, intervalMs, polledAt, capMs, floorMs, changed, fetchApart }),
           { concurrency: HANDLE_CONCURRENCY, discard: true }
         )
       })
 
+    // A paced channel's share for polls now: the budget's poll rate at the channel's current (shared) rate factor,
+    // as its slots are spaced (with the headroom).
+    const paceNow = Effect.gen(function*() {
+      if (budget === undefined) return undefined
+      const factor = yield* budget.factor
+      const batch = Math.min(...[...upstreams.values()].map((u) => u.pollBatch ?? 1))
+      return { perSecond: operationRate(budget.budget, "poll") * HEADROOM * factor, batch } satisfies Pace
+    })
+
     const pass = Effect.gen(function*() {
       const started = yield* Clock.currentTimeMillis
-      const rows = yield* queue.claimDue(channelName, PASS_SIZE, holdMs)
+      const pace = yield* paceNow
+      // Paced: only what its budget lets it poll before their hold runs out (the last request needs `poll_s` to
+      // answer), so another replica does not take them again meanwhile; the hold is renewed below all the same,
+      // for when the channel's rate falls or other replicas share it.
+      const limit = pace === undefined
+        ? PASS_SIZE
+        : pollClaimLimit(pace.perSecond, pace.batch, holdMs - settings.timeouts.poll_s * 1000, PASS_SIZE)
+      const rows = yield* queue.claimDue(channelName, limit, holdMs)
+      // Polling every waiting task once takes this long at the budget: no task is asked again sooner.
+      const floorMs = pace === undefined || rows.length === 0
+        ? 0
+        : budgetPollGapMs(yield* queue.waitingOn(channelName), pace.perSecond, pace.batch)
+      const unasked = new Set(rows.map((r) => r.id))
+      const renewing = yield* Clock.currentTimeMillis.pipe(
+        Effect.flatMap((now) => queue.holdMany([...unasked], now + holdMs)),
+        Effect.catchAllDefect((defect) => Effect.logWarning("renewing the poller's hold failed", defect)),
+        Effect.delay(Duration.millis(holdMs / 3)),
+        Effect.forever,
+        Effect.fork
+      )
       // A kind this channel no longer serves asynchronously (its adapter changed): nothing can poll it, so it
       // fails through the refunding path rather than wait forever.
       const orphans = rows.filter((r) => !upstreams.has(r.kind))
@@ -177,18 +248,31 @@ export const upstreamPoller = (channelName: string) =>
             intervalMs,
             polledAt: started,
             capMs: MAX_POLL_GAP_MS,
+            floorMs: 0,
             changed: true,
             fetchApart
           }
         ), { discard: true })
       yield* Effect.forEach(upstreams, ([kind, upstream]) => {
         const ofKind = rows.filter((r) => r.kind === kind)
-        const batches = Chunk.chunksOf(Chunk.fromIterable(ofKind), BATCH_SIZE)
-        return Effect.forEach(batches, (batch) => pollBatch(upstream, Chunk.toReadonlyArray(batch)), {
-          concurrency: 4,
-          discard: true
-        })
+        // Paced, each call is one request: a batch query's ids, or one id where each is a request of its own.
+        const size = pace === undefined ? BATCH_SIZE : (upstream.pollBatch ?? 1)
+        const batches = Chunk.chunksOf(Chunk.fromIterable(ofKind), size)
+        const concurrency = pace === undefined
+          ? PASS_CONCURRENCY
+          : Math.min(PACED_CONCURRENCY, Math.max(PASS_CONCURRENCY, Math.ceil(pace.perSecond)))
+        return Effect.forEach(
+          batches,
+          (batch) => {
+            const some = Chunk.toReadonlyArray(batch)
+            return pollBatch(upstream, some, floorMs).pipe(
+              Effect.ensuring(Effect.sync(() => some.forEach((row) => unasked.delete(row.id))))
+            )
+          },
+          { concurrency, discard: true }
+        )
       }, { discard: true }).pipe(
+        Effect.ensuring(Fiber.interrupt(renewing)),
         // Stopped mid-pass (a shutdown): the held tasks are due at once, for the next process to poll.
         Effect.onInterrupt(() =>
           Effect.flatMap(

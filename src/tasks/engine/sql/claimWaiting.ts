@@ -24,4 +24,4 @@ export const claimWaiting = (
       ORDER BY run_at LIMIT ${limit}
       FOR UPDATE SKIP LOCKED)
     RETURNING id, account_id, kind, model, channel, request, request_version, attempt, trace_context, created_at,
-      upstream_id, upstream_model, submitted_at, polls, store_since`
+      upstream_id, upstream_model, submitted_at, polls, store_since, polled_at`

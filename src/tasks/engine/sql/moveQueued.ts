@@ -2,8 +2,11 @@ import type { SqlClient } from "@effect/sql"
 
 /** Queued tasks of a channel, oldest first: what a disabled channel hands on to its models' next channels. */
 export const queuedOn = (sql: SqlClient.SqlClient, channel: string, limit: number) =>
-  sql<{ id: string; kind: "video" | "image"; model: string; attempt: number }>`
-    SELECT id, kind, model, attempt FROM tasks WHERE status = 'queued' AND channel = ${channel} ORDER BY seq LIMIT ${limit}`
+  sql<
+    { id: string; kind: "video" | "image"; model: string; attempt: number; request: unknown; request_version: number }
+  >`
+    SELECT id, kind, model, attempt, request, request_version FROM tasks
+    WHERE status = 'queued' AND channel = ${channel} ORDER BY seq LIMIT ${limit}`
 
 /**
  * One queued task moved from a disabled channel to `next`, counted as an

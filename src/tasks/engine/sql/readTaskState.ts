@@ -12,11 +12,17 @@ export const TaskState = Schema.Struct({
   channel: Schema.String,
   attempt: Schema.Number,
   upstream_id: Schema.NullOr(Schema.String),
-  error_code: Schema.NullOr(Schema.String)
+  error_code: Schema.NullOr(Schema.String),
+  /** What a confirmed upstream cancel's cost is priced by (Plans.ts, pricingFor). */
+  model: Schema.String,
+  request: Schema.Unknown,
+  request_version: Schema.Number
 })
 export type TaskState = typeof TaskState.Type
 
-const COLUMNS = "id, account_id, kind, status, run_state, channel, attempt, upstream_id, error->>'code' AS error_code"
+const COLUMNS =
+  "id, account_id, kind, status, run_state, channel, attempt, upstream_id, error->>'code' AS error_code, model, " +
+  "request, request_version"
 
 /** The task of this account and kind, or none (unknown, or another account's: the same answer). */
 export const readOwnTaskState = (sql: SqlClient.SqlClient, accountId: string, kind: TaskKind, id: string) =>

@@ -1,5 +1,6 @@
 import type { SqlClient } from "@effect/sql"
 import type { UpstreamAnswerDetail } from "../../../channel/contract/Generation.ts"
+import type { AttemptCost } from "../AttemptCost.ts"
 
 export interface AttemptRecord {
   readonly taskId: string
@@ -8,7 +9,7 @@ export interface AttemptRecord {
   readonly upstreamId: string | null
   /**
    * Where the attempt is, or why it ended (docs/operating.md, The operator's view of a task): `running`
-   * (in this process), `submitting`, `waiting`, `succeeded`, `failed`, `refused`, `ambiguous`, `failover`,
+   * (in this process), `pacing` (a submit waiting for its slot in the channel's budget), `submitting`, `waiting`, `succeeded`, `failed`, `refused`, `ambiguous`, `failover`,
    * `deadline`, `no_output`.
    */
   readonly outcome: string
@@ -16,6 +17,11 @@ export interface AttemptRecord {
   readonly lastAnswer: unknown
   /** The upstream's own status, code and message that ended the attempt, when it said something. */
   readonly upstream?: UpstreamAnswerDetail | undefined
+  /**
+   * What the attempt cost at its provider, once known (written by recordCost.ts, first account standing),
+   * with the public model it is counted under.
+   */
+  readonly cost?: AttemptCost & { readonly model: string } | undefined
 }
 
 /**
