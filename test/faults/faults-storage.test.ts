@@ -87,7 +87,10 @@ const faultConfig = (graceS: number) => {
       base_url: ark.url,
       credentials: { api_key: { env: "ARK_KEY" } },
       concurrency: 50,
-      timeouts: { submit_s: 5, poll_s: 5 }
+      // Ark has no way to find a task whose create went unanswered, so such a create fails its task by design.
+      // Fifty renders and creates at once on a loaded machine can hold an answer past 5 s; this test is about
+      // the store, so a create has long enough. Polls stay short: a missed one is only asked again.
+      timeouts: { submit_s: 30, poll_s: 5 }
     }
     models.models[SANDBOX_MODEL].channels = ["sandbox"]
     models.models[ARK_MODEL].channels = [{ channel: "byteplus", upstream_model: "dreamina-seedance-2-0-260128" }]
