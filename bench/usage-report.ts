@@ -3,7 +3,7 @@
  * Money): a PostgreSQL database holding HISTORY tasks (1,000,000) over 90 days
  * (bench/history.ts: a charge each, a refund per failed task, an attempt per
  * started task, each given an upstream cost as a billing provider's), written
- * before the migrations that keep the report's sums (21 on: the lanes, 26:
+ * before the migrations that keep the report's sums (21 on: the lanes, 25:
  * `usage_daily`), which are then applied as an upgrade meets them and timed.
  * Then the report as the service reads it (src/usage/sql/usageRows.ts, and
  * the losses' src/usage/sql/lossRows.ts), each query READS times (median):
@@ -110,7 +110,7 @@ const main = async () => {
     recordRun("usage-report", date, entry, HEADER, [
       `| ${date} | ${machineLine()} | ${entry.commit} | ${HISTORY} | ${reads.dayModel30.ms} (${reads.dayModel30.rows}) | ${reads.accountModel30.ms} (${reads.accountModel30.rows}) | ${reads.day90.ms} | ${reads.total90.ms} | ${reads.losses30.ms} | ${
         migrationS[21]
-      } / ${migrationS[26]} | ${entry.load.start} / ${entry.load.end} |`
+      } / ${migrationS[25]} | ${entry.load.start} / ${entry.load.end} |`
     ])
   } finally {
     await runtime.dispose()
@@ -124,12 +124,12 @@ The operator's usage report (\`src/usage/sql/usageRows.ts\`, reading \`usage_dai
 (\`src/usage/sql/lossRows.ts\`, reading the attempts) over a history of N tasks across 90 days
 (\`bench/history.ts\`), written before the migrations that keep the sums (21 on) and then migrated as an
 upgrade would be. Read times are medians of 5 (ms; rows returned in brackets); the migrations' times are
-those of 21 (the lanes' backfill) and 26 (the usage days' backfill) over that history. Load is the
+those of 21 (the lanes' backfill) and 25 (the usage days' backfill) over that history. Load is the
 1-minute load average at start / end (2 shared cores).
 
 Run: \`DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npx tsx bench/usage-report.ts\`.
 
-| Date | Machine | Commit | History (tasks) | 30 d by day, model | 30 d by account, model | 90 d by day | 90 d total | Losses 30 d | Migration 21 / 26 s | Load start / end |
+| Date | Machine | Commit | History (tasks) | 30 d by day, model | 30 d by account, model | 90 d by day | 90 d total | Losses 30 d | Migration 21 / 25 s | Load start / end |
 |---|---|---|---:|---:|---:|---:|---:|---:|---:|---|
 `
 

@@ -22,9 +22,9 @@ import fairShare from "./0021_fair_share.ts"
 import upstreamBudgets from "./0022_upstream_budgets.ts"
 import spendLimits from "./0023_spend_limits.ts"
 import upstreamCost from "./0024_upstream_cost.ts"
-import usageDaily from "./0026_usage_daily.ts"
-import webhookSubscriptions from "./0027_webhook_subscriptions.ts"
-import retention from "./0028_retention.ts"
+import usageDaily from "./0025_usage_daily.ts"
+import webhookSubscriptions from "./0026_webhook_subscriptions.ts"
+import retention from "./0027_retention.ts"
 
 /**
  * Forward-only migrations, in order. Each is a list of PostgreSQL statements
@@ -55,7 +55,7 @@ export const migrations: ReadonlyArray<readonly [id: number, name: string, state
   [22, "upstream_budgets", upstreamBudgets],
   [23, "spend_limits", spendLimits],
   [24, "upstream_cost", upstreamCost],
-  [26, "usage_daily", usageDaily],
-  [27, "webhook_subscriptions", webhookSubscriptions],
-  [28, "retention", retention]
+  [25, "usage_daily", usageDaily],
+  [26, "webhook_subscriptions", webhookSubscriptions],
+  [27, "retention", retention]
 ]

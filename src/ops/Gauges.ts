@@ -82,7 +82,7 @@ export const registerGauges = Effect.gen(function*() {
         storedChannelStates(sql),
         laneGauges(sql),
         budgetFactors(sql),
-        // Kept by triggers as results come and go (migration 28): sixteen rows, whatever the number of results.
+        // Kept by triggers as results come and go (migration 27): sixteen rows, whatever the number of results.
         sql<{ objects: string; bytes: string }>`
           SELECT coalesce(sum(objects), 0)::text AS objects, coalesce(sum(bytes), 0)::text AS bytes FROM asset_totals`
       ],

@@ -6,7 +6,7 @@ const COLUMNS: Record<GroupKey, string> = { day: "day", account: "account_id", m
 
 /**
  * The usage report's rows (docs/operating.md, Money): the window's days of
- * `usage_daily` (migration 26, kept by triggers as tasks are charged and
+ * `usage_daily` (migration 25, kept by triggers as tasks are charged and
  * refunded and attempts' costs recorded) summed by the query's keys, in key
  * order, after the cursor. A row per day and group of the window is read,
  * through the table's key, whatever the history holds. The window counts
