@@ -3,9 +3,10 @@
  * 0.9x over 100; docs/performance.md): `POST /v1/video/tasks` through the
  * gateway on PostgreSQL (ROLE=api: no worker takes the tasks, so only the
  * create is measured) against pgbench running the gateway's own minimal
- * transaction for one create (bench/create-path/create.sql: the account row
- * locked, checked and debited with its ledger row in one statement, then the
- * task INSERT carrying the charge, COMMIT). Two loads, in interleaved rounds:
+ * transaction for one create (bench/create-path/create.sql: `charge_task`,
+ * which locks the account, checks its queue and the key's spend, debits it and
+ * writes the ledger row, then the task INSERT carrying the charge and its
+ * triggers, COMMIT). Two loads, in interleaved rounds:
  *
  *  - one account: every create debits the same account row (a hot spot by
  *    nature: the pre-charge must see the balance the previous create left);
@@ -55,7 +56,9 @@ const HEADER = `## create-path
 gateway's own transaction for one create (\`bench/create-path/create.sql\`: at 6c720ce INSERT the task,
 lock and debit the account, INSERT the ledger row, keep the charge on the task, COMMIT; in
 later rows the account locked, checked and debited with its ledger row in one statement, then the
-task INSERT with its charge, COMMIT). 10 connections
+task INSERT with its charge, COMMIT; from 2026-11-29 on, that statement is a call of \`charge_task\`,
+which also checks the account's queue and the key's spend and counts it, and the INSERT's triggers
+keep the fair share's lanes and the usage report's days). 10 connections
 each, ${WARMUP_S} s warm-up, interleaved rounds; creates/s is the median round. "One account":
 every create debits the same account row; "100 accounts": creates spread over 100 accounts
 (pgbench picks the account by a random number in a lookup table, one more indexed SELECT than the
@@ -85,13 +88,15 @@ const main = async () => {
     const accounts = await Promise.all(Array.from({ length: SPREAD + 1 }, async (_, i) => {
       const account = await admin("/admin/v1/accounts", { name: `bench-${i}`, wallet_credits: 1e9 })
       const key = await admin(`/admin/v1/accounts/${account.id}/keys`, { kind: "model" })
-      return { id: account.id as string, key: key.key as string }
+      return { id: account.id as string, key: key.key as string, keyId: key.id as string }
     }))
     const [hot, ...spread] = accounts
     await withClient(databaseUrl, async (c) => {
-      await c.query(`CREATE TABLE bench_accounts (n int PRIMARY KEY, id text NOT NULL)`)
+      await c.query(`CREATE TABLE bench_accounts (n int PRIMARY KEY, id text NOT NULL, key_id text NOT NULL)`)
       // Row 0 is the hot account, rows 1 to 100 the spread ones (bench/create-path/create.sql).
-      for (const [i, a] of accounts.entries()) await c.query(`INSERT INTO bench_accounts VALUES ($1, $2)`, [i, a.id])
+      for (const [i, a] of accounts.entries()) {
+        await c.query(`INSERT INTO bench_accounts VALUES ($1, $2, $3)`, [i, a.id, a.keyId])
+      }
     })
 
     // What the gateway stores for one create, so pgbench writes rows of the same size.

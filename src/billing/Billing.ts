@@ -4,9 +4,9 @@ import { AppConfig } from "../platform/AppConfig.ts"
 import { IdPrefix, newId } from "../platform/Ids.ts"
 import type { GroupsFile } from "../platform/Settings.ts"
 import { nowSeconds } from "../platform/Time.ts"
+import type { ChargeRow, ChargeTerms } from "./ChargeRow.ts"
 import { InsufficientBalance, SpendLimitExceeded, TooManyQueuedTasks } from "./Errors.ts"
 import { MICROS_PER_CREDIT, toCredits } from "./Money.ts"
-import { type ChargeRow, chargeTask } from "./sql/chargeTask.ts"
 import { dayOf, keySpend, nextMonthStart } from "./sql/keySpend.ts"
 import { refundTask } from "./sql/refundTask.ts"
 
@@ -67,7 +67,7 @@ const priceWith = (groups: GroupsFile, priced: Priced): Price => {
 
 /**
  * How a charge of `micros` would be taken from these balances, by the rule
- * Billing.charge applies in its statement: the subscription first when the
+ * the create's statement applies (`create_task`): the subscription first when the
  * model allows it, the rest from the wallet; `enough` false when the wallet
  * cannot cover the rest (the create would answer 402).
  */
@@ -118,25 +118,32 @@ export interface Standing extends ChargeSplit {
  * state), so a task and its money move together or not at all.
  */
 export class Billing extends Context.Tag("Billing")<Billing, {
-  /** What a task priced so costs; the create charges exactly this (`charge`), the quote shows it. */
+  /** What a task priced so costs; the create charges exactly this (`terms`), the quote shows it. */
   readonly price: (priced: Priced) => Price
   /**
-   * Takes the task's price from the account: from the subscription balance
-   * first when the model's pricing policy allows it, the rest from the
-   * wallet. Fails with 402 `insufficient_balance` and changes nothing when
-   * the two cannot cover it, with 429 `too_many_queued_tasks` when the
-   * account already has its group's `max_queued` tasks queued, or with 429
-   * `spend_limit_exceeded` when the key's spend today or this month would
-   * pass a limit set on it. `balanceLow`: this charge took the wallet below
-   * the account's low-balance threshold (once per crossing).
+   * What the create's statement needs to take the task's price (`create_task`,
+   * migration 28, which takes it under the account's lock in the create's own
+   * statement): the charge in micro-credits, whether the subscription may pay
+   * first, and each group's `max_queued`.
    */
-  readonly charge: (
-    accountId: string,
-    keyId: string,
-    taskId: string,
-    priced: Priced
+  readonly terms: (priced: Priced) => ChargeTerms
+  /**
+   * What the create's statement answered about the charge: what it took
+   * (from the subscription balance first when the model's pricing policy
+   * allows it, the rest from the wallet), or why it took nothing: 402
+   * `insufficient_balance` when the two cannot cover it, 429
+   * `too_many_queued_tasks` when the account already has its group's
+   * `max_queued` tasks queued, 429 `spend_limit_exceeded` when the key's
+   * spend today or this month would pass a limit set on it. `balanceLow`:
+   * this charge took the wallet below the account's low-balance threshold
+   * (once per crossing).
+   */
+  readonly settle: (
+    row: ChargeRow,
+    priced: Priced,
+    now: number
   ) => Effect.Effect<Charged, InsufficientBalance | TooManyQueuedTasks | SpendLimitExceeded>
-  /** Gives back exactly what `charge` took for the task, to the balances it came from. */
+  /** Gives back exactly what a create took for the task, to the balances it came from. */
   readonly refund: (accountId: string, taskId: string, split: ChargeSplit) => Effect.Effect<void>
   /**
    * The account's balances now, its tasks queued against its group's
@@ -158,21 +165,14 @@ export class Billing extends Context.Tag("Billing")<Billing, {
       ))
       return {
         price: (priced) => priceWith(groups, priced),
-        charge: (accountId, keyId, taskId, priced) =>
+        terms: (priced) => ({
+          micros: priceWith(groups, priced).micros,
+          useSubscription: priced.subscriptionAllowed,
+          queuedLimits
+        }),
+        settle: (row, priced, now) =>
           Effect.gen(function*() {
             const { micros } = priceWith(groups, priced)
-            const now = yield* nowSeconds
-            const [row] = yield* chargeTask(sql, {
-              accountId,
-              keyId,
-              taskId,
-              ledgerId: newId(IdPrefix.ledger),
-              micros,
-              useSubscription: priced.subscriptionAllowed,
-              now,
-              queuedLimits
-            })
-            if (row === undefined) return yield* Effect.die(new Error(`account ${accountId} vanished`))
             switch (row.outcome) {
               case "queue_full":
                 return yield* new TooManyQueuedTasks({
@@ -191,6 +191,10 @@ export class Billing extends Context.Tag("Billing")<Billing, {
                   } credits.`
                 })
               }
+              // The create's statement makes these two again or replays; they never come to be settled.
+              case "balance_low":
+              case "key_taken":
+                return yield* Effect.die(new Error(`a create's charge was settled on "${row.outcome}"`))
             }
             const fromSubscription = Number(row.from_subscription)
             return {
@@ -198,10 +202,7 @@ export class Billing extends Context.Tag("Billing")<Billing, {
               subscriptionMicros: fromSubscription,
               balanceLow: row.balance_low
             }
-          }).pipe(
-            Effect.catchTag("SqlError", Effect.die),
-            Effect.withSpan("Billing.charge", { captureStackTrace: false })
-          ),
+          }),
         refund: (accountId, taskId, split) =>
           Effect.flatMap(
             nowSeconds,

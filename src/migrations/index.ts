@@ -25,6 +25,7 @@ import upstreamCost from "./0024_upstream_cost.ts"
 import usageDaily from "./0025_usage_daily.ts"
 import webhookSubscriptions from "./0026_webhook_subscriptions.ts"
 import retention from "./0027_retention.ts"
+import createTask from "./0028_create_task.ts"
 
 /**
  * Forward-only migrations, in order. Each is a list of PostgreSQL statements
@@ -57,5 +58,6 @@ export const migrations: ReadonlyArray<readonly [id: number, name: string, state
   [24, "upstream_cost", upstreamCost],
   [25, "usage_daily", usageDaily],
   [26, "webhook_subscriptions", webhookSubscriptions],
-  [27, "retention", retention]
+  [27, "retention", retention],
+  [28, "create_task", createTask]
 ]

@@ -7,6 +7,7 @@ import { Metrics } from "../platform/metrics/Metrics.ts"
 import { PooledQuery } from "../platform/PooledQuery.ts"
 import { BalanceAlerts } from "../webhooks/BalanceAlerts.ts"
 import { IdempotencyConflict, InvalidTaskRequest } from "./Errors.ts"
+import { createTask } from "./sql/createTask.ts"
 import { notifyQueued } from "./sql/notifyQueued.ts"
 import { CURRENT_VERSION } from "./StoredRequest.ts"
 import type { ImageTask, TaskKind, TaskStatus, VideoTask } from "./Task.ts"
@@ -27,7 +28,7 @@ export interface NewTask {
   readonly idempotencyKey: string | null
   /** Digest of the request content, compared when an Idempotency-Key is reused. */
   readonly digest: string
-  /** What it is priced by: Billing.charge works out the price and takes it in the create's transaction. */
+  /** What it is priced by: Billing works out the price, the create's statement takes it. */
   readonly price: Priced
   /** The provider channel whose workers run it. */
   readonly channel: string
@@ -35,37 +36,6 @@ export interface NewTask {
   readonly traceparent: string | null
   /** The caller's deadline (`Cancel-After`) in seconds from now; null for none. */
   readonly cancelAfterSeconds?: number | null | undefined
-}
-
-const RETURNED = taskColumns()
-
-/**
- * A new task, `queued`, with what its pre-charge took (refunded exactly on
- * failure). With an Idempotency-Key this account already used, nothing is
- * inserted and no row comes back: the caller replays the original. Times
- * are seconds, but for the deadline (ms from `nowMs`).
- */
-const insertTask = (
-  sql: SqlClient.SqlClient,
-  id: string,
-  task: NewTask,
-  charged: ChargeSplit,
-  nowMs: number
-) => {
-  const now = Math.floor(nowMs / 1000)
-  return sql<TaskRow>`
-    INSERT INTO tasks (id, account_id, kind, model, operation, status, progress, request, request_version,
-      client_reference_id, metadata, idempotency_key, request_digest, created_at, updated_at, channel, trace_context,
-      charged_wallet_micros, charged_subscription_micros, cancel_at)
-    VALUES (${id}, ${task.accountId}, ${task.kind}, ${task.model}, ${task.operation}, 'queued', 0,
-      ${JSON.stringify(task.request)}::jsonb, ${CURRENT_VERSION}, ${task.clientReferenceId},
-      ${task.metadata === null ? null : JSON.stringify(task.metadata)}::jsonb,
-      ${task.idempotencyKey}, ${task.digest}, ${now}, ${now}, ${task.channel},
-      ${task.traceparent === null ? null : JSON.stringify({ traceparent: task.traceparent })}::jsonb,
-      ${charged.walletMicros}, ${charged.subscriptionMicros},
-      ${task.cancelAfterSeconds == null ? null : nowMs + task.cancelAfterSeconds * 1000})
-    ON CONFLICT (account_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
-    RETURNING ${sql.literal(RETURNED)}`
 }
 
 /** What a replay charges. */
@@ -117,32 +87,69 @@ const make = Effect.gen(function*() {
     Effect.flatMap(replayOf(task), Option.match({ onNone: () => Effect.fail(refused), onSome: Effect.succeed }))
 
   /**
-   * Creates a queued task and pre-charges it in one transaction; with an
-   * Idempotency-Key already used by this account, answers the original task
-   * (same content) or 409 (different content) and charges nothing.
+   * Creates a queued task and pre-charges it; with an Idempotency-Key
+   * already used by this account, answers the original task (same content)
+   * or 409 (different content) and charges nothing.
    *
-   * The charge comes first, so the transaction is two statements: the charge
-   * (Billing.charge, one call, which also holds the account to its group's
-   * `max_queued`) and the task's INSERT carrying what was taken. Concurrent creates with one key meet at the account's lock: the
-   * second charges only once the first has committed, its INSERT then finds
-   * the key taken and its transaction is rolled back, charge included, to
-   * replay the first. A key already used also wins over a balance that can no
-   * longer pay or a queue that is full: the original is replayed, not refused
-   * with 402 or 429.
+   * One statement (`create_task`, sql/createTask.ts), so a create is one
+   * round trip and holds the account's lock for none: the checks, the task's
+   * INSERT and the debit under the account's lock, in its own transaction.
+   * Concurrent creates with one key meet at that lock: the second finds the
+   * key taken once the first has committed, writes nothing, and replays the
+   * first. A key already used also wins over a balance that can no longer
+   * pay, a queue that is full or a spend limit: the original is replayed,
+   * not refused. The rare create whose charge crosses the account's
+   * low-balance threshold is made again in a transaction that also records
+   * the `account.balance_low` event, so the event and the charge commit
+   * together.
    */
   const create = (task: NewTask) =>
     Effect.gen(function*() {
       const id = newId(IdPrefix.task)
       // Milliseconds for the deadline (a whole second early would cut a short Cancel-After), seconds for the rest.
       const nowMs = yield* Clock.currentTimeMillis
-      const split = yield* billing.charge(task.accountId, task.keyId, id, task.price)
-      const [inserted] = yield* insertTask(sql, id, task, split, nowMs)
-      if (inserted === undefined) return yield* new KeyTaken()
-      // The charge that took the wallet below the account's threshold writes the one alert, in its transaction.
-      const alert = split.balanceLow ? yield* balanceAlerts.record(task.accountId) : undefined
-      return { task: toTaskObject(inserted), replayed: false, charged: split, alert }
+      const now = Math.floor(nowMs / 1000)
+      const statement = (allowLow: boolean) =>
+        createTask(sql, {
+          id,
+          ledgerId: newId(IdPrefix.ledger),
+          accountId: task.accountId,
+          keyId: task.keyId,
+          terms: billing.terms(task.price),
+          allowLow,
+          kind: task.kind,
+          model: task.model,
+          operation: task.operation,
+          request: JSON.stringify(task.request),
+          requestVersion: CURRENT_VERSION,
+          clientReferenceId: task.clientReferenceId,
+          metadata: task.metadata === null ? null : JSON.stringify(task.metadata),
+          idempotencyKey: task.idempotencyKey,
+          digest: task.digest,
+          now,
+          channel: task.channel,
+          traceContext: task.traceparent === null ? null : JSON.stringify({ traceparent: task.traceparent }),
+          cancelAt: task.cancelAfterSeconds == null ? null : nowMs + task.cancelAfterSeconds * 1000
+        }).pipe(
+          Effect.flatMap(([row]) =>
+            row === undefined ? Effect.die(new Error(`account ${task.accountId} vanished`)) : Effect.succeed(row)
+          )
+        )
+      const first = yield* statement(false)
+      const { alert, row } = first.outcome === "balance_low"
+        ? yield* Effect.gen(function*() {
+          const row = yield* statement(true)
+          // The charge that took the wallet below the account's threshold writes the one alert, in its transaction.
+          const alert = row.outcome === "charged" && row.balance_low
+            ? yield* balanceAlerts.record(task.accountId)
+            : undefined
+          return { row, alert }
+        }).pipe(sql.withTransaction)
+        : { row: first, alert: undefined }
+      if (row.outcome === "key_taken") return yield* new KeyTaken()
+      const split = yield* billing.settle(row, task.price, now)
+      return { task: toTaskObject(row.task!), replayed: false, charged: split, alert }
     }).pipe(
-      sql.withTransaction,
       retryingConflicts,
       Effect.catchTag("KeyTaken", () =>
         Effect.flatMap(

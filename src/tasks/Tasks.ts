@@ -45,8 +45,8 @@ export interface Created<T> {
  * the spec implies: the catalog admits the request (the plugin-derived
  * validation and the channel that runs it, among those taking new work), the
  * confirmed reference media are checked against the model's media table,
- * then the store prices, pre-charges and inserts the task in one transaction
- * (TaskStore.create, Billing.charge). Nothing is charged before all checks pass.
+ * then the store prices, pre-charges and inserts the task in one statement
+ * (TaskStore.create, `create_task`). Nothing is charged before all checks pass.
  */
 const make = Effect.gen(function*() {
   const registry = yield* Registry
