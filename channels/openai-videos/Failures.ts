@@ -65,6 +65,10 @@ const contentPolicy = () =>
 /** The upstream ran the task and it failed for its own reasons: a new task may well succeed. */
 const failedUpstream = () => new GenerationError({ code: FAILED, message: GENERIC, retryable: true, transient: false })
 
+/** A delete of a finished video refused for good (not throttled, not the upstream's own trouble). */
+export const refusedDelete = () =>
+  new GenerationError({ code: FAILED, message: GENERIC, retryable: false, transient: false })
+
 /** The result is gone upstream (OpenAI's `expires_at` passed) before we re-hosted it. */
 export const expired = () =>
   new GenerationError({

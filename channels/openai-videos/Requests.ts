@@ -53,6 +53,9 @@ export const endpoints = (baseUrl: string) => {
       ),
     retrieve: (apiKey: string, id: string) =>
       HttpClientRequest.get(video(id)).pipe(HttpClientRequest.bearerToken(apiKey)),
+    /** Deletes a completed or failed video, its content with it (`video.deleted`). */
+    remove: (apiKey: string, id: string) =>
+      HttpClientRequest.del(video(id)).pipe(HttpClientRequest.bearerToken(apiKey)),
     /** Where a finished video's bytes are; the engine hands it back to `fetchResult`. */
     contentUrl: (id: string) => `${video(id)}/content`
   }

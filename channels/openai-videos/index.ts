@@ -19,7 +19,7 @@ import {
   type VideoUpstream,
   withUpstream
 } from "../../src/channel/contract/Adapter.ts"
-import { ambiguous, busy, fromContentStatus, fromCreateStatus, fromTransport } from "./Failures.ts"
+import { ambiguous, busy, fromContentStatus, fromCreateStatus, fromTransport, refusedDelete } from "./Failures.ts"
 import { endpoints } from "./Requests.ts"
 import { stateOf, type VideoObject } from "./States.ts"
 import { unsupported } from "./Unsupported.ts"
@@ -43,6 +43,8 @@ import { unsupported } from "./Unsupported.ts"
  *   are used, the rest are asked again next time.
  * - results: `GET {base}/videos/{id}/content` with the key; the engine
  *   re-hosts the bytes.
+ * - forget (data minimisation): `DELETE {base}/videos/{id}` of a finished
+ *   video deletes it upstream, content and all; 404 once it is gone.
  * - no `find`: nothing upstream knows our task id, so a create whose answer
  *   was lost fails the task with its refund (SubmitUpstream.ts), never a
  *   second create that the operator could pay twice.
@@ -196,7 +198,29 @@ export default defineAdapter({
           })
         )
 
-      const video: VideoUpstream = { submit, poll, fetchResult }
+      /** Deletes a finished video upstream (a 429 or a 5xx is asked again later; any other refusal is final). */
+      const forget = (id: string) =>
+        Effect.gen(function*() {
+          const answer = yield* send(client, api.remove(apiKey, id), {
+            what: "a delete to the upstream",
+            seconds: timeouts.poll_s,
+            transport: () => busy(),
+            timeout: () => busy(),
+            lost: () => busy()
+          })
+          if (answer.status >= 200 && answer.status <= 299) return "deleted" as const
+          if (answer.status === 404) return "gone" as const
+          yield* logRefusal("a delete", answer, answer.text)
+          const again = answer.status === 429 || answer.status >= 500
+          return yield* Effect.fail(
+            withUpstream(
+              again ? busy(retryHintMs(answer.headers, answer.body), answer.status === 429) : refusedDelete(),
+              answerDetail(answer)
+            )
+          )
+        })
+
+      const video: VideoUpstream = { submit, poll, fetchResult, forget }
       return { video }
     })
 })

@@ -7,7 +7,8 @@ import { movie } from "./media.ts"
  * A fake OpenAI Videos API on loopback (docs/adapters/openai-videos.md, Tests):
  * `POST /v1/videos` (JSON or multipart), `GET /v1/videos/{id}`,
  * `GET /v1/videos/{id}/content` serving a real H.264/AAC MP4 of the requested
- * size and seconds. Each created video follows a `Life` the test queued (the
+ * size and seconds, `DELETE /v1/videos/{id}` of a finished video (OpenAI's
+ * `video.deleted`; a video still running is refused, a deleted one is gone). Each created video follows a `Life` the test queued (the
  * statuses its polls answer: OpenAI's, or a relay's `done`, `unknown`, none at
  * all), and each route takes faults the test queued. Every request is recorded,
  * so tests can assert the exact upstream body.
@@ -70,7 +71,12 @@ export interface FakeVideos {
   readonly url: string
   readonly requests: Array<VideosRequest>
   /** Faults for the next requests of each route, in order; each is used once. */
-  readonly faults: { readonly create: Array<Fault>; readonly poll: Array<Fault>; readonly content: Array<Fault> }
+  readonly faults: {
+    readonly create: Array<Fault>
+    readonly poll: Array<Fault>
+    readonly content: Array<Fault>
+    readonly delete: Array<Fault>
+  }
   /** Lives of the next created videos, in order; afterwards `queued`, `in_progress`, `completed`. */
   readonly lives: Array<Life>
   readonly videos: Map<string, Video>
@@ -128,7 +134,7 @@ export const startFakeVideos = async (apiKey: string): Promise<FakeVideos> => {
   let peak = 0
   const fake: Omit<FakeVideos, "url" | "close"> = {
     requests: [],
-    faults: { create: [], poll: [], content: [] },
+    faults: { create: [], poll: [], content: [], delete: [] },
     lives: [],
     videos: new Map(),
     peakInFlight: () => peak
@@ -177,6 +183,8 @@ export const startFakeVideos = async (apiKey: string): Promise<FakeVideos> => {
       ? "create"
       : request.method === "GET" && match?.[1]
       ? (match[2] ? "content" : "poll")
+      : request.method === "DELETE" && match?.[1] && !match[2]
+      ? "delete"
       : undefined
     // The list (a channel check): a cursor page, newest first.
     if (route === undefined && request.method === "GET" && match && !match[1]) {
@@ -215,6 +223,14 @@ export const startFakeVideos = async (apiKey: string): Promise<FakeVideos> => {
     if (route === "poll") {
       video.said = video.life.statuses[Math.min(video.polls++, video.life.statuses.length - 1)]!
       return json(res, 200, videoObject(video, video.said))
+    }
+    if (route === "delete") {
+      // OpenAI deletes a completed or failed video, its content with it.
+      if (!hasEnded(video.said)) {
+        return openAiError(res, 400, "invalid_request", "Only a completed or failed video can be deleted.")
+      }
+      fake.videos.delete(video.id)
+      return json(res, 200, { id: video.id, object: "video.deleted", deleted: true })
     }
     const variant = new URLSearchParams(request.query).get("variant") ?? "video"
     if (variant !== "video") return openAiError(res, 400, "invalid_value", "variant")

@@ -1,6 +1,7 @@
 import { existsSync, rmSync } from "node:fs"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type FakeArk, startFakeArk } from "../fakes/ark.ts"
+import { type FakeVideos, startFakeVideos } from "../fakes/openai-videos.ts"
 import { createAccount, operator } from "../support/adminApi.ts"
 import { api } from "../support/api.ts"
 import { ARK_KEY, UPSTREAM } from "../support/ark.ts"
@@ -9,6 +10,7 @@ import { alsoWith, configWith } from "../support/config.ts"
 import { backend } from "../support/database.ts"
 import { eventually } from "../support/eventually.ts"
 import { startGateway, type TestGateway } from "../support/gateway.ts"
+import { FAST, KEY as VIDEOS_KEY, videoTask } from "../support/openaiVideos.ts"
 import { query } from "../support/tasks.ts"
 import { image, makeImage, uploadAll } from "../support/uploads.ts"
 import { quickEngine } from "../support/upstream.ts"
@@ -20,8 +22,9 @@ import { quickEngine } from "../support/upstream.ts"
  * caller wrote or pointed at is left in any table of the database, in the
  * operator's view or in the log, the upload's bytes are gone from the store,
  * and Ark was asked to delete its record of the task (DELETE), recorded on
- * the attempt. An idempotent replay still answers the task; an account of
- * the default group keeps its request.
+ * the attempt. An OpenAI Videos upstream is asked the same (its DELETE of a
+ * finished video). An idempotent replay still answers the task; an account
+ * of the default group keeps its request.
  */
 
 const MODEL = "provy-famS-2.5-720p"
@@ -29,6 +32,7 @@ const PROMPT = "the lighthouse keeper's secret recipe for plum jam"
 const SECRET = "customer-7781-order-plum"
 
 let fake: FakeArk
+let videos: FakeVideos
 let gw: TestGateway
 let config: string
 const logged: Array<string> = []
@@ -36,6 +40,7 @@ const write = process.stdout.write.bind(process.stdout)
 
 beforeAll(async () => {
   fake = await startFakeArk([ARK_KEY])
+  videos = await startFakeVideos(VIDEOS_KEY)
   config = configWith("models.json", (models) => {
     models.channels.byteplus = {
       adapter: "ark",
@@ -45,6 +50,14 @@ beforeAll(async () => {
       timeouts: { submit_s: 5, poll_s: 2 }
     }
     models.models[MODEL].channels = [{ channel: "byteplus", upstream_model: UPSTREAM }]
+    models.channels.ovideos = {
+      adapter: "openai-videos",
+      base_url: videos.url,
+      credentials: { api_key: { env: "OPENAI_VIDEOS_KEY" } },
+      concurrency: 10,
+      timeouts: { submit_s: 5, poll_s: 2, download_s: 30 }
+    }
+    models.models[FAST].channels = [{ channel: "ovideos", upstream_model: "sora-2" }]
   })
   alsoWith(config, "groups.json", (groups) => {
     groups.groups.private = { multiplier: 1, description: "Requests kept while they run", redact_requests: true }
@@ -58,12 +71,13 @@ beforeAll(async () => {
     logged.push(typeof chunk === "string" ? chunk : Buffer.from(chunk).toString())
     return write(chunk, ...rest)
   }) as typeof process.stdout.write
-  gw = await startGateway({ ROLE: "all", CONFIG_DIR: config, ARK_KEY })
+  gw = await startGateway({ ROLE: "all", CONFIG_DIR: config, ARK_KEY, OPENAI_VIDEOS_KEY: VIDEOS_KEY })
 }, 60_000)
 afterAll(async () => {
   process.stdout.write = write
   await gw?.close()
   await fake?.close()
+  await videos?.close()
   rmSync(config, { recursive: true, force: true })
 })
 
@@ -136,6 +150,21 @@ describe(`data minimisation (${backend})`, () => {
     const replay = await tasks.createVideoReply(body(still!.url), { idempotencyKey: "plum-1" })
     expect(replay.replayed).toBe(true)
     expect(replay.task.id).toBe(created.id)
+  })
+
+  it("an OpenAI Videos upstream is asked to delete the finished video: DELETE /v1/videos/{id}, and it is gone", async () => {
+    const acct = await createAccount(gw, { name: "private videos", wallet_credits: 100, group: "private" })
+    const tasks = api(gw, acct)
+    const created = await tasks.createVideo({ ...videoTask(`${PROMPT} (a relay)`), metadata: { order: SECRET } })
+    expect((await tasks.waitTask("video", created.id)).at(-1)!.status).toBe("succeeded")
+    const video = [...videos.videos.values()].find((v) => v.prompt === `${PROMPT} (a relay)`)!
+    await eventually(
+      async () => (await operator(gw).task(created.id)).attempts.at(-1)!.provider_copy === "deleted",
+      "the relay's copy deleted"
+    )
+    expect(videos.requests.filter((r) => r.method === "DELETE").map((r) => r.path)).toEqual([`/v1/videos/${video.id}`])
+    expect(videos.videos.has(video.id)).toBe(false)
+    expect((await operator(gw).task(created.id)).engine.redacted_at).not.toBeNull()
   })
 
   it("an account of a group that keeps requests keeps them", async () => {
