@@ -3,10 +3,10 @@
  * 0.9x over 100; docs/performance.md): `POST /v1/video/tasks` through the
  * gateway on PostgreSQL (ROLE=api: no worker takes the tasks, so only the
  * create is measured) against pgbench running the gateway's own minimal
- * transaction for one create (bench/create-path/create.sql: `charge_task`,
- * which locks the account, checks its queue and the key's spend, debits it and
- * writes the ledger row, then the task INSERT carrying the charge and its
- * triggers, COMMIT). Two loads, in interleaved rounds:
+ * statement for one create (bench/create-path/create.sql: `create_task`,
+ * which locks the account, checks its queue, the key's spend and the
+ * balances, inserts the task and takes the charge, a transaction of its
+ * own). Two loads, in interleaved rounds:
  *
  *  - one account: every create debits the same account row (a hot spot by
  *    nature: the pre-charge must see the balance the previous create left);
@@ -56,9 +56,9 @@ const HEADER = `## create-path
 gateway's own transaction for one create (\`bench/create-path/create.sql\`: at 6c720ce INSERT the task,
 lock and debit the account, INSERT the ledger row, keep the charge on the task, COMMIT; in
 later rows the account locked, checked and debited with its ledger row in one statement, then the
-task INSERT with its charge, COMMIT; from 2026-11-29 on, that statement is a call of \`charge_task\`,
-which also checks the account's queue and the key's spend and counts it, and the INSERT's triggers
-keep the fair share's lanes and the usage report's days). 10 connections
+task INSERT with its charge, COMMIT; from 2026-11-29 on, one statement, \`create_task\`, which also
+checks the account's queue and the key's spend, and whose INSERT's triggers keep the fair share's
+lanes and the usage report's days). 10 connections
 each, ${WARMUP_S} s warm-up, interleaved rounds; creates/s is the median round. "One account":
 every create debits the same account row; "100 accounts": creates spread over 100 accounts
 (pgbench picks the account by a random number in a lookup table, one more indexed SELECT than the
