@@ -5,6 +5,7 @@ import os from "node:os"
 import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import pg from "pg"
+import { sessionUrl } from "../src/runtime/node/PostgresClient.ts"
 import { addRows } from "./markdown.ts"
 
 /** What every benchmark script shares: paths, ports, databases, statistics and the machine it ran on. */
@@ -48,6 +49,13 @@ export const freePort = () =>
       server.close(() => ok(port))
     })
   })
+
+/**
+ * `url` with the session options the service's own connections use
+ * (src/runtime/node/PostgresClient.ts: JIT off), so a statement a bench
+ * times or explains on its own connection is planned as the service's is.
+ */
+export const asService = sessionUrl
 
 export const withDatabase = (url: string, database: string) => {
   const u = new URL(url)

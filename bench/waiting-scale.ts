@@ -29,6 +29,7 @@
  *
  *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npx tsx bench/waiting-scale.ts
  *   TASKS=100000 BUDGET=20 WATCH_S=150 CALLERS=8 CREATES=2000 …   # defaults
+ *   PROFILE=dir …   # the worker runs with --cpu-prof into dir/worker (the API process into dir)
  */
 import { SqlClient, type Statement } from "@effect/sql"
 import * as PgClient from "@effect/sql-pg/PgClient"
@@ -43,7 +44,7 @@ import { busiest } from "../test/fakes/ark.ts"
 import { startArkProcess } from "../test/support/arkProcess.ts"
 import { samplesOf } from "../test/support/metrics.ts"
 import { cpuTicks, gatewayInstallation, median, startGateway, startProcess, stop } from "./servers.ts"
-import { freePort, gitHead, machine, machineLine, recordRun, round, sleep, withClient } from "./support.ts"
+import { asService, freePort, gitHead, machine, machineLine, recordRun, round, sleep, withClient } from "./support.ts"
 
 const TASKS = Number(process.env.TASKS ?? 100_000)
 const BUDGET = Number(process.env.BUDGET ?? 20)
@@ -171,7 +172,11 @@ const main = async () => {
     const opsPort = await freePort()
     const worker = startProcess(
       "worker",
-      [...(process.env.HEAP_SNAPSHOT ? ["--heapsnapshot-signal=SIGUSR1", "--expose-gc"] : []), "dist/src/main.js"],
+      [
+        ...(process.env.HEAP_SNAPSHOT ? ["--heapsnapshot-signal=SIGUSR1", "--expose-gc"] : []),
+        ...(process.env.PROFILE ? ["--cpu-prof", `--cpu-prof-dir=${join(process.env.PROFILE, "worker")}`] : []),
+        "dist/src/main.js"
+      ],
       { ...env, ROLE: "worker", OPS_PORT: String(opsPort), ADMIN_TOKEN },
       opsPort,
       log
@@ -248,12 +253,13 @@ const main = async () => {
     const pollsPerSecond = READS_SHARE * BUDGET * IDS_PER_REQUEST
     const cycleS = TASKS / pollsPerSecond
 
-    // The statements at this size, through the service's own modules.
-    const runtime = ManagedRuntime.make(PgClient.layer({ url: Redacted.make(install.databaseUrl), maxConnections: 2 }))
+    // The statements at this size, through the service's own modules, on connections set up as the service's.
+    const serviceUrl = asService(install.databaseUrl)
+    const runtime = ManagedRuntime.make(PgClient.layer({ url: Redacted.make(serviceUrl), maxConnections: 2 }))
     cleanups.unshift(() => runtime.dispose())
     const sqlOf = await runtime.runPromise(SqlClient.SqlClient)
     const selection = await explain(
-      install.databaseUrl,
+      serviceUrl,
       claimWaiting(sqlOf, { channel: CHANNEL, limit: 500, now: Date.now() + 3_600_000, holdMs: 60_000 })
     )
 
@@ -304,9 +310,9 @@ const main = async () => {
       })
       const ms: Array<number> = []
       for (let i = 0; i < 20; i++) ms.push(await runtime.runPromise(once))
-      const lanesPlan = await explain(install.databaseUrl, activeLanes(sqlOf, "bench-queue"))
+      const lanesPlan = await explain(serviceUrl, activeLanes(sqlOf, "bench-queue"))
       const claimPlan = await explain(
-        install.databaseUrl,
+        serviceUrl,
         claimPlanned(sqlOf, { channel: "bench-queue", workerId: "bench", now: Date.now(), leaseMs: 60_000 }, [
           { account: "acct_q1", n: 5 },
           { account: "acct_q2", n: 5 }

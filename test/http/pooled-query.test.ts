@@ -11,7 +11,7 @@ import { pgliteLayer } from "../support/pglite.ts"
  * PooledQuery (src/platform/PooledQuery.ts), the polling path's way past
  * the SqlClient's statement machinery, on each backend as the service
  * composes it: rows as the SqlClient gives them, failures as SqlError, and
- * on PostgreSQL one prepared statement per text.
+ * on PostgreSQL one prepared statement per text, on sessions without JIT.
  */
 describe.each(backends)("PooledQuery (%s)", (backend: Backend) => {
   let db: Awaited<ReturnType<typeof createDatabase>>
@@ -78,6 +78,25 @@ describe.each(backends)("PooledQuery (%s)", (backend: Backend) => {
       }))
       expect(prepared.filter((p) => p.statement === "SELECT $1::text AS echo")).toHaveLength(1)
       expect(prepared.map((p) => p.name)).toEqual(["pooled_1", "pooled_2"])
+    })
+
+    it("runs its sessions without JIT, keeping the options the URL sets", async () => {
+      const url = new URL(db.url!)
+      url.searchParams.set("options", "-c statement_timeout=12345")
+      const settings = await Effect.runPromise(Effect.provide(
+        Effect.gen(function*() {
+          const sql = yield* SqlClient.SqlClient
+          const pooled = yield* PooledQuery
+          return {
+            viaClient: yield* sql<{ jit: string }>`SHOW jit`,
+            pooled: yield* pooled.rows<{ statement_timeout: string }>("SHOW statement_timeout", [])
+          }
+        }),
+        Layer.unwrapEffect(Effect.map(PostgresClient, (port) => port.layer(Redacted.make(url.toString())))).pipe(
+          Layer.provide(PostgresClientLive)
+        )
+      ))
+      expect(settings).toEqual({ viaClient: [{ jit: "off" }], pooled: [{ statement_timeout: "12345ms" }] })
     })
   }
 })

@@ -17,6 +17,28 @@ const pgTypes = {
     oid === INT8_OID ? (value: string) => Number(value) : (Pg.types.getTypeParser as any)(oid, format)
 }
 
+/**
+ * `url` with PostgreSQL's JIT off for the service's sessions, beside
+ * whatever `options` the URL already sets (in the URL itself: pg prefers
+ * the URL's `options` to its config's). Every statement here is a short one
+ * over a few rows, but a planner's estimate can pass `jit_above_cost` all
+ * the same: the claim of queued tasks, estimated over the 100 lanes it may
+ * serve, spent 22 ms compiling a statement that ran in 0.4 ms
+ * (bench/waiting-scale.ts). A connection string that is not a URL (key=value
+ * pairs) is left as it is.
+ */
+export const sessionUrl = (url: string) => {
+  let parsed: URL
+  try {
+    parsed = new URL(url)
+  } catch {
+    return url
+  }
+  const own = parsed.searchParams.get("options")
+  parsed.searchParams.set("options", [own, "-c jit=off"].filter((o) => o !== null && o !== "").join(" "))
+  return parsed.toString()
+}
+
 /** How long the first connection may take, as `PgClient.make` allows it. */
 const CONNECT_TIMEOUT = Duration.seconds(5)
 
@@ -30,7 +52,7 @@ const pool = (url: Redacted.Redacted) =>
   Effect.acquireRelease(
     Effect.gen(function*() {
       const pool = new Pg.Pool({
-        connectionString: Redacted.value(url),
+        connectionString: sessionUrl(Redacted.value(url)),
         max: 10,
         application_name: "media-task-gateway",
         types: pgTypes

@@ -97,8 +97,12 @@ export const upstreamPoller = (channelName: string) =>
       const promised = (upstream.pollBatch ?? 1) > 1 ? BATCHED_POLL_GAP_MS : MAX_POLL_GAP_MS
       return Math.max(intervalMs, promised - intervalMs - 2 * Math.max(0, ...passes))
     }
-    // What each task's last answer said (its state and progress), so an unchanged answer is not written again.
+    // What each task's last answer said (its state and progress), so an unchanged answer is not written again:
+    // its task is rescheduled with the others of its batch in one statement, where a changed one costs its own
+    // writes (the attempt's answer, the reschedule).
     const lastSaid = new Map<string, string>()
+    // The tasks waiting on the channel when last counted, which bounds `lastSaid`.
+    let knownWaiting = 0
     const saidOf = (state: UpstreamState) => `${state._tag}:${state._tag === "Pending" ? state.progress : ""}`
 
     // Downloads run apart from the passes, a few at once; a task already being fetched is not fetched twice.
@@ -225,9 +229,10 @@ export const upstreamPoller = (channelName: string) =>
         : pollClaimLimit(pace.perSecond, pace.batch, holdMs - settings.timeouts.poll_s * 1000, PASS_SIZE)
       const rows = yield* queue.claimDue(channelName, limit, holdMs)
       // Polling every waiting task once takes this long at the budget: no task is asked again sooner.
+      if (pace !== undefined && rows.length > 0) knownWaiting = yield* queue.waitingOn(channelName)
       const floorMs = pace === undefined || rows.length === 0
         ? 0
-        : budgetPollGapMs(yield* queue.waitingOn(channelName), pace.perSecond, pace.batch)
+        : budgetPollGapMs(knownWaiting, pace.perSecond, pace.batch)
       const unasked = new Set(rows.map((r) => r.id))
       const renewing = yield* Clock.currentTimeMillis.pipe(
         Effect.flatMap((now) => queue.holdMany([...unasked], now + holdMs)),
@@ -285,9 +290,14 @@ export const upstreamPoller = (channelName: string) =>
         passes.push((yield* Clock.currentTimeMillis) - started)
         if (passes.length > PASS_HISTORY) passes.shift()
       }
-      // A task forgotten here (it ended, or another replica polls it) is forgotten after a while: only the answers
-      // of the tasks still polled are kept.
-      if (lastSaid.size > PASS_SIZE * 20) lastSaid.clear()
+      // A task forgotten here (it ended elsewhere, or another replica polls it) is forgotten after a while: the
+      // answers start over once they outnumber twice the tasks waiting on the channel. A bound of its own, below
+      // the tasks waiting, would start them over every cycle, and every answer would be written again as new
+      // (at 100,000 waiting, that was most of a worker's CPU).
+      if (lastSaid.size > PASS_SIZE * 20 && lastSaid.size > 2 * knownWaiting) {
+        if (pace === undefined) knownWaiting = yield* queue.waitingOn(channelName)
+        if (lastSaid.size > 2 * knownWaiting) lastSaid.clear()
+      }
       return rows.length === PASS_SIZE
     })
 
