@@ -80,6 +80,8 @@ export interface FakeVideos {
   /** Lives of the next created videos, in order; afterwards `queued`, `in_progress`, `completed`. */
   readonly lives: Array<Life>
   readonly videos: Map<string, Video>
+  /** Every video ever created, a deleted one too (a test may look one up after its DELETE). */
+  readonly created: Map<string, Video>
   /** The most videos ever in flight at once: created, and no poll has yet said they ended. */
   readonly peakInFlight: () => number
   readonly close: () => Promise<void>
@@ -137,6 +139,7 @@ export const startFakeVideos = async (apiKey: string): Promise<FakeVideos> => {
     faults: { create: [], poll: [], content: [], delete: [] },
     lives: [],
     videos: new Map(),
+    created: new Map(),
     peakInFlight: () => peak
   }
 
@@ -169,6 +172,7 @@ export const startFakeVideos = async (apiKey: string): Promise<FakeVideos> => {
       said: undefined
     }
     fake.videos.set(video.id, video)
+    fake.created.set(video.id, video)
     // Only a create adds one in flight, so the peak is reached right after one.
     peak = Math.max(peak, [...fake.videos.values()].filter((v) => !hasEnded(v.said)).length)
     return video
