@@ -207,6 +207,20 @@ const validate = (lookup: (id: string) => VideoModelCapability | undefined, body
   if (output.generate_audio !== undefined && typeof output.generate_audio !== "boolean") {
     return invalid(`"output.generate_audio" must be a boolean.`)
   }
+  // A model that makes one kind only defaults to it, and refuses the other before anything is charged.
+  const generateAudio = output.generate_audio ?? model.audio !== "never"
+  if (model.audio === "never" && generateAudio) {
+    return fail(
+      "invalid_video_parameter",
+      `"output.generate_audio" must be false for ${model.id}: it makes silent videos only.`
+    )
+  }
+  if (model.audio === "always" && !generateAudio) {
+    return fail(
+      "invalid_video_parameter",
+      `"output.generate_audio" must be true for ${model.id}: its videos always have a soundtrack.`
+    )
+  }
 
   const image = input.image === undefined ? null : reference("input.image", input.image)
   const images = references("input.reference_images", input.reference_images)
@@ -264,7 +278,7 @@ const validate = (lookup: (id: string) => VideoModelCapability | undefined, body
     referenceAudios: audios,
     duration,
     aspectRatio,
-    generateAudio: output.generate_audio ?? true,
+    generateAudio,
     clientReferenceId: (body.client_reference_id as string | undefined) ?? null,
     metadata: (body.metadata as Record<string, unknown> | undefined) ?? null,
     providerOptions

@@ -1,21 +1,19 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import famK from "../../plugins/famK/index.ts"
-import famS from "../../plugins/famS/index.ts"
-import famV from "../../plugins/famV/index.ts"
-import image from "../../plugins/image/index.ts"
 import { adminApi, createAccount } from "../support/adminApi.ts"
 import { api } from "../support/api.ts"
 import { backend } from "../support/database.ts"
 import { startGateway, type TestGateway } from "../support/gateway.ts"
 import { expectError, raw } from "../support/http.ts"
+import { configuredModelIds } from "../support/plugins.ts"
 
 let gw: TestGateway
+/** Every model of the plugins `config/models.json` names. */
+let allIds: Array<string>
 beforeAll(async () => {
   gw = await startGateway()
+  allIds = await configuredModelIds()
 })
 afterAll(() => gw?.close())
-
-const allIds = [...famS.models, ...famV.models, ...famK.models, ...image.models].map((m) => m.id).sort()
 
 describe(`/v1/models (${backend})`, () => {
   it("lists every enabled model with its capabilities and pricing, for either key kind", async () => {

@@ -78,6 +78,13 @@ export const VideoModelCapability = Schema.Struct({
   durations: Durations,
   aspect_ratios: Schema.NonEmptyArray(AspectRatio),
   default_aspect_ratio: AspectRatio,
+  /**
+   * The soundtrack the model makes: `switch` (the default) as
+   * `output.generate_audio` asks, true unless asked; `never` silent videos
+   * only, so `generate_audio` defaults to false and true is refused;
+   * `always` a soundtrack always, so false is refused.
+   */
+  audio: Schema.optional(Schema.Literal("switch", "never", "always")),
   /** Longest reference `name` in characters, where the family bounds it. */
   max_reference_name_length: Schema.optional(Schema.Int.pipe(Schema.positive())),
   media: Schema.optional(Schema.Struct({
