@@ -64,6 +64,30 @@ const isSafetyMessage = (body: unknown) => {
 }
 
 /**
+ * Google's 404 for the model a create names (docs/adapters/veo.md,
+ * Failures): the Gemini API's `models/{m} is not found for API version
+ * v1beta, or is not supported for predictLongRunning` (what an unknown or a
+ * shut-down model gets), Vertex's `Publisher Model … not found`. A 404 that
+ * names no model (a project Vertex does not know) stays the channel's.
+ */
+export const isModelNotFound = (status: number, body: unknown, model: string) => {
+  if (status !== 404) return false
+  const message = statusOf(body).message
+  if (typeof message !== "string") return false
+  return message.includes(`models/${model}`) || /publisher model|not supported for predictLongRunning/i.test(message)
+}
+
+/**
+ * The route names a model the upstream does not serve (retired or unknown):
+ * the route's configuration, not the request's nor a passing state. Not
+ * taken, so the engine moves the task to the model's next channel at once;
+ * never retried here. Sending it again gives the same answer until the
+ * operator changes the route, so a fresh task is no better.
+ */
+export const modelNotServed = () =>
+  videoFailure("This model is not available from the video service at the moment.", false, { notAccepted: true })
+
+/**
  * A non-2xx answer to a create. 429 `RESOURCE_EXHAUSTED` and 500/503 are
  * "not taken" and tried again, `RetryInfo.retryDelay` honoured (a daily
  * quota's hint is dropped). 504 `DEADLINE_EXCEEDED` may have created the

@@ -29,6 +29,8 @@ interface Video {
   readonly bytesBase64Encoded?: unknown
   readonly encodedVideo?: unknown
   readonly mimeType?: unknown
+  /** The Gemini API's name for the mime type (`@google/genai`'s `videoFromMldev` reads it as `mimeType`). */
+  readonly encoding?: unknown
 }
 
 const str = (value: unknown) => (typeof value === "string" && value.length > 0 ? value : undefined)
@@ -68,7 +70,7 @@ export const stateOf = (name: string, op: any): UpstreamState => {
   }
   const results: Array<ResultRef> = []
   for (const video of videos) {
-    const mimeType = str(video.mimeType) ?? "video/mp4"
+    const mimeType = str(video.mimeType) ?? str(video.encoding) ?? "video/mp4"
     const bytes = str(video.bytesBase64Encoded) ?? str(video.encodedVideo)
     const uri = str(video.uri)
     if (bytes?.startsWith(MARKER)) {

@@ -18,16 +18,20 @@ import {
   withUpstream
 } from "../../src/channel/contract/Adapter.ts"
 import { makeTokens, parseServiceAccount } from "./Auth.ts"
+import { checkModels } from "./Checks.ts"
 import {
   ambiguous,
   fetchBroken,
   fromCreateStatus,
   fromPollStatus,
   fromTransport,
+  isModelNotFound,
+  modelNotServed,
   resultExpired,
   unreadableResult
 } from "./Failures.ts"
 import { inlineBytes, sanitizedText } from "./Inline.ts"
+import { retirementNote } from "./Models.ts"
 import { createBody, createRequest, type Endpoint, isOperationName, operationRequest } from "./Requests.ts"
 import { INLINE, stateOf, WITH_KEY } from "./States.ts"
 
@@ -69,11 +73,22 @@ const ServiceAccountJson = SecretFromEnv.pipe(
   })
 )
 const Segment = Schema.String.pipe(Schema.pattern(/^[a-z0-9][a-z0-9-]*$/, { message: () => "a Google Cloud id" }))
+/** A Veo model id as Google spells them (`veo-3.1-generate-001`); it becomes a URL path segment. */
+const ModelId = Schema.String.pipe(
+  Schema.pattern(/^[a-z0-9][a-z0-9.-]*$/, { message: () => "a model id (lower-case letters, digits, dots, hyphens)" })
+)
+/**
+ * The upstream models the channel check asks about (docs/adapters/veo.md,
+ * Check): the contract's `check` gets the channel, not its routes, so the
+ * operator lists the routes' `upstream_model`s here. None by default.
+ */
+const CheckModels = Schema.optionalWith(Schema.Array(ModelId), { default: () => [] })
 
 const Settings = Schema.Union(
   Schema.Struct({
     api: Schema.Literal("gemini"),
     base_url: Schema.optionalWith(HttpUrl, { default: () => GEMINI_BASE_URL }),
+    check_models: CheckModels,
     credentials: Schema.Struct({ api_key: SecretFromEnv })
   }),
   Schema.Struct({
@@ -81,6 +96,7 @@ const Settings = Schema.Union(
     base_url: Schema.optional(HttpUrl),
     project: Segment,
     location: Segment,
+    check_models: CheckModels,
     credentials: Schema.Struct({ service_account_json: ServiceAccountJson })
   })
 )
@@ -94,14 +110,15 @@ export default defineAdapter({
   // The famV plugin declares `provider_options.famV` (seed, negative_prompt); Veo needs no namespace of its own.
   providerOptions: {},
   // A model list of one with the channel's credentials (Vertex: after minting a token, which proves the
-  // service-account key): free, changes nothing.
+  // service-account key), then each of `check_models` by id (Checks.ts): free, changes nothing.
   check: (channel) =>
     Effect.gen(function*() {
       const client = yield* HttpClient.HttpClient
       const settings = channel.settings
       const seconds = settings.timeouts.poll_s
       if (settings.api === "gemini") {
-        return yield* checkExchange(
+        const key = Redacted.value(settings.credentials.api_key)
+        const first = yield* checkExchange(
           client,
           HttpClientRequest.get(`${settings.base_url}/models`, {
             urlParams: { pageSize: "1" }
@@ -114,6 +131,13 @@ export default defineAdapter({
             refused: (status, body) => status === 400 && JSON.stringify(body).includes("API_KEY_INVALID")
           }
         )
+        return yield* checkModels(client, first, {
+          api: "gemini",
+          base: settings.base_url,
+          models: settings.check_models,
+          seconds,
+          authorize: HttpClientRequest.setHeader("x-goog-api-key", key)
+        })
       }
       const account = Either.getOrThrow(
         parseServiceAccount(Redacted.value(settings.credentials.service_account_json))
@@ -130,13 +154,20 @@ export default defineAdapter({
         } satisfies ChannelCheck
       }
       const base = settings.base_url ?? vertexBaseUrl(settings.location)
-      return yield* checkExchange(
+      const first = yield* checkExchange(
         client,
         HttpClientRequest.get(`${base}/publishers/google/models`, { urlParams: { pageSize: "1" } }).pipe(
           HttpClientRequest.bearerToken(minted.right)
         ),
         { what: "GET /publishers/google/models (one item)", seconds, looksRight: hasArray("publisherModels") }
       )
+      return yield* checkModels(client, first, {
+        api: "vertex",
+        base,
+        models: settings.check_models,
+        seconds,
+        authorize: HttpClientRequest.bearerToken(minted.right)
+      })
     }),
   make: (channel) =>
     Effect.gen(function*() {
@@ -193,6 +224,20 @@ export default defineAdapter({
             "a create",
             ambiguous
           )
+          if (isModelNotFound(answer.status, answer.body, job.upstreamModel)) {
+            // The route's model is retired or unknown upstream: the operator's to change (docs/adapters/veo.md,
+            // Failures), said in the log with Google's words and kept in the attempt.
+            const note = retirementNote(endpoint.api, job.upstreamModel)
+            yield* log("Veo does not serve the route's upstream model: change the route's upstream_model", {
+              upstream_model: job.upstreamModel,
+              known: note
+            })
+            return yield* withUpstream(modelNotServed(), {
+              ...answerDetail(answer),
+              message: `${answerDetail(answer).message ?? "not found"} (upstream_model ${job.upstreamModel}: ${note})`
+                .slice(0, 500)
+            })
+          }
           if (answer.status < 200 || answer.status > 299) {
             return yield* withUpstream(
               fromCreateStatus(answer.status, answer.headers, answer.body),

@@ -22,6 +22,12 @@ export type { FakeOperation, Scenario } from "./veoOperations.ts"
  * Bodies are checked (veoChecks.ts); each operation follows a scripted timeline
  * (veoOperations.ts); `faults` break the next creates, polls or token exchanges
  * the way Google breaks in production (docs/adapters/veo.md, Failures).
+ *
+ * Each API serves the models of its set in `models` (docs/adapters/veo.md,
+ * Models): a create or a `GET …/models/{m}` naming any other gets Google's
+ * 404 NOT_FOUND, as a shut-down or unknown model does. The Gemini set starts
+ * with the Veo 3.1 previews, as Google served them until 22 October 2026
+ * (the protocol is unchanged; a test deletes an id to play its shutdown).
  */
 
 export type Fault =
@@ -63,6 +69,8 @@ export interface FakeVeo {
   readonly account: TestServiceAccount
   /** Bearer tokens issued, in order. */
   readonly tokens: Array<string>
+  /** The model ids each API serves; anything else is answered 404 NOT_FOUND. */
+  readonly models: { readonly gemini: Set<string>; readonly vertex: Set<string> }
   readonly close: () => Promise<void>
 }
 
@@ -80,10 +88,28 @@ const googleError = (
 const SECRET = randomBytes(16)
 const sign = (id: string, expires: number) => createHmac("sha256", SECRET).update(`${id}.${expires}`).digest("hex")
 
+export const GEMINI_SERVED = [
+  "veo-3.1-generate-preview",
+  "veo-3.1-fast-generate-preview",
+  "veo-3.1-lite-generate-preview"
+]
+export const VERTEX_SERVED = ["veo-3.1-generate-001", "veo-3.1-fast-generate-001", "veo-3.1-lite-generate-001"]
+
+/** The Gemini API's Model resource for a Veo model (`GET /v1beta/models/{m}`). */
+const geminiModel = (id: string) => ({
+  name: `models/${id}`,
+  version: "3.1",
+  displayName: id,
+  inputTokenLimit: 1024,
+  outputTokenLimit: 1,
+  supportedGenerationMethods: ["predictLongRunning"]
+})
+
 export const startFakeVeo = async (
   apiKeys: ReadonlyArray<string>,
   { project = "test-project", tokenLifetimeS = 3599 } = {}
 ): Promise<FakeVeo> => {
+  const models = { gemini: new Set(GEMINI_SERVED), vertex: new Set(VERTEX_SERVED) }
   const requests: Array<VeoRequest> = []
   const faults = { create: [] as Array<Fault>, poll: [] as Array<Fault>, token: [] as Array<Fault> }
   const scenarios: Array<Scenario> = []
@@ -131,6 +157,24 @@ export const startFakeVeo = async (
   }
 
   const create = (req: VeoRequest, res: ServerResponse, socket: Socket, api: "gemini" | "vertex", prefix: string) => {
+    const model = prefix.split("/").at(-1)!
+    if (!models[api].has(model)) {
+      // Google's answers to a model it does not serve (any longer): before faults, as Google checks the path first.
+      return api === "gemini"
+        ? googleError(
+          res,
+          404,
+          "NOT_FOUND",
+          `models/${model} is not found for API version v1beta, or is not supported for predictLongRunning. ` +
+            "Call ListModels to see the list of available models and their supported methods."
+        )
+        : googleError(
+          res,
+          404,
+          "NOT_FOUND",
+          `Publisher Model \`${prefix}\` was not found or your project does not have access to it.`
+        )
+    }
     const make = () => {
       const name = `${prefix}/operations/${api === "gemini" ? randomBytes(6).toString("hex") : randomUUID()}`
       operations.set(name, {
@@ -216,9 +260,16 @@ export const startFakeVeo = async (
       // The model list (a channel check): Google's page shape.
       if (req.method === "GET" && path === "/v1beta/models") {
         return res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({
-          models: [{ name: "models/veo-3.1-generate-preview", supportedGenerationMethods: ["predictLongRunning"] }],
+          models: [...models.gemini].slice(0, 1).map(geminiModel),
           nextPageToken: "next"
         }))
+      }
+      m = /^\/v1beta\/models\/([^/:]+)$/.exec(path)
+      if (req.method === "GET" && m) {
+        if (!models.gemini.has(m[1]!)) {
+          return googleError(res, 404, "NOT_FOUND", `models/${m[1]} is not found for API version v1beta`)
+        }
+        return res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(geminiModel(m[1]!)))
       }
       m = /^\/v1beta\/(models\/[^/:]+):predictLongRunning$/.exec(path)
       if (req.method === "POST" && m) return create(req, res, socket, "gemini", m[1]!)
@@ -236,6 +287,17 @@ export const startFakeVeo = async (
         return res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({
           publisherModels: [{ name: "publishers/google/models/veo-3.1-generate-001" }],
           nextPageToken: "next"
+        }))
+      }
+      m = /^\/v1\/publishers\/google\/models\/([^/:]+)$/.exec(path)
+      if (req.method === "GET" && m) {
+        if (!models.vertex.has(m[1]!)) {
+          return googleError(res, 404, "NOT_FOUND", `Publisher Model \`publishers/google/models/${m[1]}\` not found.`)
+        }
+        return res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({
+          name: `publishers/google/models/${m[1]}`,
+          versionId: "001",
+          launchStage: "GA"
         }))
       }
       m =
@@ -286,6 +348,7 @@ export const startFakeVeo = async (
     operations,
     account,
     tokens,
+    models,
     close: () => Promise.all(servers.map((s) => s.close())).then(() => undefined)
   }
 }
