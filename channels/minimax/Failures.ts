@@ -54,6 +54,11 @@ export const detailOf = (answer: Pick<UpstreamAnswer, "status" | "text" | "body"
 export const isAccepted = (answer: Pick<UpstreamAnswer, "status" | "body">) =>
   answer.status >= 200 && answer.status <= 299 && codeOf(answer.body) === 0
 
+/** A query's answer about a task (HTTP 2xx with a `status`), whatever `base_resp` says of the task. */
+export const isTaskAnswer = (answer: Pick<UpstreamAnswer, "status" | "body">) =>
+  answer.status >= 200 && answer.status <= 299 &&
+  typeof (answer.body as { status?: unknown } | null)?.status === "string"
+
 /** 1002: the request rate (RPM); 1039: the token rate (TPM). */
 const RATE = new Set([1002, 1039])
 /** 1000 unknown error, 1013 and 1024 internal errors, 1033 system error: MiniMax's own trouble. */

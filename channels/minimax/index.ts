@@ -24,6 +24,7 @@ import {
   fromTransport,
   isAccepted,
   isAuthRefused,
+  isTaskAnswer,
   pollFailed,
   resultExpired,
   unsupported
@@ -112,7 +113,7 @@ export default defineAdapter({
         provider: "MiniMax",
         channel: channel.name,
         transport: fromTransport,
-        refused: (answer) => !isAccepted(answer)
+        refused: (answer) => !isAccepted(answer) && !isTaskAnswer(answer)
       })
       // Inside the engine's own bound on one poll call, so the answers that did arrive are kept.
       const pollBudget = Duration.millis(Math.max(500, timeouts.poll_s * 800))
@@ -136,7 +137,8 @@ export default defineAdapter({
             // A poll's transport failure is never a reason to fail over: the task is already upstream.
             Effect.mapError((e) => (e.ambiguous || e.notAccepted ? pollFailed() : e))
           )
-          if (isAccepted(answer)) return stateOf(answer.body as QueryAnswer, api.retrieveUrl)
+          // A task's answer, whatever its `base_resp`: a `Fail` carries the reason's code there (1027…).
+          if (isTaskAnswer(answer)) return stateOf(answer.body as QueryAnswer, api.retrieveUrl)
           // 2013 for an id MiniMax does not know: polled again until the deadline rather than failed on sight.
           if (codeOf(answer.body) === 2013) return undefined
           return yield* Effect.fail(withUpstream(pollFailed(answer), detailOf(answer)))

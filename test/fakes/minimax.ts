@@ -116,7 +116,12 @@ const FIELDS = new Set([
   "callback_url",
   "aigc_watermark"
 ])
-const SIZES: Record<string, string> = { "512P": "912x512", "768P": "1366x768", "1080P": "1920x1080", "720P": "1280x720" }
+const SIZES: Record<string, string> = {
+  "512P": "912x512",
+  "768P": "1366x768",
+  "1080P": "1920x1080",
+  "720P": "1280x720"
+}
 const DEFAULT_LIFE: Life = { statuses: ["Queueing", "Processing", "Success"] }
 const PURPOSES = new Set(["voice_clone", "prompt_audio", "t2a_async_input"])
 
