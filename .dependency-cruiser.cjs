@@ -233,7 +233,8 @@ module.exports = {
   allowedSeverity: "error",
   options: {
     doNotFollow: { path: "node_modules" },
-    exclude: { path: "^(dist|node_modules|test|bench|console)/" },
+    // A family's or an adapter's own tests (`*.test.ts` in its folder) use the test support, as test/ does.
+    exclude: { path: ["^(dist|node_modules|test|bench|console)/", "\\.test\\.ts$"] },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: "tsconfig.json" },
     enhancedResolveOptions: { extensions: [".ts", ".js", ".mjs"] }

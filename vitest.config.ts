@@ -15,9 +15,13 @@ import { configDefaults, defineConfig } from "vitest/config"
  * what it counts is the gateway's pacing and not another file's load
  * stalling the processes (the gateway's and the fake's alike).
  */
-const tests = readdirSync("test", { recursive: true, encoding: "utf8" })
-  .map((name) => `test/${name}`)
-  .filter((path) => path.endsWith(".test.ts"))
+/** Where tests live: `test/`, and a family's or an adapter's own folder (`plugins/famH/famH.test.ts`). */
+const ROOTS = ["test", "plugins", "channels"]
+const tests = ROOTS.flatMap((root) =>
+  readdirSync(root, { recursive: true, encoding: "utf8" })
+    .map((name) => `${root}/${name}`)
+    .filter((path) => path.endsWith(".test.ts"))
+)
 const firstLineIs = (line: string) => tests.filter((path) => readFileSync(path, "utf8").startsWith(line))
 const databaseFree = firstLineIs("// Runs once: no database")
 const postgresOnly = firstLineIs("// Runs on PostgreSQL only")
@@ -39,7 +43,7 @@ export default defineConfig({
         extends: true,
         test: {
           name: "suite",
-          include: ["test/**/*.test.ts"],
+          include: ROOTS.map((root) => `${root}/**/*.test.ts`),
           exclude: [...leftOut, ...alone],
           sequence: { groupOrder: 0 }
         }

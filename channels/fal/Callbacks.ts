@@ -1,6 +1,5 @@
 import { Effect, Either, Encoding } from "effect"
 import { CallbackRefused, type CallbackRequest, type UpstreamCallbacks } from "../../src/channel/contract/Adapter.ts"
-import { APPS } from "./Endpoints.ts"
 
 /**
  * fal's webhooks (docs/adapters/fal.md, Webhooks): with `"callbacks": true`
@@ -100,7 +99,7 @@ const verifyWith = (keys: ReadonlyArray<Uint8Array>, signature: Uint8Array, mess
     return false
   })
 
-export const falCallbacks = (jwksUrl: string): UpstreamCallbacks => {
+export const falCallbacks = (jwksUrl: string, apps: ReadonlyArray<string>): UpstreamCallbacks => {
   const keys = keyCache(jwksUrl)
   return {
     read: (request: CallbackRequest) =>
@@ -142,7 +141,7 @@ export const falCallbacks = (jwksUrl: string): UpstreamCallbacks => {
         if (id === undefined) return yield* refused("not a fal webhook body")
         // The signed header names the request too: a body about another request is not this delivery's.
         if (id !== requestId) return yield* refused("the body's request_id is not the signed one")
-        return { upstreamIds: APPS.map((app) => `${app}/requests/${id}`), taskIds: [] }
+        return { upstreamIds: apps.map((app) => `${app}/requests/${id}`), taskIds: [] }
       })
   }
 }

@@ -1,19 +1,20 @@
 /**
  * The fal endpoints this adapter knows, as data (docs/adapters/fal.md,
- * Endpoints): each endpoint's family, what it takes and the input field of
- * each part of the unified request, as `@fal-ai/client` 1.10.1 types them
+ * Endpoints): what each takes and the input field of each part of the
+ * unified request, as `@fal-ai/client` 1.10.1 types them
  * (`src/types/endpoints.d.ts`). A route names one endpoint (any of a line's
  * siblings); Requests.ts sends a request with a first frame to the line's
  * image sibling, and one with a last frame too to its first-and-last-frame
- * sibling where the line has one.
+ * sibling where the line has one. A channel's `endpoints` setting adds lines
+ * (or replaces these) as configuration (Configured.ts), so a new family
+ * reaches fal without a change here.
  */
-
-export type VideoFamily = "famS" | "famK" | "famV"
 
 /** What one video endpoint takes, and under which input field. */
 export interface VideoEndpoint {
   readonly kind: "video"
-  readonly family: VideoFamily
+  /** The family whose requests its input was written for; undefined: any family's. */
+  readonly family?: string | undefined
   /** The line's siblings, so a route naming any of them reaches the right one. */
   readonly line: VideoLine
   /** Frames it takes: none (text to video), a first one, or a first and a last one. */
@@ -32,8 +33,8 @@ export interface VideoEndpoint {
   readonly duration: (seconds: number) => string
   /** `aspect_ratio` values it takes; undefined when the frame gives the ratio (no field). */
   readonly aspectRatios?: ReadonlyArray<string> | undefined
-  /** `resolution` values it takes; undefined when it has no such field. */
-  readonly resolutions?: ReadonlyArray<string> | undefined
+  /** The resolutions it makes (the public model's, `720p`) and how its `resolution` field spells each; undefined when it has no such field. */
+  readonly resolutions?: Readonly<Record<string, string>> | undefined
   /**
    * The soundtrack: `switch` where the endpoint has a `generate_audio` field
    * (the caller's `output.generate_audio` is sent), `always` where it has
@@ -45,7 +46,7 @@ export interface VideoEndpoint {
   /** Optional fields it has: `seed`, `negative_prompt`, and the family's other options. */
   readonly seed: boolean
   readonly negativePrompt: boolean
-  /** Family `provider_options` (beyond seed and negative_prompt) and the field each goes to. */
+  /** The model's `provider_options` (beyond seed and negative_prompt), by name, and the field each goes to. */
   readonly options: Readonly<Record<string, string>>
 }
 
@@ -74,8 +75,10 @@ export interface ImageEndpoint {
 
 export type Endpoint = VideoEndpoint | ImageEndpoint
 
-const plain = (seconds: number) => String(seconds)
-const suffixed = (seconds: number) => `${seconds}s`
+export const plain = (seconds: number) => String(seconds)
+export const suffixed = (seconds: number) => `${seconds}s`
+/** Resolutions fal spells as the public models do. */
+const same = (...names: ReadonlyArray<string>) => Object.fromEntries(names.map((n) => [n, n]))
 const range = (min: number, max: number) => Array.from({ length: max - min + 1 }, (_, i) => min + i)
 
 /**
@@ -123,7 +126,7 @@ const seedance = {
   durations: range(4, 12),
   duration: plain,
   aspectRatios: ["21:9", "16:9", "4:3", "1:1", "3:4", "9:16"],
-  resolutions: ["480p", "720p", "1080p"],
+  resolutions: same("480p", "720p", "1080p"),
   audio: "switch",
   seed: true,
   negativePrompt: false,
@@ -145,7 +148,7 @@ const veo = (line: VideoLine) =>
     durations: [4, 6, 8],
     duration: suffixed,
     aspectRatios: ["16:9", "9:16"],
-    resolutions: ["720p", "1080p"],
+    resolutions: same("720p", "1080p"),
     audio: "switch",
     seed: true,
     negativePrompt: true,
@@ -196,7 +199,10 @@ const videoEndpoints: ReadonlyArray<readonly [string, VideoEndpoint]> = [
   }]
 ]
 
-export const ENDPOINTS: ReadonlyMap<string, Endpoint> = new Map<string, Endpoint>([
+/** The endpoints a channel knows: these, and its `endpoints` setting's lines (Configured.ts). */
+export type Endpoints = ReadonlyMap<string, Endpoint>
+
+export const BUILT_IN: Endpoints = new Map<string, Endpoint>([
   ...videoEndpoints,
   [nanoBanana.generation, nanoBanana],
   [nanoBanana.edit, nanoBanana]
@@ -211,18 +217,29 @@ export const appOf = (endpoint: string) => {
   return parts.slice(0, parts[0] === "workflows" || parts[0] === "comfy" ? 3 : 2).join("/")
 }
 
-/** Every queue app of the known endpoints: a webhook names only the request id, so it may be any of them. */
-export const APPS: ReadonlyArray<string> = [...new Set([...ENDPOINTS.keys()].map(appOf))]
+/** Every queue app of a channel's endpoints: a webhook names only the request id, so it may be any of them. */
+export const appsOf = (endpoints: Endpoints): ReadonlyArray<string> => [...new Set([...endpoints.keys()].map(appOf))]
 
-/** Why a route cannot be served, naming the endpoints of its family this adapter knows; undefined when it can. */
-export const routeRefusal = (family: string, upstreamModel: string): string | undefined => {
-  const endpoint = ENDPOINTS.get(upstreamModel)
-  if (endpoint !== undefined && endpoint.family === family) return undefined
-  const known = [...ENDPOINTS].filter(([, e]) => e.family === family).map(([id]) => id)
-  const what = endpoint === undefined ? "is not a fal endpoint this adapter knows" : `serves ${endpoint.family}`
+/** Whether an endpoint's input fits a family's requests: its own family, or any where it names none. */
+const fits = (endpoint: Endpoint, family: string) =>
+  endpoint.kind === "image" ? family === "image" : endpoint.family === undefined || endpoint.family === family
+
+/**
+ * Why a route cannot be served, naming the endpoints for its family the
+ * channel knows (and the `endpoints` setting that adds one); undefined when
+ * it can.
+ */
+export const routeRefusal = (endpoints: Endpoints, family: string, upstreamModel: string): string | undefined => {
+  const endpoint = endpoints.get(upstreamModel)
+  if (endpoint !== undefined && fits(endpoint, family)) return undefined
+  const known = [...endpoints].filter(([, e]) => fits(e, family)).map(([id]) => id)
+  const what = endpoint === undefined
+    ? "is not a fal endpoint this channel knows"
+    : `was written for ${endpoint.kind === "image" ? "image" : endpoint.family} requests`
+  const add = `a channel's "endpoints" setting adds one (docs/adapters/fal.md)`
   return known.length === 0
-    ? `${what}; the fal adapter serves no ${family} models`
-    : `${what}; the ${family} endpoints it knows: ${known.join(", ")}`
+    ? `${what}; this channel knows no endpoint for ${family} models: ${add}`
+    : `${what}; the endpoints for ${family} it knows: ${known.join(", ")}, and ${add}`
 }
 
 /**
@@ -230,8 +247,8 @@ export const routeRefusal = (family: string, upstreamModel: string): string | un
  * (text, image, first-and-last frame, references), or an image model's
  * generation and edit; what a reconciliation lists.
  */
-export const siblingsOf = (endpoint: string): ReadonlyArray<string> => {
-  const known = ENDPOINTS.get(endpoint)
+export const siblingsOf = (endpoints: Endpoints) => (endpoint: string): ReadonlyArray<string> => {
+  const known = endpoints.get(endpoint)
   if (known === undefined) return [endpoint]
   if (known.kind === "image") return [known.generation, known.edit]
   const line = known.line
@@ -249,19 +266,23 @@ export const siblingsOf = (endpoint: string): ReadonlyArray<string> => {
 export const limitsOf = (endpoint: VideoEndpoint, text: VideoEndpoint, image: VideoEndpoint | undefined) => ({
   durations: text.durations,
   ...(text.aspectRatios !== undefined ? { aspectRatios: text.aspectRatios } : {}),
-  ...(text.resolutions !== undefined ? { resolutions: text.resolutions } : {}),
+  ...(text.resolutions !== undefined ? { resolutions: Object.keys(text.resolutions) } : {}),
   ...(text.audio === "switch" ? {} : { audio: text.audio }),
   lastFrame: endpoint.line.firstLast !== undefined || (image ?? endpoint).lastFrame !== undefined
 })
 
-const videoAt = (id: string | undefined) => {
-  const endpoint = id === undefined ? undefined : ENDPOINTS.get(id)
+const videoAt = (endpoints: Endpoints, id: string | undefined) => {
+  const endpoint = id === undefined ? undefined : endpoints.get(id)
   return endpoint?.kind === "video" ? endpoint : undefined
 }
 
-/** `limitsOf` the endpoint a route names; undefined for an image endpoint or one this adapter does not know. */
-export const routeLimits = (upstreamModel: string) => {
-  const endpoint = videoAt(upstreamModel)
+/** `limitsOf` the endpoint a route names; undefined for an image endpoint or one the channel does not know. */
+export const routeLimits = (endpoints: Endpoints, upstreamModel: string) => {
+  const endpoint = videoAt(endpoints, upstreamModel)
   if (endpoint === undefined) return undefined
-  return limitsOf(endpoint, videoAt(endpoint.line.text) ?? endpoint, videoAt(endpoint.line.image))
+  return limitsOf(
+    endpoint,
+    videoAt(endpoints, endpoint.line.text) ?? endpoint,
+    videoAt(endpoints, endpoint.line.image)
+  )
 }

@@ -1,7 +1,7 @@
 import { HttpClientRequest } from "@effect/platform"
 import { Either, Encoding } from "effect"
 import type { ImageJob, VideoJob } from "../../src/channel/contract/Adapter.ts"
-import { ENDPOINTS, type ImageEndpoint, type VideoEndpoint } from "./Endpoints.ts"
+import type { Endpoints, ImageEndpoint, VideoEndpoint } from "./Endpoints.ts"
 
 /**
  * The unified request as the input of a fal endpoint (docs/adapters/fal.md,
@@ -18,11 +18,11 @@ import { ENDPOINTS, type ImageEndpoint, type VideoEndpoint } from "./Endpoints.t
  * | images: input.image, ref_images  | `image_urls` of the reference endpoint; `@name` → `@Image1`… (Kling O3) |
  * | output.duration                  | `duration` as the endpoint's string (`"5"`, `"8s"`)        |
  * | output.aspect_ratio              | `aspect_ratio` (where the endpoint takes it)               |
- * | the model's resolution           | `resolution` (where the endpoint takes it)                 |
+ * | the model's resolution           | `resolution` as the endpoint spells it (where it takes it) |
  * | output.generate_audio            | `generate_audio`                                           |
- * | provider_options.famS/famV.seed  | `seed`                                                     |
- * | provider_options.famK/famV.negative_prompt | `negative_prompt`                                |
- * | famS camera_fixed, famK cfg_scale | `camera_fixed`, `cfg_scale`                               |
+ * | provider_options.<family>.seed   | `seed` (where the endpoint has it)                         |
+ * | provider_options.<family>.negative_prompt | `negative_prompt` (where the endpoint has it)     |
+ * | the family's other options       | the endpoint's field for each (`camera_fixed`, `cfg_scale`) |
  * | image: prompt, n, format, size   | `prompt`, `num_images`, `output_format`, `aspect_ratio` (the size's ratio) |
  * | image edit: input images         | `image_urls` as data URIs                                  |
  */
@@ -66,23 +66,28 @@ const inputsOf = (job: VideoJob): Either.Either<Inputs, string> => {
   }
 }
 
-/** The family's `provider_options` the endpoint has fields for; any other is refused (it would be ignored). */
+/**
+ * The model's `provider_options` the endpoint has fields for; any other is
+ * refused (it would be ignored). The adapter adds no namespace of its own,
+ * so every namespace a valid request holds is its model's family's.
+ */
 const optionsOf = (job: VideoJob, endpoint: VideoEndpoint): Either.Either<Record<string, unknown>, string> => {
-  const given = job.request.providerOptions[endpoint.family] ?? {}
   const fields: Record<string, string> = {
     ...(endpoint.seed ? { seed: "seed" } : {}),
     ...(endpoint.negativePrompt ? { negative_prompt: "negative_prompt" } : {}),
     ...endpoint.options
   }
   const input: Record<string, unknown> = {}
-  for (const [key, value] of Object.entries(given)) {
-    const field = fields[key]
-    if (field === undefined) {
-      return Either.left(
-        `"provider_options.${endpoint.family}.${key}" is not supported by this video service for this model.`
-      )
+  for (const [namespace, given] of Object.entries(job.request.providerOptions)) {
+    for (const [key, value] of Object.entries(given ?? {})) {
+      const field = fields[key]
+      if (field === undefined) {
+        return Either.left(
+          `"provider_options.${namespace}.${key}" is not supported by this video service for this model.`
+        )
+      }
+      input[field] = value
     }
-    input[field] = value
   }
   return Either.right(input)
 }
@@ -97,9 +102,9 @@ const tagged = (prompt: string, refs: ReadonlyArray<Reference>, tag: (i: number)
     .reduce((text, { name, tag: t }) => text.replace(new RegExp(`@${escape(name)}(?![\\w-])`, "g"), t), prompt)
 
 /** The endpoint and input of a video job, or the message of a request the endpoint cannot take (never sent). */
-export const videoSubmit = (job: VideoJob): Either.Either<Submit, string> =>
+export const videoSubmit = (endpoints: Endpoints) => (job: VideoJob): Either.Either<Submit, string> =>
   Either.gen(function*() {
-    const named = ENDPOINTS.get(job.upstreamModel)
+    const named = endpoints.get(job.upstreamModel)
     if (named === undefined || named.kind !== "video") {
       return yield* Either.left(`The model is not available on this video service.`)
     }
@@ -108,7 +113,7 @@ export const videoSubmit = (job: VideoJob): Either.Either<Submit, string> =>
     if (id === undefined) {
       return yield* Either.left(`Reference mode "${job.request.mode}" is not supported by this video service.`)
     }
-    const endpoint = ENDPOINTS.get(id) as VideoEndpoint
+    const endpoint = endpoints.get(id) as VideoEndpoint
     const references = endpoint.references
     if (references !== undefined && refs.length > references.max) {
       return yield* Either.left(`At most ${references.max} reference images can be sent to this video service.`)
@@ -131,7 +136,8 @@ export const videoSubmit = (job: VideoJob): Either.Either<Submit, string> =>
       )
     }
     const resolution = job.capability.resolution
-    if (endpoint.resolutions !== undefined && !endpoint.resolutions.includes(resolution)) {
+    const spelled = endpoint.resolutions?.[resolution]
+    if (endpoint.resolutions !== undefined && spelled === undefined) {
       return yield* Either.left(`The resolution ${resolution} is not supported by this video service for this model.`)
     }
     // Without the switch the caller's choice cannot be sent: refused rather than dropped (admission refuses it first).
@@ -151,7 +157,7 @@ export const videoSubmit = (job: VideoJob): Either.Either<Submit, string> =>
       ...(endpoint.lastFrame !== undefined && frames[1] ? { [endpoint.lastFrame]: frames[1].url } : {}),
       duration: endpoint.duration(r.duration),
       ...(endpoint.aspectRatios !== undefined ? { aspect_ratio: r.aspectRatio } : {}),
-      ...(endpoint.resolutions !== undefined ? { resolution } : {}),
+      ...(spelled !== undefined ? { resolution: spelled } : {}),
       ...(endpoint.audio === "switch" ? { generate_audio: r.generateAudio } : {}),
       ...options
     }
@@ -180,9 +186,9 @@ const mimeOf = (bytes: Uint8Array) =>
     : "application/octet-stream"
 
 /** The endpoint and input of an image job, or the message of a request the endpoint cannot take (never sent). */
-export const imageSubmit = (job: ImageJob): Either.Either<Submit, string> =>
+export const imageSubmit = (endpoints: Endpoints) => (job: ImageJob): Either.Either<Submit, string> =>
   Either.gen(function*() {
-    const endpoint = ENDPOINTS.get(job.upstreamModel)
+    const endpoint = endpoints.get(job.upstreamModel)
     if (endpoint === undefined || endpoint.kind !== "image") {
       return yield* Either.left("The model is not available on this image service.")
     }

@@ -23,7 +23,8 @@ import {
   withUpstream
 } from "../../src/channel/contract/Adapter.ts"
 import { FAL_JWKS_URL, falCallbacks } from "./Callbacks.ts"
-import { appOf, APPS, routeLimits, routeRefusal, siblingsOf } from "./Endpoints.ts"
+import { ConfiguredEndpoints, endpointsOf } from "./Configured.ts"
+import { appOf, appsOf, routeLimits, routeRefusal, siblingsOf } from "./Endpoints.ts"
 import { failuresOf, upstreamOf } from "./Failures.ts"
 import {
   cancelRequest,
@@ -90,19 +91,23 @@ export default defineAdapter({
     /** Where fal's webhook keys are published (a test points it at a fake). */
     webhook_jwks_url: Schema.optionalWith(HttpUrl, { default: () => FAL_JWKS_URL }),
     /** fal's platform API, whose request history a reconciliation reads. */
-    platform_url: Schema.optionalWith(HttpUrl, { default: () => FAL_PLATFORM_URL })
+    platform_url: Schema.optionalWith(HttpUrl, { default: () => FAL_PLATFORM_URL }),
+    /** The channel's own endpoint lines beside the built-in ones (Configured.ts): a new family by configuration. */
+    endpoints: Schema.optional(ConfiguredEndpoints)
   }),
   // The families' own provider options map onto endpoint fields (Endpoints.ts); fal needs no namespace of its own.
   providerOptions: {},
-  callbacks: (channel) => falCallbacks(channel.settings.webhook_jwks_url),
-  checkRoute: (_channel, route) => routeRefusal(route.family, route.upstreamModel),
-  routeLimits: (_channel, route) => routeLimits(route.upstreamModel),
+  callbacks: (channel) =>
+    falCallbacks(channel.settings.webhook_jwks_url, appsOf(endpointsOf(channel.settings.endpoints))),
+  checkRoute: (channel, route) =>
+    routeRefusal(endpointsOf(channel.settings.endpoints), route.family, route.upstreamModel),
+  routeLimits: (channel, route) => routeLimits(endpointsOf(channel.settings.endpoints), route.upstreamModel),
   check: (channel) =>
     Effect.gen(function*() {
       const client = yield* HttpClient.HttpClient
       const base = channel.settings.base_url
       // A well-formed request id no submit returns: fal checks the key before it looks the request up.
-      const id = `${APPS[0]}/requests/${NO_REQUEST}`
+      const id = `${appsOf(endpointsOf(channel.settings.endpoints))[0]}/requests/${NO_REQUEST}`
       return yield* checkExchange(
         client,
         statusRequest(base, Redacted.value(channel.settings.credentials.api_key), id),
@@ -121,6 +126,7 @@ export default defineAdapter({
       const { base_url: base, credentials, platform_url: platform, timeouts } = channel.settings
       const key = Redacted.value(credentials.api_key)
       const log = channelWarning(channel.name)
+      const endpoints = endpointsOf(channel.settings.endpoints)
 
       const runner = <J extends VideoJob | ImageJob>(
         kind: TaskKind,
@@ -230,10 +236,10 @@ export default defineAdapter({
         /** fal's request history of the routed endpoints (and their siblings) in the window, page by page. */
         const list = (window: ListWindow) =>
           Effect.gen(function*() {
-            const endpoints = [...new Set(window.upstreamModels.flatMap(siblingsOf))]
+            const routed = [...new Set(window.upstreamModels.flatMap(siblingsOf(endpoints)))]
             const found: Array<ListedTask> = []
-            for (let i = 0; i < endpoints.length; i += HISTORY_ENDPOINTS_PER_CALL) {
-              const batch = endpoints.slice(i, i + HISTORY_ENDPOINTS_PER_CALL)
+            for (let i = 0; i < routed.length; i += HISTORY_ENDPOINTS_PER_CALL) {
+              const batch = routed.slice(i, i + HISTORY_ENDPOINTS_PER_CALL)
               let cursor: string | undefined
               for (let page = 0; page < MAX_HISTORY_PAGES; page++) {
                 const answer: UpstreamAnswer = yield* query(
@@ -291,8 +297,8 @@ export default defineAdapter({
       }
 
       return {
-        video: runner<VideoJob>("video", videoSubmit),
-        image: runner<ImageJob>("image", imageSubmit)
+        video: runner<VideoJob>("video", videoSubmit(endpoints)),
+        image: runner<ImageJob>("image", imageSubmit(endpoints))
       }
     })
 })

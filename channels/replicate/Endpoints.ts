@@ -7,7 +7,10 @@
  * API schemas on replicate.com define them (checked 2026-11-26).
  *
  * Every video model here takes text-only and first-frame requests on the same
- * model (Replicate does not split them), so none has an image sibling.
+ * model (Replicate does not split them), so none has an image sibling. A
+ * channel's `models` setting adds models (or replaces these) as
+ * configuration (Configured.ts), so a new family reaches Replicate without a
+ * change here.
  */
 
 /** How the unified duration is written: Replicate's video models take integer seconds. */
@@ -17,7 +20,8 @@ export type DurationField =
 
 export interface VideoEndpoint {
   readonly kind: "video"
-  readonly family: "famS" | "famK" | "famV"
+  /** The family whose requests its input was written for; undefined: any family's. */
+  readonly family?: string | undefined
   readonly prompt: string
   /** The first frame (`input.image`, or the first image in frame mode). */
   readonly firstFrame: string
@@ -32,7 +36,7 @@ export interface VideoEndpoint {
   readonly resolution?: { readonly field: string; readonly values: Readonly<Record<string, string>> } | undefined
   /** The audio switch; absent where the model makes silent videos only. */
   readonly audio?: string | undefined
-  /** `provider_options.<family>.<name>` → the model's field; any other option is refused. */
+  /** The model's `provider_options` by name → the model's field; any other option is refused. */
   readonly options: Readonly<Record<string, string>>
   /** Sent as is with every prediction. */
   readonly fixed?: Readonly<Record<string, unknown>> | undefined
@@ -53,7 +57,10 @@ export interface ImageEndpoint {
 
 export type Endpoint = VideoEndpoint | ImageEndpoint
 
-export const ENDPOINTS: Readonly<Record<string, Endpoint>> = {
+/** The models a channel knows: these, and its `models` setting's (Configured.ts). */
+export type Endpoints = ReadonlyMap<string, Endpoint>
+
+const BUILT_IN_TABLE: Readonly<Record<string, Endpoint>> = {
   // https://replicate.com/bytedance/seedance-1-pro/api/schema
   "bytedance/seedance-1-pro": {
     kind: "video",
@@ -123,6 +130,8 @@ export const ENDPOINTS: Readonly<Record<string, Endpoint>> = {
   }
 }
 
+export const BUILT_IN: Endpoints = new Map(Object.entries(BUILT_IN_TABLE))
+
 /** The model part of a route's `upstream_model`: `owner/name` of `owner/name` or `owner/name:version`. */
 export const modelOf = (upstreamModel: string) => upstreamModel.split(":", 1)[0]!
 
@@ -136,15 +145,22 @@ export const versionOf = (upstreamModel: string): string | undefined => {
  * Why a route cannot be served (for the boot error), or undefined: an
  * unknown model, one of another family or kind, or a malformed name.
  */
-export const routeProblem = (family: string, kind: string, upstreamModel: string): string | undefined => {
+export const routeProblem = (
+  endpoints: Endpoints,
+  family: string,
+  kind: string,
+  upstreamModel: string
+): string | undefined => {
   if (!/^[\w.-]+\/[\w.-]+(:[0-9a-f]{64})?$/.test(upstreamModel)) {
     return `not a Replicate model ("owner/name" or "owner/name:version" with a 64-hex version)`
   }
-  const known = Object.entries(ENDPOINTS).filter(([, e]) => e.family === family && e.kind === kind).map(([m]) => m)
+  const fits = (e: Endpoint) =>
+    e.kind === kind && (e.kind === "image" ? family === "image" : e.family === undefined || e.family === family)
+  const known = [...endpoints].filter(([, e]) => fits(e)).map(([m]) => m)
   if (known.includes(modelOf(upstreamModel))) return undefined
-  return `the replicate adapter does not know this model for ${family}; it knows ${
+  return `this channel knows no such Replicate model for ${family}; it knows ${
     known.length === 0 ? "none" : known.join(", ")
-  }`
+  }, and a channel's "models" setting adds one (docs/adapters/replicate.md)`
 }
 
 /**
@@ -156,9 +172,8 @@ export const routeProblem = (family: string, kind: string, upstreamModel: string
  * at the start); undefined for an image model or one this adapter does not
  * know.
  */
-export const routeLimits = (upstreamModel: string) => {
-  const model = modelOf(upstreamModel)
-  const endpoint = Object.hasOwn(ENDPOINTS, model) ? ENDPOINTS[model] : undefined
+export const routeLimits = (endpoints: Endpoints, upstreamModel: string) => {
+  const endpoint = endpoints.get(modelOf(upstreamModel))
   if (endpoint === undefined || endpoint.kind !== "video") return undefined
   const d = endpoint.duration
   return {

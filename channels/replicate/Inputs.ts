@@ -17,7 +17,7 @@ import type { ImageEndpoint, VideoEndpoint } from "./Endpoints.ts"
  * | output.aspect_ratio                     | `aspect_ratio` (not with a first frame where the model takes the frame's shape) |
  * | the model's resolution                  | `resolution` / Kling's `mode`                    |
  * | output.generate_audio                   | `generate_audio`; `false` required where the model is silent |
- * | provider_options.<family>.*             | the model's fields (seed, camera_fixed, negative_prompt) |
+ * | provider_options.<family>.*             | the model's field for each (seed, camera_fixed, negative_prompt) |
  * | image: size, format, input images       | `aspect_ratio`, `output_format`, data URIs       |
  */
 
@@ -64,12 +64,15 @@ export const videoInput = (job: VideoJob, endpoint: VideoEndpoint): Either.Eithe
   else if (r.generateAudio) {
     return Either.left(`This model makes silent videos: set "output.generate_audio" to false.`)
   }
-  for (const [name, value] of Object.entries(r.providerOptions[endpoint.family] ?? {})) {
-    const field = endpoint.options[name]
-    if (field === undefined) {
-      return Either.left(`"provider_options.${endpoint.family}.${name}" is not supported by this model.`)
+  // The adapter adds no namespace of its own: every namespace a valid request holds is its model's family's.
+  for (const [namespace, given] of Object.entries(r.providerOptions)) {
+    for (const [name, value] of Object.entries(given ?? {})) {
+      const field = endpoint.options[name]
+      if (field === undefined) {
+        return Either.left(`"provider_options.${namespace}.${name}" is not supported by this model.`)
+      }
+      input[field] = value
     }
-    input[field] = value
   }
   return Either.right({ ...input, ...endpoint.fixed })
 }

@@ -23,15 +23,8 @@ import {
   withUpstream
 } from "../../src/channel/contract/Adapter.ts"
 import { replicateCallbacks } from "./Callbacks.ts"
-import {
-  ENDPOINTS,
-  type ImageEndpoint,
-  modelOf,
-  routeLimits,
-  routeProblem,
-  versionOf,
-  type VideoEndpoint
-} from "./Endpoints.ts"
+import { ConfiguredModels, endpointsOf } from "./Configured.ts"
+import { type ImageEndpoint, modelOf, routeLimits, routeProblem, versionOf, type VideoEndpoint } from "./Endpoints.ts"
 import { failuresFor, fromCreateStatus, fromTransport, type Kind, throttleHintMs } from "./Failures.ts"
 import { imageInput, videoInput } from "./Inputs.ts"
 import { accountRequest, cancelRequest, createRequest, getRequest, listRequest, nextPageRequest } from "./Requests.ts"
@@ -81,12 +74,15 @@ export default defineAdapter({
   kinds: ["video", "image"],
   settings: Schema.Struct({
     base_url: Schema.optionalWith(HttpUrl, { default: () => REPLICATE_BASE_URL }),
-    credentials: Schema.Struct({ api_token: SecretFromEnv, webhook_secret: Schema.optional(SecretFromEnv) })
+    credentials: Schema.Struct({ api_token: SecretFromEnv, webhook_secret: Schema.optional(SecretFromEnv) }),
+    /** The channel's own models beside the built-in ones (Configured.ts): a new family by configuration. */
+    models: Schema.optional(ConfiguredModels)
   }),
   // The families declare their provider options; Endpoints.ts says which each model takes.
   providerOptions: {},
-  checkRoute: (_channel, route) => routeProblem(route.family, route.kind, route.upstreamModel),
-  routeLimits: (_channel, route) => routeLimits(route.upstreamModel),
+  checkRoute: (channel, route) =>
+    routeProblem(endpointsOf(channel.settings.models), route.family, route.kind, route.upstreamModel),
+  routeLimits: (channel, route) => routeLimits(endpointsOf(channel.settings.models), route.upstreamModel),
   callbacks: (channel) =>
     replicateCallbacks(
       channel.settings.base_url,
@@ -114,6 +110,7 @@ export default defineAdapter({
       const { base_url: base, credentials, timeouts } = channel.settings
       const token = Redacted.value(credentials.api_token)
       const log = channelWarning(channel.name)
+      const endpoints = endpointsOf(channel.settings.models)
 
       const runner = <J extends VideoJob | ImageJob>(
         kind: Kind,
@@ -250,7 +247,7 @@ export default defineAdapter({
       }
 
       const endpoint = <E>(kind: Kind, upstreamModel: string): Either.Either<E, string> => {
-        const known = ENDPOINTS[modelOf(upstreamModel)]
+        const known = endpoints.get(modelOf(upstreamModel))
         // Routes were checked at boot (checkRoute); this guards a config the check did not see.
         return known !== undefined && known.kind === kind
           ? Either.right(known as E)

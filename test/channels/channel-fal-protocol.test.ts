@@ -4,7 +4,7 @@ import { ApiError, createFalClient, ValidationError } from "@fal-ai/client"
 import { ConfigProvider, Effect, Exit, Layer } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { falCallbacks } from "../../channels/fal/Callbacks.ts"
-import { APPS } from "../../channels/fal/Endpoints.ts"
+import { appsOf, BUILT_IN } from "../../channels/fal/Endpoints.ts"
 import { Registry } from "../../src/catalog/Registry.ts"
 import { Channels } from "../../src/channel/Channels.ts"
 import type { AsyncRunner, CallbackHint } from "../../src/channel/contract/Adapter.ts"
@@ -38,6 +38,9 @@ const officialClient = () =>
     credentials: FAL_KEY,
     requestMiddleware: async (request) => ({ ...request, url: request.url.replace("https://queue.fal.run", fake.url) })
   })
+
+/** The queue apps of the built-in endpoints, which a webhook may name. */
+const APPS = appsOf(BUILT_IN)
 
 const layerOf = (edit: (models: any) => void, env: Record<string, string> = {}) => {
   const dir = configWith("models.json", edit)
@@ -166,7 +169,7 @@ describe("fal webhooks (ED25519)", () => {
     JSON.stringify({ request_id: requestId, gateway_request_id: requestId, status: "OK", payload: {} })
   const read = (jwks: string, headers: Record<string, string>, text: string) =>
     Effect.runPromiseExit(
-      falCallbacks(jwks).read({ headers, body: new TextEncoder().encode(text), now: Date.now() })
+      falCallbacks(jwks, APPS).read({ headers, body: new TextEncoder().encode(text), now: Date.now() })
     )
   const hintOf = (exit: Exit.Exit<CallbackHint, unknown>) => Exit.isSuccess(exit) ? exit.value : undefined
   const refusedWhy = (exit: Exit.Exit<CallbackHint, unknown>) =>
@@ -194,7 +197,7 @@ describe("fal webhooks (ED25519)", () => {
   })
 
   it("fal's keys are read once for many deliveries, a failing signature included (at most every 5 minutes)", async () => {
-    const callbacks = falCallbacks(`${fake.url}/.well-known/jwks.json`)
+    const callbacks = falCallbacks(`${fake.url}/.well-known/jwks.json`, APPS)
     const before = fake.jwksReads.count
     const { generateKeyPairSync } = await import("node:crypto")
     const stranger = generateKeyPairSync("ed25519").privateKey
@@ -212,7 +215,7 @@ describe("fal webhooks (ED25519)", () => {
   it("an unreadable JWKS is not asked again per delivery: each delivery is a hint, one read in 5 minutes", async () => {
     fake.jwksReads.down = true
     try {
-      const callbacks = falCallbacks(`${fake.url}/.well-known/jwks.json`)
+      const callbacks = falCallbacks(`${fake.url}/.well-known/jwks.json`, APPS)
       const before = fake.jwksReads.count
       for (const i of [1, 2, 3]) {
         const text = body(`req-down-${i}`)
@@ -254,12 +257,14 @@ describe("routes to the fal adapter, checked at boot", () => {
         models.channels.fal = falChannel("http://127.0.0.1:9")
         models.models["provx-famS-720p"].channels = [{ channel: "fal", upstream_model: "fal-ai/veo3.1" }]
       })
-    ).toContain("serves famV; the famS endpoints it knows: fal-ai/bytedance/seedance/v1.5/pro/text-to-video")
+    ).toContain(
+      `was written for famV requests; the endpoints for famS it knows: fal-ai/bytedance/seedance/v1.5/pro/text-to-video, fal-ai/bytedance/seedance/v1.5/pro/image-to-video, and a channel's "endpoints" setting adds one`
+    )
     expect(
       await refusal((models) => {
         models.channels.fal = falChannel("http://127.0.0.1:9")
         models.models["provx-image-1"].channels = ["fal"]
       })
-    ).toContain(`upstream_model "provx-image-1": is not a fal endpoint this adapter knows; the image endpoints`)
+    ).toContain(`upstream_model "provx-image-1": is not a fal endpoint this channel knows; the endpoints for image`)
   })
 })

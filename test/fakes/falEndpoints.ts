@@ -103,7 +103,36 @@ const klingO3 = {
   shot_type: "string"
 } as const
 
+/**
+ * Wan 2.5 preview, as the client types it (its text-to-video input is typed
+ * as Wan 2.7's: 2 to 15 s, 720p or 1080p; the image one 5 or 10 s, with no
+ * ratio, the frame's shape). No `generate_audio`: its videos have sound.
+ */
+const wanCommon = {
+  prompt: "string",
+  audio_url: "url",
+  enable_prompt_expansion: "boolean",
+  enable_safety_checker: "boolean",
+  negative_prompt: "string",
+  seed: "integer"
+} as const
+
 export const SCHEMAS: Readonly<Record<string, EndpointSchema>> = {
+  "fal-ai/wan-25-preview/text-to-video": {
+    output: "video",
+    required: ["prompt"],
+    fields: {
+      ...wanCommon,
+      aspect_ratio: ["16:9", "9:16", "1:1", "4:3", "3:4"],
+      duration: range(2, 15),
+      resolution: ["720p", "1080p"]
+    }
+  },
+  "fal-ai/wan-25-preview/image-to-video": {
+    output: "video",
+    required: ["prompt", "image_url"],
+    fields: { ...wanCommon, image_url: "url", duration: ["5", "10"], resolution: ["480p", "720p", "1080p"] }
+  },
   ...klingV3("fal-ai/kling-video/v3/pro"),
   ...klingV3("fal-ai/kling-video/v3/standard"),
   "fal-ai/kling-video/o3/pro/text-to-video": {
