@@ -286,13 +286,14 @@ describe(`cancelling a task waiting at Runway (${backend})`, () => {
 describe(`the runway channel's check and its route table (${backend})`, () => {
   const check = (name: string) => adminApi(r.gw)((c) => c.adminChannels.checkChannel({ path: { name } }))
 
-  it("GET /v1/organization: ok with the key, credentials_refused with another, unreachable on a closed port", async () => {
+  it("GET /v1/organization: ok with the key, credentials_refused with another, unreachable, unexpected_answer", async () => {
     const before = r.fake.tasks.size
     expect(await check("runway")).toMatchObject({ ok: true, result: "ok", detail: "GET /v1/organization: HTTP 200" })
     const wrong = await check("runway-wrong")
     expect(wrong).toMatchObject({ ok: false, result: "credentials_refused" })
     expect(wrong.detail).not.toContain(WRONG_KEY)
     expect(await check("runway-down")).toMatchObject({ ok: false, result: "unreachable" })
+    expect(await check("runway-garbage")).toMatchObject({ ok: false, result: "unexpected_answer" })
     const asked = r.fake.requests.filter((q) => q.path === "/v1/organization")
     expect(asked.map((q) => q.headers.authorization)).toEqual([`Bearer ${KEY}`, `Bearer ${WRONG_KEY}`])
     expect(asked.every((q) => q.headers["x-runway-version"] === "2024-11-06")).toBe(true)

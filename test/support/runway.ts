@@ -1,5 +1,7 @@
+import { createServer } from "node:http"
 import { type FakeRunway, startFakeRunway } from "../fakes/runway.ts"
 import { configWith } from "./config.ts"
+import { listenOnLoopback } from "./fakeServer.ts"
 import { freePort, startGateway, type TestGateway } from "./gateway.ts"
 import { besideFake, expectNoneOf, runBesideFake } from "./upstream.ts"
 import { quickEngine } from "./upstream.ts"
@@ -15,7 +17,8 @@ import { quickEngine } from "./upstream.ts"
  *   create has no route;
  * - `FAMV` (famV 3.1 fast 720p) on `veo3.1_fast`, `FAMV_HD` (standard
  *   1080p) on `veo3.1`; `DOWN` (famV fast 1080p) on `runway-down`, a port
- *   that refuses connections; `runway-wrong` holds another key (checks).
+ *   that refuses connections; `runway-wrong` holds another key, and
+ *   `runway-garbage` points at a server answering an HTML page (checks).
  *
  * The engine runs in-process (ROLE=all).
  */
@@ -41,6 +44,12 @@ export interface RunwaySetup {
 export const startRunwayGateway = async (): Promise<RunwaySetup> => {
   const fake = await startFakeRunway(KEY)
   const closedPort = await freePort()
+  // 200 with an HTML page on every path: a proxy's or a captive portal's answer.
+  const page = await listenOnLoopback(
+    createServer((_, res) =>
+      res.writeHead(200, { "content-type": "text/html" }).end("<html><body>Welcome</body></html>")
+    )
+  )
   const config = configWith("models.json", (models) => {
     const channel = {
       adapter: "runway",
@@ -53,6 +62,7 @@ export const startRunwayGateway = async (): Promise<RunwaySetup> => {
     models.channels["runway-turbo"] = channel
     models.channels["runway-down"] = { ...channel, base_url: `http://127.0.0.1:${closedPort}` }
     models.channels["runway-wrong"] = { ...channel, credentials: { api_key: { env: "RUNWAY_WRONG_KEY" } } }
+    models.channels["runway-garbage"] = { ...channel, base_url: `http://127.0.0.1:${page.port}` }
     models.models[FAMK].channels = [
       { channel: "runway-turbo", upstream_model: "gen4_turbo", narrower: FIRST_FRAME_ONLY },
       { channel: "runway", upstream_model: "gen4.5" }
@@ -71,7 +81,15 @@ export const startRunwayGateway = async (): Promise<RunwaySetup> => {
     RUNWAY_KEY: KEY,
     RUNWAY_WRONG_KEY: WRONG_KEY
   })
-  return { ...besideFake(gw, fake), closedPort }
+  const setup = besideFake(gw, fake)
+  return {
+    ...setup,
+    closedPort,
+    close: async () => {
+      await setup.close()
+      await page.close()
+    }
+  }
 }
 
 /** A video create body for `model`. */
