@@ -26,7 +26,7 @@ import {
 let env: MinimaxSetup
 beforeAll(async () => {
   env = await startMinimaxGateway()
-}, 60_000)
+}, 120_000)
 afterAll(async () => {
   await env?.close()
 })
@@ -37,16 +37,20 @@ const gaps = (requests: ReadonlyArray<{ readonly at: number }>) =>
 const upstreamTasks = (prompt: string) => [...env.fake.tasks.values()].filter((t) => t.body.prompt === prompt)
 
 describe(`the minimax channel's faults (${backend})`, () => {
-  it("MiniMax's rate limit (1002) and a 429 with Retry-After: created again, Retry-After honoured, one task", async () => {
-    env.fake.faults.create.push({ kind: "rate_limited" }, { kind: "http429", retryAfter: "1" })
-    const { creates, task } = await run(hailuoTask(M768, "throttled create"))
-    expect(task.status).toBe("succeeded")
-    expect(creates).toHaveLength(3)
-    expect(gaps(creates)[1]).toBeGreaterThanOrEqual(950)
-    expect(upstreamTasks("throttled create")).toHaveLength(1)
-    await expectChargedOnce(env.gw, task.id)
-    expectNothingUpstream(env, task)
-  })
+  it(
+    "MiniMax's rate limit (1002) and a 429 with Retry-After: created again, Retry-After honoured, one task",
+    async () => {
+      env.fake.faults.create.push({ kind: "rate_limited" }, { kind: "http429", retryAfter: "1" })
+      const { creates, task } = await run(hailuoTask(M768, "throttled create"))
+      expect(task.status).toBe("succeeded")
+      expect(creates).toHaveLength(3)
+      expect(gaps(creates)[1]).toBeGreaterThanOrEqual(950)
+      expect(upstreamTasks("throttled create")).toHaveLength(1)
+      await expectChargedOnce(env.gw, task.id)
+      expectNothingUpstream(env, task)
+    },
+    90_000
+  )
 
   it("a 5xx page on a create and on a query: created again and asked again, one task, it succeeds", async () => {
     env.fake.faults.create.push({ kind: "html", status: 502 })
@@ -57,7 +61,7 @@ describe(`the minimax channel's faults (${backend})`, () => {
     expect(upstreamTasks("a page then a video")).toHaveLength(1)
     await expectChargedOnce(env.gw, task.id)
     expectNothingUpstream(env, task)
-  })
+  }, 90_000)
 
   it("server errors (1013) on every create: retried, then failed retryable with its refund", async () => {
     env.fake.faults.create.push(...[1, 2, 3].map(() => ({ kind: "code" as const, code: 1013, message: "internal" })))
@@ -67,21 +71,25 @@ describe(`the minimax channel's faults (${backend})`, () => {
     expect(upstreamTasks("always broken")).toHaveLength(0)
     await expectRefunded(env.gw, task.id)
     expectNothingUpstream(env, task)
-  })
+  }, 90_000)
 
-  it("a create that hangs, is reset, or whose answer never arrives is never sent again: retryable, refunded", async () => {
-    env.fake.faults.create.push({ kind: "hang" }, { kind: "lost" }, { kind: "reset" })
-    const prompts = ["in doubt one", "in doubt two", "in doubt three"]
-    const runs = await Promise.all(prompts.map((prompt) => run(hailuoTask(M768, prompt))))
-    for (const [i, { task }] of runs.entries()) {
-      expect(env.fake.requests.filter((r) => r.method === "POST" && r.body.prompt === prompts[i])).toHaveLength(1)
-      expect(task).toMatchObject({ status: "failed", error: { code: "video_task_failed", retryable: true } })
-      expectNothingUpstream(env, task)
-      await expectRefunded(env.gw, task.id)
-    }
-    // The lost one did create a task upstream: exactly one, which nobody submits again.
-    expect(prompts.filter((p) => upstreamTasks(p).length > 0)).toHaveLength(1)
-  })
+  it(
+    "a create that hangs, is reset, or whose answer never arrives is never sent again: retryable, refunded",
+    async () => {
+      env.fake.faults.create.push({ kind: "hang" }, { kind: "lost" }, { kind: "reset" })
+      const prompts = ["in doubt one", "in doubt two", "in doubt three"]
+      const runs = await Promise.all(prompts.map((prompt) => run(hailuoTask(M768, prompt))))
+      for (const [i, { task }] of runs.entries()) {
+        expect(env.fake.requests.filter((r) => r.method === "POST" && r.body.prompt === prompts[i])).toHaveLength(1)
+        expect(task).toMatchObject({ status: "failed", error: { code: "video_task_failed", retryable: true } })
+        expectNothingUpstream(env, task)
+        await expectRefunded(env.gw, task.id)
+      }
+      // The lost one did create a task upstream: exactly one, which nobody submits again.
+      expect(prompts.filter((p) => upstreamTasks(p).length > 0)).toHaveLength(1)
+    },
+    90_000
+  )
 
   it("refused by code: sensitive content and invalid parameters are final, the key or balance retryable", async () => {
     const cases = [
@@ -103,7 +111,7 @@ describe(`the minimax channel's faults (${backend})`, () => {
       const view = await operator(env.gw).task(task.id)
       expect(JSON.stringify(view.attempts)).toContain(c.message)
     }
-  })
+  }, 90_000)
 
   it("a generation MiniMax ends Fail: a sensitive output (1027) is final, any other retryable; refunded", async () => {
     env.fake.lives.push(
@@ -126,7 +134,7 @@ describe(`the minimax channel's faults (${backend})`, () => {
       expectNothingUpstream(env, task)
       await expectRefunded(env.gw, task.id)
     }
-  })
+  }, 90_000)
 
   it("a retrieve that fails or is throttled is asked again at the next poll; the task succeeds", async () => {
     env.fake.faults.retrieve.push({ kind: "rate_limited" }, { kind: "html", status: 500 })
@@ -134,7 +142,7 @@ describe(`the minimax channel's faults (${backend})`, () => {
     expect(task.status).toBe("succeeded")
     expect(requests.filter((r) => r.path === "/v1/files/retrieve").length).toBeGreaterThanOrEqual(3)
     await expectChargedOnce(env.gw, task.id)
-  })
+  }, 90_000)
 
   it("a download link that has lapsed (403, 404) fails the task with its refund", async () => {
     env.fake.lives.push(
@@ -152,5 +160,5 @@ describe(`the minimax channel's faults (${backend})`, () => {
       expectNothingUpstream(env, task)
       await expectRefunded(env.gw, task.id)
     }
-  })
+  }, 90_000)
 })

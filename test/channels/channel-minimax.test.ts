@@ -32,7 +32,7 @@ import { query } from "../support/tasks.ts"
 let env: MinimaxSetup
 beforeAll(async () => {
   env = await startMinimaxGateway()
-}, 60_000)
+}, 120_000)
 afterAll(async () => {
   await env?.close()
 })
@@ -89,7 +89,7 @@ describe(`the minimax channel (${backend})`, () => {
     expect(view.engine).toMatchObject({ channel: "hailuo", upstream_id: upstream[0]!.id })
     expect(view.attempts.at(-1)).toMatchObject({ upstream_id: upstream[0]!.id, outcome: "succeeded" })
     expect(view.attempts.at(-1)?.last_answer).toMatchObject({ status: "Success", file_id: upstream[0]!.fileId })
-  })
+  }, 90_000)
 
   it("famH 768p first frame, 10 s, the famH options: first_frame_image and MiniMax's flags", async () => {
     const { task, creates } = await run({
@@ -109,7 +109,7 @@ describe(`the minimax channel (${backend})`, () => {
     const media = await probed(task)
     expect(media.durationS).toBeGreaterThan(9.5)
     expectNothingUpstream(env, task)
-  })
+  }, 90_000)
 
   it("famH 768p first and last frame on MiniMax-Hailuo-02: first_frame_image and last_frame_image", async () => {
     const { task, creates } = await run(
@@ -125,7 +125,7 @@ describe(`the minimax channel (${backend})`, () => {
       last_frame_image: LAST.url
     }])
     expectNothingUpstream(env, task)
-  })
+  }, 90_000)
 
   it("famH 1080p on MiniMax-Hailuo-2.3: text-only and a first frame, 1080P, one task each, 1920x1080", async () => {
     const [text, frame] = await Promise.all([
@@ -154,7 +154,7 @@ describe(`the minimax channel (${backend})`, () => {
       expect(await engineRow(env.gw, task.id)).toMatchObject({ channel: "hailuo23" })
       expectNothingUpstream(env, task)
     }
-  })
+  }, 90_000)
 
   it("what the route's MiniMax model cannot take: 400 at creation, nothing charged, created or sent", async () => {
     const cases: Array<[Record<string, unknown>, RegExp]> = [
@@ -181,7 +181,7 @@ describe(`the minimax channel (${backend})`, () => {
       expect(row!.n).toBe(0)
       expect(env.fake.requests.length).toBe(sent)
     }
-  })
+  }, 90_000)
 
   it("no cancel in MiniMax's API: 409 task_not_cancellable, nothing but reads sent, the task succeeds", async () => {
     env.fake.lives.push({
@@ -212,7 +212,7 @@ describe(`the minimax channel (${backend})`, () => {
     expect(task?.status).toBe("succeeded")
     expect([...env.fake.tasks.values()].filter((t) => t.body.prompt === "too late to stop")).toHaveLength(1)
     await expectChargedOnce(env.gw, id)
-  })
+  }, 90_000)
 
   it("the channel check: ok with the key, credentials_refused with another, unreachable, unexpected_answer", async () => {
     const check = (name: string) => adminApi(env.gw)((c) => c.adminChannels.checkChannel({ path: { name } }))

@@ -90,6 +90,8 @@ export interface FakeMinimax {
   }
   readonly lives: Array<Life>
   readonly tasks: Map<string, MinimaxTask>
+  /** Renders the videos of these resolutions and seconds ahead, so a test's first download does not wait on ffmpeg. */
+  readonly warmUp: (shapes: ReadonlyArray<readonly [string, number]>) => Promise<void>
   readonly close: () => Promise<void>
 }
 
@@ -196,7 +198,10 @@ export const startFakeMinimax = async (apiKey: string): Promise<FakeMinimax> => 
     requests: [],
     faults: { create: [], query: [], retrieve: [], download: [] },
     lives: [],
-    tasks: new Map()
+    tasks: new Map(),
+    warmUp: async (shapes) => {
+      await Promise.all(shapes.map(([resolution, seconds]) => silentMovie(SIZES[resolution]!, seconds)))
+    }
   }
   const takeLife = (prompt: string) => {
     const at = fake.lives.findIndex((life) => life.prompt === undefined || life.prompt === prompt)

@@ -50,12 +50,16 @@ export const startMinimaxGateway = async (): Promise<MinimaxSetup> => {
     models.models[M1080].channels = [{ channel: "hailuo23", upstream_model: "MiniMax-Hailuo-2.3" }]
   })
   quickEngine(config)
-  const gw = await startGateway({
-    ROLE: "all",
-    CONFIG_DIR: config,
-    MINIMAX_API_KEY: KEY,
-    MINIMAX_WRONG_KEY: "eyJ-a-key-of-another-account-0123456789"
-  })
+  const [gw] = await Promise.all([
+    startGateway({
+      ROLE: "all",
+      CONFIG_DIR: config,
+      MINIMAX_API_KEY: KEY,
+      MINIMAX_WRONG_KEY: "eyJ-a-key-of-another-account-0123456789"
+    }),
+    // The videos the tests download, rendered while the gateway starts.
+    fake.warmUp([["768P", 6], ["768P", 10], ["1080P", 6]])
+  ])
   const both = besideFake(gw, fake)
   return {
     ...both,
