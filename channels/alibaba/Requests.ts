@@ -97,5 +97,6 @@ export const endpoints = (base: string, apiKey: string) => ({
   cancel: (id: string) =>
     authorised(HttpClientRequest.post(`${base}${TASKS_PATH}/${encodeURIComponent(id)}/cancel`), apiKey),
   /** The account's task list, newest page of one: the channel check (free, changes nothing, needs the key). */
-  list: () => authorised(HttpClientRequest.get(`${base}${TASKS_PATH}`, { urlParams: { page_no: "1", page_size: "1" } }), apiKey)
+  list: () =>
+    authorised(HttpClientRequest.get(`${base}${TASKS_PATH}`, { urlParams: { page_no: "1", page_size: "1" } }), apiKey)
 })

@@ -84,7 +84,11 @@ export default defineAdapter({
       checkExchange(
         client,
         endpoints(channel.settings.base_url, Redacted.value(channel.settings.credentials.api_key)).list(),
-        { what: `GET ${TASKS_PATH} (one item)`, seconds: channel.settings.timeouts.poll_s, looksRight: hasArray("data") }
+        {
+          what: `GET ${TASKS_PATH} (one item)`,
+          seconds: channel.settings.timeouts.poll_s,
+          looksRight: hasArray("data")
+        }
       )),
   make: (channel) =>
     Effect.gen(function*() {
@@ -103,7 +107,10 @@ export default defineAdapter({
           if (Either.isLeft(create)) return yield* unsupported(create.left)
           const answer = yield* send(api.create(create.right.body), timeouts.submit_s, "a create", ambiguous)
           if (!ok(answer.status)) {
-            return yield* withUpstream(fromCreateStatus(answer.status, answer.headers, answer.body), answerDetail(answer))
+            return yield* withUpstream(
+              fromCreateStatus(answer.status, answer.headers, answer.body),
+              answerDetail(answer)
+            )
           }
           const id = (answer.body as { output?: { task_id?: unknown } } | null)?.output?.task_id
           // A success without an id may still have created a task, which nothing can find: refunded, never resent.
@@ -169,11 +176,9 @@ export default defineAdapter({
             Effect.mapError(() => readFailed())
           )
           if (ok(answer.status)) return "cancelled" as CancelOutcome
-          // 429 and 5xx: asked again; anything else (UnsupportedOperation: not PENDING; an unknown id) is a refusal.
-          if (answer.status === 429 || answer.status >= 500) {
-            return yield* withUpstream(fromReadStatus(answer.status, answer.headers, answer.body), answerDetail(answer))
-          }
-          if (answer.status === 401 || answer.status === 403) {
+          // 429, 5xx, a refused key: a failure to try again. Anything else (UnsupportedOperation: the task is
+          // not PENDING any more; an id DashScope does not know) is DashScope refusing the cancel.
+          if (answer.status === 429 || answer.status >= 500 || answer.status === 401 || answer.status === 403) {
             return yield* withUpstream(fromReadStatus(answer.status, answer.headers, answer.body), answerDetail(answer))
           }
           yield* log("DashScope did not cancel a task", { upstream_code: codeOf(answer.body) ?? null })

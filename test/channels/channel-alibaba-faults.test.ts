@@ -7,9 +7,9 @@ import {
   expectChargedOnce,
   expectNothingUpstream,
   expectRefunded,
+  famW,
   FAMW_480,
   FAMW_720,
-  famW,
   runAlibaba,
   startAlibabaGateway,
   WRONG_KEY
@@ -130,16 +130,15 @@ describe(`the alibaba channel's faults (${backend})`, { timeout: 90_000 }, () =>
       { prompt: "model fell over", statuses: ["FAILED"] },
       { prompt: "link lapsed", statuses: ["SUCCEEDED"], expired: true }
     )
-    const [refused, broken, lapsed] = await Promise.all(
-      ["refused output", "model fell over", "link lapsed"].map((p) => runAlibaba(setup, famW(FAMW_720, p)))
-    )
+    const prompts = ["refused output", "model fell over", "link lapsed"]
+    const [refused, broken, lapsed] = await Promise.all(prompts.map((p) => runAlibaba(setup, famW(FAMW_720, p))))
     await expectFailed(refused!.task, false)
     await expectFailed(broken!.task, true)
     expect(lapsed!.task.error?.message).toMatch(/expired/)
     await expectFailed(lapsed!.task, true)
     // Run at once, each saw the others' requests: one create per prompt.
-    for (const run of [refused!, broken!, lapsed!]) {
-      expect(run.creates.filter((c) => c.body.input.prompt === run.task.input.prompt)).toHaveLength(1)
+    for (const [i, run] of [refused!, broken!, lapsed!].entries()) {
+      expect(run.creates.filter((c) => c.body.input.prompt === prompts[i])).toHaveLength(1)
     }
   })
 
