@@ -70,7 +70,7 @@ const SENSITIVE = new Set([1026, 1027])
 /** 2013 invalid parameters, 1042 illegal characters in the input. */
 const PARAMETERS = new Set([2013, 1042])
 
-/** The channel's key or balance refused (1004, 2049, 1008): the operator's problem; another channel may take it. */
+/** MiniMax refused the channel's key (1004 authentication failed, 2049 invalid API key): what the check calls credentials_refused. */
 export const isAuthRefused = (code: number | undefined) => code === 1004 || code === 2049
 
 /** A create MiniMax refused, by its code first, then by HTTP status. */
