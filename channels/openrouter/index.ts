@@ -17,6 +17,7 @@ import {
   type VideoUpstream,
   withUpstream
 } from "../../src/channel/contract/Adapter.ts"
+import { openRouterCallbacks } from "./Callbacks.ts"
 import {
   ambiguous,
   fetchBroken,
@@ -52,7 +53,9 @@ import { type Job, stateOf } from "./States.ts"
  * - no cancel and no find: the protocol has neither a cancel nor a way to
  *   look a job up by our id, so a task waiting upstream runs on, and a
  *   create whose answer was lost fails the task with its refund.
- * - no callbacks: OpenRouter's `callback_url` webhooks are not used yet; polling decides.
+ * - callbacks (`"callbacks": true`): `callback_url` on the create; the
+ *   event OpenRouter posts when the job ends, signed when
+ *   `credentials.webhook_secret` is set, only hastens the poll (Callbacks.ts).
  */
 
 export const OPENROUTER_BASE_URL = "https://openrouter.ai/api/v1"
@@ -64,7 +67,11 @@ const Created = Schema.Struct({ id: Schema.NonEmptyString })
 
 const Settings = Schema.Struct({
   base_url: Schema.optionalWith(HttpUrl, { default: () => OPENROUTER_BASE_URL }),
-  credentials: Schema.Struct({ api_key: SecretFromEnv }),
+  credentials: Schema.Struct({
+    api_key: SecretFromEnv,
+    /** The signing secret of the OpenRouter workspace's webhooks: callbacks must then be signed with it. */
+    webhook_secret: Schema.optional(SecretFromEnv)
+  }),
   /** OpenRouter's app attribution: sent as `HTTP-Referer` (the app's URL). */
   http_referer: Schema.optional(Schema.NonEmptyString),
   /** OpenRouter's app attribution: sent as `X-OpenRouter-Title` (the app's name). */
@@ -84,6 +91,7 @@ export default defineAdapter({
   settings: Settings,
   // The families declare their provider options; Requests.ts says which OpenRouter takes.
   providerOptions: {},
+  callbacks: (channel) => openRouterCallbacks(channel.settings.credentials.webhook_secret),
   checkRoute: (_channel, route) => routeProblem(route.family, route.kind, route.upstreamModel),
   routeLimits: (_channel, route) => route.kind === "video" ? routeLimits(route.upstreamModel) : undefined,
   check: (channel) =>
@@ -116,7 +124,11 @@ export default defineAdapter({
           if (model === undefined) return yield* unsupported("This video model is not available on this service.")
           const body = createBody(job, model)
           if (Either.isLeft(body)) return yield* unsupported(body.left)
-          const answer = yield* exchange(api.create(body.right), timeouts.submit_s, "a create", ambiguous)
+          // With `"callbacks": true`: OpenRouter posts an event there when the job ends (Callbacks.ts).
+          const withCallback = job.callbackUrl === undefined
+            ? body.right
+            : { ...body.right, callback_url: job.callbackUrl }
+          const answer = yield* exchange(api.create(withCallback), timeouts.submit_s, "a create", ambiguous)
           if (answer.status < 200 || answer.status > 299) {
             return yield* withUpstream(
               fromCreateStatus(answer.status, answer.headers, answer.body),

@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto"
+import { createHmac, randomBytes } from "node:crypto"
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from "node:http"
 import type { Socket } from "node:net"
 import { listenOnLoopback } from "../support/fakeServer.ts"
@@ -16,8 +16,13 @@ import { mp4 } from "./arkTasks.ts"
  * the model's own durations, ratios, resolutions and frame types, the shape
  * of `frame_images` and `input_references`, no unknown field. Refusals use
  * OpenRouter's envelope `{ "error": { "code", "message", "metadata" } }`.
- * Each job follows a `Life` the test queued; each route takes faults the
- * test queued; every request is recorded.
+ * Each job follows a `Life` the test queued (per poll, or per `stepMs` of
+ * time); each route takes faults the test queued; every request is
+ * recorded. A job created with `callback_url` (HTTPS, as OpenRouter requires;
+ * plain HTTP only to loopback, for the tests' gateway) and a timed life gets
+ * OpenRouter's webhook when it ends: `{ type: "video.generation.<status>",
+ * created_at, data }`, signed `X-OpenRouter-Signature: t=…,v1=…` (HMAC-SHA256
+ * of `<t>,<body>`) with the workspace secret when one is set.
  */
 
 export type Fault =
@@ -44,6 +49,18 @@ export interface Life {
   readonly error?: string
   /** The `usage.cost` once completed (default 0.4). */
   readonly cost?: number
+  /** Time-driven: the status moves on every `stepMs` from the create, whoever polls (and the webhook goes at the end). */
+  readonly stepMs?: number
+}
+
+export type Signature = "valid" | "invalid" | "stale" | "none"
+
+export interface Delivered {
+  readonly at: number
+  readonly url: string
+  readonly body: any
+  readonly headers: Record<string, string>
+  readonly status: number
 }
 
 export interface OpenRouterRequest {
@@ -57,6 +74,7 @@ export interface OpenRouterRequest {
 
 export interface FakeJob {
   readonly id: string
+  readonly createdAt: number
   readonly body: any
   readonly life: Life
   polls: number
@@ -140,6 +158,8 @@ export interface FakeOpenRouter {
   }
   readonly lives: Array<Life>
   readonly jobs: Map<string, FakeJob>
+  /** The workspace's webhooks: its signing secret (none: unsigned), how the next ones are signed, what was delivered. */
+  readonly callbacks: { secret: string | undefined; signature: Signature; readonly delivered: Array<Delivered> }
   readonly close: () => Promise<void>
 }
 
@@ -172,6 +192,11 @@ const invalidCreate = (body: any): string | undefined => {
   }
   if (body.generate_audio !== undefined && typeof body.generate_audio !== "boolean") return "generate_audio: boolean"
   if (body.generate_audio === true && !model.generate_audio) return "this model does not generate audio"
+  if (body.callback_url !== undefined) {
+    const url = URL.canParse(String(body.callback_url)) ? new URL(String(body.callback_url)) : undefined
+    const loopback = url?.protocol === "http:" && ["127.0.0.1", "localhost", "[::1]"].includes(url.hostname)
+    if (url === undefined || (url.protocol !== "https:" && !loopback)) return "callback_url must be an HTTPS URL"
+  }
   if (body.seed !== undefined && (!Number.isInteger(body.seed) || !model.seed)) return "seed is not supported"
   if (body.frame_images !== undefined) {
     if (!Array.isArray(body.frame_images) || body.frame_images.length === 0) return "frame_images: non-empty array"
@@ -204,9 +229,44 @@ export const startFakeOpenRouter = async (apiKey: string): Promise<FakeOpenRoute
     requests: [],
     faults: { create: [], poll: [], content: [] },
     lives: [],
-    jobs: new Map()
+    jobs: new Map(),
+    callbacks: { secret: undefined, signature: "valid", delivered: [] }
   }
   let origin = ""
+  const timers = new Set<NodeJS.Timeout>()
+
+  /** The status a job shows now: its life's next one per poll, or per `stepMs` since its create. */
+  const advance = (job: FakeJob) => {
+    const { statuses, stepMs } = job.life
+    const at = stepMs === undefined ? job.polls++ : Math.floor((Date.now() - job.createdAt) / stepMs)
+    job.said = statuses[Math.min(at, statuses.length - 1)]!
+    return job.said
+  }
+
+  const signed = (text: string): Record<string, string> => {
+    const { secret, signature } = fake.callbacks
+    if (secret === undefined || signature === "none") return {}
+    const t = Math.floor(Date.now() / 1000) - (signature === "stale" ? 600 : 0)
+    const key = signature === "invalid" ? "a secret of another workspace" : secret
+    return { "x-openrouter-signature": `t=${t},v1=${createHmac("sha256", key).update(`${t},${text}`).digest("hex")}` }
+  }
+
+  /** OpenRouter's webhook of a job that ended, to its `callback_url`. */
+  const callBack = async (job: FakeJob) => {
+    job.said = job.life.statuses.at(-1)!
+    const body = { type: `video.generation.${job.said}`, created_at: new Date().toISOString(), data: view(job) }
+    const text = JSON.stringify(body)
+    const headers = {
+      "content-type": "application/json",
+      "x-openrouter-idempotency-key": `${job.id}:${job.said}`,
+      ...signed(text)
+    }
+    const url = String(job.body.callback_url)
+    const status = await fetch(url, { method: "POST", headers, body: text, signal: AbortSignal.timeout(5000) })
+      .then(async (r) => (await r.arrayBuffer(), r.status))
+      .catch(() => 0)
+    fake.callbacks.delivered.push({ at: Date.now(), url, body, headers, status })
+  }
 
   const takeLife = (prompt: string) => {
     const at = fake.lives.findIndex((life) => life.prompt === undefined || life.prompt === prompt)
@@ -269,7 +329,7 @@ export const startFakeOpenRouter = async (apiKey: string): Promise<FakeOpenRoute
           creator_user_id: null,
           organization_id: null,
           workspace_id: null,
-          free_model_daily_requests: { limit: 50, remaining: 50 },
+          free_model_daily_requests: { limit: 50, remaining: 50, used: 0 },
           rate_limit: { interval: "10s", note: "deprecated", requests: -1 }
         }
       })
@@ -301,15 +361,23 @@ export const startFakeOpenRouter = async (apiKey: string): Promise<FakeOpenRoute
       const why = invalidCreate(request.body)
       if (why !== undefined) return refuse(res, 400, why)
       const id = `gen-vid-${Math.floor(Date.now() / 1000)}-${randomBytes(15).toString("base64url").slice(0, 20)}`
-      const job: FakeJob = { id, body: request.body, life: takeLife(request.body.prompt), polls: 0, said: undefined }
+      const life = takeLife(request.body.prompt)
+      const job: FakeJob = { id, createdAt: Date.now(), body: request.body, life, polls: 0, said: undefined }
       fake.jobs.set(id, job)
+      if (request.body.callback_url !== undefined && life.stepMs !== undefined) {
+        const timer = setTimeout(() => {
+          timers.delete(timer)
+          void callBack(job)
+        }, (life.statuses.length - 1) * life.stepMs)
+        timers.add(timer)
+      }
       if (fault?.kind === "lost") return
       return json(res, 202, { id, polling_url: `${origin}/api/v1/videos/${id}`, status: "pending" })
     }
     const job = fake.jobs.get(decodeURIComponent(match![1]!))
     if (job === undefined) return refuse(res, 404, "Video generation job not found")
     if (route === "poll") {
-      job.said = job.life.statuses[Math.min(job.polls++, job.life.statuses.length - 1)]!
+      advance(job)
       return json(res, 200, view(job))
     }
     const index = Number(request.query.get("index") ?? "0")
@@ -347,5 +415,12 @@ export const startFakeOpenRouter = async (apiKey: string): Promise<FakeOpenRoute
   })
   const listening = await listenOnLoopback(server)
   origin = `http://127.0.0.1:${listening.port}`
-  return { ...fake, url: `${origin}/api/v1`, close: listening.close }
+  return {
+    ...fake,
+    url: `${origin}/api/v1`,
+    close: () => {
+      for (const timer of timers) clearTimeout(timer)
+      return listening.close()
+    }
+  }
 }

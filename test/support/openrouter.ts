@@ -24,7 +24,8 @@ export interface OpenRouterSetup {
 export const startOpenRouterGateway = async (
   routes: Record<string, Array<unknown>>,
   channel: Record<string, unknown> = {},
-  engine: Record<string, unknown> = {}
+  engine: Record<string, unknown> = {},
+  env: Record<string, string> = {}
 ): Promise<OpenRouterSetup> => {
   const fake = await startFakeOpenRouter(OPENROUTER_KEY)
   const closedPort = await freePort()
@@ -48,7 +49,8 @@ export const startOpenRouterGateway = async (
     ROLE: "all",
     CONFIG_DIR: config,
     OPENROUTER_KEY,
-    OPENROUTER_WRONG_KEY: "sk-or-v1-another-account-0123456789"
+    OPENROUTER_WRONG_KEY: "sk-or-v1-another-account-0123456789",
+    ...env
   })
   return { ...besideFake(gw, fake), closedPort }
 }
