@@ -32,7 +32,14 @@ export interface LumaSetup {
   readonly close: () => Promise<void>
 }
 
-export const startLumaGateway = async (): Promise<LumaSetup> => {
+/**
+ * `channels`: more channels of the adapter, each `luma-dream`'s settings
+ * with these on top (a wrong key, another base URL); `env` their variables.
+ */
+export const startLumaGateway = async (
+  channels: Record<string, Record<string, unknown>> = {},
+  env: Record<string, string> = {}
+): Promise<LumaSetup> => {
   const fake = await startFakeLuma(LUMA_KEY)
   const closedPort = await freePort()
   const config = configWith("models.json", (models) => {
@@ -46,6 +53,7 @@ export const startLumaGateway = async (): Promise<LumaSetup> => {
     models.channels["luma-dream"] = channel
     models.channels["luma-called"] = { ...channel, callbacks: true }
     models.channels["luma-down"] = { ...channel, base_url: `http://127.0.0.1:${closedPort}/dream-machine/v1` }
+    for (const [name, over] of Object.entries(channels)) models.channels[name] = { ...channel, ...over }
     models.models[FAMS].channels = [{ channel: "luma-dream", upstream_model: "ray-2" }]
     models.models[FAMS_HD].channels = [{ channel: "luma-dream", upstream_model: "ray-flash-2" }]
     models.models[FAMK].channels = [{ channel: "luma-dream", upstream_model: "ray-flash-2" }]
@@ -53,7 +61,7 @@ export const startLumaGateway = async (): Promise<LumaSetup> => {
     models.models[DOWN].channels = [{ channel: "luma-down", upstream_model: "ray-2" }]
   })
   quickEngine(config)
-  const gw = await startGateway({ ROLE: "all", CONFIG_DIR: config, LUMAAI_API_KEY: LUMA_KEY })
+  const gw = await startGateway({ ROLE: "all", CONFIG_DIR: config, LUMAAI_API_KEY: LUMA_KEY, ...env })
   return { ...besideFake(gw, fake), closedPort }
 }
 
