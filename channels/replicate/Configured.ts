@@ -14,12 +14,14 @@ import { BUILT_IN, type Endpoint, type Endpoints, type VideoEndpoint } from "./E
  *
  * ```json
  * "models": {
- *   "wan-video/wan-2.5-t2v": {
- *     "family": "famW",
- *     "durations": [5, 10],
- *     "resolution": { "field": "size", "values": { "720p": "1280*720" } },
- *     "audio": "enable_audio",
- *     "options": { "seed": "seed", "negative_prompt": "negative_prompt" }
+ *   "minimax/hailuo-02": {
+ *     "family": "famH",
+ *     "first_frame": "first_frame_image",
+ *     "last_frame": "last_frame_image",
+ *     "durations": [6, 10],
+ *     "aspect_ratio_field": null,
+ *     "resolution": { "field": "resolution", "values": { "720p": "768p", "1080p": "1080p" } },
+ *     "options": { "prompt_optimizer": "prompt_optimizer" }
  *   }
  * }
  * ```
@@ -42,7 +44,8 @@ export const ModelEntry = Schema.Struct({
     Schema.Struct({ min: Schema.Int.pipe(Schema.positive()), max: Schema.Int.pipe(Schema.positive()) })
   ),
   duration_field: Schema.optionalWith(Schema.NonEmptyString, { default: () => "duration" }),
-  aspect_ratio_field: Schema.optionalWith(Schema.NonEmptyString, { default: () => "aspect_ratio" }),
+  /** The ratio's field; `null` where the model has none (the frame, or the model, gives the shape). */
+  aspect_ratio_field: Schema.optionalWith(Schema.NullOr(Schema.NonEmptyString), { default: () => "aspect_ratio" }),
   /** Whether the ratio is sent with a first frame too (most models take the frame's shape). */
   aspect_ratio_with_frame: Schema.optionalWith(Schema.Boolean, { default: () => false }),
   /** The resolutions it makes and its field's word for each (`{ "field": "mode", "values": { "1080p": "pro" } }`). */
@@ -77,7 +80,9 @@ const entryOf = (m: ModelEntry): VideoEndpoint => ({
   duration: Array.isArray(m.durations)
     ? { field: m.duration_field, values: m.durations }
     : { field: m.duration_field, ...(m.durations as { min: number; max: number }) },
-  aspectRatio: { field: m.aspect_ratio_field, withFirstFrame: m.aspect_ratio_with_frame },
+  ...(m.aspect_ratio_field !== null
+    ? { aspectRatio: { field: m.aspect_ratio_field, withFirstFrame: m.aspect_ratio_with_frame } }
+    : {}),
   ...(m.resolution !== undefined ? { resolution: m.resolution } : {}),
   ...(m.audio !== undefined ? { audio: m.audio } : {}),
   options: m.options,

@@ -30,8 +30,8 @@ export interface VideoEndpoint {
   /** Reference images (the family's `images` mode), up to `max`. */
   readonly referenceImages?: { readonly field: string; readonly max: number } | undefined
   readonly duration: DurationField
-  /** The aspect ratio; `withFirstFrame` false where the model takes the frame's own shape instead. */
-  readonly aspectRatio: { readonly field: string; readonly withFirstFrame: boolean }
+  /** The aspect ratio; `withFirstFrame` false where the model takes the frame's own shape instead; undefined: no field. */
+  readonly aspectRatio?: { readonly field: string; readonly withFirstFrame: boolean } | undefined
   /** The public model's resolution, as the model's own words for it. */
   readonly resolution?: { readonly field: string; readonly values: Readonly<Record<string, string>> } | undefined
   /** The audio switch; absent where the model makes silent videos only. */

@@ -52,7 +52,10 @@ export const videoInput = (job: VideoJob, endpoint: VideoEndpoint): Either.Eithe
     return Either.left(`This model takes durations of ${durationWords(endpoint.duration)} seconds.`)
   }
   input[endpoint.duration.field] = r.duration
-  if (images.length === 0 || r.mode === "images" || endpoint.aspectRatio.withFirstFrame) {
+  if (
+    endpoint.aspectRatio !== undefined &&
+    (images.length === 0 || r.mode === "images" || endpoint.aspectRatio.withFirstFrame)
+  ) {
     input[endpoint.aspectRatio.field] = r.aspectRatio
   }
   if (endpoint.resolution !== undefined) {

@@ -420,7 +420,7 @@ export const startFakeFal = async (key: string): Promise<FakeFal> => {
     const i = q.input
     const seconds = Number(String(i.duration ?? "5").replace(/s$/, ""))
     const ratio = i.aspect_ratio && i.aspect_ratio !== "auto" ? i.aspect_ratio : "16:9"
-    const bytes = await mp4(seconds, ratio, i.generate_audio !== false)
+    const bytes = await mp4(seconds, ratio, !schemaOf(q).silent && i.generate_audio !== false)
     res.writeHead(200, { "content-type": "video/mp4", "content-length": bytes.length }).end(bytes)
   }
 

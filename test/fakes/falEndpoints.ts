@@ -9,6 +9,8 @@ type Field = "string" | "boolean" | "number" | "integer" | "url" | "urls" | Read
 
 export interface EndpointSchema {
   readonly output: "video" | "images"
+  /** A video endpoint whose videos are silent whatever is sent (no audio switch), as Hailuo's are. */
+  readonly silent?: boolean
   readonly required: ReadonlyArray<string>
   readonly fields: Readonly<Record<string, Field>>
 }
@@ -117,7 +119,22 @@ const wanCommon = {
   seed: "integer"
 } as const
 
+/** Hailuo 02 Standard: 6 or 10 s, 768P; the image endpoint takes a last frame too; silent videos. */
+const hailuo = { prompt: "string", duration: ["6", "10"], prompt_optimizer: "boolean" } as const
+
 export const SCHEMAS: Readonly<Record<string, EndpointSchema>> = {
+  "fal-ai/minimax/hailuo-02/standard/text-to-video": {
+    output: "video",
+    silent: true,
+    required: ["prompt"],
+    fields: hailuo
+  },
+  "fal-ai/minimax/hailuo-02/standard/image-to-video": {
+    output: "video",
+    silent: true,
+    required: ["prompt", "image_url"],
+    fields: { ...hailuo, image_url: "url", end_image_url: "url", resolution: ["512P", "768P"] }
+  },
   "fal-ai/wan-25-preview/text-to-video": {
     output: "video",
     required: ["prompt"],

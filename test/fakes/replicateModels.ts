@@ -64,6 +64,18 @@ export const MODELS: Readonly<Record<string, FakeModel>> = {
       multi_prompt: { type: "string" }
     }
   },
+  // https://replicate.com/minimax/hailuo-02/api/schema: the frame gives the shape (no ratio); silent videos.
+  "minimax/hailuo-02": {
+    kind: "video",
+    input: {
+      prompt,
+      first_frame_image: { type: "uri" },
+      last_frame_image: { type: "uri" },
+      duration: { type: "integer", enum: [6, 10] },
+      resolution: { type: "string", enum: ["512p", "768p", "1080p"] },
+      prompt_optimizer: { type: "boolean" }
+    }
+  },
   "google/veo-3.1": veo(true),
   "google/veo-3.1-fast": veo(false),
   "google/nano-banana": {
