@@ -8,7 +8,6 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { promisify } from "node:util"
 import { listenOnLoopback } from "../support/fakeServer.ts"
-import { movie } from "./media.ts"
 
 /**
  * A fake of Runway's developer API on loopback (docs/adapters/runway.md,
@@ -210,21 +209,27 @@ const refusal = (endpoint: "text_to_video" | "image_to_video", body: any): strin
 
 const exec = promisify(execFile)
 const scratch = mkdtempSync(join(tmpdir(), "fake-runway-"))
-const silent = new Map<string, Promise<Uint8Array>>()
-/** An H.264 MP4 without an audio track, as Runway's Gen-4 models make. */
-const silentMovie = (size: string, seconds: string) => {
-  const name = `${size}-${seconds}-silent.mp4`
-  if (!silent.has(name)) {
+const rendered = new Map<string, Promise<Uint8Array>>()
+/**
+ * An H.264 MP4 of the ratio's size and the duration, with an AAC soundtrack
+ * or without an audio track (as Runway's Gen-4 models make), rendered once
+ * per shape at a low frame rate so a 1080p video costs little to make.
+ */
+const movie = (size: string, seconds: string, sound: boolean) => {
+  const name = `${size}-${seconds}-${sound ? "sound" : "silent"}.mp4`
+  if (!rendered.has(name)) {
     const file = join(scratch, name)
-    silent.set(
+    rendered.set(
       name,
       exec(ffmpeg.path, [
-        ...["-v", "error", "-f", "lavfi", "-i", `testsrc2=size=${size}:rate=24:duration=${seconds}`],
-        ...["-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-movflags", "+faststart", "-y", file]
+        ...["-v", "error", "-f", "lavfi", "-i", `testsrc2=size=${size}:rate=2:duration=${seconds}`],
+        ...(sound ? ["-f", "lavfi", "-i", `sine=frequency=440:duration=${seconds}`, "-c:a", "aac"] : []),
+        ...["-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-shortest"],
+        ...["-movflags", "+faststart", "-y", file]
       ]).then(() => new Uint8Array(readFileSync(file)))
     )
   }
-  return silent.get(name)!
+  return rendered.get(name)!
 }
 
 const json = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) =>
@@ -356,7 +361,7 @@ export const startFakeRunway = async (apiKey: string): Promise<FakeRunway> => {
       const size = String(task.body.ratio).replace(":", "x")
       const seconds = String(task.body.duration ?? 8)
       const sound = SPECS[task.endpoint][task.body.model]!.sound && task.body.audio !== false
-      const bytes = sound ? await movie(size, seconds) : await silentMovie(size, seconds)
+      const bytes = await movie(size, seconds, sound)
       return res.writeHead(200, { "content-type": "video/mp4", "content-length": String(bytes.byteLength) }).end(bytes)
     }
     const id = decodeURIComponent(request.path.slice("/v1/tasks/".length))
