@@ -94,7 +94,11 @@ export const endpoints = (base: string, apiKey: string, attribution: Attribution
     request.pipe(
       HttpClientRequest.bearerToken(apiKey),
       attribution.referer === undefined ? (r) => r : HttpClientRequest.setHeader("HTTP-Referer", attribution.referer),
-      attribution.title === undefined ? (r) => r : HttpClientRequest.setHeader("X-OpenRouter-Title", attribution.title)
+      // The official client sends `X-OpenRouter-Title`; the app attribution page names `X-Title`: both, same value.
+      attribution.title === undefined ? (r) => r : HttpClientRequest.setHeaders({
+        "X-OpenRouter-Title": attribution.title,
+        "X-Title": attribution.title
+      })
     )
   const job = (id: string) => `${base}/videos/${encodeURIComponent(id)}`
   return {

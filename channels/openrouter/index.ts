@@ -74,7 +74,7 @@ const Settings = Schema.Struct({
   }),
   /** OpenRouter's app attribution: sent as `HTTP-Referer` (the app's URL). */
   http_referer: Schema.optional(Schema.NonEmptyString),
-  /** OpenRouter's app attribution: sent as `X-OpenRouter-Title` (the app's name). */
+  /** OpenRouter's app attribution: sent as `X-OpenRouter-Title` and `X-Title` (the app's name). */
   app_title: Schema.optional(Schema.NonEmptyString)
 })
 type Settings = typeof Settings.Type

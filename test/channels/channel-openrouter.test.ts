@@ -107,6 +107,7 @@ describe(`the openrouter channel: requests and results (${backend})`, () => {
     expect(create!.headers["content-type"]).toMatch(/^application\/json/)
     expect(create!.headers["http-referer"]).toBe(REFERER)
     expect(create!.headers["x-openrouter-title"]).toBe(TITLE)
+    expect(create!.headers["x-title"]).toBe(TITLE)
     expect(create!.body).toEqual({
       model: "google/veo-3.1-fast",
       prompt: "a lighthouse",
