@@ -1,20 +1,20 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { DASHSCOPE_BASE_URL } from "../../channels/alibaba/index.ts"
 import { createAccount, operator } from "../support/adminApi.ts"
-import { api, rejection } from "../support/api.ts"
 import {
   type AlibabaSetup,
   expectChargedOnce,
   expectNothingUpstream,
   expectRefunded,
+  famW,
   FAMW_1080,
   FAMW_480,
   FAMW_720,
-  famW,
   KEY,
   runAlibaba,
   startAlibabaGateway
 } from "../support/alibaba.ts"
+import { api, rejection } from "../support/api.ts"
 import { backend } from "../support/database.ts"
 import { eventually } from "../support/eventually.ts"
 import { probeBytes } from "../support/media.ts"
@@ -132,7 +132,10 @@ describe(`the alibaba channel (${backend})`, { timeout: 90_000 }, () => {
   })
 
   it("a route naming the line's i2v model: a text-only 9:16 480p task goes to the t2v model, 480*832", async () => {
-    const run = await runAlibaba(setup, famW(FAMW_480, "a paper boat in the rain", { output: { aspect_ratio: "9:16" } }))
+    const run = await runAlibaba(
+      setup,
+      famW(FAMW_480, "a paper boat in the rain", { output: { aspect_ratio: "9:16" } })
+    )
     expect(run.task.status).toBe("succeeded")
     expect(run.creates.map((c) => c.body)).toEqual([{
       model: "wan2.5-t2v-preview",
@@ -173,7 +176,9 @@ describe(`the alibaba channel (${backend})`, { timeout: 90_000 }, () => {
     )
     expect(tooLong).toMatchObject({ status: 400, code: "invalid_video_duration" })
     const withSound = await rejection(
-      api(setup.gw, acct).createVideo(famW(FAMW_1080, "a storm with thunder", { output: { generate_audio: true } }) as any)
+      api(setup.gw, acct).createVideo(
+        famW(FAMW_1080, "a storm with thunder", { output: { generate_audio: true } }) as any
+      )
     )
     expect(withSound.status).toBe(400)
     expect(setup.fake.requests.length).toBe(before)

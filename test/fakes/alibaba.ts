@@ -100,7 +100,13 @@ const DEFAULT_LIFE: Life = { statuses: ["PENDING", "RUNNING", "SUCCEEDED"] }
 
 /** The lines DashScope documents: durations, tiers, and whether `parameters.audio` exists. */
 const LINES = [
-  { t2v: "wan2.5-t2v-preview", i2v: "wan2.5-i2v-preview", durations: [5, 10], tiers: ["480P", "720P", "1080P"], audio: true },
+  {
+    t2v: "wan2.5-t2v-preview",
+    i2v: "wan2.5-i2v-preview",
+    durations: [5, 10],
+    tiers: ["480P", "720P", "1080P"],
+    audio: true
+  },
   { t2v: "wan2.6-t2v", i2v: "wan2.6-i2v", durations: [5, 10, 15], tiers: ["720P", "1080P"], audio: true },
   { t2v: "wan2.2-t2v-plus", i2v: "wan2.2-i2v-plus", durations: [5], tiers: ["480P", "1080P"], audio: false }
 ]
@@ -177,11 +183,15 @@ export const startFakeAlibaba = async (apiKey: string): Promise<FakeAlibaba> => 
     let tier: string
     if (i2v) {
       tier = parameters.resolution ?? line.tiers.at(-1)!
-      if (!line.tiers.includes(tier)) return `parameters.resolution ${JSON.stringify(parameters.resolution)} is invalid.`
+      if (!line.tiers.includes(tier)) {
+        return `parameters.resolution ${JSON.stringify(parameters.resolution)} is invalid.`
+      }
     } else {
       const size = parameters.size ?? "1920*1080"
       const sized = tierOfSize(size)
-      if (sized === undefined || !line.tiers.includes(sized)) return `parameters.size ${JSON.stringify(size)} is invalid.`
+      if (sized === undefined || !line.tiers.includes(sized)) {
+        return `parameters.size ${JSON.stringify(size)} is invalid.`
+      }
       tier = sized
     }
     const duration = parameters.duration ?? 5
@@ -192,7 +202,9 @@ export const startFakeAlibaba = async (apiKey: string): Promise<FakeAlibaba> => 
       return `parameters.audio is invalid for ${body.model}.`
     }
     for (const flag of ["prompt_extend", "watermark"]) {
-      if (parameters[flag] !== undefined && typeof parameters[flag] !== "boolean") return `parameters.${flag} must be a boolean.`
+      if (parameters[flag] !== undefined && typeof parameters[flag] !== "boolean") {
+        return `parameters.${flag} must be a boolean.`
+      }
     }
     if (
       parameters.seed !== undefined &&
