@@ -37,3 +37,6 @@ export const download = async (url: string) => {
   const bytes = new Uint8Array(await response.arrayBuffer())
   return { bytes, contentType: response.headers.get("content-type"), probed: await probeBytes(bytes) }
 }
+
+/** A video create's body, as the typed client takes it. */
+export type VideoBody = Parameters<ReturnType<typeof import("./api.ts").api>["createVideo"]>[0]
