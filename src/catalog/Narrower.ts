@@ -69,7 +69,8 @@ const compact = (seconds: ReadonlyArray<number>): Durations => {
   const sorted = [...new Set(seconds)].sort((a, b) => a - b)
   const first = sorted[0]!
   const last = sorted[sorted.length - 1]!
-  return last - first + 1 === sorted.length
+  // One value is a list of one ("5 s", not "5 to 5 s").
+  return last - first + 1 === sorted.length && sorted.length > 1
     ? { min: first, max: last }
     : { values: sorted as unknown as readonly [number, ...Array<number>] }
 }
