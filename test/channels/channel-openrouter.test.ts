@@ -320,7 +320,7 @@ describe(`the openrouter channel: requests and results (${backend})`, () => {
     expectNothingUpstream(r, broken.task)
   })
 
-  it("the channel check: GET /key is ok with the key, credentials_refused with another, unreachable on a closed port", async () => {
+  it("the channel check: GET /key is ok with the key, credentials_refused with another, unreachable on a closed port, unexpected_answer from an HTML page", async () => {
     const check = (name: string) => adminApi(r.gw)((c) => c.adminChannels.checkChannel({ path: { name } }))
     const creates = r.fake.requests.filter((q) => q.method === "POST").length
     expect(await check("aggregator")).toMatchObject({ ok: true, result: "ok", detail: "GET /key: HTTP 200" })
@@ -328,6 +328,7 @@ describe(`the openrouter channel: requests and results (${backend})`, () => {
     expect(wrong).toMatchObject({ ok: false, result: "credentials_refused" })
     expect(wrong.detail).not.toMatch(/sk-or-v1/)
     expect(await check("aggregator-down")).toMatchObject({ ok: false, result: "unreachable" })
+    expect(await check("aggregator-garbage")).toMatchObject({ ok: false, result: "unexpected_answer" })
     expect(r.fake.requests.filter((q) => q.method === "POST").length).toBe(creates)
   })
 

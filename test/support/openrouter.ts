@@ -1,5 +1,7 @@
+import { createServer } from "node:http"
 import { type FakeOpenRouter, startFakeOpenRouter } from "../fakes/openrouter.ts"
 import { alsoWith, configWith } from "./config.ts"
+import { listenOnLoopback } from "./fakeServer.ts"
 import { freePort, startGateway, type TestGateway } from "./gateway.ts"
 import { besideFake, expectNoneOf, quickEngine, runBesideFake } from "./upstream.ts"
 
@@ -9,7 +11,9 @@ import { besideFake, expectNoneOf, quickEngine, runBesideFake } from "./upstream
  * channel's tests. The channel is named `aggregator` and the routes carry
  * OpenRouter's model ids, so a test can check none of it reaches a caller;
  * `aggregator-down` points at a port that refuses connections and
- * `aggregator-wrong` holds a key the fake does not know (channel checks).
+ * `aggregator-wrong` holds a key the fake does not know and
+ * `aggregator-garbage` points at a server answering every path with an HTML
+ * page, as a proxy or a captive portal would (channel checks).
  */
 
 export const OPENROUTER_KEY = "sk-or-v1-fake0123456789abcdef0123456789abcdef"
@@ -29,6 +33,11 @@ export const startOpenRouterGateway = async (
 ): Promise<OpenRouterSetup> => {
   const fake = await startFakeOpenRouter(OPENROUTER_KEY)
   const closedPort = await freePort()
+  const page = await listenOnLoopback(
+    createServer((_, res) =>
+      res.writeHead(200, { "content-type": "text/html" }).end("<html><body>Welcome</body></html>")
+    )
+  )
   const config = configWith("models.json", (models) => {
     const aggregator = {
       adapter: "openrouter",
@@ -40,6 +49,7 @@ export const startOpenRouterGateway = async (
     }
     models.channels.aggregator = aggregator
     models.channels["aggregator-down"] = { ...aggregator, base_url: `http://127.0.0.1:${closedPort}/api/v1` }
+    models.channels["aggregator-garbage"] = { ...aggregator, base_url: `http://127.0.0.1:${page.port}/api/v1` }
     models.channels["aggregator-wrong"] = { ...aggregator, credentials: { api_key: { env: "OPENROUTER_WRONG_KEY" } } }
     for (const [model, list] of Object.entries(routes)) models.models[model].channels = list
   })
@@ -52,7 +62,15 @@ export const startOpenRouterGateway = async (
     OPENROUTER_WRONG_KEY: "sk-or-v1-another-account-0123456789",
     ...env
   })
-  return { ...besideFake(gw, fake), closedPort }
+  const both = besideFake(gw, fake)
+  return {
+    ...both,
+    closedPort,
+    close: async () => {
+      await both.close()
+      await page.close()
+    }
+  }
 }
 
 /** Creates a task and waits for its end: every state the caller saw, and the jobs it created at OpenRouter. */
