@@ -124,6 +124,22 @@ describe(`the luma channel (${backend})`, () => {
     expectNothingUpstream(env, task)
   })
 
+  it("famS first frame only: keyframes.frame0 alone", async () => {
+    const image = { url: `${media.url}/first.png` }
+    const { task, creates } = await runLuma(env, lumaTask(FAMS, "the first frame alone", { input: { image } }))
+    expect(task.status).toBe("succeeded")
+    expect(creates.map((c) => c.body)).toEqual([{
+      model: "ray-2",
+      prompt: "the first frame alone",
+      aspect_ratio: "16:9",
+      resolution: "720p",
+      duration: "5s",
+      keyframes: { frame0: { type: "image", url: image.url } }
+    }])
+    expect((await downloaded(task.result!.videos[0].url)).video).toMatchObject({ width: 1280, height: 720 })
+    expectNothingUpstream(env, task)
+  })
+
   it("famK text only and first frame: one create each, the exact bodies, both re-hosted", async () => {
     const image = { url: `${media.url}/first.png` }
     const [text, framed] = await Promise.all([
