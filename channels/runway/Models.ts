@@ -105,11 +105,10 @@ const aspectRatiosOf = (model: RunwayModel) => {
  * What a route to a Runway model cannot take or always does
  * (docs/adapters/runway.md, What a route takes): its durations, the aspect
  * ratios and resolutions its `ratio` values cover, no soundtrack where it
- * has no `audio` switch, no last frame where `promptImage` takes `first` only.
- * A model that needs a first frame (no text-to-video endpoint) cannot say so
- * here: the contract's limits have no member for it, so its route carries a
- * `narrower` of `modes.frame.images.min: 1` (README of the example), and a
- * text-only task that reaches it anyway is refused before sending.
+ * has no `audio` switch, no last frame where `promptImage` takes `first` only,
+ * and a first frame required where the model has no text-to-video endpoint
+ * (`gen4_turbo`): a text-only create is refused at creation, or goes to the
+ * model's next route.
  */
 export const routeLimits = (upstreamModel: string) => {
   const model = modelOf(upstreamModel)
@@ -119,6 +118,7 @@ export const routeLimits = (upstreamModel: string) => {
     aspectRatios: aspectRatiosOf(model),
     resolutions: resolutionsOf(model),
     ...(model.audio === "never" ? { audio: "never" as const } : {}),
-    lastFrame: model.imageToVideo.lastFrame
+    lastFrame: model.imageToVideo.lastFrame,
+    ...(model.textToVideo === undefined ? { firstFrame: "required" as const } : {})
   }
 }

@@ -6,10 +6,9 @@ import { retirementNote } from "./Models.ts"
 import type { Api } from "./Requests.ts"
 
 /**
- * The channel check's second half (docs/adapters/veo.md, Check): each model
- * of the channel's `check_models` asked for by id, once the credentials
- * proved good. The contract's `check` gets the channel, not its routes, so
- * the operator names the routes' upstream models there.
+ * The channel check's second half (docs/adapters/veo.md, Check): each
+ * upstream model the channel's routes name, and any its `check_models`
+ * adds, asked for by id once the credentials proved good.
  *
  * - Gemini: `GET {base}/models/{m}`; a 200 whose `supportedGenerationMethods`
  *   holds `predictLongRunning` is served, a 404 (Google's answer for an
@@ -17,12 +16,12 @@ import type { Api } from "./Requests.ts"
  * - Vertex: `GET {base}/publishers/google/models/{m}`; a 200 is served, a
  *   404 is not.
  *
- * Any model not served makes the check `unexpected_answer`, its detail
- * beginning `model_not_found_upstream:` with the ids, what this adapter
- * knows of them (Models.ts), and Google's own words. Free, changes nothing.
+ * Any model not served makes the check `model_not_found_upstream`, its
+ * detail naming the ids, what this adapter knows of them (Models.ts), and
+ * Google's own words. Free, changes nothing.
  */
 
-export const MODEL_NOT_FOUND = "model_not_found_upstream"
+export const MODEL_NOT_FOUND = "model_not_found_upstream" as const
 
 interface Finding {
   readonly model: string
@@ -102,7 +101,7 @@ export const checkModels = (
       return { result: "ok", detail: `${first.detail}; models served: ${options.models.join(", ")}` }
     }
     return {
-      result: "unexpected_answer",
+      result: MODEL_NOT_FOUND,
       detail: `${MODEL_NOT_FOUND}: ${missing.map((f) => f.words).join("; ")}`,
       upstream: missing.find((f) => f.answer !== undefined)?.answer
     }

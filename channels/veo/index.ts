@@ -78,9 +78,9 @@ const ModelId = Schema.String.pipe(
   Schema.pattern(/^[a-z0-9][a-z0-9.-]*$/, { message: () => "a model id (lower-case letters, digits, dots, hyphens)" })
 )
 /**
- * The upstream models the channel check asks about (docs/adapters/veo.md,
- * Check): the contract's `check` gets the channel, not its routes, so the
- * operator lists the routes' `upstream_model`s here. None by default.
+ * Upstream models the channel check asks about beside the ones the
+ * channel's routes name (docs/adapters/veo.md, Check): a model about to be
+ * routed there, checked before the route is written. None by default.
  */
 const CheckModels = Schema.optionalWith(Schema.Array(ModelId), { default: () => [] })
 
@@ -110,8 +110,8 @@ export default defineAdapter({
   // The famV plugin declares `provider_options.famV` (seed, negative_prompt); Veo needs no namespace of its own.
   providerOptions: {},
   // A model list of one with the channel's credentials (Vertex: after minting a token, which proves the
-  // service-account key), then each of `check_models` by id (Checks.ts): free, changes nothing.
-  check: (channel) =>
+  // service-account key), then each routed model and each of `check_models` by id (Checks.ts): free, changes nothing.
+  check: (channel, routed) =>
     Effect.gen(function*() {
       const client = yield* HttpClient.HttpClient
       const settings = channel.settings
@@ -134,7 +134,7 @@ export default defineAdapter({
         return yield* checkModels(client, first, {
           api: "gemini",
           base: settings.base_url,
-          models: settings.check_models,
+          models: [...new Set([...routed, ...settings.check_models])],
           seconds,
           authorize: HttpClientRequest.setHeader("x-goog-api-key", key)
         })
@@ -164,7 +164,7 @@ export default defineAdapter({
       return yield* checkModels(client, first, {
         api: "vertex",
         base,
-        models: settings.check_models,
+        models: [...new Set([...routed, ...settings.check_models])],
         seconds,
         authorize: HttpClientRequest.bearerToken(minted.right)
       })

@@ -45,6 +45,8 @@ export interface RouteLimits {
   readonly audio?: "never" | "always" | undefined
   /** false: no last frame in `frame` mode (a first frame only). */
   readonly lastFrame: boolean
+  /** true: a first frame is required (its upstream makes no video from text alone). */
+  readonly firstFrameRequired?: boolean | undefined
 }
 
 /** A route as the catalog reads it: the model's table as the route takes it, and its other limits. */
@@ -131,10 +133,12 @@ export const narrowRoute = (
   const base = based.right
   const fromUpstream: RouteLimits = {
     ...(upstream?.audio !== undefined ? { audio: upstream.audio } : {}),
-    lastFrame: upstream?.lastFrame ?? true
+    lastFrame: upstream?.lastFrame ?? true,
+    ...(upstream?.firstFrame === "required" ? { firstFrameRequired: true } : {})
   }
   if (raw === undefined) {
-    const same = base === model && fromUpstream.audio === undefined && fromUpstream.lastFrame
+    const same = base === model && fromUpstream.audio === undefined && fromUpstream.lastFrame &&
+      !fromUpstream.firstFrameRequired
     return Either.right(same ? undefined : { capability: base, limits: fromUpstream })
   }
   const narrowed = narrowCapability(model, base, raw)
@@ -152,7 +156,8 @@ export const narrowRoute = (
     capability,
     limits: {
       ...(audio !== undefined ? { audio } : {}),
-      lastFrame: fromUpstream.lastFrame && narrower.last_frame !== false
+      lastFrame: fromUpstream.lastFrame && narrower.last_frame !== false,
+      ...(fromUpstream.firstFrameRequired ? { firstFrameRequired: true } : {})
     }
   })
 }

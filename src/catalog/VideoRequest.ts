@@ -342,6 +342,12 @@ const checkRoute = (route: VideoRoute, r: ValidVideoRequest) => {
       `"output.generate_audio" must be true for ${r.model}: its videos always have a soundtrack.`
     )
   }
+  if (limits.firstFrameRequired && !(r.mode === "frame" && (r.image ? 1 : 0) + r.referenceImages.length > 0)) {
+    fail(
+      "invalid_video_parameter",
+      `A first frame ("input.image") is required for ${r.model}: it makes no video from text alone.`
+    )
+  }
   if (!limits.lastFrame && r.mode === "frame" && (r.image ? 1 : 0) + r.referenceImages.length > 1) {
     fail(
       "invalid_video_parameter",

@@ -3,7 +3,7 @@ import { Clock, Context, Effect, Layer, Option, ParseResult, Schema, Scope } fro
 import { AppConfig, ConfigurationError } from "../platform/AppConfig.ts"
 import { loadExtension } from "../platform/Extensions.ts"
 import { Metrics } from "../platform/metrics/Metrics.ts"
-import { LEGACY_CHANNEL } from "../platform/Settings.ts"
+import { LEGACY_CHANNEL, modelRoutes } from "../platform/Settings.ts"
 import {
   type AnyAdapter,
   type ChannelCheck,
@@ -135,6 +135,14 @@ export class Channels extends Context.Tag("Channels")<Channels, ChannelsService>
     Effect.gen(function*() {
       const { models } = yield* AppConfig
       const loaded = yield* Effect.forEach(Object.entries(models.channels), ([name, entry]) => loadChannel(name, entry))
+      // What each channel's check asks its upstream about: the upstream models its routes name, each once.
+      const routed = new Map<string, Set<string>>()
+      for (const [id, model] of Object.entries(models.models)) {
+        if (model.enabled === false) continue
+        for (const route of modelRoutes(id, model, models.channels)) {
+          routed.set(route.channel, (routed.get(route.channel) ?? new Set()).add(route.upstreamModel))
+        }
+      }
       const byName = new Map(loaded.map((c) => [c.name, c]))
       // Runners are made later, in this layer's scope, with the ports it was built with.
       const ports = yield* Effect.context<ChannelPorts>()
@@ -208,7 +216,7 @@ export class Channels extends Context.Tag("Channels")<Channels, ChannelsService>
           const started = yield* Clock.currentTimeMillis
           const found: ChannelCheck = channel.adapter.check === undefined
             ? { result: "unexpected_answer", detail: `adapter "${channel.adapter.name}" has no check` }
-            : yield* channel.adapter.check(channel).pipe(
+            : yield* channel.adapter.check(channel, [...routed.get(channel.name) ?? []]).pipe(
               Effect.provide(ports),
               Effect.catchAllDefect((defect) =>
                 Effect.succeed<ChannelCheck>({

@@ -62,7 +62,7 @@ export const StateChange = Schema.Struct({
 
 export const CheckResult = Schema.Struct({
   ok: Schema.Boolean,
-  result: Schema.Literal("ok", "credentials_refused", "unreachable", "unexpected_answer"),
+  result: Schema.Literal("ok", "credentials_refused", "unreachable", "unexpected_answer", "model_not_found_upstream"),
   detail: Schema.String,
   latency_ms: Schema.Int
 })

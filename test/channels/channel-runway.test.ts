@@ -186,7 +186,7 @@ describe(`the runway channel: requests and results (${backend})`, () => {
       [
         video(FAMK_FRAMED, { prompt: "no frame" }, { duration: 5, generate_audio: false }),
         "invalid_video_parameter",
-        /at least 1 image/
+        /first frame .*is required/
       ],
       // Gen-4 videos are silent: famK's default soundtrack is refused.
       [
@@ -312,8 +312,10 @@ describe(`the runway channel's check and its route table (${backend})`, () => {
       aspectRatios: ["16:9", "9:16", "4:3", "3:4", "1:1", "21:9"],
       resolutions: ["720p"],
       audio: "never",
-      lastFrame: false
+      lastFrame: false,
+      firstFrame: "required"
     })
+    expect(runwayAdapter.routeLimits!(channel, route("gen4.5"))).not.toHaveProperty("firstFrame")
     expect(runwayAdapter.routeLimits!(channel, route("gen4.5"))).toMatchObject({
       durations: [2, 3, 4, 5, 6, 7, 8, 9, 10],
       aspectRatios: ["16:9", "9:16"],

@@ -153,7 +153,7 @@ describe(`the veo channel and models Google does not serve (${backend})`, () => 
   it("check, Gemini: a retired and an unknown model are model_not_found_upstream, with Google's words", async () => {
     const before = veo.fake.requests.length
     const reply = await check("gemini-stale")
-    expect(reply).toMatchObject({ ok: false, result: "unexpected_answer" })
+    expect(reply).toMatchObject({ ok: false, result: "model_not_found_upstream" })
     expect(reply.detail).toMatch(/^model_not_found_upstream: /)
     expect(reply.detail).toContain(`${RETIRED_IN_JUNE} (retired by Google on 2026-06-30`)
     expect(reply.detail).toContain(
@@ -167,6 +167,17 @@ describe(`the veo channel and models Google does not serve (${backend})`, () => 
     expect(veo.fake.requests.slice(before).some((r) => r.path.endsWith(":predictLongRunning"))).toBe(false)
   })
 
+  it("check: the models the channel's routes name are asked about without check_models", async () => {
+    const before = veo.fake.requests.length
+    const reply = await check("gemini-gone")
+    expect(reply).toMatchObject({ ok: false, result: "model_not_found_upstream" })
+    expect(reply.detail).toContain(`${RETIRED_IN_JUNE} (retired by Google on 2026-06-30`)
+    expect(veo.fake.requests.slice(before).map((r) => r.path)).toEqual([
+      "/v1beta/models",
+      `/v1beta/models/${RETIRED_IN_JUNE}`
+    ])
+  })
+
   it("check: a wrong key is credentials_refused before any model is asked about", async () => {
     const before = veo.fake.requests.length
     expect(await check("gemini-stale-wrong-key")).toMatchObject({ ok: false, result: "credentials_refused" })
@@ -178,7 +189,7 @@ describe(`the veo channel and models Google does not serve (${backend})`, () => 
     expect(ok, ok.detail).toMatchObject({ ok: true, result: "ok" })
     const before = veo.fake.requests.length
     const stale = await check("vertex-stale")
-    expect(stale).toMatchObject({ ok: false, result: "unexpected_answer" })
+    expect(stale).toMatchObject({ ok: false, result: "model_not_found_upstream" })
     expect(stale.detail).toMatch(
       /^model_not_found_upstream: veo-3\.0-fast-generate-001 \(retired by Google on 2026-06-30/
     )

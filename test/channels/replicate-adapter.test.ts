@@ -204,7 +204,7 @@ describe("the replicate adapter", () => {
               api_token: Redacted.make(token)
             }
           }
-        }).pipe(Effect.provide(Layer.mergeAll(UpstreamHttpClientLive, MediaToolsLive, NodeContext.layer)))
+        }, []).pipe(Effect.provide(Layer.mergeAll(UpstreamHttpClientLive, MediaToolsLive, NodeContext.layer)))
       )
     expect(await check(fake.url)).toMatchObject({ result: "ok" })
     expect(fake.requests.at(-1)).toMatchObject({ method: "GET", path: "/v1/account" })

@@ -11,7 +11,7 @@ import { quickEngine } from "./upstream.ts"
  * the fake Runway API (test/fakes/runway.ts), for the channel's tests:
  *
  * - `FAMK` (famK 3.0 720p): first `runway-turbo` to `gen4_turbo`, which needs
- *   a first frame (its route's narrower: at least one image), then `runway`
+ *   a first frame (the adapter's limits say so), then `runway`
  *   to `gen4.5`, which takes text only too;
  * - `FAMK_FRAMED` (famK 3.0 omni 720p): `gen4_turbo` only, so a text-only
  *   create has no route;
@@ -30,9 +30,6 @@ export const FAMK_FRAMED = "provx-famK-3.0-omni-720p"
 export const FAMV = "provx-famV-3.1-fast-720p"
 export const FAMV_HD = "provx-famV-3.1-standard-1080p"
 export const DOWN = "provx-famV-3.1-fast-1080p"
-
-/** gen4_turbo needs a first frame: what the route's narrower says, the adapter's limits having no word for it. */
-const FIRST_FRAME_ONLY = { modes: { frame: { images: { min: 1, max: 1 } } } }
 
 export interface RunwaySetup {
   readonly gw: TestGateway
@@ -64,11 +61,11 @@ export const startRunwayGateway = async (): Promise<RunwaySetup> => {
     models.channels["runway-wrong"] = { ...channel, credentials: { api_key: { env: "RUNWAY_WRONG_KEY" } } }
     models.channels["runway-garbage"] = { ...channel, base_url: `http://127.0.0.1:${page.port}` }
     models.models[FAMK].channels = [
-      { channel: "runway-turbo", upstream_model: "gen4_turbo", narrower: FIRST_FRAME_ONLY },
+      { channel: "runway-turbo", upstream_model: "gen4_turbo" },
       { channel: "runway", upstream_model: "gen4.5" }
     ]
     models.models[FAMK_FRAMED].channels = [
-      { channel: "runway-turbo", upstream_model: "gen4_turbo", narrower: FIRST_FRAME_ONLY }
+      { channel: "runway-turbo", upstream_model: "gen4_turbo" }
     ]
     models.models[FAMV].channels = [{ channel: "runway", upstream_model: "veo3.1_fast" }]
     models.models[FAMV_HD].channels = [{ channel: "runway", upstream_model: "veo3.1" }]

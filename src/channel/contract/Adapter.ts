@@ -104,9 +104,14 @@ export interface ChannelAdapter<K extends TaskKind = TaskKind, S = unknown> {
   /**
    * One free, harmless upstream call (a list or get-model style request)
    * that proves the upstream is reachable and takes the channel's
-   * credentials. Never fails: what went wrong is the result.
+   * credentials; where the provider can say which models it serves, also
+   * whether it serves `routed` (the `upstream_model` of every route to the
+   * channel, each once): `model_not_found_upstream` naming the ones it does
+   * not. Never fails: what went wrong is the result.
    */
-  readonly check?: ((channel: Channel<S>) => Effect.Effect<ChannelCheck, never, ChannelPorts>) | undefined
+  readonly check?:
+    | ((channel: Channel<S>, routed: ReadonlyArray<string>) => Effect.Effect<ChannelCheck, never, ChannelPorts>)
+    | undefined
   /**
    * For an adapter that serves only the upstream models it knows (a
    * marketplace's endpoints, each with its own input): whether it can serve a
@@ -159,6 +164,8 @@ export interface UpstreamLimits {
   readonly audio?: "never" | "always" | undefined
   /** false: it takes no last frame (a first frame only). */
   readonly lastFrame?: boolean | undefined
+  /** `required`: it takes no request without a first frame (an image-to-video-only model). */
+  readonly firstFrame?: "required" | undefined
 }
 
 /** An adapter of any kinds and settings, as the loader holds them. */

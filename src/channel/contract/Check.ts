@@ -3,9 +3,15 @@ import { Duration, Effect } from "effect"
 import { answerDetail, readAnswer } from "./Exchange.ts"
 import type { UpstreamAnswerDetail } from "./Generation.ts"
 
-/** What a channel check found (an adapter's `check`, Adapter.ts). */
+/**
+ * What a channel check found (an adapter's `check`, Adapter.ts):
+ * `model_not_found_upstream` when the upstream answers, takes the
+ * credentials, and does not serve a model the channel's routes name (a
+ * retired or mistyped `upstream_model`), which every task routed there
+ * would meet.
+ */
 export interface ChannelCheck {
-  readonly result: "ok" | "credentials_refused" | "unreachable" | "unexpected_answer"
+  readonly result: "ok" | "credentials_refused" | "unreachable" | "unexpected_answer" | "model_not_found_upstream"
   /** Words for the operator: what was asked and what came back (never a secret). */
   readonly detail: string
   /** The upstream's own answer, when there was one. */
