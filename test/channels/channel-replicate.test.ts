@@ -332,7 +332,11 @@ describe(`the replicate channel: requests and results (${backend})`, () => {
     expect(Exit.isSuccess(await boot(`google/nano-banana:${versionOf("google/nano-banana")}`, IMAGE))).toBe(true)
     for (
       const [upstream, why, model] of [
-        ["kwaivgi/kling-v2.1", /knows no such Replicate model for famK; it knows kwaivgi\/kling-v3-video, and a channel's "models" setting adds one/, FAMK],
+        [
+          "kwaivgi/kling-v2.1",
+          /knows no such Replicate model for famK; it knows kwaivgi\/kling-v3-video, and a channel's "models" setting adds one/,
+          FAMK
+        ],
         // A famV model on a famK route is not famK's, nor a video model an image model's.
         ["google/veo-3.1", /it knows kwaivgi\/kling-v3-video/, FAMK],
         ["google/veo-3.1", /for image; it knows google\/nano-banana/, IMAGE],
