@@ -19,11 +19,9 @@ import { DURATIONS, MODELS, RESOLUTIONS } from "./Models.ts"
  * | the model's resolution                | `resolution`: 720p → `768P`, 1080p → `1080P` |
  * | provider_options.famH.prompt_optimizer | `prompt_optimizer`                          |
  * | provider_options.famH.fast_pretreatment | `fast_pretreatment`                        |
+ * | the channel's callback URL (`callbacks`) | `callback_url` (Callbacks.ts)                |
  *
- * No `callback_url` is ever sent: MiniMax first posts a `challenge` the
- * receiver must echo, which the gateway's callback route does not do
- * (index.ts), so the adapter polls. What MiniMax cannot take is refused
- * here, before anything is sent.
+ * What MiniMax cannot take is refused here, before anything is sent.
  */
 
 type Reference = VideoJob["request"]["referenceImages"][number]
@@ -80,7 +78,9 @@ export const createBody = (job: VideoJob): Either.Either<Record<string, unknown>
       resolution,
       ...(frames[0] !== undefined ? { first_frame_image: frames[0].url } : {}),
       ...(frames[1] !== undefined ? { last_frame_image: frames[1].url } : {}),
-      ...famHOptions(job)
+      ...famHOptions(job),
+      // MiniMax verifies it with a challenge, then posts status updates there (Callbacks.ts).
+      ...(job.callbackUrl !== undefined ? { callback_url: job.callbackUrl } : {})
     })
   })
 

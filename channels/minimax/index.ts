@@ -15,6 +15,7 @@ import {
   type VideoJob,
   withUpstream
 } from "../../src/channel/contract/Adapter.ts"
+import { minimaxCallbacks } from "./Callbacks.ts"
 import {
   ambiguous,
   codeOf,
@@ -53,10 +54,10 @@ import { type QueryAnswer, stateOf } from "./States.ts"
  *   that (without the key), and the engine re-hosts it.
  * - no cancel, no find: the API has neither a cancel nor a lookup by our id,
  *   so a create whose answer was lost fails the task with its refund.
- * - no callbacks: MiniMax's `callback_url` is first sent a `challenge` the
- *   receiver must echo in its answer, and the gateway's callback route
- *   answers 204 with no body; so `"callbacks": true` is refused at start
- *   and every task is polled.
+ * - callbacks (`"callbacks": true`): `callback_url` is sent; MiniMax first
+ *   posts a `challenge`, echoed in the callback route's answer, then status
+ *   updates, each of which only makes its task due for a poll now
+ *   (Callbacks.ts).
  * - errors come as HTTP 200 with `base_resp.status_code` ≠ 0 (Failures.ts).
  */
 
@@ -87,6 +88,8 @@ export default defineAdapter({
   providerOptions: {},
   checkRoute: (_channel, route) => routeRefusal(route),
   routeLimits: (_channel, route) => routeLimits(route),
+  // MiniMax signs nothing: every channel reads its callbacks the same way.
+  callbacks: () => minimaxCallbacks,
   // The file list of one purpose: free, changes nothing, and needs the key.
   check: (channel) =>
     Effect.flatMap(HttpClient.HttpClient, (client) =>

@@ -45,7 +45,10 @@ const receive = Effect.gen(function*() {
   yield* Effect.logDebug("upstream callback").pipe(
     Effect.annotateLogs({ channel: found.channel.name, tasks_nudged: nudged })
   )
-  return HttpServerResponse.empty({ status: 204 })
+  // A protocol that verifies the URL with a challenge expects it back (Callbacks.ts, `answer`).
+  return hint.answer === undefined
+    ? HttpServerResponse.empty({ status: 204 })
+    : HttpServerResponse.unsafeJson(hint.answer.json, { status: 200 })
 }).pipe(
   Effect.timeoutFail({
     duration: ANSWER_WITHIN,

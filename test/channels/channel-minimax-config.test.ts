@@ -12,8 +12,9 @@ import { configWith } from "../support/config.ts"
 /**
  * A `minimax` channel in config/models.json, checked at start without a
  * database (docs/adapters/minimax.md, Settings): the routes it can serve
- * (MiniMax models of famH it knows), `"callbacks": true` refused (MiniMax's
- * challenge cannot be echoed), its own settings checked.
+ * (MiniMax models of famH it knows), `"callbacks": true` taken (MiniMax's
+ * challenge is echoed, channel-minimax-callbacks.test.ts), its own settings
+ * checked.
  */
 
 const boot = (edit: (models: any) => void) => {
@@ -65,10 +66,13 @@ describe("a minimax channel in config/models.json", () => {
     expect(family).toMatch(/famH/)
   })
 
-  it("callbacks: true is refused (MiniMax's challenge cannot be echoed); an unknown key or region too", async () => {
-    expect(await refusal((m) => (m.channels.mm = channel({ callbacks: true })))).toMatch(
-      /channels\.mm\.callbacks: adapter "minimax" cannot take upstream callbacks/
-    )
+  it("callbacks: true is taken (MiniMax's challenge is echoed); an unknown key or region is refused", async () => {
+    const exit = await boot((m) => {
+      m.channels.mm = channel({ callbacks: true })
+      m.models["provx-famH-02-768p"].channels = [{ channel: "mm", upstream_model: "MiniMax-Hailuo-02" }]
+    })
+    expect(Exit.isSuccess(exit)).toBe(true)
+    if (Exit.isSuccess(exit)) expect(exit.value.channels.get("mm")?.settings.callbacks).toBe(true)
     expect(await refusal((m) => (m.channels.mm = channel({ region: "europe" })))).toMatch(/region/)
     expect(await refusal((m) => (m.channels.mm = channel({ callback_url: "https://x" })))).toMatch(/callback_url/)
   })

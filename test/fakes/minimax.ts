@@ -23,7 +23,14 @@ import { listenOnLoopback } from "../support/fakeServer.ts"
  * - `GET /v1/files/retrieve?file_id=` → `file.download_url`, a link to
  *   `GET /download/{file}.mp4` serving a real silent H.264 MP4 of the
  *   task's resolution and seconds (Hailuo's videos have no soundtrack);
- * - `GET /v1/files/list?purpose=` (the channel check).
+ * - `GET /v1/files/list?purpose=` (the channel check);
+ * - a create with `callback_url`: MiniMax's verification request first
+ *   (`POST {"challenge": "…"}`, the same value expected back in a 200 JSON
+ *   answer within 3 s), then, only if it was echoed, a status update
+ *   (`task_id`, `status` processing/success/failed, `file_id`, `base_resp`)
+ *   each time the task changes. Such a task moves on with time
+ *   (`CALLBACK_STEP_MS` per status), not with queries, so a test can slow
+ *   polling and still see it end.
  *
  * Errors come as MiniMax sends them: HTTP 200 with `base_resp.status_code`
  * other than 0 (1004 without the key, 2049 with a wrong one, 2013 for
@@ -76,6 +83,23 @@ export interface MinimaxTask {
   readonly fileId: string
   polls: number
   said: string | undefined
+  /** When it was created (its statuses move on with time when it has a `callback_url`). */
+  readonly createdAt: number
+  /** Whether the receiver echoed MiniMax's challenge; undefined until it answered (or without `callback_url`). */
+  verified: boolean | undefined
+}
+
+/** One request the fake sent to a `callback_url`: the verification or a status update, and what came back. */
+export interface MinimaxCallback {
+  readonly at: number
+  readonly taskId: string
+  readonly url: string
+  readonly kind: "challenge" | "update"
+  readonly body: Record<string, unknown>
+  /** The receiver's HTTP status (0: no answer within 3 s, or no connection). */
+  readonly status: number
+  readonly contentType: string | undefined
+  readonly answer: string
 }
 
 export interface FakeMinimax {
@@ -90,6 +114,8 @@ export interface FakeMinimax {
   }
   readonly lives: Array<Life>
   readonly tasks: Map<string, MinimaxTask>
+  /** Every verification request and status update sent to a `callback_url`, in order. */
+  readonly callbacks: Array<MinimaxCallback>
   /** Renders the videos of these resolutions and seconds ahead, so a test's first download does not wait on ffmpeg. */
   readonly warmUp: (shapes: ReadonlyArray<readonly [string, number]>) => Promise<void>
   readonly close: () => Promise<void>
@@ -126,6 +152,16 @@ const SIZES: Record<string, string> = {
 }
 const DEFAULT_LIFE: Life = { statuses: ["Queueing", "Processing", "Success"] }
 const PURPOSES = new Set(["voice_clone", "prompt_audio", "t2a_async_input"])
+
+/** The status word of a callback (MiniMax's callback statuses), or undefined for one it does not post. */
+const CALLBACK_STATUS: Readonly<Record<string, string>> = {
+  Processing: "processing",
+  Success: "success",
+  Fail: "failed"
+}
+
+/** How long each status of a task with a `callback_url` lasts (ms). */
+export const CALLBACK_STEP_MS = 300
 
 const exec = promisify(execFile)
 const scratch = mkdtempSync(join(tmpdir(), "fake-minimax-"))
@@ -194,11 +230,13 @@ const invalidCreate = (body: Record<string, any>): string | undefined => {
 export const startFakeMinimax = async (apiKey: string): Promise<FakeMinimax> => {
   let port = 0
   let counter = 106916112212032
+  const timers = new Set<NodeJS.Timeout>()
   const fake: Omit<FakeMinimax, "url" | "close"> = {
     requests: [],
     faults: { create: [], query: [], retrieve: [], download: [] },
     lives: [],
     tasks: new Map(),
+    callbacks: [],
     warmUp: async (shapes) => {
       await Promise.all(shapes.map(([resolution, seconds]) => silentMovie(SIZES[resolution]!, seconds)))
     }
@@ -206,6 +244,70 @@ export const startFakeMinimax = async (apiKey: string): Promise<FakeMinimax> => 
   const takeLife = (prompt: string) => {
     const at = fake.lives.findIndex((life) => life.prompt === undefined || life.prompt === prompt)
     return at < 0 ? DEFAULT_LIFE : fake.lives.splice(at, 1)[0]!
+  }
+  const later = (ms: number, run: () => void) => {
+    const timer = setTimeout(() => (timers.delete(timer), run()), ms)
+    timers.add(timer)
+  }
+  /** The status a task is in now: by the queries it had, or by time when MiniMax calls it back. */
+  const statusOf = (task: MinimaxTask) => {
+    const last = task.life.statuses.length - 1
+    const step = typeof task.body.callback_url === "string"
+      ? Math.floor((Date.now() - task.createdAt) / CALLBACK_STEP_MS)
+      : task.polls
+    task.polls++
+    return task.life.statuses[Math.min(step, last)]!
+  }
+  const resultOf = (task: MinimaxTask, status: string) => {
+    const [width, height] = sizeOf(task).split("x").map(Number)
+    const base = status === "Fail" && task.life.failCode !== undefined
+      ? { status_code: task.life.failCode.code, status_msg: task.life.failCode.message }
+      : ok
+    return {
+      task_id: task.id,
+      status,
+      ...(status === "Success" ? { file_id: task.fileId, video_width: width, video_height: height } : {}),
+      base_resp: base
+    }
+  }
+  /** POSTs to the task's `callback_url` as MiniMax does (3 s to answer), recorded. */
+  const call = async (task: MinimaxTask, kind: MinimaxCallback["kind"], body: Record<string, unknown>) => {
+    const url = String(task.body.callback_url)
+    const answered = await fetch(url, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(body),
+      signal: AbortSignal.timeout(3000)
+    }).then(async (r) => ({
+      status: r.status,
+      contentType: r.headers.get("content-type") ?? undefined,
+      answer: await r.text()
+    }))
+      .catch(() => ({ status: 0, contentType: undefined, answer: "" }))
+    const record: MinimaxCallback = { at: Date.now(), taskId: task.id, url, kind, body, ...answered }
+    fake.callbacks.push(record)
+    return record
+  }
+  /** The verification, then (only if the challenge came back) an update at each change MiniMax reports. */
+  const callBack = async (task: MinimaxTask) => {
+    const challenge = `challenge-${task.id}-${Math.random().toString(36).slice(2)}`
+    const verification = await call(task, "challenge", { challenge })
+    let echoed: unknown
+    try {
+      echoed = JSON.parse(verification.answer)
+    } catch {
+      echoed = undefined
+    }
+    task.verified = verification.status === 200 &&
+      (echoed as { challenge?: unknown } | undefined)?.challenge === challenge
+    if (!task.verified) return
+    const statuses = task.life.statuses
+    statuses.forEach((status, n) => {
+      const word = CALLBACK_STATUS[status]
+      if (word === undefined || (n > 0 && statuses[n - 1] === status)) return
+      const at = Math.max(0, task.createdAt + n * CALLBACK_STEP_MS - Date.now())
+      later(at, () => void call(task, "update", { ...resultOf(task, status), status: word }))
+    })
   }
   const byFile = (fileId: string) => [...fake.tasks.values()].find((t) => t.fileId === fileId)
   const sizeOf = (task: MinimaxTask) => SIZES[task.body.resolution ?? "768P"]!
@@ -264,27 +366,21 @@ export const startFakeMinimax = async (apiKey: string): Promise<FakeMinimax> => 
           life: takeLife(String(request.body.prompt)),
           fileId: String(counter++ * 7),
           polls: 0,
-          said: undefined
+          said: undefined,
+          createdAt: Date.now(),
+          verified: undefined
         }
         fake.tasks.set(id, task)
+        if (typeof request.body.callback_url === "string") later(50, () => void callBack(task))
         if (fault?.kind === "lost") return
         return json(res, 200, { task_id: id, base_resp: ok })
       }
       case "query": {
         const task = fake.tasks.get(request.query.get("task_id") ?? "")
         if (task === undefined) return baseResp(res, 2013, "invalid params, task not found")
-        const status = task.life.statuses[Math.min(task.polls++, task.life.statuses.length - 1)]!
+        const status = statusOf(task)
         task.said = status
-        const [width, height] = sizeOf(task).split("x").map(Number)
-        const base = status === "Fail" && task.life.failCode !== undefined
-          ? { status_code: task.life.failCode.code, status_msg: task.life.failCode.message }
-          : ok
-        return json(res, 200, {
-          task_id: task.id,
-          status,
-          ...(status === "Success" ? { file_id: task.fileId, video_width: width, video_height: height } : {}),
-          base_resp: base
-        })
+        return json(res, 200, resultOf(task, status))
       }
       case "retrieve": {
         const fileId = request.query.get("file_id") ?? ""
@@ -344,5 +440,12 @@ export const startFakeMinimax = async (apiKey: string): Promise<FakeMinimax> => 
   })
   const listening = await listenOnLoopback(server)
   port = listening.port
-  return { ...fake, url: `http://127.0.0.1:${port}`, close: listening.close }
+  return {
+    ...fake,
+    url: `http://127.0.0.1:${port}`,
+    close: async () => {
+      for (const timer of timers) clearTimeout(timer)
+      await listening.close()
+    }
+  }
 }

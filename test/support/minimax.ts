@@ -1,6 +1,6 @@
 import { createServer, type Server } from "node:http"
 import { type FakeMinimax, startFakeMinimax } from "../fakes/minimax.ts"
-import { configWith } from "./config.ts"
+import { alsoWith, configWith } from "./config.ts"
 import { listenOnLoopback } from "./fakeServer.ts"
 import { freePort, startGateway, type TestGateway } from "./gateway.ts"
 import { besideFake, expectNoneOf, quickEngine, runBesideFake } from "./upstream.ts"
@@ -12,7 +12,9 @@ import { besideFake, expectNoneOf, quickEngine, runBesideFake } from "./upstream
  * (MiniMax-Hailuo-2.3, which takes no last frame). For the channel check:
  * `hailuo-wrong` (another key), `hailuo-down` (a closed port) and
  * `hailuo-garbage` (a server answering an HTML page). The engine runs
- * in-process (ROLE=all).
+ * in-process (ROLE=all). `options.callbacks` turns MiniMax's callbacks on
+ * for every channel; `options.engine` overrides the quick engine's settings
+ * (e.g. a slow `poll_interval_ms`).
  */
 
 export const KEY = "eyJhbGciOiJSUzI1NiJ9.minimax-test-key-0123456789"
@@ -26,7 +28,9 @@ export interface MinimaxSetup {
   readonly close: () => Promise<void>
 }
 
-export const startMinimaxGateway = async (): Promise<MinimaxSetup> => {
+export const startMinimaxGateway = async (
+  options: { readonly callbacks?: boolean; readonly engine?: Record<string, unknown> } = {}
+): Promise<MinimaxSetup> => {
   const fake = await startFakeMinimax(KEY)
   const closedPort = await freePort()
   const page: Server = createServer((_, res) =>
@@ -39,7 +43,8 @@ export const startMinimaxGateway = async (): Promise<MinimaxSetup> => {
       base_url: fake.url,
       credentials: { api_key: { env: "MINIMAX_API_KEY" } },
       concurrency: 10,
-      timeouts: { submit_s: 2, poll_s: 2, download_s: 30 }
+      timeouts: { submit_s: 2, poll_s: 2, download_s: 30 },
+      ...(options.callbacks === true ? { callbacks: true } : {})
     }
     models.channels.hailuo = common
     models.channels.hailuo23 = common
@@ -50,6 +55,7 @@ export const startMinimaxGateway = async (): Promise<MinimaxSetup> => {
     models.models[M1080].channels = [{ channel: "hailuo23", upstream_model: "MiniMax-Hailuo-2.3" }]
   })
   quickEngine(config)
+  alsoWith(config, "limits.json", (limits) => Object.assign(limits.engine, options.engine ?? {}))
   const [gw] = await Promise.all([
     startGateway({
       ROLE: "all",

@@ -25,6 +25,12 @@ export interface CallbackHint {
   readonly upstreamIds: ReadonlyArray<string>
   /** The gateway's own task ids, where the protocol echoes the external id the adapter sent. */
   readonly taskIds: ReadonlyArray<string>
+  /**
+   * For a protocol that expects a body in the answer (a verification
+   * challenge echoed back, e.g. MiniMax's): the gateway answers 200 with
+   * this JSON instead of 204 with no body.
+   */
+  readonly answer?: { readonly json: unknown } | undefined
 }
 
 /** A callback the adapter cannot trust or read (a bad or stale signature, not its payload): nothing is polled. */
