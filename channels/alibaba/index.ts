@@ -3,7 +3,6 @@ import { Duration, Effect, Either, Redacted, Schema, Stream } from "effect"
 import {
   answerDetail,
   type CancelOutcome,
-  channelWarning,
   checkExchange,
   defineAdapter,
   type GenerationError,
@@ -95,7 +94,7 @@ export default defineAdapter({
       const client = yield* HttpClient.HttpClient
       const { base_url, credentials, timeouts, watermark } = channel.settings
       const api = endpoints(base_url, Redacted.value(credentials.api_key))
-      const log = channelWarning(channel.name)
+      const log = channel.warn
       const send = providerExchange(client, { provider: "DashScope", channel: channel.name, transport: fromTransport })
       // Inside the engine's own bound on one poll call, so the answers that did arrive are kept.
       const pollBudget = Duration.millis(Math.max(500, timeouts.poll_s * 800))

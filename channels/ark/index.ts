@@ -4,7 +4,6 @@ import {
   answerDetail,
   type AsyncRunner,
   type CancelOutcome,
-  channelWarning,
   checkExchange,
   defineAdapter,
   hasArray,
@@ -108,7 +107,7 @@ export default defineAdapter({
       const client = yield* HttpClient.HttpClient
       const { base_url: base, credentials, timeouts } = channel.settings
       const apiKey = Redacted.value(credentials.api_key)
-      const log = channelWarning(channel.name)
+      const log = channel.warn
       const exchange = providerExchange(client, { provider: "Ark", channel: channel.name, transport: fromTransport })
 
       const submit = (job: VideoJob) =>

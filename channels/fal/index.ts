@@ -4,7 +4,6 @@ import {
   answerDetail,
   type AsyncRunner,
   type CancelOutcome,
-  channelWarning,
   checkExchange,
   defineAdapter,
   type GenerationError,
@@ -125,7 +124,7 @@ export default defineAdapter({
       const client = yield* HttpClient.HttpClient
       const { base_url: base, credentials, platform_url: platform, timeouts } = channel.settings
       const key = Redacted.value(credentials.api_key)
-      const log = channelWarning(channel.name)
+      const log = channel.warn
       const endpoints = endpointsOf(channel.settings.endpoints)
 
       const runner = <J extends VideoJob | ImageJob>(

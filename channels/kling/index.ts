@@ -3,7 +3,6 @@ import { Clock, Effect, Either, Redacted, Schema, Stream } from "effect"
 import {
   answerDetail,
   type AsyncRunner,
-  channelWarning,
   checkExchange,
   defineAdapter,
   type GenerationError,
@@ -146,7 +145,7 @@ export default defineAdapter({
         : undefined
       const auth = tokens?.token ??
         Effect.succeed(Redacted.value((settings.credentials as { api_key: Redacted.Redacted<string> }).api_key))
-      const log = channelWarning(channel.name)
+      const log = channel.warn
       // Kling answers a refusal with HTTP 200 and a code other than 0 as often as with an HTTP error.
       const accepted = (answer: UpstreamAnswer) =>
         answer.status >= 200 && answer.status <= 299 && codeOf(answer.body) === 0

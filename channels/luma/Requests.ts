@@ -97,9 +97,8 @@ export const createBody = (job: VideoJob): Either.Either<Record<string, unknown>
 const ID = /^[0-9a-fA-F-]{8,64}$/
 export const isGenerationId = (id: string) => ID.test(id)
 
-/** `base_url` as configured ends with the API version (`…/dream-machine/v1`); paths follow it. */
-export const endpoints = (baseUrl: string, apiKey: string) => {
-  const base = baseUrl.replace(/\/+$/, "")
+/** `base_url` (trailing slashes already dropped, HttpUrl) ends with the API version (`…/dream-machine/v1`); paths follow it. */
+export const endpoints = (base: string, apiKey: string) => {
   const authed = HttpClientRequest.bearerToken(apiKey)
   const generation = (id: string) => `${base}/generations/${encodeURIComponent(id)}`
   return {

@@ -4,7 +4,6 @@ import {
   answerDetail,
   cancelledWith,
   type CancelOutcome,
-  channelWarning,
   checkExchange,
   defineAdapter,
   type GenerationError,
@@ -101,7 +100,7 @@ export default defineAdapter({
       const client = yield* HttpClient.HttpClient
       const { base_url, credentials, timeouts } = channel.settings
       const api = endpoints(base_url, Redacted.value(credentials.api_key))
-      const log = channelWarning(channel.name)
+      const log = channel.warn
       const exchange = providerExchange(client, { provider: "Luma", channel: channel.name, transport: fromTransport })
 
       const submit = (job: VideoJob) =>

@@ -2,7 +2,6 @@ import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { Duration, Effect, Either, Redacted, Schema, Stream } from "effect"
 import {
   type AsyncRunner,
-  channelWarning,
   checkExchange,
   defineAdapter,
   type GenerationError,
@@ -111,7 +110,7 @@ export default defineAdapter({
       const client = yield* HttpClient.HttpClient
       const { timeouts } = channel.settings
       const api = endpoints(baseOf(channel.settings), Redacted.value(channel.settings.credentials.api_key))
-      const log = channelWarning(channel.name)
+      const log = channel.warn
       const send = providerExchange(client, {
         provider: "MiniMax",
         channel: channel.name,

@@ -40,8 +40,7 @@ const fileOf = (bytes: Uint8Array, name: string) => {
   return { blob: new Blob([new Uint8Array(bytes)], { type }), filename: `${name}.${extension}` }
 }
 
-export const imagesRequest = (baseUrl: string, apiKey: string, upstreamModel: string, job: ImageJob) => {
-  const base = baseUrl.replace(/\/+$/, "")
+export const imagesRequest = (base: string, apiKey: string, upstreamModel: string, job: ImageJob) => {
   if (job.request.operation === "generation") {
     return HttpClientRequest.post(`${base}/images/generations`).pipe(
       HttpClientRequest.bearerToken(apiKey),

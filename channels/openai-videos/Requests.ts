@@ -41,9 +41,8 @@ export const createBody = (job: VideoJob) => {
   }
 }
 
-/** `base_url` as configured ends with the API version (`https://api.openai.com/v1`); paths follow it. */
-export const endpoints = (baseUrl: string) => {
-  const base = baseUrl.replace(/\/+$/, "")
+/** `base_url` (trailing slashes already dropped, HttpUrl) ends with the API version (`https://api.openai.com/v1`); paths follow it. */
+export const endpoints = (base: string) => {
   const video = (id: string) => `${base}/videos/${encodeURIComponent(id)}`
   return {
     create: (apiKey: string, job: VideoJob) =>

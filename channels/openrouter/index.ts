@@ -2,7 +2,6 @@ import { HttpClient } from "@effect/platform"
 import { Effect, Either, Redacted, Schema, Stream } from "effect"
 import {
   answerDetail,
-  channelWarning,
   checkExchange,
   defineAdapter,
   type GenerationError,
@@ -110,7 +109,7 @@ export default defineAdapter({
       const client = yield* HttpClient.HttpClient
       const { timeouts } = channel.settings
       const api = apiOf(channel.settings)
-      const log = channelWarning(channel.name)
+      const log = channel.warn
       const exchange = providerExchange(client, {
         provider: "OpenRouter",
         channel: channel.name,

@@ -3,7 +3,6 @@ import { Effect, Redacted, Schema, Stream } from "effect"
 import {
   type AsyncRunner,
   type CancelOutcome,
-  channelWarning,
   checkExchange,
   defineAdapter,
   type GenerationError,
@@ -88,7 +87,7 @@ export default defineAdapter({
       const client = yield* HttpClient.HttpClient
       const { base_url, credentials, timeouts } = channel.settings
       const api = endpoints(base_url, Redacted.value(credentials.api_key))
-      const log = channelWarning(channel.name)
+      const log = channel.warn
       const exchange = providerExchange(client, { provider: "Runway", channel: channel.name, transport: fromTransport })
       // A read's transport failure or time-out is never a reason to fail over: the task is already upstream.
       const read = (request: HttpClientRequest.HttpClientRequest, what: string) =>

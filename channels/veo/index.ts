@@ -4,7 +4,6 @@ import {
   answerDetail,
   type AsyncRunner,
   type ChannelCheck,
-  channelWarning,
   checkExchange,
   defineAdapter,
   type GenerationError,
@@ -174,7 +173,7 @@ export default defineAdapter({
       const client = yield* HttpClient.HttpClient
       const settings = channel.settings
       const { timeouts } = settings
-      const log = channelWarning(channel.name)
+      const log = channel.warn
 
       const endpoint: Endpoint = settings.api === "gemini"
         ? { api: "gemini", base: settings.base_url }

@@ -9,6 +9,8 @@ import {
   type ChannelCheck,
   type ChannelPorts,
   type ChannelRunner,
+  type ChannelWarning,
+  channelWarning,
   isAdapter,
   ProviderOptions,
   TaskKind
@@ -24,6 +26,8 @@ export interface LoadedChannel {
   readonly name: string
   readonly adapter: AnyAdapter
   readonly settings: ChannelSettings & Readonly<Record<string, unknown>>
+  /** The channel's warning log (Adapter.ts, `Channel.warn`). */
+  readonly warn: ChannelWarning
 }
 
 export interface ChannelsService {
@@ -121,7 +125,12 @@ const loadChannel = (name: string, entry: Readonly<Record<string, unknown>>) =>
           `config models.json: at channels.${name}.callbacks: adapter "${ref}" cannot take upstream callbacks (its protocol has none)`
       })
     }
-    const channel: LoadedChannel = { name, adapter, settings: settings as LoadedChannel["settings"] }
+    const channel: LoadedChannel = {
+      name,
+      adapter,
+      settings: settings as LoadedChannel["settings"],
+      warn: channelWarning(name)
+    }
     return channel
   })
 

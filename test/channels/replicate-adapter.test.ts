@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { failuresFor, fromCreateStatus } from "../../channels/replicate/Failures.ts"
 import replicate from "../../channels/replicate/index.ts"
 import { cancelAfter } from "../../channels/replicate/Requests.ts"
-import type { AsyncRunner, VideoJob } from "../../src/channel/contract/Adapter.ts"
+import { type AsyncRunner, channelWarning, type VideoJob } from "../../src/channel/contract/Adapter.ts"
 import { ChannelSettings } from "../../src/channel/contract/ChannelSettings.ts"
 import { MediaToolsLive } from "../../src/runtime/node/MediaTools.ts"
 import { UpstreamHttpClientLive } from "../../src/runtime/node/UpstreamHttpClient.ts"
@@ -33,6 +33,7 @@ afterAll(async () => {
 
 const channel = (base: string, more: Record<string, unknown> = {}) => ({
   name: "marketplace",
+  warn: channelWarning("marketplace"),
   settings: {
     ...Schema.decodeUnknownSync(ChannelSettings)({ adapter: "replicate" }),
     base_url: base,

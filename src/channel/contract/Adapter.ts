@@ -75,11 +75,20 @@ export type ChannelPorts =
   | HttpClient.HttpClient
   | MediaTools
 
-/** One configured channel as its adapter's `make` receives it: settings decoded, secrets resolved. */
+/**
+ * One configured channel as its adapter's `make` receives it: settings
+ * decoded (`base_url` without its trailing slashes, HttpUrl), secrets
+ * resolved, and its warning log, which names the channel on every line.
+ */
 export interface Channel<S> {
   readonly name: string
   readonly settings: ChannelSettings & S
+  /** A warning in the log, annotated with the channel's name (and `annotations`). */
+  readonly warn: ChannelWarning
 }
+
+/** How an adapter logs a warning of its channel (`Channel.warn`). */
+export type ChannelWarning = (message: string, annotations?: Record<string, unknown>) => Effect.Effect<void>
 
 export interface ChannelAdapter<K extends TaskKind = TaskKind, S = unknown> {
   readonly _tag: "ChannelAdapter"
