@@ -53,8 +53,12 @@ export const ModelEntry = Schema.Struct({
     field: Schema.NonEmptyString,
     values: Schema.Record({ key: Schema.String, value: Schema.NonEmptyString })
   })),
-  /** The audio switch's field; absent where the model makes silent videos only. */
+  /** The audio switch's field; absent where the model has none: its videos are silent, or always have sound. */
   audio: Schema.optional(Schema.NonEmptyString),
+  /** Without an audio switch: whether every video has a soundtrack (Wan's), rather than none. */
+  always_sound: Schema.optionalWith(Schema.Boolean, { default: () => false }),
+  /** Whether it takes no request without a first frame (an image-to-video model). */
+  first_frame_required: Schema.optionalWith(Schema.Boolean, { default: () => false }),
   /** The model's `provider_options` by name, and the field each goes to. */
   options: Schema.optionalWith(Schema.Record({ key: Schema.String, value: Schema.NonEmptyString }), {
     default: () => ({})
@@ -85,6 +89,8 @@ const entryOf = (m: ModelEntry): VideoEndpoint => ({
     : {}),
   ...(m.resolution !== undefined ? { resolution: m.resolution } : {}),
   ...(m.audio !== undefined ? { audio: m.audio } : {}),
+  ...(m.always_sound ? { alwaysSound: true } : {}),
+  ...(m.first_frame_required ? { firstFrameRequired: true } : {}),
   options: m.options,
   ...(m.fixed !== undefined ? { fixed: m.fixed } : {})
 })

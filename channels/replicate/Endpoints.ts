@@ -34,8 +34,12 @@ export interface VideoEndpoint {
   readonly aspectRatio?: { readonly field: string; readonly withFirstFrame: boolean } | undefined
   /** The public model's resolution, as the model's own words for it. */
   readonly resolution?: { readonly field: string; readonly values: Readonly<Record<string, string>> } | undefined
-  /** The audio switch; absent where the model makes silent videos only. */
+  /** The audio switch; absent where the model makes silent videos only (or, with `alwaysSound`, always has sound). */
   readonly audio?: string | undefined
+  /** No audio switch, and every video has a soundtrack (Wan's). */
+  readonly alwaysSound?: boolean | undefined
+  /** It takes no request without a first frame (an image-to-video model). */
+  readonly firstFrameRequired?: boolean | undefined
   /** The model's `provider_options` by name → the model's field; any other option is refused. */
   readonly options: Readonly<Record<string, string>>
   /** Sent as is with every prediction. */
@@ -179,7 +183,8 @@ export const routeLimits = (endpoints: Endpoints, upstreamModel: string) => {
   return {
     durations: "values" in d ? d.values : Array.from({ length: d.max - d.min + 1 }, (_, i) => d.min + i),
     ...(endpoint.resolution !== undefined ? { resolutions: Object.keys(endpoint.resolution.values) } : {}),
-    ...(endpoint.audio === undefined ? { audio: "never" as const } : {}),
-    lastFrame: endpoint.lastFrame !== undefined
+    ...(endpoint.audio === undefined ? { audio: endpoint.alwaysSound ? "always" as const : "never" as const } : {}),
+    lastFrame: endpoint.lastFrame !== undefined,
+    ...(endpoint.firstFrameRequired ? { firstFrame: "required" as const } : {})
   }
 }

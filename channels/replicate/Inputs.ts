@@ -64,8 +64,13 @@ export const videoInput = (job: VideoJob, endpoint: VideoEndpoint): Either.Eithe
     input[endpoint.resolution.field] = value
   }
   if (endpoint.audio !== undefined) input[endpoint.audio] = r.generateAudio
-  else if (r.generateAudio) {
+  else if (endpoint.alwaysSound && !r.generateAudio) {
+    return Either.left(`This model's videos always have a soundtrack: set "output.generate_audio" to true.`)
+  } else if (!endpoint.alwaysSound && r.generateAudio) {
     return Either.left(`This model makes silent videos: set "output.generate_audio" to false.`)
+  }
+  if (endpoint.firstFrameRequired && (r.mode === "images" || images.length === 0)) {
+    return Either.left(`This model needs a first frame ("input.image").`)
   }
   // The adapter adds no namespace of its own: every namespace a valid request holds is its model's family's.
   for (const [namespace, given] of Object.entries(r.providerOptions)) {

@@ -5,7 +5,6 @@ import {
   type AsyncRunner,
   cancelledWith,
   type CancelOutcome,
-  channelWarning,
   checkExchange,
   defineAdapter,
   type GenerationError,
@@ -109,7 +108,7 @@ export default defineAdapter({
       const client = yield* HttpClient.HttpClient
       const { base_url: base, credentials, timeouts } = channel.settings
       const token = Redacted.value(credentials.api_token)
-      const log = channelWarning(channel.name)
+      const log = channel.warn
       const endpoints = endpointsOf(channel.settings.models)
 
       const runner = <J extends VideoJob | ImageJob>(

@@ -13,7 +13,9 @@ import { makeImage, startMediaServer } from "../support/uploads.ts"
  * The two newer families reach the marketplaces by configuration alone: a
  * fal channel's `endpoints` describe Wan 2.5 (famW) and Hailuo 02 Standard
  * (famH) as data, a Replicate channel's `models` describe
- * `minimax/hailuo-02` (famH), and neither adapter names either family. Each
+ * `minimax/hailuo-02` (famH) and `wan-video/wan-2.5-i2v` (famW, a first
+ * frame required, so a text-only famW task takes the model's next route,
+ * the sandbox), and neither adapter names either family. Each
  * task is one upstream request with exactly the input the endpoint's schema
  * takes (the fakes refuse anything else, as fal and Replicate do), and what
  * the upstream cannot do is refused at creation, never sent.
@@ -45,6 +47,15 @@ const FAL_ENDPOINTS = {
 }
 
 const REPLICATE_MODELS = {
+  "wan-video/wan-2.5-i2v": {
+    family: "famW",
+    durations: [5, 10],
+    aspect_ratio_field: null,
+    resolution: { field: "resolution", values: { "480p": "480p", "720p": "720p", "1080p": "1080p" } },
+    always_sound: true,
+    first_frame_required: true,
+    options: { seed: "seed", negative_prompt: "negative_prompt", prompt_extend: "enable_prompt_expansion" }
+  },
   "minimax/hailuo-02": {
     family: "famH",
     first_frame: "first_frame_image",
@@ -73,7 +84,10 @@ beforeAll(async () => {
     [FAMH]: [{ channel: "fal-market", upstream_model: "fal-ai/minimax/hailuo-02/standard/text-to-video" }]
   }, { endpoints: FAL_ENDPOINTS })
   replicate = await startReplicateGateway(
-    { [FAMH]: [{ channel: "marketplace", upstream_model: "minimax/hailuo-02" }] },
+    {
+      [FAMH]: [{ channel: "marketplace", upstream_model: "minimax/hailuo-02" }],
+      [FAMW]: [{ channel: "marketplace", upstream_model: "wan-video/wan-2.5-i2v" }, "sandbox"]
+    },
     { models: REPLICATE_MODELS }
   )
 }, 120_000)
@@ -209,5 +223,39 @@ describe(`famW and famH on fal and Replicate, by configuration (${backend})`, ()
       duration: 10,
       resolution: "768p"
     })
+  })
+
+  it("famW on Replicate: a first frame to wan-video/wan-2.5-i2v; text only to the model's next route", async () => {
+    const framed = await runReplicate(replicate, {
+      model: FAMW,
+      operation: "generation",
+      input: { prompt: "lanterns drift", image: { url: first() } },
+      output: { duration: 10 },
+      provider_options: { famW: { negative_prompt: "rain", prompt_extend: false } }
+    })
+    expect(framed.task.status).toBe("succeeded")
+    expect(framed.creates.map((r) => [r.path, (r.body as { input: unknown }).input])).toEqual([[
+      "/v1/models/wan-video/wan-2.5-i2v/predictions",
+      {
+        prompt: "lanterns drift",
+        image: first(),
+        duration: 10,
+        resolution: "720p",
+        negative_prompt: "rain",
+        enable_prompt_expansion: false
+      }
+    ]])
+    expect((await download(framed.task.result!.videos[0]!.url)).probed.audio).toBeDefined()
+
+    // Wan on Replicate needs a first frame: text only runs on the sandbox, nothing sent to Replicate.
+    const text = await runReplicate(replicate, {
+      model: FAMW,
+      operation: "generation",
+      input: { prompt: "lanterns at dusk" },
+      output: { duration: 5 }
+    })
+    expect(text.task.status).toBe("succeeded")
+    expect(text.creates).toEqual([])
+    await expectChargedOnce(replicate.gw, text.task.id)
   })
 })

@@ -287,7 +287,12 @@ export const startFakeReplicate = async (tokens: ReadonlyArray<string>): Promise
     const i = p.input
     const bytes = file?.endsWith(".png")
       ? await picture(i.aspect_ratio === "3:2" ? "96x64" : i.aspect_ratio === "2:3" ? "64x96" : "64x64")
-      : await mp4(i.duration ?? 5, i.aspect_ratio ?? "16:9", i.generate_audio === true)
+      // Wan's videos always have sound; the others only when asked.
+      : await mp4(
+        i.duration ?? 5,
+        i.aspect_ratio ?? "16:9",
+        i.generate_audio === true || p.model.startsWith("wan-video/")
+      )
     res.writeHead(200, { "content-type": file?.endsWith(".png") ? "image/png" : "video/mp4" }).end(bytes)
   }
 

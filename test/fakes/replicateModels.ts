@@ -9,7 +9,7 @@ import { createHash } from "node:crypto"
 
 type Field =
   | { readonly type: "string"; readonly required?: boolean; readonly enum?: ReadonlyArray<string> }
-  | { readonly type: "uri" }
+  | { readonly type: "uri"; readonly required?: boolean }
   | { readonly type: "uris"; readonly max: number }
   | { readonly type: "integer"; readonly min?: number; readonly max?: number; readonly enum?: ReadonlyArray<number> }
   | { readonly type: "boolean" }
@@ -76,6 +76,20 @@ export const MODELS: Readonly<Record<string, FakeModel>> = {
       prompt_optimizer: { type: "boolean" }
     }
   },
+  // https://replicate.com/wan-video/wan-2.5-i2v: a first frame required, up to 10 s, a soundtrack always made.
+  "wan-video/wan-2.5-i2v": {
+    kind: "video",
+    input: {
+      prompt,
+      image: { type: "uri", required: true },
+      duration: { type: "integer", min: 1, max: 10 },
+      resolution: { type: "string", enum: ["480p", "720p", "1080p"] },
+      negative_prompt: { type: "string" },
+      seed: { type: "integer" },
+      enable_prompt_expansion: { type: "boolean" },
+      audio: { type: "uri" }
+    }
+  },
   "google/veo-3.1": veo(true),
   "google/veo-3.1-fast": veo(false),
   "google/nano-banana": {
@@ -106,7 +120,7 @@ export const invalidFields = (model: FakeModel, input: unknown) => {
   }
   const fields = input as Record<string, unknown>
   for (const [name, field] of Object.entries(model.input)) {
-    if (field.type === "string" && field.required && fields[name] === undefined) {
+    if ((field.type === "string" || field.type === "uri") && field.required && fields[name] === undefined) {
       problems.push({ type: "required", field: `input.${name}`, description: `${name} is required` })
     }
   }
