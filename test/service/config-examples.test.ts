@@ -30,15 +30,20 @@ const examples = readdirSync(EXAMPLES, { withFileTypes: true })
 
 /** The upstreams the examples must cover, at least: one per adapter variant, and failover. */
 const REQUIRED = [
+  "alibaba",
   "ark",
   "failover",
   "fal",
   "gateway",
   "kling-current",
   "kling-legacy",
+  "luma",
+  "minimax",
   "openai-images",
   "openai-videos",
+  "openrouter",
   "replicate",
+  "runway",
   "veo-gemini",
   "veo-vertex"
 ]
