@@ -1,4 +1,4 @@
-// No database: the catalog's boot and the adapter's tables only.
+// Runs once: no database (the catalog's boot and the adapter's tables only)
 import { NodeContext } from "@effect/platform-node"
 import { ConfigProvider, Effect, Either, Exit, Layer } from "effect"
 import { describe, expect, it } from "vitest"

@@ -1,3 +1,4 @@
+// Runs once: no database (the catalog's boot and the adapter's settings only)
 import { NodeContext } from "@effect/platform-node"
 import { ConfigProvider, Effect, Exit, Layer } from "effect"
 import { describe, expect, it } from "vitest"

@@ -1,3 +1,4 @@
+// Runs once: no database (the official client against the fake only)
 import { OpenRouter } from "@openrouter/sdk"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { FAKE_MODELS, type FakeOpenRouter, startFakeOpenRouter } from "../fakes/openrouter.ts"
