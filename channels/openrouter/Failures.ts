@@ -1,76 +1,54 @@
-import type { HttpClientError } from "@effect/platform"
-import { certainlyNotSent, FailureCodes, GenerationError, retryHintMs } from "../../src/channel/contract/Adapter.ts"
+import { type GenerationError, retryHintMs } from "../../src/channel/contract/Adapter.ts"
+import {
+  ambiguous,
+  invalid as refusedRequest,
+  misconfigured,
+  resultExpired,
+  transient,
+  unsafe,
+  videoFailure
+} from "../../src/channel/contract/VideoFailures.ts"
 
 /**
  * What OpenRouter's refusals and a job's failures mean for a task
- * (docs/adapters/openrouter.md, Failures). OpenRouter answers errors as
+ * (docs/adapters/openrouter.md, Failures), on the contract's video failures
+ * (VideoFailures.ts). OpenRouter answers errors as
  * `{ "error": { "code": <HTTP status>, "message", "metadata" } }`; its words
  * name models, providers and the operator's account, so they reach the log
  * and `task_attempts` only. Every message here is the gateway's own and the
  * code is the spec's `video_task_failed`.
+ *
+ * A create whose answer is lost (`ambiguous`) cannot be looked for:
+ * OpenRouter has no idempotency key and no list of jobs, so the engine fails
+ * the task with its refund rather than risk a second charge. A refused key,
+ * credits (402) or model is `misconfigured`: another channel may take the task.
  */
 
-const FAILED = FailureCodes.videoFailed
+export {
+  ambiguous,
+  fromTransport,
+  misconfigured,
+  resultExpired,
+  transient,
+  unsafe,
+  unsupported
+} from "../../src/channel/contract/VideoFailures.ts"
 
 type Headers = Readonly<Record<string, string | undefined>>
 
-const make = (
-  message: string,
-  retryable: boolean,
-  more: {
-    transient?: boolean
-    retryAfterMs?: number | undefined
-    notAccepted?: boolean
-    ambiguous?: boolean
-    throttled?: boolean | undefined
-  } = {}
-) => new GenerationError({ code: FAILED, message, retryable, transient: false, ...more })
-
-/** Throttled, overloaded or unreachable before sending: nothing was created, so this or another channel may try. */
-export const transient = (retryAfterMs?: number, throttled?: boolean) =>
-  make("The video service is busy. Create a new task to try again.", true, {
-    transient: true,
-    retryAfterMs,
-    notAccepted: true,
-    throttled
-  })
-
-/**
- * Sent, with no answer we can trust: a job may exist. OpenRouter has no
- * idempotency key and no list of jobs to find it in, so the engine fails the
- * task with its refund rather than risk a second charge.
- */
-export const ambiguous = () =>
-  make("The video service did not confirm the task. Create a new task to try again.", true, {
-    transient: true,
-    ambiguous: true
-  })
-
-/** The key, the credits (402) or the model: the operator's problem, and another channel may take the task. */
-export const misconfigured = () =>
-  make("The video service is temporarily unavailable. Create a new task to try again.", true, { notAccepted: true })
-
-export const invalid = () =>
-  make("The video service refused the parameters or reference images of this request.", false)
-
-export const unsafe = () => make("The request or its result was refused by the content safety policy.", false)
-
-/** A request the adapter does not send (the model has no field for it): the caller's words, final. */
-export const unsupported = (message: string) => make(message, false)
+/** The request itself refused: its parameters or reference images. */
+export const invalid = () => refusedRequest("reference images")
 
 /** The job ran and failed for its own reasons (or was cancelled upstream): a new task may well succeed. */
-export const failedUpstream = () => make("The video could not be generated.", true)
+export const failedUpstream = () => videoFailure("The video could not be generated.", true)
+
+/** A download that broke off, or content not ready yet: tried again until the deadline, never sooner than the hint. */
+export const fetchBroken = (retryAfterMs?: number) =>
+  videoFailure("The video could not be downloaded.", true, { transient: true, retryAfterMs })
 
 /** A poll (or a download) that did not work this time: asked again, never sooner than the hint. */
 export const pollFailed = (retryAfterMs?: number, throttled?: boolean) =>
-  make("Polling the video service failed.", true, { transient: true, retryAfterMs, throttled })
-
-/** A download that broke off, or content not ready yet: tried again until the deadline. */
-export const fetchBroken = (retryAfterMs?: number) =>
-  make("The video could not be downloaded.", true, { transient: true, retryAfterMs })
-
-/** The job's output expired at OpenRouter before it was stored: the task fails with its refund. */
-export const resultExpired = () => make("The generated video expired before it could be stored.", true)
+  videoFailure("Polling the video service failed.", true, { transient: true, retryAfterMs, throttled })
 
 /** Words of a safety refusal, in a job's `error` or a refusal's message or metadata. */
 const SAFETY = /moderat|content[_ -]?(policy|filter)|safety|flagged|nsfw|sensitive|prohibited/i
@@ -100,10 +78,6 @@ export const fromCreateStatus = (status: number, headers: Headers, body: unknown
   if (status === 401 || status === 402 || status === 403 || status === 404) return misconfigured()
   return invalid()
 }
-
-/** A transport failure of a create: certainly never sent is transient, anything else ambiguous. */
-export const fromTransport = (error: HttpClientError.HttpClientError) =>
-  certainlyNotSent(error) ? transient() : ambiguous()
 
 /**
  * A non-200 answer to a content download: 404 and 410 say the output is
