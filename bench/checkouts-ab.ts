@@ -10,6 +10,9 @@
  * bench/read-path.ts and bench/create-path.ts cannot. CPU per request is the
  * process's utime + stime (/proc) over its rounds divided by its responses.
  *
+ *   npm run bench:ab                      # this work tree against the last release (the newest v* tag), or HEAD without one
+ *   AGAINST=4f0dff9 npm run bench:ab      # … against a given commit: exported with git archive, built with this
+ *                                         #   checkout's node_modules, removed after the run
  *   BEFORE=/path/to/other/checkout DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npx tsx bench/checkouts-ab.ts
  *   ROUNDS=6 ROUND_S=4 …   # defaults
  *   PATHS=read …           # only the read rounds (or only `create`); both by default
@@ -18,8 +21,8 @@
  *
  * Each run is appended to bench/RESULTS.md (checkouts-ab) and bench/results/.
  */
-import { spawn } from "node:child_process"
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { execFileSync, spawn } from "node:child_process"
+import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs"
 import * as os from "node:os"
 import { join, resolve } from "node:path"
 import buildIfStale from "../test/support/build.ts"
@@ -174,12 +177,36 @@ const databaseCpuMs = async <A>(serverUrl: string, database: string, run: () => 
   return { result, cpuMs: (ticks * 1000) / CLK_TCK }
 }
 
+const git = (args: ReadonlyArray<string>) => execFileSync("git", args, { cwd: ROOT, encoding: "utf8" }).trim()
+
+/** The commit to compare with when none is named: the newest release tag, or HEAD (the work tree's changes). */
+const lastRelease = () => git(["tag", "--list", "v*", "--sort=-v:refname"]).split("\n")[0] || "HEAD"
+
+/**
+ * The other side as a checkout of its own: `rev` exported with git archive
+ * into a temporary directory, given this checkout's node_modules (a commit
+ * whose dependencies differ needs BEFORE, a checkout installed by hand) and
+ * built as `npm run build` builds.
+ */
+const exportCommit = (rev: string, cleanups: Array<() => Promise<unknown>>) => {
+  const commit = git(["rev-parse", "--verify", `${rev}^{commit}`])
+  const dir = mkdtempSync(join(os.tmpdir(), `checkouts-ab-${commit.slice(0, 7)}-`))
+  cleanups.push(async () => rmSync(dir, { recursive: true, force: true }))
+  log(`exporting ${rev} (${commit.slice(0, 7)}) into ${dir} and building it`)
+  execFileSync("sh", ["-c", `git archive ${commit} | tar -x -C '${dir}'`], { cwd: ROOT })
+  symlinkSync(join(ROOT, "node_modules"), join(dir, "node_modules"))
+  execFileSync(process.execPath, ["scripts/build.mjs"], { cwd: dir, stdio: "ignore" })
+  return { dir, commit }
+}
+
 const main = async () => {
-  const before = process.env.BEFORE
-  if (before === undefined) throw new Error("BEFORE: the directory of the other checkout (with its dist/ built)")
+  const cleanups: Array<() => Promise<unknown>> = []
+  const exported = process.env.BEFORE === undefined
+    ? exportCommit(process.env.AGAINST ?? lastRelease(), cleanups)
+    : undefined
+  const before = process.env.BEFORE ?? exported!.dir
   const serverUrl = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test"
   const loadStart = os.loadavg()[0]!
-  const cleanups: Array<() => Promise<unknown>> = []
   // This checkout's dist/ as its sources are (the other checkout is built by whoever names it).
   buildIfStale()
   try {
@@ -270,13 +297,14 @@ const main = async () => {
       })
     )
     const m = machine()
-    const after = await gitHead()
+    // A work tree with changes not committed yet is HEAD and more: `+` says so.
+    const after = `${await gitHead()}${git(["status", "--porcelain", "--untracked-files=no"]) === "" ? "" : "+"}`
     const loadEnd = os.loadavg()[0]!
     const entry = {
       machine: `${m.cpu}, ${m.cores} cores, node ${m.node}`,
       before: resolve(before),
       // An export of a commit (git archive) is no work tree: BEFORE_COMMIT names it.
-      beforeCommit: process.env.BEFORE_COMMIT ?? await gitHead(resolve(before)),
+      beforeCommit: exported?.commit ?? process.env.BEFORE_COMMIT ?? await gitHead(resolve(before)),
       after,
       rounds: ROUNDS,
       roundS: ROUND_S,
@@ -295,12 +323,22 @@ const main = async () => {
       result[`before ${path}`] === undefined
         ? "–"
         : (result[`after ${path}`]!.cpuMsPerReq / result[`before ${path}`]!.cpuMsPerReq).toFixed(3)
+    for (const [path] of paths) {
+      const [b, a] = [result[`before ${path}`], result[`after ${path}`]]
+      if (b !== undefined && a !== undefined) {
+        log(
+          `${path}: after/before ${(a.medianRps / b.medianRps).toFixed(3)}x the requests per second, ${
+            (a.cpuMsPerReq / b.cpuMsPerReq).toFixed(3)
+          }x the CPU per request`
+        )
+      }
+    }
     const file = recordRun("checkouts-ab", date, entry, HEADER, [
       [
         date,
         machineLine(),
         entry.beforeCommit?.slice(0, 7) ?? before,
-        after?.slice(0, 7) ?? "?",
+        after.slice(0, 7) + (after.endsWith("+") ? "+" : ""),
         `${ROUNDS} × ${ROUND_S} s`,
         `${cell("before read", "medianRps")} / ${cell("after read", "medianRps")}`,
         cell("before read", "cpuMsPerReq"),

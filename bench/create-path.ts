@@ -12,7 +12,12 @@
  *    nature: the pre-charge must see the balance the previous create left);
  *  - 100 accounts: creates spread over 100 accounts, each with its own key.
  *
- * The gateway and pgbench each use 10 connections (autocannon's and
+ * A third side is a node:http + pg server making the same create by hand
+ * (bench/create-peer.ts: the key's look-up, `create_task`, the NOTIFY, the
+ * task's JSON), driven as the gateway is: what the gateway's layers cost on
+ * top of the statement.
+ *
+ * The gateway, the peer and pgbench each use 10 connections (autocannon's and
  * pgbench's `-c 10`; the gateway's own pool is 10). Rates are the median
  * round; the gateway's CPU per create is its process's utime + stime.
  *
@@ -22,8 +27,19 @@
  */
 import * as os from "node:os"
 import { join } from "node:path"
-import { gatewayInstallation, measureRound, median, type Round, startGateway, summary } from "./servers.ts"
-import { gitHead, machine, recordRun, ROOT, round, runPgbench, withClient } from "./support.ts"
+import {
+  gatewayInstallation,
+  measureRound,
+  median,
+  type Round,
+  type Server,
+  startGateway,
+  startProcess,
+  stop,
+  summary,
+  waitReady
+} from "./servers.ts"
+import { freePort, gitHead, machine, recordRun, ROOT, round, runPgbench, withClient } from "./support.ts"
 
 const ADMIN_TOKEN = "adm_bench_0123456789abcdefghijklmnop"
 const ROUNDS = Number(process.env.ROUNDS ?? 3)
@@ -66,8 +82,11 @@ gateway makes; from 2026-11-23 19:40 on, in the one-account runs too). Load is t
 
 Run: \`DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npm run bench:create\`.
 
-| Date | Machine | Commit | Rounds | One account: gateway / pgbench creates/s | Ratio | 100 accounts: gateway / pgbench creates/s | Ratio | Gateway CPU ms/create | Load start / end |
-|---|---|---|---|---:|---:|---:|---:|---:|---|
+From 2026-11-29 on, the last three columns are the node+pg peer's (\`bench/create-peer.ts\`): its creates/s on one
+account and on 100, the gateway's rate over the peer's on each, and the peer's CPU per create.
+
+| Date | Machine | Commit | Rounds | One account: gateway / pgbench creates/s | Ratio | 100 accounts: gateway / pgbench creates/s | Ratio | Gateway CPU ms/create | Load start / end | Peer creates/s, one / 100 accounts | Gateway/peer, one / 100 | Peer CPU ms/create |
+|---|---|---|---|---:|---:|---:|---:|---:|---|---|---|---:|
 `
 
 const main = async () => {
@@ -117,10 +136,28 @@ const main = async () => {
     const defines = { request: row.request.replaceAll("'", "''"), channel: row.channel, micros: String(row.micros) }
     log(`a create answers 202 ${created.status}; the task costs ${row.micros} µcredits on channel ${row.channel}`)
 
+    const peerPort = await freePort()
+    const peer = startProcess(
+      "peer",
+      ["--import", "tsx", "bench/create-peer.ts"],
+      {
+        PORT: String(peerPort),
+        DATABASE_URL: databaseUrl,
+        MODEL,
+        REQUEST: row.request,
+        MICROS: String(row.micros),
+        CHANNEL: row.channel
+      },
+      peerPort,
+      log
+    )
+    cleanups.unshift(() => stop(peer))
+    await waitReady(peer, "/healthz")
+
     const headers = { "content-type": "application/json" }
-    const gatewayRound = (keys: ReadonlyArray<string>, durationS: number) => {
+    const serverRound = (server: Server, keys: ReadonlyArray<string>, durationS: number) => {
       let next = 0
-      return measureRound(gateway, {
+      return measureRound(server, {
         path: "/v1/video/tasks",
         connections: CONNECTIONS,
         requests: [{
@@ -139,16 +176,28 @@ const main = async () => {
     const oneDefines = { ...defines, lo: "0", hi: "0" }
     const spreadDefines = { ...defines, lo: "1", hi: String(SPREAD) }
 
-    for (const keys of [hotKeys, spreadKeys]) await gatewayRound(keys, WARMUP_S)
+    const gatewayRound = (keys: ReadonlyArray<string>, durationS: number) => serverRound(gateway, keys, durationS)
+    const peerRound = (keys: ReadonlyArray<string>, durationS: number) => serverRound(peer, keys, durationS)
+    for (const keys of [hotKeys, spreadKeys]) {
+      await gatewayRound(keys, WARMUP_S)
+      await peerRound(keys, WARMUP_S)
+    }
     await pgbench(databaseUrl, "create.sql", oneDefines, WARMUP_S)
 
-    const rounds = { gatewayOne: [] as Array<Round>, gatewaySpread: [] as Array<Round> }
+    const rounds = {
+      gatewayOne: [] as Array<Round>,
+      gatewaySpread: [] as Array<Round>,
+      peerOne: [] as Array<Round>,
+      peerSpread: [] as Array<Round>
+    }
     const pg = { one: [] as Array<number>, spread: [] as Array<number> }
     for (let i = 0; i < ROUNDS; i++) {
       const steps: Array<() => Promise<void>> = [
         async () => void rounds.gatewayOne.push(check(await gatewayRound(hotKeys, ROUND_S))),
         async () => void pg.one.push(await pgbench(databaseUrl, "create.sql", oneDefines, ROUND_S)),
+        async () => void rounds.peerOne.push(check(await peerRound(hotKeys, ROUND_S))),
         async () => void rounds.gatewaySpread.push(check(await gatewayRound(spreadKeys, ROUND_S))),
+        async () => void rounds.peerSpread.push(check(await peerRound(spreadKeys, ROUND_S))),
         async () =>
           void pg.spread.push(
             await pgbench(databaseUrl, "create.sql", spreadDefines, ROUND_S)
@@ -156,8 +205,9 @@ const main = async () => {
       ]
       for (const step of i % 2 ? steps.reverse() : steps) await step()
       log(
-        `round ${i + 1}: one account ${rounds.gatewayOne.at(-1)!.rps} vs ${pg.one.at(-1)} /s; ` +
-          `100 accounts ${rounds.gatewaySpread.at(-1)!.rps} vs ${pg.spread.at(-1)} /s`
+        `round ${i + 1}: one account ${rounds.gatewayOne.at(-1)!.rps} vs peer ${rounds.peerOne.at(-1)!.rps} ` +
+          `vs pgbench ${pg.one.at(-1)} /s; 100 accounts ${rounds.gatewaySpread.at(-1)!.rps} vs peer ` +
+          `${rounds.peerSpread.at(-1)!.rps} vs pgbench ${pg.spread.at(-1)} /s`
       )
     }
     const one = summary(rounds.gatewayOne)
@@ -165,6 +215,9 @@ const main = async () => {
     const pgOne = round(median(pg.one), 1)
     const pgSpread = round(median(pg.spread), 1)
     const cpu = summary([...rounds.gatewayOne, ...rounds.gatewaySpread]).cpuMsPerReq
+    const peerOne = summary(rounds.peerOne)
+    const peerSpread = summary(rounds.peerSpread)
+    const peerCpu = summary([...rounds.peerOne, ...rounds.peerSpread]).cpuMsPerReq
     const loadEnd = os.loadavg()[0]!
     const m = machine()
     const date = new Date().toISOString().slice(0, 10)
@@ -181,7 +234,9 @@ const main = async () => {
         pgbench: pgSpread,
         perRound: { gateway: rounds.gatewaySpread, pgbench: pg.spread }
       },
+      peer: { one: peerOne, spread: peerSpread, perRound: { one: rounds.peerOne, spread: rounds.peerSpread } },
       gatewayCpuMsPerCreate: cpu,
+      peerCpuMsPerCreate: peerCpu,
       load: [loadStart, loadEnd]
     }
     log(JSON.stringify({ one, pgOne, spread: spreadSummary, pgSpread, cpu, load: [loadStart, loadEnd] }))
@@ -190,7 +245,9 @@ const main = async () => {
         round(one.rps / pgOne, 2)
       } | ${spreadSummary.rps} / ${pgSpread} | ${round(spreadSummary.rps / pgSpread, 2)} | ${cpu} | ${
         loadStart.toFixed(2)
-      } / ${loadEnd.toFixed(2)} |`
+      } / ${loadEnd.toFixed(2)} | ${peerOne.rps} / ${peerSpread.rps} | ${round(one.rps / peerOne.rps, 2)} / ${
+        round(spreadSummary.rps / peerSpread.rps, 2)
+      } | ${peerCpu} |`
     recordRun("create-path", date, entry, HEADER, [tableRow])
   } finally {
     for (const cleanup of cleanups) await cleanup().catch((e) => log(`cleanup: ${e}`))

@@ -233,7 +233,7 @@ const make = Effect.gen(function*() {
       return { id: k.id, object: "api_key" as const, kind: k.kind, disabled: true, disabled_at: k.disabled_at! }
     }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die), Effect.withSpan("Accounts.disableKey"))
 
-  const authenticate = makeAuthenticate(sql, sha256, cache)
+  const { authenticate, cached: cachedCredential } = makeAuthenticate(sql, sha256, cache)
 
   const addCredits = (accountId: string, req: CreditsRequest) =>
     credit(accountId, toMicros(req.wallet ?? 0), toMicros(req.subscription ?? 0), "admin adjustment").pipe(
@@ -271,6 +271,7 @@ const make = Effect.gen(function*() {
     issueKey,
     disableKey,
     authenticate,
+    cachedCredential,
     addCredits
   } as const
 })

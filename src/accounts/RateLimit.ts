@@ -15,6 +15,8 @@ interface Bucket {
  */
 export class RateLimit extends Context.Tag("RateLimit")<RateLimit, {
   readonly take: (keyId: string, rateClass: RateClass) => Effect.Effect<void, RateLimited>
+  /** `take` at a given time, without an effect: 0 when a token was taken, else the seconds to wait (none taken). */
+  readonly takeAt: (keyId: string, rateClass: RateClass, nowMs: number) => number
 }>() {
   static readonly layer = Layer.effect(
     RateLimit,
@@ -29,25 +31,31 @@ export class RateLimit extends Context.Tag("RateLimit")<RateLimit, {
         }
       }
       let lastSweepMs = 0
+      /** Takes a token at `nowMs`; answers 0 when one was taken, else the seconds until one will be there. */
+      const takeAt = (keyId: string, rateClass: RateClass, nowMs: number): number => {
+        const { per_second, burst } = limits.rate_limits[rateClass]
+        if (nowMs - lastSweepMs > 60_000) {
+          lastSweepMs = nowMs
+          sweep(nowMs)
+        }
+        const id = `${rateClass}:${keyId}`
+        const bucket = buckets.get(id) ?? { tokens: burst, updatedMs: nowMs }
+        bucket.tokens = Math.min(burst, bucket.tokens + ((nowMs - bucket.updatedMs) / 1000) * per_second)
+        bucket.updatedMs = nowMs
+        buckets.set(id, bucket)
+        if (bucket.tokens >= 1) {
+          bucket.tokens -= 1
+          return 0
+        }
+        return Math.max(1, Math.ceil((1 - bucket.tokens) / per_second))
+      }
       return {
         take: (keyId, rateClass) =>
           Effect.flatMap(Clock.currentTimeMillis, (nowMs) => {
-            const { per_second, burst } = limits.rate_limits[rateClass]
-            if (nowMs - lastSweepMs > 60_000) {
-              lastSweepMs = nowMs
-              sweep(nowMs)
-            }
-            const id = `${rateClass}:${keyId}`
-            const bucket = buckets.get(id) ?? { tokens: burst, updatedMs: nowMs }
-            bucket.tokens = Math.min(burst, bucket.tokens + ((nowMs - bucket.updatedMs) / 1000) * per_second)
-            bucket.updatedMs = nowMs
-            buckets.set(id, bucket)
-            if (bucket.tokens >= 1) {
-              bucket.tokens -= 1
-              return Effect.void
-            }
-            return Effect.fail(RateLimited.after(Math.max(1, Math.ceil((1 - bucket.tokens) / per_second))))
-          })
+            const retryAfter = takeAt(keyId, rateClass, nowMs)
+            return retryAfter === 0 ? Effect.void : Effect.fail(RateLimited.after(retryAfter))
+          }),
+        takeAt
       }
     })
   )

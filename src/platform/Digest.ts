@@ -43,7 +43,11 @@ export const concatBytes = (chunks: ReadonlyArray<Uint8Array>): Uint8Array => {
  * with a faster synchronous primitive provides it (src/runtime/node/Digest.ts).
  */
 export class Sha256 extends Context.Reference<Sha256>()("Sha256", {
-  defaultValue: (): { readonly hex: (input: string) => Effect.Effect<string> } => ({
+  defaultValue: (): {
+    readonly hex: (input: string) => Effect.Effect<string>
+    /** The same digest at once, where the runtime has a synchronous primitive (the fast routes' key check uses it). */
+    readonly hexNow?: (input: string) => string
+  } => ({
     hex: (input) => Effect.promise(() => sha256Hex(input))
   })
 }) {}

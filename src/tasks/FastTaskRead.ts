@@ -1,13 +1,16 @@
-import { Effect, Option, Schema } from "effect"
-import { makeKeyCheck } from "../accounts/Auth.ts"
+import { Cause, Effect, Exit, Option, Schema } from "effect"
+import { makeKeyCheck, makeQuickKeyCheck } from "../accounts/Auth.ts"
 import { InvalidApiKey } from "../accounts/Errors.ts"
 import type { FastRoute } from "../platform/http/FastRoutes.ts"
 import { storableSegment } from "../platform/http/Middleware.ts"
 import { TaskNotFound } from "./Errors.ts"
 import { ImageTask, type TaskKind, VideoTask } from "./Task.ts"
-import { TaskStore } from "./TaskStore.ts"
+import { type FoundWithKey, TaskStore } from "./TaskStore.ts"
 
 const TASK_PATH = /^\/v1\/(video|image)\/tasks\/([^/]+)$/
+
+const isRefusal = (answer: object): answer is InvalidApiKey | TaskNotFound =>
+  answer instanceof InvalidApiKey || answer instanceof TaskNotFound
 
 /** The answer of `taskPath`'s ResourceId (tasks/Api.ts) to an id that cannot be stored. */
 const noSuchTask = () => new TaskNotFound({ message: "No such task." })
@@ -26,10 +29,25 @@ const noSuchTask = () => new TaskNotFound({ message: "No such task." })
  */
 export const fastTaskRead = Effect.gen(function*() {
   const check = yield* makeKeyCheck
+  const quickCheck = yield* makeQuickKeyCheck
   const store = yield* TaskStore
   const encode: Record<TaskKind, (task: VideoTask | ImageTask) => Effect.Effect<unknown, unknown>> = {
     video: Schema.encodeUnknown(VideoTask),
     image: Schema.encodeUnknown(ImageTask)
+  }
+  const encodeNow: Record<TaskKind, (task: VideoTask | ImageTask) => unknown> = {
+    video: Schema.encodeUnknownSync(VideoTask),
+    image: Schema.encodeUnknownSync(ImageTask)
+  }
+  /** The answer to the task's row read with the key's state, on either path. */
+  const answerOf = (
+    kind: TaskKind,
+    id: string,
+    found: Option.Option<FoundWithKey>
+  ): VideoTask | ImageTask | InvalidApiKey | TaskNotFound => {
+    const row = Option.getOrUndefined(found)
+    if (row === undefined || !row.keyEnabled) return new InvalidApiKey()
+    return Option.isSome(row.task) ? row.task.value : TaskNotFound.of(kind, id)
   }
   const route: FastRoute<never> = {
     match: (method, path) => {
@@ -43,12 +61,26 @@ export const fastTaskRead = Effect.gen(function*() {
         const id = storableSegment(segment!)
         if (id === undefined) return yield* noSuchTask()
         const principal = yield* check("resource", request.header("authorization"), request.url)
-        const found = Option.getOrUndefined(yield* store.findWithKey(principal.keyId, kind as TaskKind, id))
-        if (found === undefined || !found.keyEnabled) return yield* new InvalidApiKey()
-        const task = Option.isSome(found.task) ? found.task.value : yield* TaskNotFound.of(kind as TaskKind, id)
+        const task = answerOf(kind as TaskKind, id, yield* store.findWithKey(principal.keyId, kind as TaskKind, id))
+        if (isRefusal(task)) return yield* Effect.fail(task)
         const body = yield* Effect.orDie(encode[kind as TaskKind](task))
         return { status: 200, body }
-      })
+      }),
+    // A key in this replica's cache, within its rate, and an id that can be stored: the poll of every client.
+    quick: ([kind, segment], request) => {
+      const id = storableSegment(segment!)
+      if (id === undefined) return undefined
+      const principal = quickCheck("resource", request.header("authorization"), request.url, Date.now())
+      if (principal === undefined) return undefined
+      return async ({ run, span }) => {
+        span.attribute("account.id", principal.accountId)
+        span.attribute("api_key.id", principal.keyId)
+        const read = await run(store.findWithKey(principal.keyId, kind as TaskKind, id))
+        if (Exit.isFailure(read)) throw Cause.squash(read.cause)
+        const task = answerOf(kind as TaskKind, id, read.value)
+        return isRefusal(task) ? task : { status: 200, body: encodeNow[kind as TaskKind](task) }
+      }
+    }
   }
   return route
 })

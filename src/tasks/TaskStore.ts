@@ -211,7 +211,7 @@ const make = Effect.gen(function*() {
    * key row is gone. The polling path's one query, so it goes through
    * PooledQuery rather than the SqlClient's statement machinery.
    */
-  const findWithKey = (keyId: string, kind: TaskKind, id: string) =>
+  const findWithKey = (keyId: string, kind: TaskKind, id: string): Effect.Effect<Option.Option<FoundWithKey>> =>
     pooled.rows<TaskRow & { readonly key_disabled_at: number | null }>(findWithKeyText, [id, kind, keyId]).pipe(
       Effect.map((rows) =>
         Option.map(Option.fromNullable(rows[0]), (row) => ({
@@ -285,6 +285,12 @@ const make = Effect.gen(function*() {
 
   return { create, find, findWithKey, findMany, list } as const
 })
+
+/** A task read with the calling key's state (TaskStore.findWithKey). */
+export interface FoundWithKey {
+  readonly keyEnabled: boolean
+  readonly task: Option.Option<VideoTask | ImageTask>
+}
 
 export class TaskStore extends Context.Tag("TaskStore")<TaskStore, Effect.Effect.Success<typeof make>>() {
   static readonly layer = Layer.effect(TaskStore, make)

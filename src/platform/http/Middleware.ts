@@ -1,5 +1,5 @@
 import { type HttpApi, type HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Cause, Clock, Effect, Option } from "effect"
+import { Cause, Clock, Effect, HashMap, Option } from "effect"
 import { type Failure, isFailure } from "../Failure.ts"
 import { IdPrefix, newId } from "../Ids.ts"
 import { Metrics } from "../metrics/Metrics.ts"
@@ -139,6 +139,25 @@ export const secondsBetween = (started: bigint, finished: bigint) => Number(fini
 /** The access log line of one request, as structured fields. */
 export const logRequest = (method: string, path: string, status: number, durationMs: number) =>
   Effect.logInfo("request").pipe(Effect.annotateLogs({ method, path, status, duration_ms: durationMs }))
+
+/**
+ * The access line's annotations as the fiber's path has them when it is
+ * written: the request id (set around the whole request), then the line's own.
+ */
+export const accessAnnotations = (
+  requestId: string,
+  method: string,
+  path: string,
+  status: number,
+  durationMs: number
+): HashMap.HashMap<string, unknown> =>
+  HashMap.make(
+    ["request_id", requestId],
+    ["method", method],
+    ["path", path],
+    ["status", status],
+    ["duration_ms", durationMs]
+  )
 
 /**
  * Outermost layer of every request: assigns the request id, turns every

@@ -7,6 +7,9 @@ import { Sha256 } from "../../platform/Digest.ts"
  * digest takes a thread-pool round trip and a promise per call. Same hex
  * output, so stored key digests match either way.
  */
+const hexNow = (input: string) => createHash("sha256").update(input, "utf8").digest("hex")
+
 export const Sha256Live = Layer.succeed(Sha256, {
-  hex: (input: string) => Effect.sync(() => createHash("sha256").update(input, "utf8").digest("hex"))
+  hex: (input: string) => Effect.sync(() => hexNow(input)),
+  hexNow
 })
