@@ -13,6 +13,7 @@
  *   npm run bench:ab                      # this work tree against the last release (the newest v* tag), or HEAD without one
  *   AGAINST=4f0dff9 npm run bench:ab      # … against a given commit: exported with git archive, built with this
  *                                         #   checkout's node_modules, removed after the run
+ *   AGAINST=4f0dff9,9937a5e npm run bench:ab  # … against several at once, in the same interleaved rounds (a row each)
  *   BEFORE=/path/to/other/checkout DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npx tsx bench/checkouts-ab.ts
  *   ROUNDS=6 ROUND_S=4 …   # defaults
  *   PATHS=read …           # only the read rounds (or only `create`); both by default
@@ -201,18 +202,27 @@ const exportCommit = (rev: string, cleanups: Array<() => Promise<unknown>>) => {
 
 const main = async () => {
   const cleanups: Array<() => Promise<unknown>> = []
-  const exported = process.env.BEFORE === undefined
-    ? exportCommit(process.env.AGAINST ?? lastRelease(), cleanups)
-    : undefined
-  const before = process.env.BEFORE ?? exported!.dir
+  // BEFORE names a built checkout; otherwise each commit of AGAINST (comma-separated) is exported and built.
+  const others = process.env.BEFORE === undefined
+    ? (process.env.AGAINST ?? lastRelease()).split(",").map((rev) => exportCommit(rev.trim(), cleanups))
+    : [{ dir: resolve(process.env.BEFORE), commit: process.env.BEFORE_COMMIT }]
   const serverUrl = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test"
   const loadStart = os.loadavg()[0]!
   // This checkout's dist/ as its sources are (the other checkout is built by whoever names it).
   buildIfStale()
   try {
     const sides = [
-      { label: "before", ...(await prepared("before", resolve(before), serverUrl, cleanups)) },
-      { label: "after", ...(await prepared("after", ROOT, serverUrl, cleanups)) }
+      ...await Promise.all(others.map(async (other, i) => {
+        const label = others.length === 1 ? "before" : `before${i + 1}`
+        return {
+          label,
+          dir: other.dir,
+          // An export of a commit (git archive) is no work tree: its commit is known, or BEFORE_COMMIT names it.
+          commit: other.commit ?? await gitHead(other.dir),
+          ...(await prepared(label, other.dir, serverUrl, cleanups))
+        }
+      })),
+      { label: "after", dir: ROOT, commit: undefined, ...(await prepared("after", ROOT, serverUrl, cleanups)) }
     ]
     const read = (side: (typeof sides)[number], durationS: number) =>
       measureRound(side.server, {
@@ -300,18 +310,6 @@ const main = async () => {
     // A work tree with changes not committed yet is HEAD and more: `+` says so.
     const after = `${await gitHead()}${git(["status", "--porcelain", "--untracked-files=no"]) === "" ? "" : "+"}`
     const loadEnd = os.loadavg()[0]!
-    const entry = {
-      machine: `${m.cpu}, ${m.cores} cores, node ${m.node}`,
-      before: resolve(before),
-      // An export of a commit (git archive) is no work tree: BEFORE_COMMIT names it.
-      beforeCommit: exported?.commit ?? process.env.BEFORE_COMMIT ?? await gitHead(resolve(before)),
-      after,
-      rounds: ROUNDS,
-      roundS: ROUND_S,
-      result,
-      load: [loadStart, loadEnd]
-    }
-    log(JSON.stringify(entry))
     const date = new Date().toISOString().slice(0, 10)
     const cell = (key: string, field: "cpuMsPerReq" | "dbCpuMsPerReq" | "kbAllocatedPerReq" | "medianRps") =>
       result[key] === undefined
@@ -319,39 +317,51 @@ const main = async () => {
         : field === "medianRps"
         ? String(Math.round(result[key][field]))
         : result[key][field].toFixed(field === "kbAllocatedPerReq" ? 2 : 3)
-    const ratio = (path: string) =>
-      result[`before ${path}`] === undefined
-        ? "–"
-        : (result[`after ${path}`]!.cpuMsPerReq / result[`before ${path}`]!.cpuMsPerReq).toFixed(3)
-    for (const [path] of paths) {
-      const [b, a] = [result[`before ${path}`], result[`after ${path}`]]
-      if (b !== undefined && a !== undefined) {
-        log(
-          `${path}: after/before ${(a.medianRps / b.medianRps).toFixed(3)}x the requests per second, ${
-            (a.cpuMsPerReq / b.cpuMsPerReq).toFixed(3)
-          }x the CPU per request`
-        )
-      }
+    const befores = sides.filter((side) => side.label !== "after")
+    const entry = {
+      machine: `${m.cpu}, ${m.cores} cores, node ${m.node}`,
+      before: befores.map((side) => ({ label: side.label, dir: side.dir, commit: side.commit })),
+      after,
+      rounds: ROUNDS,
+      roundS: ROUND_S,
+      result,
+      load: [loadStart, loadEnd]
     }
-    const file = recordRun("checkouts-ab", date, entry, HEADER, [
-      [
+    log(JSON.stringify(entry))
+    // One row per other side, each against this checkout, all from the same interleaved rounds.
+    const rows = befores.map(({ commit, dir, label }) => {
+      const ratio = (path: string) =>
+        result[`${label} ${path}`] === undefined
+          ? "–"
+          : (result[`after ${path}`]!.cpuMsPerReq / result[`${label} ${path}`]!.cpuMsPerReq).toFixed(3)
+      for (const [path] of paths) {
+        const [b, a] = [result[`${label} ${path}`], result[`after ${path}`]]
+        if (b !== undefined && a !== undefined) {
+          log(
+            `${path}: after/${commit?.slice(0, 7) ?? label} ${(a.medianRps / b.medianRps).toFixed(3)}x the requests ` +
+              `per second, ${(a.cpuMsPerReq / b.cpuMsPerReq).toFixed(3)}x the CPU per request`
+          )
+        }
+      }
+      return [
         date,
         machineLine(),
-        entry.beforeCommit?.slice(0, 7) ?? before,
+        commit?.slice(0, 7) ?? dir,
         after.slice(0, 7) + (after.endsWith("+") ? "+" : ""),
         `${ROUNDS} × ${ROUND_S} s`,
-        `${cell("before read", "medianRps")} / ${cell("after read", "medianRps")}`,
-        cell("before read", "cpuMsPerReq"),
+        `${cell(`${label} read`, "medianRps")} / ${cell("after read", "medianRps")}`,
+        cell(`${label} read`, "cpuMsPerReq"),
         cell("after read", "cpuMsPerReq"),
         ratio("read"),
-        `${cell("before read", "dbCpuMsPerReq")} / ${cell("after read", "dbCpuMsPerReq")}`,
-        `${cell("before read", "kbAllocatedPerReq")} / ${cell("after read", "kbAllocatedPerReq")}`,
-        cell("before create", "cpuMsPerReq"),
+        `${cell(`${label} read`, "dbCpuMsPerReq")} / ${cell("after read", "dbCpuMsPerReq")}`,
+        `${cell(`${label} read`, "kbAllocatedPerReq")} / ${cell("after read", "kbAllocatedPerReq")}`,
+        cell(`${label} create`, "cpuMsPerReq"),
         cell("after create", "cpuMsPerReq"),
         ratio("create"),
         `${loadStart.toFixed(2)} / ${loadEnd.toFixed(2)}`
       ].reduce((row, c) => `${row} ${c} |`, "|")
-    ])
+    })
+    const file = recordRun("checkouts-ab", date, entry, HEADER, rows)
     log(`recorded in ${file} and bench/RESULTS.md`)
   } finally {
     for (const cleanup of cleanups) await cleanup().catch(() => undefined)
