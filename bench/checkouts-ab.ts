@@ -130,7 +130,7 @@ const prepared = async (name: string, dir: string, serverUrl: string, cleanups: 
   const install = await gatewayInstallation(serverUrl, `ab${name}`, (limits) => {
     limits.rate_limits.create = { per_second: 1_000_000, burst: 1_000_000 }
     limits.rate_limits.read = { per_second: 1_000_000, burst: 1_000_000 }
-  }, cleanups)
+  }, cleanups, dir)
   const server = await startIn(name, dir, {
     ROLE: "api",
     DATA_DIR: install.dataDir,

@@ -141,7 +141,9 @@ export const gatewayInstallation = async (
   serverUrl: string,
   prefix: string,
   limits: (limits: any) => void,
-  cleanups: Array<() => Promise<unknown>>
+  cleanups: Array<() => Promise<unknown>>,
+  /** The checkout whose `config/` to start from (another commit's gateway reads its own). */
+  root = ROOT
 ) => {
   const configDir = mkdtempSync(join(os.tmpdir(), `gw-${prefix}-config-`))
   const dataDir = mkdtempSync(join(os.tmpdir(), `gw-${prefix}-data-`))
@@ -150,9 +152,9 @@ export const gatewayInstallation = async (
     async () => rmSync(dataDir, { recursive: true, force: true })
   )
   for (const file of ["groups.json", "models.json"]) {
-    writeFileSync(join(configDir, file), readFileSync(join(ROOT, "config", file)))
+    writeFileSync(join(configDir, file), readFileSync(join(root, "config", file)))
   }
-  const adjusted = JSON.parse(readFileSync(join(ROOT, "config", "limits.json"), "utf8"))
+  const adjusted = JSON.parse(readFileSync(join(root, "config", "limits.json"), "utf8"))
   limits(adjusted)
   writeFileSync(join(configDir, "limits.json"), JSON.stringify(adjusted, null, 2))
 
