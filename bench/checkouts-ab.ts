@@ -127,10 +127,16 @@ const post = async (server: Server, path: string, key: string, json: unknown) =>
 
 /** A gateway with 100 funded accounts (model keys for creates) and one task to read (with a resource key). */
 const prepared = async (name: string, dir: string, serverUrl: string, cleanups: Array<() => Promise<unknown>>) => {
-  const install = await gatewayInstallation(serverUrl, `ab${name}`, (limits) => {
-    limits.rate_limits.create = { per_second: 1_000_000, burst: 1_000_000 }
-    limits.rate_limits.read = { per_second: 1_000_000, burst: 1_000_000 }
-  }, cleanups, dir)
+  const install = await gatewayInstallation(
+    serverUrl,
+    `ab${name}`,
+    (limits) => {
+      limits.rate_limits.create = { per_second: 1_000_000, burst: 1_000_000 }
+      limits.rate_limits.read = { per_second: 1_000_000, burst: 1_000_000 }
+    },
+    cleanups,
+    dir
+  )
   const server = await startIn(name, dir, {
     ROLE: "api",
     DATA_DIR: install.dataDir,

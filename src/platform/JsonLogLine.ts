@@ -36,6 +36,7 @@ export const jsonLineLogger: Logger.Logger<unknown, string> = Logger.make((optio
     timestamp: date.toISOString(),
     annotations: annotationsObject,
     spans: spansObject,
-    fiberId: FiberId.threadName(fiberId)
+    // threadName's own answer for a single fiber, without the set it builds for any id.
+    fiberId: fiberId._tag === "Runtime" ? `#${fiberId.id}` : FiberId.threadName(fiberId)
   })
 })

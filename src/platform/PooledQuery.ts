@@ -18,4 +18,10 @@ export class PooledQuery extends Context.Tag("PooledQuery")<PooledQuery, {
     text: string,
     params: ReadonlyArray<unknown>
   ) => Effect.Effect<ReadonlyArray<A>, SqlError.SqlError>
+  /**
+   * The same statement as a promise (rejected with the SqlError), where the
+   * driver's pool takes one call without an effect (PostgreSQL's): the fast
+   * routes' quick path runs it with no fiber (platform/http/QuickFrame.ts).
+   */
+  readonly rowsNow?: <A extends object>(text: string, params: ReadonlyArray<unknown>) => Promise<ReadonlyArray<A>>
 }>() {}

@@ -1,7 +1,7 @@
 import { Cause, Effect, Exit, Option, Schema } from "effect"
 import { makeKeyCheck, makeQuickKeyCheck } from "../accounts/Auth.ts"
 import { InvalidApiKey } from "../accounts/Errors.ts"
-import type { FastRoute } from "../platform/http/FastRoutes.ts"
+import type { FastRoute, QuickRequest } from "../platform/http/FastRoutes.ts"
 import { storableSegment } from "../platform/http/Middleware.ts"
 import { TaskNotFound } from "./Errors.ts"
 import { ImageTask, type TaskKind, VideoTask } from "./Task.ts"
@@ -39,6 +39,20 @@ export const fastTaskRead = Effect.gen(function*() {
     video: Schema.encodeUnknownSync(VideoTask),
     image: Schema.encodeUnknownSync(ImageTask)
   }
+  const findWithKeyNow = store.findWithKeyNow
+  /** The read without a fiber where the database allows (PostgreSQL), else on a fiber of the request's (PGlite). */
+  const readNow = async (
+    keyId: string,
+    kind: TaskKind,
+    id: string,
+    run: QuickRequest["run"],
+    trace: QuickRequest["trace"]
+  ) => {
+    if (findWithKeyNow !== undefined) return findWithKeyNow(keyId, kind, id, trace)
+    const read = await run(store.findWithKey(keyId, kind, id))
+    if (Exit.isFailure(read)) throw Cause.squash(read.cause)
+    return read.value
+  }
   /** The answer to the task's row read with the key's state, on either path. */
   const answerOf = (
     kind: TaskKind,
@@ -72,12 +86,11 @@ export const fastTaskRead = Effect.gen(function*() {
       if (id === undefined) return undefined
       const principal = quickCheck("resource", request.header("authorization"), request.url, Date.now())
       if (principal === undefined) return undefined
-      return async ({ run, span }) => {
+      return async ({ run, span, trace }) => {
         span.attribute("account.id", principal.accountId)
         span.attribute("api_key.id", principal.keyId)
-        const read = await run(store.findWithKey(principal.keyId, kind as TaskKind, id))
-        if (Exit.isFailure(read)) throw Cause.squash(read.cause)
-        const task = answerOf(kind as TaskKind, id, read.value)
+        const found = await readNow(principal.keyId, kind as TaskKind, id, run, trace)
+        const task = answerOf(kind as TaskKind, id, found)
         return isRefusal(task) ? task : { status: 200, body: encodeNow[kind as TaskKind](task) }
       }
     }

@@ -2,6 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { Clock, Context, Data, Effect, Layer, Option } from "effect"
 import { Billing, type ChargeSplit, type Priced } from "../billing/Billing.ts"
 import { retryingConflicts } from "../platform/Database.ts"
+import type { PlainTrace } from "../platform/http/QuickFrame.ts"
 import { IdPrefix, newId } from "../platform/Ids.ts"
 import { Metrics } from "../platform/metrics/Metrics.ts"
 import { PooledQuery } from "../platform/PooledQuery.ts"
@@ -212,19 +213,31 @@ const make = Effect.gen(function*() {
    * PooledQuery rather than the SqlClient's statement machinery.
    */
   const findWithKey = (keyId: string, kind: TaskKind, id: string): Effect.Effect<Option.Option<FoundWithKey>> =>
-    pooled.rows<TaskRow & { readonly key_disabled_at: number | null }>(findWithKeyText, [id, kind, keyId]).pipe(
-      Effect.map((rows) =>
-        Option.map(Option.fromNullable(rows[0]), (row) => ({
-          keyEnabled: row.key_disabled_at === null,
-          // A LEFT JOIN that found no task leaves the task's columns null.
-          task: row.id === null ? Option.none() : Option.some(toTaskObject(row))
-        }))
-      ),
+    pooled.rows<KeyAndTaskRow>(findWithKeyText, [id, kind, keyId]).pipe(
+      Effect.map(foundWithKey),
       Effect.orDie,
       Effect.withSpan("TaskStore.findWithKey", {
         attributes: { "task.id": id, "task.kind": kind },
         captureStackTrace: false
       })
+    )
+
+  /**
+   * `findWithKey` without an effect, for the fast routes' quick path, where
+   * the database's pool runs a statement without one (PooledQuery.rowsNow):
+   * the same statement and span, through the caller's `trace`.
+   */
+  const rowsNow = pooled.rowsNow
+  const findWithKeyNow = rowsNow === undefined ? undefined : (
+    keyId: string,
+    kind: TaskKind,
+    id: string,
+    trace: PlainTrace
+  ): Promise<Option.Option<FoundWithKey>> =>
+    trace(
+      "TaskStore.findWithKey",
+      { "task.id": id, "task.kind": kind },
+      () => rowsNow<KeyAndTaskRow>(findWithKeyText, [id, kind, keyId]).then(foundWithKey)
     )
 
   /** Tasks of this account among `ids`, in the order of `ids`, and the ids not found. */
@@ -283,8 +296,18 @@ const make = Effect.gen(function*() {
       Effect.withSpan("TaskStore.list", { attributes: { "task.kind": kind ?? "any" } })
     )
 
-  return { create, find, findWithKey, findMany, list } as const
+  return { create, find, findWithKey, findWithKeyNow, findMany, list } as const
 })
+
+type KeyAndTaskRow = TaskRow & { readonly key_disabled_at: number | null }
+
+/** The row of `findWithKey`'s statement as what it found: nothing when the key row is gone. */
+const foundWithKey = (rows: ReadonlyArray<KeyAndTaskRow>): Option.Option<FoundWithKey> =>
+  Option.map(Option.fromNullable(rows[0]), (row) => ({
+    keyEnabled: row.key_disabled_at === null,
+    // A LEFT JOIN that found no task leaves the task's columns null.
+    task: row.id === null ? Option.none() : Option.some(toTaskObject(row))
+  }))
 
 /** A task read with the calling key's state (TaskStore.findWithKey). */
 export interface FoundWithKey {

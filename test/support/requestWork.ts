@@ -4,7 +4,7 @@ import type { Span, SpanProcessor } from "@opentelemetry/sdk-trace-base"
 import { Fiber, FiberRef, HashMap, Layer, Logger, LogLevel, Option } from "effect"
 import { randomBytes } from "node:crypto"
 import pg from "pg"
-import { CurrentRequestId } from "../../src/platform/http/RequestId.ts"
+import { CurrentRequestId, PlainRequest } from "../../src/platform/http/RequestId.ts"
 import { jsonLineLogger } from "../../src/platform/JsonLogLine.ts"
 
 /**
@@ -38,10 +38,14 @@ const statements = new Map<string, Array<string>>()
 const spans = new Map<string, Array<Span>>()
 const logLines = new Map<string, Array<string>>()
 
-/** The request id of the fiber running now, if any (the id the request's fiber carries, or its log annotation). */
+/**
+ * The request id of the fiber running now, if any (the id the request's
+ * fiber carries, or its log annotation), or of the request plain code is
+ * serving now (the fast routes' quick path: `PlainRequest`).
+ */
 const requestOfCurrentFiber = (): string | undefined => {
   const fiber = Fiber.getCurrentFiber()
-  if (Option.isNone(fiber)) return undefined
+  if (Option.isNone(fiber)) return PlainRequest.current === "" ? undefined : PlainRequest.current
   const id = fiber.value.getFiberRef(CurrentRequestId)
   if (id !== "") return id
   const annotated = HashMap.get(fiber.value.getFiberRef(FiberRef.currentLogAnnotations), "request_id")

@@ -4,7 +4,7 @@ import { type Failure, isFailure } from "../Failure.ts"
 import { Metrics, type MetricsService } from "../metrics/Metrics.ts"
 import { answerOf, internalError, unexpectedError } from "./Errors.ts"
 import { accessAnnotations, logRequest, requestIdOf, secondsBetween } from "./Middleware.ts"
-import { makeQuickFrame, type QuickFrame } from "./QuickFrame.ts"
+import { makeQuickFrame, type PlainTrace, type QuickFrame } from "./QuickFrame.ts"
 import { CurrentRequestId } from "./RequestId.ts"
 import { BASELINE_HEADERS } from "./SecurityHeaders.ts"
 
@@ -77,6 +77,8 @@ export interface QuickRequest {
   readonly span: Tracer.Span
   /** Runs an effect on a fiber of the request's (its id, its span as the parent: QuickFrame.run). */
   readonly run: <A, E>(effect: Effect.Effect<A, E>) => Promise<Exit.Exit<A, E>>
+  /** Runs a promise inside a span of the request's, without a fiber (QuickFrame.trace). */
+  readonly trace: PlainTrace
 }
 
 export type QuickAnswer = { readonly status: number; readonly body: unknown } | Failure
@@ -157,14 +159,18 @@ const JSON_TYPE = { "content-type": "application/json" }
 /** The trace context headers the server span is parented by (W3C, then B3), as the full path reads them. */
 const TRACE_HEADERS = ["traceparent", "b3", "x-b3-traceid", "x-b3-spanid", "x-b3-sampled"]
 
+/** The headers of every JSON answer, the request id aside. */
+const JSON_HEADERS = { ...JSON_TYPE, ...BASELINE_HEADERS }
+
 const plain = (
   answer: { readonly status: number; readonly headers: Record<string, string>; readonly body: unknown },
   requestId: string
-): PlainAnswer => ({
-  status: answer.status,
-  headers: { ...answer.headers, ...JSON_TYPE, ...BASELINE_HEADERS, "x-request-id": requestId },
-  body: JSON.stringify(answer.body)
-})
+): PlainAnswer => {
+  // Most answers add no header of their own: one copy of the fixed ones, then the request id.
+  const headers: Record<string, string> = { ...answer.headers, ...JSON_HEADERS }
+  headers["x-request-id"] = requestId
+  return { status: answer.status, headers, body: JSON.stringify(answer.body) }
+}
 
 /** A streamed answer: its content's headers (its content type among them), then the middleware's. */
 const streamed = (
@@ -216,7 +222,11 @@ const serveQuick = async (
   const started = frame.nowNanos()
   let answer: { readonly status: number; readonly headers: Record<string, string>; readonly body: unknown }
   try {
-    const done = await quick({ span, run: (effect) => frame.run(effect, requestId, span) })
+    const done = await quick({
+      span,
+      run: (effect) => frame.run(effect, requestId, span),
+      trace: frame.trace(requestId, span)
+    })
     answer = isFailure(done) ? answerOf(done, requestId) : { status: done.status, headers: {}, body: done.body }
   } catch (defect) {
     await run(

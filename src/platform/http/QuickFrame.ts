@@ -11,12 +11,12 @@ import {
   HashSet,
   List,
   LogLevel,
-  type Option,
+  Option,
   Runtime,
   Tracer
 } from "effect"
 import { currentServices } from "effect/DefaultServices"
-import { CurrentRequestId } from "./RequestId.ts"
+import { CurrentRequestId, PlainRequest } from "./RequestId.ts"
 
 /**
  * What an Effect fiber does around a request (a span, a log line, the
@@ -54,7 +54,21 @@ export interface QuickFrame {
   readonly endSpan: (span: Tracer.Span) => void
   readonly logInfo: (message: string, annotations: HashMap.HashMap<string, unknown>, span: Tracer.Span) => void
   readonly run: <A, E>(effect: Effect.Effect<A, E>, requestId: string, span: Tracer.Span) => Promise<Exit.Exit<A, E>>
+  /** `PlainTrace` for one request, its spans children of `parent`. */
+  readonly trace: (requestId: string, parent: Tracer.Span) => PlainTrace
 }
+
+/**
+ * Runs `start` inside a span of its own, as `Effect.withSpan` runs an effect:
+ * the span ends when the promise settles, with the outcome (a rejection is a
+ * defect, as `Effect.orDie` makes it). What `start` does synchronously is
+ * the request's (RequestId.ts, PlainRequest).
+ */
+export type PlainTrace = <A>(
+  name: string,
+  attributes: Record<string, unknown>,
+  start: () => Promise<A>
+) => Promise<A>
 
 const NO_LINKS: ReadonlyArray<Tracer.SpanLink> = []
 
@@ -121,6 +135,29 @@ export const makeQuickFrame = (runtime: Runtime.Runtime<never>): QuickFrame => {
       }
       for (const logger of loggers) logger.log(options)
     },
-    run: (effect, requestId, span) => Runtime.runPromiseExit(requestRuntime(requestId, span))(effect)
+    run: (effect, requestId, span) => Runtime.runPromiseExit(requestRuntime(requestId, span))(effect),
+    trace: (requestId, parent) => (name, attributes, start) => {
+      const span = startSpan(name, Option.some(parent), "internal", attributes)
+      const outer = PlainRequest.current
+      PlainRequest.current = requestId
+      let started: Promise<any>
+      try {
+        started = start()
+      } catch (error) {
+        started = Promise.reject(error)
+      } finally {
+        PlainRequest.current = outer
+      }
+      return started.then(
+        (value) => {
+          span.end(nowNanos(), Exit.void)
+          return value
+        },
+        (error) => {
+          span.end(nowNanos(), Exit.die(error))
+          throw error
+        }
+      )
+    }
   }
 }

@@ -93,16 +93,21 @@ const pooledQuery = (pool: Pg.Pool) => {
     if (name === undefined) names.set(text, name = `pooled_${names.size + 1}`)
     return name
   }
+  const failed = (cause: Error) => new SqlError.SqlError({ cause, message: "Failed to execute statement" })
   return PooledQuery.of({
     rows: <A extends object>(text: string, params: ReadonlyArray<unknown>) =>
       Effect.async<ReadonlyArray<A>, SqlError.SqlError>((resume) => {
         const query = { name: nameOf(text), text, values: params as Array<unknown> }
         pool.query(query, (cause: Error | undefined, result: Pg.QueryResult) => {
-          resume(
-            cause
-              ? Effect.fail(new SqlError.SqlError({ cause, message: "Failed to execute statement" }))
-              : Effect.succeed(result.rows as ReadonlyArray<A>)
-          )
+          resume(cause ? Effect.fail(failed(cause)) : Effect.succeed(result.rows as ReadonlyArray<A>))
+        })
+      }),
+    rowsNow: <A extends object>(text: string, params: ReadonlyArray<unknown>) =>
+      new Promise<ReadonlyArray<A>>((ok, fail) => {
+        const query = { name: nameOf(text), text, values: params as Array<unknown> }
+        pool.query(query, (cause: Error | undefined, result: Pg.QueryResult) => {
+          if (cause) fail(failed(cause))
+          else ok(result.rows as ReadonlyArray<A>)
         })
       })
   })
