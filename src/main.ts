@@ -3,7 +3,6 @@ import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
 import { gateway } from "./Gateway.ts"
 import { environmentConfig, listenPort } from "./platform/AppConfig.ts"
-import { Sha256Live } from "./runtime/node/Digest.ts"
 import { JsonLogLive } from "./runtime/node/Logging.ts"
 import * as NodeServer from "./runtime/node/NodeServer.ts"
 import { NodeServicesLive } from "./runtime/node/NodeServices.ts"
@@ -33,7 +32,6 @@ if (args._tag === "Start") {
     // ffprobe and ffmpeg through a small helper process: a fork of the service costs its event loop (SpawnHelper.ts).
     Layer.provide(SpawnHelperLive),
     Layer.provide(NodeContext.layer),
-    Layer.provide(Sha256Live),
     Layer.provide(JsonLogLive),
     Layer.launch,
     NodeRuntime.runMain({ disablePrettyLogger: true })

@@ -12,7 +12,8 @@ import { videoRequest } from "../support/tasks.ts"
 /**
  * What one request on a hot path does, counted rather than timed, so a
  * change that adds work to it fails here whatever the machine's speed:
- * statements sent to the database, spans started and log lines written,
+ * statements sent to the database, spans started, log lines written and
+ * Effect fibers started,
  * each attributed to the request (test/support/requestWork.ts), and the
  * metrics it records. Each path is warmed first so its caches are full (the
  * key look-up cache, prepared statements), as on a service that has been
@@ -91,6 +92,9 @@ describe(`what one request on a hot path does (${backend})`, () => {
       // Answered by the fast route (FastRoutes.ts), whose server span says so.
       expect(work.spans).toEqual(["TaskStore.findWithKey", "http.server GET [fast route]"])
       expectAccessLine(work, "GET", readPath, 200)
+      // Its quick part (QuickFrame.ts): no fiber on PostgreSQL, whose pool takes the statement as a plain call;
+      // one on PGlite, whose one connection is taken through an effect.
+      expect(work.fibers).toBe(backend === "postgresql" ? 0 : 1)
     }
   })
 
@@ -99,6 +103,8 @@ describe(`what one request on a hot path does (${backend})`, () => {
     const { result, work } = await countedRead(key.key)
     expect(result.status).toBe(200)
     expectStatements(work, [KEY_LOOKUP, READ])
+    // The key check that goes to the database is the fiber's path: the request's one fiber.
+    expect(work.fibers).toBe(1)
     expect(work.spans).toEqual([
       "Accounts.authenticate",
       "TaskStore.findWithKey",
@@ -139,8 +145,9 @@ describe(`what one request on a hot path does (${backend})`, () => {
     expectStatements(work, [
       /^SELECT id, kind, .* FROM tasks WHERE account_id = \$1 AND kind = \$2 AND "id" IN \(\$3\)$/
     ])
-    // The full path: @effect/sql's statement span under the store's, no fast route.
+    // The full path: @effect/sql's statement span under the store's, no fast route; the HttpApi stack's fibers.
     expect(work.spans).toEqual(["TaskStore.findMany", "http.server POST", "sql.execute"])
+    expect(work.fibers).toBe(5)
     expectAccessLine(work, "POST", "/v1/video/tasks/query", 200)
   })
 
@@ -164,6 +171,7 @@ describe(`what one request on a hot path does (${backend})`, () => {
       "sql.execute"
     ])
     expectAccessLine(work, "POST", "/v1/video/tasks", 202)
+    expect(work.fibers).toBe(5)
   })
 })
 

@@ -1,10 +1,10 @@
 import * as NodeSdk from "@effect/opentelemetry/NodeSdk"
 import { PGlite } from "@electric-sql/pglite"
 import type { Span, SpanProcessor } from "@opentelemetry/sdk-trace-base"
-import { Fiber, FiberRef, HashMap, Layer, Logger, LogLevel, Option } from "effect"
+import { type Context, Effect, Fiber, FiberRef, HashMap, Layer, Logger, LogLevel, Option, Supervisor } from "effect"
 import { randomBytes } from "node:crypto"
 import pg from "pg"
-import { CurrentRequestId, PlainRequest } from "../../src/platform/http/RequestId.ts"
+import { CurrentRequestId } from "../../src/platform/http/RequestId.ts"
 import { jsonLineLogger } from "../../src/platform/JsonLogLine.ts"
 
 /**
@@ -21,7 +21,13 @@ import { jsonLineLogger } from "../../src/platform/JsonLogLine.ts"
  *   request); forked fibers inherit both. `pg`'s pool hands a connection over
  *   in a later tick, outside the fiber, so the fiber that asked the pool for
  *   it (`Pool.connect`, which `Pool.query` calls too) owns what is sent on it
- *   inside that hand-over.
+ *   inside that hand-over. A call made on no fiber at all is the fast routes'
+ *   quick path's (platform/http/QuickFrame.ts), the one piece of the gateway
+ *   that runs outside Effect, so it is the request being counted (`counted`
+ *   counts one at a time).
+ * - **Fibers started**, by a supervisor: a forked fiber is its parent's
+ *   request's, a fiber started from code on no fiber (the server handing the
+ *   request over, the quick path running an effect) the counted request's.
  * - **Spans started**, by an OpenTelemetry span processor (the tracer the
  *   service uses with an exporter), attributed by trace id: the test sends a
  *   `traceparent` of its own, which the server span continues.
@@ -32,31 +38,35 @@ export interface Work {
   readonly statements: ReadonlyArray<string>
   readonly spans: ReadonlyArray<string>
   readonly logLines: ReadonlyArray<string>
+  readonly fibers: number
 }
 
 const statements = new Map<string, Array<string>>()
 const spans = new Map<string, Array<Span>>()
 const logLines = new Map<string, Array<string>>()
+const fibers = new Map<string, number>()
 
 /**
- * The request id of the fiber running now, if any (the id the request's
- * fiber carries, or its log annotation), or of the request plain code is
- * serving now (the fast routes' quick path: `PlainRequest`).
+ * The request id of the fiber running now (the id the request's fiber
+ * carries, or its log annotation). Code that runs on no fiber at all is the
+ * fast routes' quick path (platform/http/QuickFrame.ts), the gateway's one
+ * piece of work outside Effect: what it sends is the request's being
+ * counted, one at a time (`counted`), however many turns of the event loop
+ * later it sends it. The gateway's background work runs on fibers without a
+ * request id, so it never counts.
  */
-const requestOfCurrentFiber = (): string | undefined => {
+const requestOfCurrentFiber = (): string => {
   const fiber = Fiber.getCurrentFiber()
-  if (Option.isNone(fiber)) return PlainRequest.current === "" ? undefined : PlainRequest.current
-  const id = fiber.value.getFiberRef(CurrentRequestId)
-  if (id !== "") return id
-  const annotated = HashMap.get(fiber.value.getFiberRef(FiberRef.currentLogAnnotations), "request_id")
-  return Option.isSome(annotated) && typeof annotated.value === "string" ? annotated.value : undefined
+  return Option.isNone(fiber) ? inFlight ?? BACKGROUND : requestOfFiber(fiber.value)
 }
 
 /** The owner of a connection being handed over by `pg`'s pool (see `Work`). */
 let handingOver: string | undefined
+/** The owner of work that is no request's: a fiber without a request id (listeners, watchers, tickers). */
+const BACKGROUND = ""
 
-const record = (request: string | undefined, text: unknown) => {
-  if (request === undefined || !statements.has(request)) return
+const record = (request: string, text: unknown) => {
+  if (!statements.has(request)) return
   const sql = typeof text === "string" ? text : String((text as { text?: unknown } | null)?.text ?? text)
   statements.get(request)!.push(sql.replace(/\s+/g, " ").trim())
 }
@@ -72,7 +82,7 @@ const patch = (target: any, name: string, wrap: (original: any) => unknown) => {
 }
 
 /** A driver method that sends one statement, its first argument (text, or pg's `{ text }`), counted first. */
-const countingStatements = (owner: () => string | undefined) => (original: any) =>
+const countingStatements = (owner: () => string) => (original: any) =>
   function(this: unknown, ...args: Array<unknown>) {
     record(owner(), args[0])
     return original.apply(this, args)
@@ -124,6 +134,36 @@ const lineCounter = Logger.make((options) => {
   if (Option.isSome(id) && typeof id.value === "string") logLines.get(id.value)?.push(line)
 })
 
+/** The request a fiber serves: the id it carries, or its log annotation; BACKGROUND for none. */
+const requestOfFiber = (fiber: Fiber.RuntimeFiber<unknown, unknown>): string => {
+  const id = fiber.getFiberRef(CurrentRequestId)
+  if (id !== "") return id
+  const annotated = HashMap.get(fiber.getFiberRef(FiberRef.currentLogAnnotations), "request_id")
+  return Option.isSome(annotated) && typeof annotated.value === "string" ? annotated.value : BACKGROUND
+}
+
+/**
+ * Counts every fiber started, by request: a fiber forked by another is its
+ * parent's request's; a fiber started from code on no fiber (the server
+ * handing a request to the gateway, the quick path running an effect) is
+ * the counted request's.
+ */
+class FiberCounter extends Supervisor.AbstractSupervisor<void> {
+  readonly value = Effect.void
+  override onStart<A, E, R>(
+    _context: Context.Context<R>,
+    _effect: Effect.Effect<A, E, R>,
+    parent: Option.Option<Fiber.RuntimeFiber<any, any>>
+  ) {
+    const owner = Option.isSome(parent)
+      ? requestOfFiber(parent.value)
+      : Option.isNone(Fiber.getCurrentFiber())
+      ? inFlight ?? BACKGROUND
+      : requestOfFiber(Option.getOrThrow(Fiber.getCurrentFiber()))
+    if (fibers.has(owner)) fibers.set(owner, fibers.get(owner)! + 1)
+  }
+}
+
 /**
  * What a test gateway needs (`startGateway`'s `extra`): the span counter as
  * the service's tracer, the line counter as its logger and the service's
@@ -132,10 +172,13 @@ const lineCounter = Logger.make((options) => {
 export const countingLayer = Layer.mergeAll(
   NodeSdk.layer(() => ({ resource: { serviceName: "request-work" }, spanProcessor: spanCounter })),
   Logger.replace(Logger.defaultLogger, lineCounter),
-  Logger.minimumLogLevel(LogLevel.Info)
+  Logger.minimumLogLevel(LogLevel.Info),
+  Supervisor.addSupervisor(new FiberCounter())
 )
 
 let sequence = 0
+/** The request being counted now, if any (`counted` counts one at a time). */
+let inFlight: string | undefined
 
 /**
  * Runs `send` with the headers that mark one request (its `x-request-id`
@@ -148,9 +191,12 @@ export const counted = async <A>(send: (headers: Record<string, string>) => Prom
   install()
   const requestId = `req_counted_${++sequence}_${randomBytes(4).toString("hex")}`
   const traceId = randomBytes(16).toString("hex")
+  if (inFlight !== undefined) throw new Error("counted: one request at a time")
   statements.set(requestId, [])
   spans.set(traceId, [])
   logLines.set(requestId, [])
+  fibers.set(requestId, 0)
+  inFlight = requestId
   try {
     const result = await send({
       "x-request-id": requestId,
@@ -163,12 +209,15 @@ export const counted = async <A>(send: (headers: Record<string, string>) => Prom
       spans: spans.get(traceId)!.map((span) =>
         span.attributes["gateway.fast_route"] === true ? `${span.name} [fast route]` : span.name
       ).sort(),
-      logLines: [...logLines.get(requestId)!]
+      logLines: [...logLines.get(requestId)!],
+      fibers: fibers.get(requestId)!
     }
     return { result, work }
   } finally {
+    inFlight = undefined
     statements.delete(requestId)
     spans.delete(traceId)
     logLines.delete(requestId)
+    fibers.delete(requestId)
   }
 }

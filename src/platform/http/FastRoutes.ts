@@ -225,7 +225,7 @@ const serveQuick = async (
     const done = await quick({
       span,
       run: (effect) => frame.run(effect, requestId, span),
-      trace: frame.trace(requestId, span)
+      trace: frame.trace(span)
     })
     answer = isFailure(done) ? answerOf(done, requestId) : { status: done.status, headers: {}, body: done.body }
   } catch (defect) {

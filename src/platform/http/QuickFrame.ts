@@ -16,7 +16,7 @@ import {
   Tracer
 } from "effect"
 import { currentServices } from "effect/DefaultServices"
-import { CurrentRequestId, PlainRequest } from "./RequestId.ts"
+import { CurrentRequestId } from "./RequestId.ts"
 
 /**
  * What an Effect fiber does around a request (a span, a log line, the
@@ -55,14 +55,13 @@ export interface QuickFrame {
   readonly logInfo: (message: string, annotations: HashMap.HashMap<string, unknown>, span: Tracer.Span) => void
   readonly run: <A, E>(effect: Effect.Effect<A, E>, requestId: string, span: Tracer.Span) => Promise<Exit.Exit<A, E>>
   /** `PlainTrace` for one request, its spans children of `parent`. */
-  readonly trace: (requestId: string, parent: Tracer.Span) => PlainTrace
+  readonly trace: (parent: Tracer.Span) => PlainTrace
 }
 
 /**
  * Runs `start` inside a span of its own, as `Effect.withSpan` runs an effect:
  * the span ends when the promise settles, with the outcome (a rejection is a
- * defect, as `Effect.orDie` makes it). What `start` does synchronously is
- * the request's (RequestId.ts, PlainRequest).
+ * defect, as `Effect.orDie` makes it).
  */
 export type PlainTrace = <A>(
   name: string,
@@ -136,17 +135,13 @@ export const makeQuickFrame = (runtime: Runtime.Runtime<never>): QuickFrame => {
       for (const logger of loggers) logger.log(options)
     },
     run: (effect, requestId, span) => Runtime.runPromiseExit(requestRuntime(requestId, span))(effect),
-    trace: (requestId, parent) => (name, attributes, start) => {
+    trace: (parent) => (name, attributes, start) => {
       const span = startSpan(name, Option.some(parent), "internal", attributes)
-      const outer = PlainRequest.current
-      PlainRequest.current = requestId
       let started: Promise<any>
       try {
         started = start()
       } catch (error) {
         started = Promise.reject(error)
-      } finally {
-        PlainRequest.current = outer
       }
       return started.then(
         (value) => {

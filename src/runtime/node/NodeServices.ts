@@ -1,4 +1,5 @@
 import { Layer } from "effect"
+import { Sha256Live } from "./Digest.ts"
 import { MediaToolsLive } from "./MediaTools.ts"
 import { NotificationListenerLive } from "./PgListen.ts"
 import { PostgresClientLive } from "./PostgresClient.ts"
@@ -11,7 +12,8 @@ import { UpstreamHttpClientLive } from "./UpstreamHttpClient.ts"
  * Node composition (src/main.ts, and the tests' in-process gateway): where
  * ffmpeg is, the guarded HTTP client for caller-chosen URLs and the plain one
  * for upstreams, PostgreSQL (its pool and its LISTEN), S3 request bodies from
- * Node streams. What each process adds on top (tracing, the spawn helper,
+ * Node streams, SHA-256 by node:crypto (synchronous, which the fast routes'
+ * quick path needs). What each process adds on top (tracing, the spawn helper,
  * logging) stays with its entry; Node's own services (files, paths,
  * processes) come from NodeContext below these.
  */
@@ -21,5 +23,6 @@ export const NodeServicesLive = Layer.mergeAll(
   S3RequestBodyLive,
   UpstreamHttpClientLive,
   NotificationListenerLive,
-  PostgresClientLive
+  PostgresClientLive,
+  Sha256Live
 )
