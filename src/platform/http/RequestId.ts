@@ -5,4 +5,3 @@ import { FiberRef } from "effect"
  * that error bodies, logs and the `x-request-id` header all carry the same value.
  */
 export const CurrentRequestId: FiberRef.FiberRef<string> = FiberRef.unsafeMake("")
-
