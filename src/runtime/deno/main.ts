@@ -4,6 +4,7 @@ import { gateway } from "../../Gateway.ts"
 import { environmentConfig, listenPort } from "../../platform/AppConfig.ts"
 import { jsonLineLogger } from "../../platform/JsonLogLine.ts"
 import { serviceArgs } from "../../ServiceArgs.ts"
+import { Sha256Live } from "../node/Digest.ts"
 import { MediaToolsLive } from "../node/MediaTools.ts"
 import { NotificationListenerLive } from "../node/PgListen.ts"
 import { PostgresClientLive } from "../node/PostgresClient.ts"
@@ -42,6 +43,8 @@ if (args._tag === "Start") {
     Layer.provide(FetchHttpClient.layer),
     Layer.provide(NotificationListenerLive),
     Layer.provide(PostgresClientLive),
+    // node:crypto's synchronous digest, as on Node: the fast routes' quick read needs one (Web Crypto's is a promise).
+    Layer.provide(Sha256Live),
     Layer.provide(TracingLive),
     Layer.provide(DenoServer.layerContext),
     // Logger.json's lines (platform/JsonLogLine.ts), one console.log each.
