@@ -4,8 +4,9 @@ import { Context, type Effect } from "effect"
 /**
  * One statement on the database's pool, outside `@effect/sql`'s statement
  * machinery (a span, a scope and a compiled template per statement: 14 % of
- * the CPU of an authenticated read, bench/RESULTS.md), for the polling path's
- * single read. It takes part in no transaction, so it must not be called
+ * the CPU of an authenticated read, bench/RESULTS.md), for the hot paths'
+ * statements: the polling path's single read, a create's statement and its
+ * wake-up. It takes part in no transaction, so it must not be called
  * inside one (on PGlite it would wait for that transaction's end, which waits
  * for it). The text uses `$1` parameters; rows come as the driver returns
  * them, `bigint` columns as numbers on both backends, as through the

@@ -8,8 +8,8 @@ import { Metrics } from "../platform/metrics/Metrics.ts"
 import { PooledQuery } from "../platform/PooledQuery.ts"
 import { BalanceAlerts } from "../webhooks/BalanceAlerts.ts"
 import { IdempotencyConflict, InvalidTaskRequest } from "./Errors.ts"
-import { createTask } from "./sql/createTask.ts"
-import { notifyQueued } from "./sql/notifyQueued.ts"
+import { type CreateTask, createTask, createTaskPooled } from "./sql/createTask.ts"
+import { notifyQueuedPooled } from "./sql/notifyQueued.ts"
 import { CURRENT_VERSION } from "./StoredRequest.ts"
 import type { ImageTask, TaskKind, TaskStatus, VideoTask } from "./Task.ts"
 import { taskColumns, type TaskRow, toTaskObject } from "./TaskRow.ts"
@@ -110,8 +110,8 @@ const make = Effect.gen(function*() {
       // Milliseconds for the deadline (a whole second early would cut a short Cancel-After), seconds for the rest.
       const nowMs = yield* Clock.currentTimeMillis
       const now = Math.floor(nowMs / 1000)
-      const statement = (allowLow: boolean) =>
-        createTask(sql, {
+      const statement = (allowLow: boolean) => {
+        const create: CreateTask = {
           id,
           ledgerId: newId(IdPrefix.ledger),
           accountId: task.accountId,
@@ -131,11 +131,14 @@ const make = Effect.gen(function*() {
           channel: task.channel,
           traceContext: task.traceparent === null ? null : JSON.stringify({ traceparent: task.traceparent }),
           cancelAt: task.cancelAfterSeconds == null ? null : nowMs + task.cancelAfterSeconds * 1000
-        }).pipe(
+        }
+        // The first run is outside any transaction, on the pool; the low-balance run is inside one, on the SqlClient.
+        return (allowLow ? createTask(sql, create) : createTaskPooled(pooled, create)).pipe(
           Effect.flatMap(([row]) =>
             row === undefined ? Effect.die(new Error(`account ${task.accountId} vanished`)) : Effect.succeed(row)
           )
         )
+      }
       const first = yield* statement(false)
       const { alert, row } = first.outcome === "balance_low"
         ? yield* Effect.gen(function*() {
@@ -178,7 +181,7 @@ const make = Effect.gen(function*() {
         created.replayed ? Effect.void : Effect.suspend(() => {
           const { subscriptionMicros, walletMicros } = created.charged
           metrics.taskCreated(task.kind, task.model, walletMicros + subscriptionMicros)
-          return Effect.ignore(notifyQueued(sql, task.channel)).pipe(
+          return Effect.ignore(notifyQueuedPooled(pooled, task.channel)).pipe(
             Effect.zipRight("alert" in created && created.alert ? balanceAlerts.announce(created.alert) : Effect.void)
           )
         })
