@@ -27,15 +27,17 @@ import { CurrentRequestId } from "./RequestId.ts"
  * costs). What it makes is what those make, read from the same fiber refs:
  *
  * - a span is the runtime's tracer's, started and ended as `Effect.withSpan`
- *   does (the tracer switched off gives a span that records nothing, the
- *   runtime's span annotations and links are added);
+ *   does, with the runtime's span annotations and links (with tracing
+ *   switched off there is no quick path: `available`);
  * - a log line goes to the runtime's loggers at its minimum level, with the
  *   span as the line's parent (Effect's tracer logger adds it to the span as
  *   an event), as `Effect.logInfo` inside `withSpan` would;
  * - `run` runs an effect on a fiber of its own that carries the request's id
  *   (`CurrentRequestId`, the `request_id` log annotation) with the span as its
  *   parent, so what it does (a statement and its span) belongs to the request
- *   as it would inside the request's fiber.
+ *   as it would inside the request's fiber;
+ * - `trace` runs a promise inside a span of its own, for a statement the
+ *   database's pool takes without an effect (PooledQuery.rowsNow).
  */
 export interface QuickFrame {
   /**
@@ -85,7 +87,6 @@ export const makeQuickFrame = (runtime: Runtime.Runtime<never>): QuickFrame => {
   const minimumLevel = FiberRefs.getOrDefault(refs, FiberRef.currentMinimumLogLevel)
   const baseAnnotations = FiberRefs.getOrDefault(refs, FiberRef.currentLogAnnotations)
   const logsInfo = LogLevel.greaterThanEqual(LogLevel.Info, minimumLevel)
-  const infoMessage = (message: string) => [message]
   const nowNanos = () => timing ? clock.unsafeCurrentTimeNanos() : 0n
 
   const startSpan: QuickFrame["startSpan"] = (name, parent, kind, attributes) => {
@@ -125,7 +126,8 @@ export const makeQuickFrame = (runtime: Runtime.Runtime<never>): QuickFrame => {
       const options = {
         fiberId: FiberId.unsafeMake(),
         logLevel: LogLevel.Info,
-        message: infoMessage(message),
+        // As `Effect.logInfo(message)` passes it: the list of its arguments.
+        message: [message],
         cause: Cause.empty,
         context,
         spans: List.empty(),
