@@ -136,9 +136,17 @@ export const requestIdOf = (incoming: string | undefined) =>
 /** Seconds between two readings of the clock's nanoseconds. */
 export const secondsBetween = (started: bigint, finished: bigint) => Number(finished - started) / 1e9
 
+/** The access log line's own fields, on every path. */
+const accessFields = (method: string, path: string, status: number, durationMs: number) => ({
+  method,
+  path,
+  status,
+  duration_ms: durationMs
+})
+
 /** The access log line of one request, as structured fields. */
 export const logRequest = (method: string, path: string, status: number, durationMs: number) =>
-  Effect.logInfo("request").pipe(Effect.annotateLogs({ method, path, status, duration_ms: durationMs }))
+  Effect.logInfo("request").pipe(Effect.annotateLogs(accessFields(method, path, status, durationMs)))
 
 /**
  * The access line's annotations as the fiber's path has them when it is
@@ -151,12 +159,10 @@ export const accessAnnotations = (
   status: number,
   durationMs: number
 ): HashMap.HashMap<string, unknown> =>
-  HashMap.make(
-    ["request_id", requestId],
-    ["method", method],
-    ["path", path],
-    ["status", status],
-    ["duration_ms", durationMs]
+  HashMap.set(
+    HashMap.fromIterable<string, unknown>(Object.entries(accessFields(method, path, status, durationMs))),
+    "request_id",
+    requestId
   )
 
 /**
