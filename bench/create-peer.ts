@@ -16,10 +16,11 @@
  *
  *   DATABASE_URL=postgres://… PORT=… MODEL=… REQUEST=… MICROS=… CHANNEL=… node --import tsx bench/create-peer.ts
  */
-import { createHash, randomBytes, randomUUID, timingSafeEqual } from "node:crypto"
+import { createHash, randomBytes, randomUUID } from "node:crypto"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import pg from "pg"
 import { type TaskRow, toTaskObject } from "../src/tasks/TaskRow.ts"
+import { lookUpKey } from "./peer-key.ts"
 
 pg.types.setTypeParser(20, (value: string) => Number(value))
 
@@ -34,8 +35,6 @@ const MICROS = Number(env("MICROS"))
 const CHANNEL = env("CHANNEL")
 const MAX_BODY = 1 << 20
 const pool = new pg.Pool({ connectionString: env("DATABASE_URL"), max: 10 })
-const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i
-const KEY_SHAPE = /^(sk-|ak_|wk-)[0-9A-Za-z]{20,64}$/
 
 const send = (res: ServerResponse, status: number, body: unknown, requestId: string) => {
   res.writeHead(status, { "content-type": "application/json", "x-request-id": requestId })
@@ -71,17 +70,8 @@ const create = async (req: IncomingMessage, res: ServerResponse, requestId: stri
   if (body?.model !== MODEL || typeof body?.output?.duration !== "number" || typeof body?.input?.prompt !== "string") {
     return problem(res, 400, "invalid_request", "Not the benchmark's request.", requestId)
   }
-  const key = BEARER.exec(req.headers.authorization ?? "")?.[1]
-  if (key === undefined || !KEY_SHAPE.test(key)) return problem(res, 401, "invalid_api_key", "Invalid key.", requestId)
-  const hash = createHash("sha256").update(key).digest("hex")
-  const { rows: keys } = await pool.query(
-    `SELECT k.*, a.group_name AS account_group FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.key_hash = $1`,
-    [hash]
-  )
-  const row = keys[0]
-  if (row === undefined || row.disabled_at !== null || !timingSafeEqual(Buffer.from(row.key_hash), Buffer.from(hash))) {
-    return problem(res, 401, "invalid_api_key", "Invalid key.", requestId)
-  }
+  const row = await lookUpKey(pool, req.headers.authorization)
+  if (row === undefined) return problem(res, 401, "invalid_api_key", "Invalid key.", requestId)
   if (row.kind !== "model") return problem(res, 403, "permission_denied", "Wrong key kind.", requestId)
   const digest = createHash("sha256").update(text!).digest("hex")
   const now = Math.floor(Date.now() / 1000)

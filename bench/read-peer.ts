@@ -9,17 +9,16 @@
  *   DATABASE_URL=postgres://… PORT=… node --import tsx bench/read-peer.ts
  */
 import Fastify from "fastify"
-import { createHash, randomUUID, timingSafeEqual } from "node:crypto"
+import { randomUUID } from "node:crypto"
 import pg from "pg"
 import { taskColumns, type TaskRow, toTaskObject } from "../src/tasks/TaskRow.ts"
+import { lookUpKey } from "./peer-key.ts"
 
 // The gateway reads int8 columns as numbers (src/runtime/node/PostgresClient.ts); so must the peer for the same JSON.
 pg.types.setTypeParser(20, (value: string) => Number(value))
 
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10 })
 const app = Fastify({ logger: false })
-const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i
-const KEY_SHAPE = /^(sk-|ak_|wk-)[0-9A-Za-z]{20,64}$/
 
 const problem = (status: number, type: string, code: string, message: string, requestId: string) => ({
   status,
@@ -30,19 +29,8 @@ app.get<{ Params: { id: string } }>("/v1/video/tasks/:id", async (request, reply
   const requestId = randomUUID()
   reply.header("x-request-id", requestId)
   const answer = await (async () => {
-    const key = BEARER.exec(request.headers.authorization ?? "")?.[1]
-    if (key === undefined || !KEY_SHAPE.test(key)) {
-      return problem(401, "authentication_error", "invalid_api_key", "Invalid API key.", requestId)
-    }
-    const hash = createHash("sha256").update(key).digest("hex")
-    const { rows: keys } = await pool.query(
-      `SELECT k.*, a.group_name AS account_group FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.key_hash = $1`,
-      [hash]
-    )
-    const row = keys[0]
-    if (
-      row === undefined || row.disabled_at !== null || !timingSafeEqual(Buffer.from(row.key_hash), Buffer.from(hash))
-    ) {
+    const row = await lookUpKey(pool, request.headers.authorization)
+    if (row === undefined) {
       return problem(401, "authentication_error", "invalid_api_key", "Invalid API key.", requestId)
     }
     if (row.kind !== "resource") {
