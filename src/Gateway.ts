@@ -52,6 +52,7 @@ import { TaskOutcomes } from "./tasks/engine/TaskOutcomes.ts"
 import { TaskQueue } from "./tasks/engine/TaskQueue.ts"
 import { upstreamPoller } from "./tasks/engine/UpstreamPoller.ts"
 import { TaskEventsLive } from "./tasks/EventsHttp.ts"
+import { fastTaskCreate } from "./tasks/FastTaskCreate.ts"
 import { fastTaskEvents } from "./tasks/FastTaskEvents.ts"
 import { fastTaskRead } from "./tasks/FastTaskRead.ts"
 import { TaskReadLive } from "./tasks/Http.ts"
@@ -229,11 +230,11 @@ export const WorkerHttpAppLive = httpApp(
 
 /**
  * The contract's endpoints that the server answers beside the router (platform/http/FastRoutes.ts): a
- * task's status and its live status stream (whose open streams the same LiveStreams serves as the
- * handlers', layers being memoised by reference).
+ * task's status, its live status stream (whose open streams the same LiveStreams serves as the
+ * handlers', layers being memoised by reference) and a video create.
  */
 export const FastRoutesLive = Layer.unwrapEffect(
-  Effect.map(Effect.all([fastTaskRead, fastTaskEvents]), (routes) => FastRoutes.layer(routes))
+  Effect.map(Effect.all([fastTaskRead, fastTaskEvents, fastTaskCreate]), (routes) => FastRoutes.layer(routes))
 ).pipe(Layer.provide(LiveStreams.layer))
 
 /**

@@ -22,43 +22,50 @@ import { type CreateContext, type Created, Tasks } from "./Tasks.ts"
 
 const MAX_IDEMPOTENCY_KEY = 128
 
-const idempotencyKey = Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
-  const key = request.headers["idempotency-key"]
-  if (key === undefined) return Effect.succeed(null)
+/** The `Idempotency-Key` header: null when none was sent, the key, or the 400 for one of the wrong length. */
+export const idempotencyKeyOf = (key: string | undefined): string | null | InvalidTaskRequest => {
+  if (key === undefined) return null
   if (key.length === 0 || key.length > MAX_IDEMPOTENCY_KEY) {
-    return Effect.fail(
-      new InvalidTaskRequest({
-        code: "invalid_request",
-        message: `Idempotency-Key must be 1 to ${MAX_IDEMPOTENCY_KEY} characters.`
-      })
-    )
+    return new InvalidTaskRequest({
+      code: "invalid_request",
+      message: `Idempotency-Key must be 1 to ${MAX_IDEMPOTENCY_KEY} characters.`
+    })
   }
-  return Effect.succeed(key)
-})
+  return key
+}
+
+/** The `Cancel-After` header (CancelAfter.ts): the deadline in seconds, null when none was sent, or the 400. */
+export const cancelAfterOf = (value: string | undefined): number | null | InvalidTaskRequest => {
+  if (value === undefined) return null
+  const parsed = parseCancelAfter(value)
+  return "seconds" in parsed
+    ? parsed.seconds
+    : new InvalidTaskRequest({ code: "invalid_request", message: parsed.problem })
+}
+
+/** A header read by `of`, from the request, failing with the 400 `of` answers. */
+const fromHeader = <A>(name: string, of: (value: string | undefined) => A | InvalidTaskRequest) =>
+  Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+    const read = of(request.headers[name])
+    return read instanceof InvalidTaskRequest ? Effect.fail(read) : Effect.succeed(read)
+  })
 
 /** Who creates (the key's principal), its Idempotency-Key and the request's trace context. */
 export const createContext = Effect.gen(function*() {
   const context: CreateContext = {
     principal: yield* CurrentPrincipal,
-    idempotencyKey: yield* idempotencyKey,
+    idempotencyKey: yield* fromHeader("idempotency-key", idempotencyKeyOf),
     traceparent: yield* currentTraceparent
   }
   return context
 })
 
-/** The `Cancel-After` header (CancelAfter.ts): the deadline in seconds, null when none was sent. */
-const cancelAfter = Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
-  const value = request.headers["cancel-after"]
-  if (value === undefined) return Effect.succeed(null)
-  const parsed = parseCancelAfter(value)
-  return "seconds" in parsed
-    ? Effect.succeed(parsed.seconds)
-    : Effect.fail(new InvalidTaskRequest({ code: "invalid_request", message: parsed.problem }))
-})
-
 /** A task create's context: createContext and its deadline (the synchronous image endpoints take none). */
 export const taskCreateContext = Effect.gen(function*() {
-  const context: CreateContext = { ...(yield* createContext), cancelAfterSeconds: yield* cancelAfter }
+  const context: CreateContext = {
+    ...(yield* createContext),
+    cancelAfterSeconds: yield* fromHeader("cancel-after", cancelAfterOf)
+  }
   return context
 })
 
@@ -76,21 +83,21 @@ export const deprecationHeaders = (deprecation: Deprecation | undefined): Record
       : { link: `</v1/models/${encodeURIComponent(deprecation.successor)}>; rel="successor-version"` })
   }
 
-/** 202 with `Location` and `Retry-After`; a replay also says `Idempotent-Replayed: true`. */
-export const accepted = (
+/** A create's 202 headers: `Location` and `Retry-After`; a replay also says `Idempotent-Replayed: true`. */
+export const acceptedHeaders = (
   kind: TaskKind,
   { deprecation, replayed, task }: Created<VideoTask | ImageTask>,
   pollSeconds: number
-) =>
-  HttpServerResponse.unsafeJson(task, {
-    status: 202,
-    headers: {
-      location: `/v1/${kind}/tasks/${task.id}`,
-      "retry-after": String(pollSeconds),
-      ...(replayed ? { "idempotent-replayed": "true" } : {}),
-      ...deprecationHeaders(deprecation)
-    }
-  })
+): Record<string, string> => ({
+  location: `/v1/${kind}/tasks/${task.id}`,
+  "retry-after": String(pollSeconds),
+  ...(replayed ? { "idempotent-replayed": "true" } : {}),
+  ...deprecationHeaders(deprecation)
+})
+
+/** 202 with acceptedHeaders and the task. */
+export const accepted = (kind: TaskKind, created: Created<VideoTask | ImageTask>, pollSeconds: number) =>
+  HttpServerResponse.unsafeJson(created.task, { status: 202, headers: acceptedHeaders(kind, created, pollSeconds) })
 
 const createVideo = Effect.gen(function*() {
   const context = yield* taskCreateContext

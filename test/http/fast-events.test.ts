@@ -18,11 +18,13 @@ import { videoRequest } from "../support/tasks.ts"
  * must answer exactly what the full path (the HttpApi stack, EventsHttp.ts)
  * answers: status, headers and bytes, for a stream and for every error. The
  * fast route leaves a request with a query string to the full path, so the
- * same URL with `?` is the reference; the server span's `gateway.fast_route`
+ * same URL with a query is the reference; the server span's `gateway.fast_route`
  * shows which path served.
  */
 
 const exporter = new InMemorySpanExporter()
+/** A query, which the fast routes leave to the full path (fetch drops a bare `?`, so it must carry a parameter). */
+const FULL_PATH = "?path=full"
 let gw: TestGateway
 let acct: TestAccount
 let other: TestAccount
@@ -64,7 +66,11 @@ const both = async (path: string, key?: string, extra: Record<string, string> = 
   exporter.reset()
   const fast = await exact(path, headers)
   const served = exporter.getFinishedSpans().filter((s) => s.kind === 1 /* SERVER */)
-  const full = await exact(`${path}?`, headers)
+  const full = await exact(`${path}${FULL_PATH}`, headers)
+  // The reference must be the full path's: its server span is not the fast route's.
+  const fullSpan = exporter.getFinishedSpans().filter((s) => s.kind === 1 /* SERVER */)[served.length]
+  expect(fullSpan?.name).toBe("http.server GET")
+  expect(fullSpan?.attributes["gateway.fast_route"]).toBeUndefined()
   return { fast, full, fastSpan: served[0] }
 }
 
@@ -89,7 +95,7 @@ describe(`fast live status streams (${backend})`, () => {
     const id = (await api(gw, acct).createVideo(videoRequest())).id
     const path = `/v1/video/tasks/${id}/events`
     const fast = await openEvents(gw, path, acct.resource.key, { "x-request-id": "req_fast_events" })
-    const full = await openEvents(gw, `${path}?`, acct.resource.key, { "x-request-id": "req_fast_events" })
+    const full = await openEvents(gw, `${path}${FULL_PATH}`, acct.resource.key, { "x-request-id": "req_fast_events" })
     const headers = (s: typeof fast) =>
       Object.fromEntries([...(s.headers as unknown as Iterable<[string, string]>)].filter(([name]) => name !== "date"))
     expect(headers(fast)).toEqual(headers(full))
@@ -125,7 +131,7 @@ describe(`fast live status streams (${backend})`, () => {
     // The bound is the key's, across both paths.
     const open = [
       await openEvents(gw, path, acct.resource.key),
-      await openEvents(gw, `${path}?`, acct.resource.key),
+      await openEvents(gw, `${path}${FULL_PATH}`, acct.resource.key),
       await openEvents(gw, path, acct.resource.key)
     ]
     expect(open.map((s) => s.status)).toEqual(Array(BOUND).fill(200))

@@ -14,11 +14,13 @@ import { videoRequest } from "../support/tasks.ts"
  * contract's router (src/platform/http/FastRoutes.ts). It must answer exactly
  * what the full path answers: status, headers and body, byte for byte, for
  * tasks in every state and for every error. The fast route leaves a request
- * with a query string to the full path, so the same URL with `?` is the
+ * with a query string to the full path, so the same URL with a query is the
  * reference; the server span's `gateway.fast_route` shows which path served.
  */
 
 const exporter = new InMemorySpanExporter()
+/** A query, which the fast routes leave to the full path (fetch drops a bare `?`, so it must carry a parameter). */
+const FULL_PATH = "?path=full"
 let gw: TestGateway
 let acct: Awaited<ReturnType<typeof createAccount>>
 let other: Awaited<ReturnType<typeof createAccount>>
@@ -64,7 +66,11 @@ const both = async (path: string, key?: string, extra: Record<string, string> = 
   exporter.reset()
   const fast = await exact(path, headers)
   const served = exporter.getFinishedSpans().filter((s) => s.kind === 1 /* SERVER */)
-  const full = await exact(`${path}?`, headers)
+  const full = await exact(`${path}${FULL_PATH}`, headers)
+  // The reference must be the full path's: its server span is not the fast route's.
+  const fullSpan = exporter.getFinishedSpans().filter((s) => s.kind === 1 /* SERVER */)[served.length]
+  expect(fullSpan?.name).toBe("http.server GET")
+  expect(fullSpan?.attributes["gateway.fast_route"]).toBeUndefined()
   return { fast, full, fastSpan: served[0] }
 }
 

@@ -1,5 +1,5 @@
 import { HttpServerRequest } from "@effect/platform"
-import { Effect, Fiber, Option, ParseResult, Schema, Stream } from "effect"
+import { Effect, Either, Fiber, Option, ParseResult, Schema, Stream } from "effect"
 import { AppConfig } from "../AppConfig.ts"
 import { concatBytes } from "../Digest.ts"
 import { jsonProblem } from "../Text.ts"
@@ -25,7 +25,7 @@ export const readBytes = (limit: number) =>
     const chunks: Array<Uint8Array> = []
     let size = 0
     const read = request.stream.pipe(
-      Stream.mapError(() => Errors.badRequest("invalid_request", "The request body could not be read.")),
+      Stream.mapError(unreadableBody),
       Stream.runForEachWhile((chunk) => {
         size += chunk.length
         if (size <= limit) chunks.push(chunk)
@@ -43,20 +43,47 @@ export const readBytes = (limit: number) =>
     )
     if (Option.isNone(outcome)) {
       yield* Effect.forkDaemon(Effect.delay(Fiber.interrupt(reader), "2 seconds"))
-      return yield* new Errors.HttpFailure({
-        status: 408,
-        type: "invalid_request_error",
-        code: "request_timeout",
-        message: "The request body was not received in time.",
-        headers: { connection: "close" }
-      })
+      return yield* bodyTimedOut()
     }
     if (size > limit) return yield* Errors.payloadTooLarge(limit)
     return concatBytes(chunks)
   })
 
-const isJsonContentType = (value: string | undefined) =>
+/** 408 for a body not received within `limits.body.read_timeout_s`; the connection is closed after it. */
+export const bodyTimedOut = () =>
+  new Errors.HttpFailure({
+    status: 408,
+    type: "invalid_request_error",
+    code: "request_timeout",
+    message: "The request body was not received in time.",
+    headers: { connection: "close" }
+  })
+
+/** 400 for a body the connection broke off (the client went away, a malformed chunk). */
+export const unreadableBody = () => Errors.badRequest("invalid_request", "The request body could not be read.")
+
+export const isJsonContentType = (value: string | undefined) =>
   value !== undefined && /^application\/json\s*(;|$)/i.test(value.trim())
+
+/**
+ * A JSON body's bytes as a value, or readJson's 400 `invalid_request`: bytes
+ * that are not UTF-8 or not JSON, text the database cannot store or nesting
+ * past MAX_JSON_DEPTH (src/platform/Text.ts).
+ */
+export const parseJsonBytes = (bytes: Uint8Array): Either.Either<unknown, Errors.HttpFailure> => {
+  let json: unknown
+  try {
+    json = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes))
+  } catch (e) {
+    return Either.left(
+      Errors.badRequest("invalid_request", `The request body is not valid JSON: ${(e as Error).message}`)
+    )
+  }
+  const problem = jsonProblem(json)
+  return problem === undefined ? Either.right(json) : Either.left(
+    Errors.badRequest("invalid_request", `Invalid request body: ${problem.path || "the body"} ${problem.problem}.`)
+  )
+}
 
 /** A schema failure as one readable line: `input.prompt: Expected string, actual 1`. */
 export const formatParseError = (error: ParseResult.ParseError): string =>
@@ -78,18 +105,7 @@ export const readJson = <A, I>(schema: Schema.Schema<A, I>, maxBytes?: number) =
     if (!isJsonContentType(request.headers["content-type"])) {
       return yield* Errors.unsupportedMediaType("The request body must be JSON with Content-Type: application/json.")
     }
-    const bytes = yield* readBytes(maxBytes ?? limits.body.json_bytes)
-    const json = yield* Effect.try({
-      try: () => JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes)) as unknown,
-      catch: (e) => Errors.badRequest("invalid_request", `The request body is not valid JSON: ${(e as Error).message}`)
-    })
-    const problem = jsonProblem(json)
-    if (problem !== undefined) {
-      return yield* Errors.badRequest(
-        "invalid_request",
-        `Invalid request body: ${problem.path || "the body"} ${problem.problem}.`
-      )
-    }
+    const json = yield* Effect.flatMap(readBytes(maxBytes ?? limits.body.json_bytes), parseJsonBytes)
     return yield* Schema.decodeUnknown(schema, { onExcessProperty: "error", errors: "all" })(json).pipe(
       Effect.mapError((e) => Errors.badRequest("invalid_request", `Invalid request body: ${formatParseError(e)}`))
     )

@@ -15,6 +15,14 @@ export interface PlainRequest {
   readonly url: string
   /** A header's value by its lower-case name. */
   readonly header: (name: string) => string | undefined
+  /**
+   * The whole body, as it arrives, or undefined when it has not all come
+   * within `timeoutMs`; it rejects when the connection breaks off first. A
+   * route reads it only for a request whose `Content-Length` it took within
+   * its limit (a body the server delimits by that length): any other body is
+   * left to the full path, which bounds what it reads.
+   */
+  readonly body: (timeoutMs: number) => Promise<Uint8Array | undefined>
 }
 
 /**
@@ -52,7 +60,8 @@ export interface PlainAnswer {
  * errors.
  */
 export interface FastRoute<R> {
-  readonly match: (method: string, path: string) => ReadonlyArray<string> | undefined
+  /** The path's parameters when the route takes the request; its headers may send it to the full path. */
+  readonly match: (method: string, path: string, request: PlainRequest) => ReadonlyArray<string> | undefined
   /** The contract's path template the matched request is an instance of (the HTTP metrics' route label). */
   readonly template: (params: ReadonlyArray<string>) => string
   readonly answer: (
@@ -81,11 +90,18 @@ export interface QuickRequest {
   readonly trace: PlainTrace
 }
 
-export type QuickAnswer = { readonly status: number; readonly body: unknown } | Failure
+/** A JSON answer: its status, the headers of its own, and the body. */
+export interface JsonAnswer {
+  readonly status: number
+  readonly headers?: Record<string, string>
+  readonly body: unknown
+}
+
+export type QuickAnswer = JsonAnswer | Failure
 
 /** What a fast route answers: a JSON body, or a body the server writes as it goes with the headers of its content. */
 export type RouteAnswer =
-  | { readonly status: number; readonly body: unknown }
+  | JsonAnswer
   | { readonly status: number; readonly headers: Record<string, string>; readonly stream: StreamedBody }
 
 /**
@@ -137,7 +153,7 @@ export class FastRoutes extends Context.Tag("FastRoutes")<FastRoutes, {
             // A request that states preferences (`Prefer`, such as a long poll's wait) is left to the full path, which honours them.
             if (request.url.includes("?") || request.header("prefer") !== undefined) return undefined
             for (const route of routes) {
-              const params = route.match(request.method, request.url)
+              const params = route.match(request.method, request.url, request)
               if (params === undefined) continue
               const requestId = requestIdOf(request.header("x-request-id"))
               const quick = frame.available ? route.quick?.(params, request) : undefined
@@ -227,7 +243,9 @@ const serveQuick = async (
       run: (effect) => frame.run(effect, requestId, span),
       trace: frame.trace(span)
     })
-    answer = isFailure(done) ? answerOf(done, requestId) : { status: done.status, headers: {}, body: done.body }
+    answer = isFailure(done)
+      ? answerOf(done, requestId)
+      : { status: done.status, headers: done.headers ?? {}, body: done.body }
   } catch (defect) {
     await run(
       Effect.logError("unhandled failure", Cause.die(defect)).pipe(
@@ -259,7 +277,7 @@ const serve = (
   const answered = Effect.gen(function*() {
     const started = yield* Clock.currentTimeNanos
     const answer = yield* route.answer(params, request).pipe(
-      Effect.map((answer) => "stream" in answer ? answer : { ...answer, headers: {} as Record<string, string> }),
+      Effect.map((answer) => "stream" in answer ? answer : { ...answer, headers: answer.headers ?? {} }),
       Effect.catchAllCause((cause) => {
         if (Cause.isInterruptedOnly(cause)) return Effect.interrupt
         const error = Cause.squash(cause)

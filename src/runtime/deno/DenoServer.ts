@@ -18,6 +18,17 @@ import { FastRoutes, type PlainAnswer, type StreamedBody } from "../../platform/
  * it is called only when no handler is running; until then a new request is
  * answered 503 with `Connection: close` instead of being refused at connect.
  */
+/**
+ * The request's whole body, for a fast route, or undefined when it has not
+ * all come within `timeoutMs` (Deno ends it at its `Content-Length`).
+ */
+const bodyOf = (request: Request, timeoutMs: number) => {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const late = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), timeoutMs)))
+  const read = request.arrayBuffer().then((buffer) => new Uint8Array(buffer))
+  return Promise.race([read, late]).finally(() => clearTimeout(timer))
+}
+
 /** The answer while the server drains: the client should go to another replica, on a new connection. */
 const unavailable = () => new Response(null, { status: 503, headers: { connection: "close", "retry-after": "1" } })
 
@@ -133,7 +144,8 @@ const make = (options: { readonly host: string; readonly port: number; readonly 
             const answer = fast.value.handle({
               method: request.method,
               url: url.pathname + url.search,
-              header: (name) => request.headers.get(name) ?? undefined
+              header: (name) => request.headers.get(name) ?? undefined,
+              body: (timeoutMs) => bodyOf(request, timeoutMs)
             })
             return answer === undefined
               ? app(request)

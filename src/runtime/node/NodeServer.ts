@@ -12,6 +12,27 @@ const headerOf = (request: IncomingMessage, name: string) => {
 }
 
 /**
+ * The request's whole body, for a fast route: Node's parser ends it at its
+ * `Content-Length`; a connection that breaks off first rejects, one that
+ * has not sent it all within `timeoutMs` gives undefined.
+ */
+const bodyOf = (request: IncomingMessage, timeoutMs: number) =>
+  new Promise<Uint8Array | undefined>((resolve, reject) => {
+    const chunks: Array<Buffer> = []
+    const timer = setTimeout(() => resolve(undefined), timeoutMs)
+    request.on("data", (chunk: Buffer) => chunks.push(chunk))
+    request.once("end", () => {
+      clearTimeout(timer)
+      resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks))
+    })
+    request.once("close", () => {
+      clearTimeout(timer)
+      if (!request.complete) reject(new Error("the request body was cut off"))
+    })
+    request.once("error", reject)
+  })
+
+/**
  * A fast route's streamed body written as the socket takes it: the next chunk
  * is pulled once `write` took the last, or at `drain`. The body is told once
  * when the answer is over: ended, cut (`abort` destroys the socket) or the
@@ -84,7 +105,8 @@ export const layer = (
                 const answer = fast.value.handle({
                   method: request.method ?? "GET",
                   url: request.url ?? "/",
-                  header: (name) => headerOf(request, name)
+                  header: (name) => headerOf(request, name),
+                  body: (timeoutMs) => bodyOf(request, timeoutMs)
                 })
                 if (answer === undefined) return handler(request, response)
                 answer.then((a) => {
