@@ -13,6 +13,7 @@ import { notifyQueuedPooled } from "./sql/notifyQueued.ts"
 import { CURRENT_VERSION } from "./StoredRequest.ts"
 import type { ImageTask, TaskKind, TaskStatus, VideoTask } from "./Task.ts"
 import { taskColumns, type TaskRow, toTaskObject } from "./TaskRow.ts"
+import { makeWakeups } from "./Wakeups.ts"
 
 /** What a create hands the store: the task and what it costs. */
 export interface NewTask {
@@ -69,6 +70,7 @@ const make = Effect.gen(function*() {
   const billing = yield* Billing
   const metrics = yield* Metrics
   const balanceAlerts = yield* BalanceAlerts
+  const wakeUp = makeWakeups((channel) => notifyQueuedPooled(pooled, channel))
 
   /** The task this account already created with the key: replayed when the content is the same, else 409. */
   const replayOf = (task: NewTask) =>
@@ -174,15 +176,17 @@ const make = Effect.gen(function*() {
       }),
       // The wake-up goes out after the commit, not inside it: PostgreSQL takes one
       // global lock at the commit of every transaction that NOTIFYs, which would queue
-      // all creates behind each other. Lost between commit and NOTIFY (a crash), the
-      // task is still found by the workers' periodic look, which is also why a failed
-      // NOTIFY does not fail a create that has committed.
+      // all creates behind each other; and creates share wake-ups (Wakeups.ts). Lost
+      // between commit and NOTIFY (a crash), the task is still found by the workers'
+      // periodic look, which is also why a failed NOTIFY does not fail a create that
+      // has committed.
       Effect.tap((created) =>
         created.replayed ? Effect.void : Effect.suspend(() => {
           const { subscriptionMicros, walletMicros } = created.charged
           metrics.taskCreated(task.kind, task.model, walletMicros + subscriptionMicros)
-          return Effect.ignore(notifyQueuedPooled(pooled, task.channel)).pipe(
-            Effect.zipRight("alert" in created && created.alert ? balanceAlerts.announce(created.alert) : Effect.void)
+          return Effect.zipRight(
+            wakeUp(task.channel),
+            "alert" in created && created.alert ? balanceAlerts.announce(created.alert) : Effect.void
           )
         })
       ),
