@@ -135,7 +135,7 @@ const make = Effect.gen(function*() {
         cancelAfterSeconds: context.cancelAfterSeconds ?? null
       })
       return { task: created.task as VideoTask, replayed: created.replayed, deprecation } satisfies Created<VideoTask>
-    }).pipe(annotated, Effect.withSpan("Tasks.createVideo"))
+    }).pipe(annotated, Effect.withSpan("Tasks.createVideo", CREATE_SPAN))
 
   /** The image request checked against the model's table and its input URLs against the outbound rule. */
   const validateImage = (raw: ImageSubmission) =>
@@ -178,7 +178,7 @@ const make = Effect.gen(function*() {
       const deprecation = served.settings.deprecated
       if (deprecation !== undefined) metrics.deprecatedCreate("image", valid.model)
       return { task: created.task as ImageTask, replayed: created.replayed, deprecation } satisfies Created<ImageTask>
-    }).pipe(annotated, Effect.withSpan("Tasks.createImage"))
+    }).pipe(annotated, Effect.withSpan("Tasks.createImage", CREATE_SPAN))
 
   const createImage = (context: CreateContext, submission: ImageSubmission) =>
     Effect.flatMap(validateImage(submission), (valid) => createValidImage(context, submission, valid))
@@ -194,6 +194,9 @@ const make = Effect.gen(function*() {
     imagePrice: (principal: Principal, valid: ValidImageRequest) => billing.price(imagePriced(principal, valid))
   } as const
 })
+
+/** A create's span: no stack trace, as on the polling path (an Error and its capture for every create). */
+const CREATE_SPAN = { captureStackTrace: false } as const
 
 /** The created task on the request's span. */
 const annotated = <T extends { readonly id: string; readonly model: string }, E, R>(
