@@ -1,10 +1,11 @@
 /**
  * Benchmark, the read path (targets: 0.7x the peer's req/s, 1.5x its CPU per
  * request; docs/performance.md): `GET /v1/video/tasks/{id}` with an `ak_` key
- * through the gateway on PostgreSQL, against a fastify + pg peer doing the same
- * authenticated lookup (bench/read-peer.ts). Both are processes of their own;
- * autocannon drives them in interleaved rounds (gateway, peer, gateway, …) so a
- * change of load on this shared machine hits both alike. Server CPU per request
+ * through the gateway on PostgreSQL, against a fastify + pg peer and a
+ * node:http + pg peer doing the same authenticated lookup (bench/read-peer.ts).
+ * All three are processes of their own; autocannon drives them in interleaved
+ * rounds (gateway, fastify, node, then the other way round, …) so a change of
+ * load on this shared machine hits them alike. Server CPU per request
  * is the process's utime + stime from /proc/<pid>/stat over a round divided by
  * the responses of that round.
  *
@@ -53,8 +54,12 @@ rounds divided by its responses. Load is the 1-minute load average at start / en
 
 Run: \`DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npx tsx bench/read-path.ts\`.
 
-| Date | Machine | Commit | Rounds | Gateway req/s | Peer req/s | req/s gw/peer | Gateway CPU ms/req | Peer CPU ms/req | CPU gw/peer | Load start / end |
-|---|---|---|---|---:|---:|---:|---:|---:|---:|---|
+From 2026-11-29 on, the last three columns are the node:http + pg peer's (\`PEER=node\` in
+\`bench/read-peer.ts\`, the same look-up without a framework): its req/s, the gateway's over it, and its
+CPU per request.
+
+| Date | Machine | Commit | Rounds | Gateway req/s | Peer req/s | req/s gw/peer | Gateway CPU ms/req | Peer CPU ms/req | CPU gw/peer | Load start / end | node:http req/s | req/s gw/node | node:http CPU ms/req |
+|---|---|---|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|
 `
 
 const main = async () => {
@@ -84,30 +89,36 @@ const main = async () => {
         [id, account.id, now]
       ))
 
-    const peerPort = await freePort()
-    const peer = startProcess("peer", ["--import", "tsx", "bench/read-peer.ts"], {
-      PORT: String(peerPort),
-      DATABASE_URL: databaseUrl
-    }, peerPort)
-    cleanups.unshift(() => stop(peer))
-    await waitReady(peer, "/healthz")
+    const startPeer = async (name: string, kind: "fastify" | "node") => {
+      const port = await freePort()
+      const server = startProcess(name, ["--import", "tsx", "bench/read-peer.ts"], {
+        PORT: String(port),
+        DATABASE_URL: databaseUrl,
+        PEER: kind
+      }, port)
+      cleanups.unshift(() => stop(server))
+      await waitReady(server, "/healthz")
+      return server
+    }
+    const peer = await startPeer("peer", "fastify")
+    const node = await startPeer("node", "node")
 
     const path = `/v1/video/tasks/${id}`
     const headers = { authorization: `Bearer ${key.key}` }
-    const bodies = await Promise.all([gateway, peer].map(async (s) => {
+    const bodies = await Promise.all([gateway, peer, node].map(async (s) => {
       const res = await fetch(s.url + path, { headers })
       // Same members and values; the gateway's schema encoder orders keys its own way.
       return `${res.status} ${canonicalJson(await res.json())}`
     }))
-    if (bodies[0] !== bodies[1] || !bodies[0]!.startsWith("200 ")) {
+    if (bodies[0] !== bodies[1] || bodies[0] !== bodies[2] || !bodies[0]!.startsWith("200 ")) {
       throw new Error(`answers differ:\n${bodies.join("\n")}`)
     }
-    log(`both answer ${bodies[0]}`)
+    log(`all three answer ${bodies[0]}`)
 
-    for (const s of [gateway, peer]) await round1(s, path, headers, WARMUP_S)
-    const rounds: Record<string, Array<Round>> = { gateway: [], peer: [] }
+    for (const s of [gateway, peer, node]) await round1(s, path, headers, WARMUP_S)
+    const rounds: Record<string, Array<Round>> = { gateway: [], peer: [], node: [] }
     for (let i = 0; i < ROUNDS; i++) {
-      for (const s of i % 2 ? [peer, gateway] : [gateway, peer]) {
+      for (const s of i % 2 ? [node, peer, gateway] : [gateway, peer, node]) {
         const r = await round1(s, path, headers, ROUND_S)
         if (r.non2xx || r.errors) throw new Error(`${s.name}: ${r.non2xx} non-2xx, ${r.errors} errors`)
         rounds[s.name]!.push(r)
@@ -116,6 +127,7 @@ const main = async () => {
     }
     const gw = summary(rounds.gateway!)
     const pr = summary(rounds.peer!)
+    const nd = summary(rounds.node!)
     const loadEnd = os.loadavg()[0]!
     const m = machine()
     const date = new Date().toISOString().slice(0, 10)
@@ -128,16 +140,17 @@ const main = async () => {
       roundS: ROUND_S,
       gateway: gw,
       peer: pr,
+      nodePeer: nd,
       perRound: rounds,
       load: [loadStart, loadEnd]
     }
-    log(JSON.stringify({ gateway: gw, peer: pr, load: [loadStart, loadEnd] }))
+    log(JSON.stringify({ gateway: gw, peer: pr, nodePeer: nd, load: [loadStart, loadEnd] }))
     const row =
       `| ${date} | ${m.cpu}, ${m.cores} cores, node ${m.node} | ${commit} | ${ROUNDS} × ${ROUND_S} s | ${gw.rps} | ${pr.rps} | ${
         round(gw.rps / pr.rps, 2)
       } | ${gw.cpuMsPerReq} | ${pr.cpuMsPerReq} | ${round(gw.cpuMsPerReq / pr.cpuMsPerReq, 2)} | ${
         loadStart.toFixed(2)
-      } / ${loadEnd.toFixed(2)} |`
+      } / ${loadEnd.toFixed(2)} | ${nd.rps} | ${round(gw.rps / nd.rps, 2)} | ${nd.cpuMsPerReq} |`
     recordRun("read-path", date, entry, HEADER, [row])
   } finally {
     for (const cleanup of cleanups) await cleanup().catch((e) => log(`cleanup: ${e}`))
