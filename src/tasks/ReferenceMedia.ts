@@ -88,10 +88,14 @@ export class ReferenceMedia extends Context.Tag("ReferenceMedia")<ReferenceMedia
         Schedule.intersect(Schedule.recurs(engine.generate_retries))
       )
 
-      const checkAtCreation = (capability: VideoModelCapability, request: ValidVideoRequest) =>
+      const checkAtCreation = (capability: VideoModelCapability, request: ValidVideoRequest) => {
+        const slots = referenceSlots(request)
+        // A request without references has nothing to check: no span for it (most creates are text to video).
+        return slots.length === 0 ? Effect.void : checkSlots(capability, slots)
+      }
+
+      const checkSlots = (capability: VideoModelCapability, slots: ReturnType<typeof referenceSlots>) =>
         Effect.gen(function*() {
-          const slots = referenceSlots(request)
-          if (slots.length === 0) return
           const confirmed = yield* uploads.findConfirmed(slots.map((s) => s.url))
           const now = yield* nowSeconds
           const known: Array<KnownMedia> = []
