@@ -18,6 +18,7 @@ import { FastRoutes, type PlainAnswer, type StreamedBody } from "../../platform/
  * it is called only when no handler is running; until then a new request is
  * answered 503 with `Connection: close` instead of being refused at connect.
  */
+
 /**
  * The request's whole body, for a fast route, or undefined when it has not
  * all come within `timeoutMs` (Deno ends it at its `Content-Length`).
