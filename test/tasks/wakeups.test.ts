@@ -30,23 +30,26 @@ const heldSender = () => {
   return { sent, held, send, release }
 }
 
-const wake = (wakeUp: (channel: string) => Effect.Effect<void>, channel: string) =>
-  Effect.runPromise(Effect.zipRight(wakeUp(channel), Effect.yieldNow()))
+/** Wake-ups over a held sender, and a create's call for one (its effect run, then a turn for the fork to start). */
+const heldWakeups = () => {
+  const sender = heldSender()
+  const wakeUp = makeWakeups(sender.send)
+  const wake = (channel: string) => Effect.runPromise(Effect.zipRight(wakeUp(channel), Effect.yieldNow()))
+  return { ...sender, wake }
+}
 
 describe("creates' wake-ups", () => {
   it("the first create's wake-up leaves at once, and the create does not wait for it", async () => {
-    const sender = heldSender()
-    const wakeUp = makeWakeups(sender.send)
-    await wake(wakeUp, "alpha")
+    const sender = heldWakeups()
+    await sender.wake("alpha")
     expect(sender.sent).toEqual(["alpha"])
     expect(sender.held).toHaveLength(1)
   })
 
   it("creates made while a wake-up is on the wire share one more, sent after it", async () => {
-    const sender = heldSender()
-    const wakeUp = makeWakeups(sender.send)
-    await wake(wakeUp, "alpha")
-    for (let i = 0; i < 5; i++) await wake(wakeUp, "alpha")
+    const sender = heldWakeups()
+    await sender.wake("alpha")
+    for (let i = 0; i < 5; i++) await sender.wake("alpha")
     expect(sender.sent).toEqual(["alpha"])
     await sender.release()
     // The five creates committed after the first wake-up left: one more, which left after them.
@@ -54,30 +57,28 @@ describe("creates' wake-ups", () => {
     await sender.release()
     expect(sender.sent).toEqual(["alpha", "alpha"])
     // Nothing on the wire now: the next create's wake-up leaves at once.
-    await wake(wakeUp, "alpha")
+    await sender.wake("alpha")
     expect(sender.sent).toEqual(["alpha", "alpha", "alpha"])
   })
 
   it("each channel has its own wake-ups", async () => {
-    const sender = heldSender()
-    const wakeUp = makeWakeups(sender.send)
-    await wake(wakeUp, "alpha")
-    await wake(wakeUp, "beta")
-    await wake(wakeUp, "alpha")
+    const sender = heldWakeups()
+    await sender.wake("alpha")
+    await sender.wake("beta")
+    await sender.wake("alpha")
     expect(sender.sent).toEqual(["alpha", "beta"])
     await sender.release() // alpha's: the second alpha create's goes
     expect(sender.sent).toEqual(["alpha", "beta", "alpha"])
   })
 
   it("a wake-up that fails is dropped, and the ones asked for meanwhile still go", async () => {
-    const sender = heldSender()
-    const wakeUp = makeWakeups(sender.send)
-    await wake(wakeUp, "alpha")
-    await wake(wakeUp, "alpha")
+    const sender = heldWakeups()
+    await sender.wake("alpha")
+    await sender.wake("alpha")
     await sender.release(new Error("the database went away"))
     expect(sender.sent).toEqual(["alpha", "alpha"])
     await sender.release()
-    await wake(wakeUp, "alpha")
+    await sender.wake("alpha")
     expect(sender.sent).toEqual(["alpha", "alpha", "alpha"])
   })
 })
